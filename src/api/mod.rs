@@ -1,0 +1,3 @@
+//! Kueue `v1beta2` API types.
+
+pub mod topology_assignment;

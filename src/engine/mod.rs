@@ -1,0 +1,5 @@
+//! Pure, synchronous, deterministic admission and placement decisions.
+//!
+//! Nothing here talks to Kubernetes: callers hand in a snapshot and get decisions with reasons.
+
+pub mod quantity;

@@ -1,0 +1,316 @@
+//! Exact Kubernetes quantity arithmetic.
+//!
+//! A [`Quantity`] holds a value in nano-units (10⁻⁹) as an `i128`, so every quantity Kubernetes
+//! accepts, from `1n` to exabytes, is exact and sums never round. Parsing follows the API server's
+//! grammar: an optional sign, a decimal number, then a binary suffix (`Ki`..`Ei`), a decimal suffix
+//! (`n`, `u`, `m`, `k`, `M`..`E`) or a decimal exponent (`e3`, `E-2`). Precision finer than a
+//! nano-unit is rounded up, as the API server does.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Neg, Sub, SubAssign};
+use std::str::FromStr;
+
+use thiserror::Error;
+
+const NANO: i128 = 1_000_000_000;
+
+/// An exact resource amount, in nano-units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Quantity(i128);
+
+/// Why a string is not a Kubernetes quantity.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum QuantityError {
+    #[error("quantity is empty")]
+    Empty,
+    #[error("quantity {0:?} has no digits")]
+    NoDigits(String),
+    #[error("quantity {0:?} has an unknown suffix")]
+    UnknownSuffix(String),
+    #[error("quantity {0:?} is too large")]
+    Overflow(String),
+}
+
+impl Quantity {
+    /// Zero.
+    pub const ZERO: Quantity = Quantity(0);
+    /// The largest representable amount, used as "unlimited".
+    pub const MAX: Quantity = Quantity(i128::MAX);
+
+    /// A whole number of units (`3` cpus, `1024` bytes).
+    pub const fn from_units(units: i64) -> Self {
+        Quantity(units as i128 * NANO)
+    }
+
+    /// A number of milli-units (`1500` for `1500m`).
+    pub const fn from_milli(milli: i64) -> Self {
+        Quantity(milli as i128 * 1_000_000)
+    }
+
+    /// The raw value in nano-units.
+    pub const fn nanos(self) -> i128 {
+        self.0
+    }
+
+    /// From a raw value in nano-units.
+    pub const fn from_nanos(nanos: i128) -> Self {
+        Quantity(nanos)
+    }
+
+    pub fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Addition that stops at the representable bounds instead of overflowing.
+    pub fn saturating_add(self, other: Quantity) -> Quantity {
+        Quantity(self.0.saturating_add(other.0))
+    }
+
+    /// Subtraction that stops at the representable bounds instead of overflowing.
+    pub fn saturating_sub(self, other: Quantity) -> Quantity {
+        Quantity(self.0.saturating_sub(other.0))
+    }
+
+    /// Multiplication by a count, saturating.
+    pub fn saturating_mul(self, factor: i64) -> Quantity {
+        Quantity(self.0.saturating_mul(factor as i128))
+    }
+
+    /// How many whole times `per` fits into `self`; `None` when `per` is zero or negative.
+    pub fn div_floor(self, per: Quantity) -> Option<i128> {
+        (per.0 > 0).then(|| self.0.max(0) / per.0)
+    }
+
+    /// `max(0, self)`.
+    pub fn clamp_non_negative(self) -> Quantity {
+        Quantity(self.0.max(0))
+    }
+}
+
+impl Add for Quantity {
+    type Output = Quantity;
+    fn add(self, rhs: Quantity) -> Quantity {
+        self.saturating_add(rhs)
+    }
+}
+
+impl AddAssign for Quantity {
+    fn add_assign(&mut self, rhs: Quantity) {
+        *self = *self + rhs;
+    }
+}
+
+impl Sub for Quantity {
+    type Output = Quantity;
+    fn sub(self, rhs: Quantity) -> Quantity {
+        self.saturating_sub(rhs)
+    }
+}
+
+impl SubAssign for Quantity {
+    fn sub_assign(&mut self, rhs: Quantity) {
+        *self = *self - rhs;
+    }
+}
+
+impl Neg for Quantity {
+    type Output = Quantity;
+    fn neg(self) -> Quantity {
+        Quantity(self.0.saturating_neg())
+    }
+}
+
+impl FromStr for Quantity {
+    type Err = QuantityError;
+
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        let s = raw.trim();
+        if s.is_empty() {
+            return Err(QuantityError::Empty);
+        }
+        let (negative, body) = match s.as_bytes()[0] {
+            b'-' => (true, &s[1..]),
+            b'+' => (false, &s[1..]),
+            _ => (false, s),
+        };
+        let number_end = body
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(body.len());
+        let (number, suffix) = body.split_at(number_end);
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
+            return Err(QuantityError::NoDigits(raw.to_string()));
+        }
+        let scale =
+            Scale::parse(suffix).ok_or_else(|| QuantityError::UnknownSuffix(raw.to_string()))?;
+        let overflow = || QuantityError::Overflow(raw.to_string());
+
+        // value = digits / 10^fraction_len * scale, computed in nano-units, rounding up.
+        let mut digits: i128 = 0;
+        for c in whole.chars().chain(fraction.chars()) {
+            digits = digits
+                .checked_mul(10)
+                .and_then(|d| d.checked_add(i128::from(c as u8 - b'0')))
+                .ok_or_else(overflow)?;
+        }
+        let mut decimal_exponent = scale.decimal_exponent - fraction.len() as i32 + 9;
+        let mut numerator = digits
+            .checked_mul(scale.binary_factor)
+            .ok_or_else(overflow)?;
+        while decimal_exponent > 0 {
+            numerator = numerator.checked_mul(10).ok_or_else(overflow)?;
+            decimal_exponent -= 1;
+        }
+        let mut denominator: i128 = 1;
+        while decimal_exponent < 0 {
+            if denominator > i128::MAX / 10 {
+                // Anything this small rounds up to one nano-unit (or stays zero).
+                return Ok(Quantity(if digits == 0 {
+                    0
+                } else if negative {
+                    -1
+                } else {
+                    1
+                }));
+            }
+            denominator *= 10;
+            decimal_exponent += 1;
+        }
+        // The API server rounds away from zero to the nearest nano-unit.
+        let nanos = numerator / denominator + i128::from(numerator % denominator != 0);
+        Ok(Quantity(if negative { -nanos } else { nanos }))
+    }
+}
+
+/// The multiplier a suffix stands for: `binary_factor × 10^decimal_exponent`.
+struct Scale {
+    binary_factor: i128,
+    decimal_exponent: i32,
+}
+
+impl Scale {
+    fn parse(suffix: &str) -> Option<Scale> {
+        let binary = |power: u32| Scale {
+            binary_factor: 1i128 << (10 * power),
+            decimal_exponent: 0,
+        };
+        let decimal = |exponent: i32| Scale {
+            binary_factor: 1,
+            decimal_exponent: exponent,
+        };
+        Some(match suffix {
+            "" => decimal(0),
+            "n" => decimal(-9),
+            "u" => decimal(-6),
+            "m" => decimal(-3),
+            "k" => decimal(3),
+            "M" => decimal(6),
+            "G" => decimal(9),
+            "T" => decimal(12),
+            "P" => decimal(15),
+            "E" => decimal(18),
+            "Ki" => binary(1),
+            "Mi" => binary(2),
+            "Gi" => binary(3),
+            "Ti" => binary(4),
+            "Pi" => binary(5),
+            "Ei" => binary(6),
+            _ => {
+                let exponent = suffix.strip_prefix(['e', 'E'])?;
+                let digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+                if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+                    return None;
+                }
+                decimal(exponent.parse().ok().filter(|e: &i32| e.abs() <= 60)?)
+            }
+        })
+    }
+}
+
+impl fmt::Display for Quantity {
+    /// The canonical decimal form: whole units when exact, else `m`, `u` or `n`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        if v % NANO == 0 {
+            write!(f, "{}", v / NANO)
+        } else if v % 1_000_000 == 0 {
+            write!(f, "{}m", v / 1_000_000)
+        } else if v % 1_000 == 0 {
+            write!(f, "{}u", v / 1_000)
+        } else {
+            write!(f, "{v}n")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> Quantity {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn parses_every_suffix_family() {
+        assert_eq!(q("2"), Quantity::from_units(2));
+        assert_eq!(q("1500m"), Quantity::from_milli(1500));
+        assert_eq!(q("1.5"), Quantity::from_milli(1500));
+        assert_eq!(q("64Gi"), Quantity::from_units(64 << 30));
+        assert_eq!(q("1k"), Quantity::from_units(1000));
+        assert_eq!(q("1e3"), Quantity::from_units(1000));
+        assert_eq!(q("1E-3"), Quantity::from_milli(1));
+        assert_eq!(q("5n"), Quantity::from_nanos(5));
+        assert_eq!(q("-2"), Quantity::from_units(-2));
+        assert_eq!(q(".5"), Quantity::from_milli(500));
+        assert_eq!(q("1Ei"), Quantity::from_nanos((1i128 << 60) * NANO));
+    }
+
+    #[test]
+    fn rounds_sub_nano_precision_up() {
+        assert_eq!(q("0.1n"), Quantity::from_nanos(1));
+        assert_eq!(q("1e-30"), Quantity::from_nanos(1));
+    }
+
+    #[test]
+    fn rejects_malformed_input() {
+        assert_eq!("".parse::<Quantity>(), Err(QuantityError::Empty));
+        assert!(matches!(
+            "abc".parse::<Quantity>(),
+            Err(QuantityError::NoDigits(_))
+        ));
+        assert!(matches!(
+            "1.2.3".parse::<Quantity>(),
+            Err(QuantityError::NoDigits(_))
+        ));
+        assert!(matches!(
+            "5Qi".parse::<Quantity>(),
+            Err(QuantityError::UnknownSuffix(_))
+        ));
+        assert!(matches!(
+            "1e".parse::<Quantity>(),
+            Err(QuantityError::UnknownSuffix(_))
+        ));
+        assert!(matches!(
+            "9".repeat(60).parse::<Quantity>(),
+            Err(QuantityError::Overflow(_))
+        ));
+    }
+
+    #[test]
+    fn formats_canonically_and_round_trips() {
+        for s in ["0", "3", "1500m", "250u", "7n", "-2", "68719476736"] {
+            assert_eq!(q(s).to_string(), s);
+            assert_eq!(q(&q(s).to_string()), q(s));
+        }
+        assert_eq!(q("64Gi").to_string(), "68719476736");
+    }
+
+    #[test]
+    fn arithmetic_saturates_and_divides() {
+        assert_eq!(Quantity::MAX + Quantity::from_units(1), Quantity::MAX);
+        assert_eq!(q("3").div_floor(q("1500m")), Some(2));
+        assert_eq!(q("3").div_floor(Quantity::ZERO), None);
+        assert_eq!((q("1") - q("2")).clamp_non_negative(), Quantity::ZERO);
+    }
+}

@@ -1,0 +1,10 @@
+//! kuota: a Kubernetes admission-and-quota controller that serves the Kueue `v1beta2` API.
+//!
+//! The crate is split by who owns what (see `docs/architecture.md`):
+//! - [`api`]: the Kueue `v1beta2` types, well-known keys and CRD generation.
+//! - [`engine`]: pure, synchronous admission and placement decisions.
+//! - [`cli`]: the `kuota` subcommands.
+
+pub mod api;
+pub mod cli;
+pub mod engine;
