@@ -1,0 +1,187 @@
+//! Feature gates, with Kueue's names and defaults, so behaviour Kueue keeps behind a gate is switched
+//! the same way in kuota (`--feature-gates TASBalancedPlacement=true,PartialAdmission=false`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use thiserror::Error;
+
+macro_rules! features {
+    ($($variant:ident => $default:expr),+ $(,)?) => {
+        /// A gate kuota knows, spelled as in Kueue.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Feature {
+            $($variant),+
+        }
+
+        impl Feature {
+            /// Every known gate.
+            pub const ALL: &'static [Feature] = &[$(Feature::$variant),+];
+
+            /// The gate's name as Kueue spells it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Feature::$variant => stringify!($variant)),+
+                }
+            }
+
+            /// Whether the gate is on when nothing says otherwise (Kueue's default).
+            pub fn default_enabled(self) -> bool {
+                match self {
+                    $(Feature::$variant => $default),+
+                }
+            }
+        }
+    };
+}
+
+features! {
+    TopologyAwareScheduling => true,
+    TASProfileMixed => true,
+    TASBalancedPlacement => false,
+    TASMultiLayerTopology => true,
+    TASAssignmentsEncodingByHostnamePrefix => true,
+    TASRecomputeAssignmentWithinSchedulingCycle => true,
+    TASHandleOverlappingFlavors => true,
+    TASRespectNodeAffinityPreferred => false,
+    TASFailedNodeReplacement => true,
+    TASFailedNodeReplacementFailFast => true,
+    TASReplaceNodeOnPodTermination => true,
+    TASReplaceNodeOnNodeTaints => true,
+    TASReplaceMultipleFailedNodes => true,
+    FlavorFungibility => true,
+    FlavorFungibilityPreserveScanProgress => true,
+    PartialAdmission => true,
+    PrioritySortingWithinCohort => true,
+    PrioritizePreemptorWorkloads => false,
+    RecomputeAssignmentUponPreemptionTargetsOverlap => true,
+    SchedulingEquivalenceHashing => true,
+    FairSharingPreemptWithinNominal => true,
+    FairSharingPrioritizeNonBorrowing => true,
+    AdmissionFairSharing => true,
+    AdmissionGatedBy => true,
+    UnadmittedWorkloadsObservability => true,
+    QuotaCheckStrategy => true,
+    ReclaimablePods => true,
+    PriorityBoost => false,
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a `--feature-gates` value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FeatureGateError {
+    #[error("feature gate {0:?} is unknown; known gates: {known}", known = known_names())]
+    Unknown(String),
+    #[error("feature gate entry {0:?} must have the form Name=true or Name=false")]
+    Malformed(String),
+}
+
+fn known_names() -> String {
+    Feature::ALL
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The gates in force: Kueue's defaults, with explicit overrides.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FeatureGates {
+    overrides: BTreeMap<Feature, bool>,
+}
+
+impl FeatureGates {
+    /// Whether `feature` is on.
+    pub fn enabled(&self, feature: Feature) -> bool {
+        self.overrides
+            .get(&feature)
+            .copied()
+            .unwrap_or_else(|| feature.default_enabled())
+    }
+
+    /// Switches one gate.
+    pub fn set(&mut self, feature: Feature, enabled: bool) {
+        self.overrides.insert(feature, enabled);
+    }
+
+    /// Builder form of [`FeatureGates::set`].
+    pub fn with(mut self, feature: Feature, enabled: bool) -> Self {
+        self.set(feature, enabled);
+        self
+    }
+}
+
+impl FromStr for Feature {
+    type Err = FeatureGateError;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Feature::ALL
+            .iter()
+            .copied()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| FeatureGateError::Unknown(name.to_string()))
+    }
+}
+
+impl FromStr for FeatureGates {
+    type Err = FeatureGateError;
+
+    /// Parses `Name=bool[,Name=bool...]`, the form Kubernetes components take.
+    fn from_str(spec: &str) -> Result<Self, Self::Err> {
+        let mut gates = FeatureGates::default();
+        for entry in spec.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let malformed = || FeatureGateError::Malformed(entry.to_string());
+            let (name, value) = entry.split_once('=').ok_or_else(malformed)?;
+            let enabled = value.trim().parse::<bool>().map_err(|_| malformed())?;
+            gates.set(name.trim().parse()?, enabled);
+        }
+        Ok(gates)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_kueue() {
+        let gates = FeatureGates::default();
+        assert!(!gates.enabled(Feature::TASBalancedPlacement));
+        assert!(gates.enabled(Feature::PartialAdmission));
+    }
+
+    #[test]
+    fn parses_overrides() {
+        let gates: FeatureGates = "TASBalancedPlacement=true, PartialAdmission=false"
+            .parse()
+            .unwrap();
+        assert!(gates.enabled(Feature::TASBalancedPlacement));
+        assert!(!gates.enabled(Feature::PartialAdmission));
+        assert!(gates.enabled(Feature::TopologyAwareScheduling));
+    }
+
+    #[test]
+    fn rejects_unknown_and_malformed_entries() {
+        assert_eq!(
+            "NoSuchGate=true"
+                .parse::<FeatureGates>()
+                .map(|_| ())
+                .unwrap_err(),
+            FeatureGateError::Unknown("NoSuchGate".into())
+        );
+        assert!(matches!(
+            "TASBalancedPlacement".parse::<FeatureGates>(),
+            Err(FeatureGateError::Malformed(_))
+        ));
+        assert!(matches!(
+            "TASBalancedPlacement=yes".parse::<FeatureGates>(),
+            Err(FeatureGateError::Malformed(_))
+        ));
+    }
+}
