@@ -4,6 +4,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod simulate;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "kuota",

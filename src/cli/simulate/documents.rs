@@ -1,0 +1,132 @@
+//! Reading manifests: files, folders (every `.yaml`, `.yml` and `.json` inside, sorted), or `-` for
+//! standard input; multi-document YAML, a single JSON object, or a `v1` `List`. Every document keeps
+//! where it came from, so errors can name the file and the document.
+
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+use thiserror::Error;
+
+/// Where a document came from: the file (or `<stdin>`) and its 1-based position there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub file: String,
+    pub document: usize,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, document {}", self.file, self.document)
+    }
+}
+
+/// One parsed document, still untyped.
+#[derive(Clone, Debug)]
+pub struct Document {
+    pub origin: Origin,
+    pub value: Value,
+}
+
+/// Why the manifests could not be read.
+#[derive(Debug, Error)]
+pub enum ReadError {
+    #[error("{path}: cannot read: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{origin}: not valid YAML or JSON: {reason}")]
+    Syntax { origin: Origin, reason: String },
+}
+
+/// Reads every document from `paths`, in order.
+pub fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>, ReadError> {
+    let mut documents = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|source| ReadError::Io { path: "<stdin>".into(), source })?;
+            documents.extend(parse_text("<stdin>", &text)?);
+        } else {
+            for file in files_under(path)? {
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|source| ReadError::Io { path: file.display().to_string(), source })?;
+                documents.extend(parse_text(&file.display().to_string(), &text)?);
+            }
+        }
+    }
+    Ok(documents)
+}
+
+/// The manifest files a path names: itself, or the YAML/JSON files below a folder, sorted.
+fn files_under(path: &Path) -> Result<Vec<PathBuf>, ReadError> {
+    let io_error = |source| ReadError::Io { path: path.display().to_string(), source };
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(io_error)? {
+        let entry_path = entry.map_err(io_error)?.path();
+        if entry_path.is_dir() {
+            files.extend(files_under(&entry_path)?);
+        } else if matches!(
+            entry_path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml" | "json")
+        ) {
+            files.push(entry_path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Splits one file's text into documents. `List` objects are unpacked into their items, which keep
+/// the list's document number.
+pub fn parse_text(file: &str, text: &str) -> Result<Vec<Document>, ReadError> {
+    let mut documents = Vec::new();
+    for (index, document) in yaml_serde::Deserializer::from_str(text).enumerate() {
+        let origin = Origin { file: file.to_string(), document: index + 1 };
+        let value = Value::deserialize(document)
+            .map_err(|e| ReadError::Syntax { origin: origin.clone(), reason: e.to_string() })?;
+        match value {
+            Value::Null => {}
+            Value::Object(ref object)
+                if object.get("kind").and_then(Value::as_str) == Some("List") =>
+            {
+                let items = object.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+                documents.extend(items.into_iter().map(|value| Document { origin: origin.clone(), value }));
+            }
+            value => documents.push(Document { origin, value }),
+        }
+    }
+    Ok(documents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_multi_document_yaml_and_skips_empty_documents() {
+        let text = "kind: A\n---\n---\nkind: B\n";
+        let docs = parse_text("f.yaml", text).unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[1].value["kind"], "B");
+        assert_eq!(docs[1].origin, Origin { file: "f.yaml".into(), document: 3 });
+    }
+
+    #[test]
+    fn unpacks_lists_and_reads_json() {
+        let text = r#"{"apiVersion":"v1","kind":"List","items":[{"kind":"A"},{"kind":"B"}]}"#;
+        let docs = parse_text("f.json", text).unwrap();
+        assert_eq!(docs.iter().map(|d| d.value["kind"].as_str().unwrap()).collect::<Vec<_>>(), ["A", "B"]);
+    }
+
+    #[test]
+    fn names_the_document_with_a_syntax_error() {
+        let err = parse_text("bad.yaml", "kind: A\n---\nkind: [unclosed\n").unwrap_err();
+        assert!(err.to_string().starts_with("bad.yaml, document 2: not valid YAML or JSON"), "{err}");
+    }
+}

@@ -1,0 +1,3 @@
+//! `kuota simulate`: run kuota's admission decisions on manifests, without a cluster.
+
+pub mod documents;
