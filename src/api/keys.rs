@@ -1,0 +1,1 @@
+//! Well-known keys.
