@@ -10,6 +10,8 @@ pub mod keys;
 pub mod local_queue;
 pub mod quota;
 pub mod resource_flavor;
+#[cfg(test)]
+mod round_trip_tests;
 pub mod topology;
 pub mod topology_assignment;
 pub mod workload;
