@@ -38,17 +38,19 @@ pub struct ResourceFlavorSpec {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(extend("maxProperties" = 8, "x-kubernetes-map-type" = "atomic"))]
     pub node_labels: BTreeMap<String, String>,
-    /// Taints of the nodes of this flavor that pods must tolerate to get it.
+    /// Taints of the nodes of this flavor that pods must tolerate to get it; unique per key and
+    /// effect.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(
         length(max = 8),
-        extend("x-kubernetes-list-type" = "atomic", "x-kubernetes-validations" = [{
-            "rule": "self.all(x, x.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",
-            "message": "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', 'NoExecute'"
-        }, {
-            "rule": "self.all(x, self.exists_one(y, x.key == y.key && x.effect == y.effect))",
-            "message": "'key' and 'effect' must be unique among the taints"
-        }])
+        extend(
+            "x-kubernetes-list-type" = "map",
+            "x-kubernetes-list-map-keys" = ["key", "effect"],
+            "x-kubernetes-validations" = [{
+                "rule": "self.all(x, x.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",
+                "message": "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', 'NoExecute'"
+            }]
+        )
     )]
     pub node_taints: Vec<Taint>,
     /// Tolerations added to pods admitted with this flavor.
