@@ -236,7 +236,7 @@ fn workload_priority_class_has_no_spec_wrapper() {
 }
 
 #[test]
-fn unknown_enum_values_are_rejected_with_the_field_named() {
+fn unknown_enum_values_are_rejected() {
     let error = serde_json::from_value::<super::ClusterQueueSpec>(serde_json::json!({
         "queueingStrategy": "Random"
     }))

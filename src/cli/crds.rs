@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use crate::api::crd;
 
@@ -28,10 +29,7 @@ pub fn run(args: &CrdsArgs) -> anyhow::Result<()> {
     }
 }
 
-fn write_files(
-    dir: &Path,
-    crds: &[k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition],
-) -> anyhow::Result<()> {
+fn write_files(dir: &Path, crds: &[CustomResourceDefinition]) -> anyhow::Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     for one in crds {
         let path = dir.join(crd::file_name(one));
