@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -17,9 +17,6 @@ pub const DNS1123_LABEL: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 
 /// A resource list such as `{cpu: "2", memory: 4Gi}`.
 pub type ResourceList = BTreeMap<String, Quantity>;
-
-/// Conditions of an object, keyed by `type`.
-pub type Conditions = Vec<Condition>;
 
 /// Whether a queue accepts and keeps running work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

@@ -27,8 +27,3 @@ pub use topology::{Topology, TopologySpec};
 pub use workload::{Workload, WorkloadSpec};
 pub use workload_priority_class::{WorkloadPriorityClass, WorkloadPriorityClassFields};
 pub use workload_status::WorkloadStatus;
-
-/// The API group every kind here belongs to.
-pub const GROUP: &str = "kueue.x-k8s.io";
-/// The API version served and stored.
-pub const VERSION: &str = "v1beta2";

@@ -4,9 +4,6 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The node label that makes each node its own lowest-level domain.
-pub const HOSTNAME_LEVEL: &str = "kubernetes.io/hostname";
-
 /// The desired state of a Topology.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
