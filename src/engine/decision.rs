@@ -1,0 +1,223 @@
+//! What the admission engine decides: admissions, preemptions, evictions and pending reasons, per cycle
+//! and for a whole run. Reason spellings are exactly Kueue's (A.6.4).
+
+use std::fmt;
+
+use super::model::Admission;
+
+/// A workload's identity: namespace and name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkloadKey {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl WorkloadKey {
+    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        WorkloadKey {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+}
+
+impl fmt::Display for WorkloadKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+macro_rules! reasons {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            /// The reason string exactly as Kueue writes it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => stringify!($variant)),+
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+reasons! {
+    /// `QuotaReserved=False` reasons (gate `UnadmittedWorkloadsObservability` on).
+    PendingReason {
+        /// Not evaluated yet.
+        PendingEvaluation,
+        /// Fits the maximum quota, but not the quota unused right now.
+        WaitingForQuota,
+        /// Larger than the ClusterQueue could ever give it.
+        ExceedsMaxQuota,
+        /// No flavor matches the pods' selectors, affinity or tolerations.
+        NoMatchingFlavor,
+        /// The topology seam found no placement even on an empty cluster.
+        TopologyPlacementFailed,
+        /// Waiting for victims to release their quota.
+        WaitingForPreemptedWorkloads,
+        /// A missing LocalQueue or ClusterQueue, a namespace the ClusterQueue does not select, a
+        /// cohort cycle, or an invalid request.
+        Misconfigured,
+        /// The ClusterQueue or LocalQueue is stopped, or the workload is inactive.
+        Suspended,
+    }
+}
+
+reasons! {
+    /// `Preempted=True` reasons.
+    PreemptionReason {
+        InClusterQueue,
+        InCohortReclamation,
+        InCohortFairSharing,
+        InCohortReclaimWhileBorrowing,
+    }
+}
+
+reasons! {
+    /// `Evicted=True` reasons the engine produces.
+    EvictionReason {
+        Preempted,
+        ClusterQueueStopped,
+        LocalQueueStopped,
+        Deactivated,
+    }
+}
+
+/// A workload admitted in a cycle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdmissionDecision {
+    pub workload: WorkloadKey,
+    pub admission: Admission,
+    /// Whether the admission uses quota beyond the ClusterQueue's nominal quota.
+    pub borrowing: bool,
+    /// Victims evicted in the same cycle to make room (empty for a plain fit).
+    pub preempted: Vec<WorkloadKey>,
+}
+
+/// A victim chosen for a preemptor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreemptionDecision {
+    pub victim: WorkloadKey,
+    pub preemptor: WorkloadKey,
+    pub reason: PreemptionReason,
+    pub message: String,
+}
+
+/// A workload that lost its quota reservation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvictionDecision {
+    pub workload: WorkloadKey,
+    pub reason: EvictionReason,
+    pub message: String,
+}
+
+/// A workload left waiting, with the reason `QuotaReserved=False` carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingDecision {
+    pub workload: WorkloadKey,
+    pub reason: PendingReason,
+    pub message: String,
+}
+
+/// The decisions of one admission cycle.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CycleOutcome {
+    /// 1-based cycle number.
+    pub cycle: u64,
+    /// In the order they were admitted.
+    pub admitted: Vec<AdmissionDecision>,
+    /// In the order they were issued.
+    pub preempted: Vec<PreemptionDecision>,
+    /// Evictions that are not preemptions (stop policies, deactivation).
+    pub evicted: Vec<EvictionDecision>,
+    /// Workloads evaluated this cycle and not admitted.
+    pub pending: Vec<PendingDecision>,
+}
+
+impl CycleOutcome {
+    /// Whether the cycle changed any quota reservation.
+    pub fn changed_anything(&self) -> bool {
+        !(self.admitted.is_empty() && self.preempted.is_empty() && self.evicted.is_empty())
+    }
+}
+
+/// One entry of a run's ordered event log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    Admitted {
+        cycle: u64,
+        workload: WorkloadKey,
+        cluster_queue: String,
+    },
+    Preempted {
+        cycle: u64,
+        victim: WorkloadKey,
+        preemptor: WorkloadKey,
+        reason: PreemptionReason,
+        message: String,
+    },
+    Evicted {
+        cycle: u64,
+        workload: WorkloadKey,
+        reason: EvictionReason,
+        message: String,
+    },
+}
+
+/// The last eviction of a workload, as its `Evicted` / `Preempted` conditions show it. Cleared when
+/// the workload is admitted again, as Kueue clears those conditions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvictionRecord {
+    pub reason: EvictionReason,
+    pub message: String,
+    /// Set when the eviction was a preemption.
+    pub preemption: Option<PreemptionReason>,
+}
+
+/// Where a workload stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WorkloadStatus {
+    /// Holds quota (`QuotaReserved=True`, `Admitted=True`).
+    Admitted(Admission),
+    /// Waits (`QuotaReserved=False`).
+    Pending {
+        reason: PendingReason,
+        message: String,
+    },
+    /// Released by [`super::Engine::finish`].
+    Finished,
+}
+
+/// Final state of one workload after a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadState {
+    pub workload: WorkloadKey,
+    pub uid: String,
+    pub status: WorkloadStatus,
+    pub last_eviction: Option<EvictionRecord>,
+}
+
+/// The result of running cycles until nothing changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOutcome {
+    /// Every workload of the snapshot, in input order.
+    pub workloads: Vec<WorkloadState>,
+    /// Everything that happened, in order.
+    pub events: Vec<Event>,
+    /// Cycles run, including the last one that changed nothing.
+    pub cycles: u64,
+    /// `false` when `EngineConfig::max_cycles` stopped the run first.
+    pub stable: bool,
+}

@@ -1,0 +1,375 @@
+//! The admission engine's input: a plain snapshot of the Kueue objects that matter for quota.
+//!
+//! These types carry no Kubernetes client and no serialisation; names are `String`s, amounts are
+//! exact [`Quantity`] values and label maps are `BTreeMap`s. Core Kubernetes sub-objects that the
+//! engine matches against (taints, tolerations, required node affinity, label selectors) keep their
+//! `k8s-openapi` types so they mean exactly what they mean on a pod. Callers (the controllers,
+//! `kuota simulate`) translate Kueue manifests into a [`Snapshot`]; the engine interns names into
+//! dense indexes internally.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{NodeSelector, Taint, Toleration};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+use super::features::FeatureGates;
+use super::quantity::Quantity;
+use crate::api::topology_assignment::TopologyAssignment;
+
+/// Node or namespace labels.
+pub type Labels = BTreeMap<String, String>;
+
+/// Everything one admission run looks at.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot {
+    pub resource_flavors: Vec<ResourceFlavor>,
+    pub cluster_queues: Vec<ClusterQueue>,
+    pub cohorts: Vec<Cohort>,
+    pub local_queues: Vec<LocalQueue>,
+    pub namespaces: Vec<Namespace>,
+    /// Pending and admitted workloads. A workload with `admission` set holds quota.
+    pub workloads: Vec<Workload>,
+}
+
+/// `ResourceFlavor` (A.4).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResourceFlavor {
+    pub name: String,
+    pub node_labels: Labels,
+    pub node_taints: Vec<Taint>,
+    pub tolerations: Vec<Toleration>,
+    /// Set for topology-aware flavors; kept for the TAS join, not interpreted here.
+    pub topology_name: Option<String>,
+}
+
+/// One resource's quota inside a flavor (A.0 `ResourceQuota`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceQuota {
+    pub name: String,
+    pub nominal_quota: Quantity,
+    /// `None`: may borrow without limit.
+    pub borrowing_limit: Option<Quantity>,
+    /// `None`: lends everything.
+    pub lending_limit: Option<Quantity>,
+}
+
+impl ResourceQuota {
+    /// A quota with only `nominalQuota` set.
+    pub fn nominal(name: impl Into<String>, nominal_quota: Quantity) -> Self {
+        ResourceQuota {
+            name: name.into(),
+            nominal_quota,
+            borrowing_limit: None,
+            lending_limit: None,
+        }
+    }
+}
+
+/// One flavor's quotas within a resource group (A.0 `FlavorQuotas`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlavorQuotas {
+    pub name: String,
+    /// In the same order as the group's `covered_resources`.
+    pub resources: Vec<ResourceQuota>,
+}
+
+/// A resource group (A.0): flavors in preference order, all covering the same resources.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceGroup {
+    pub covered_resources: Vec<String>,
+    pub flavors: Vec<FlavorQuotas>,
+}
+
+/// `spec.queueingStrategy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum QueueingStrategy {
+    StrictFifo,
+    #[default]
+    BestEffortFifo,
+}
+
+/// `spec.stopPolicy` of a ClusterQueue or LocalQueue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum StopPolicy {
+    #[default]
+    None,
+    Hold,
+    HoldAndDrain,
+}
+
+/// `whenCanBorrow` / `whenCanPreempt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FungibilityPolicy {
+    MayStopSearch,
+    TryNextFlavor,
+}
+
+/// `flavorFungibility.preference`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FungibilityPreference {
+    #[default]
+    BorrowingOverPreemption,
+    PreemptionOverBorrowing,
+}
+
+/// `spec.flavorFungibility` with Kueue's defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FlavorFungibility {
+    pub when_can_borrow: FungibilityPolicy,
+    pub when_can_preempt: FungibilityPolicy,
+    /// `None` behaves as `BorrowingOverPreemption`.
+    pub preference: Option<FungibilityPreference>,
+}
+
+impl Default for FlavorFungibility {
+    fn default() -> Self {
+        FlavorFungibility {
+            when_can_borrow: FungibilityPolicy::MayStopSearch,
+            when_can_preempt: FungibilityPolicy::TryNextFlavor,
+            preference: None,
+        }
+    }
+}
+
+/// `preemption.withinClusterQueue`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum WithinClusterQueue {
+    #[default]
+    Never,
+    LowerPriority,
+    LowerOrNewerEqualPriority,
+}
+
+/// `preemption.reclaimWithinCohort`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ReclaimWithinCohort {
+    #[default]
+    Never,
+    LowerPriority,
+    Any,
+}
+
+/// `preemption.borrowWithinCohort.policy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BorrowWithinCohortPolicy {
+    #[default]
+    Never,
+    LowerPriority,
+}
+
+/// `preemption.borrowWithinCohort`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BorrowWithinCohort {
+    pub policy: BorrowWithinCohortPolicy,
+    /// While borrowing, only victims at or below this priority may be preempted.
+    pub max_priority_threshold: Option<i32>,
+}
+
+/// `spec.preemption`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PreemptionPolicy {
+    pub within_cluster_queue: WithinClusterQueue,
+    pub reclaim_within_cohort: ReclaimWithinCohort,
+    pub borrow_within_cohort: BorrowWithinCohort,
+}
+
+/// `ClusterQueue` (A.1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClusterQueue {
+    pub name: String,
+    /// `spec.cohortName`; the Cohort object need not exist.
+    pub cohort: Option<String>,
+    pub resource_groups: Vec<ResourceGroup>,
+    /// `None` matches no namespace; an empty selector matches every namespace.
+    pub namespace_selector: Option<LabelSelector>,
+    pub queueing_strategy: QueueingStrategy,
+    pub flavor_fungibility: FlavorFungibility,
+    pub preemption: PreemptionPolicy,
+    pub stop_policy: StopPolicy,
+    /// `spec.fairSharing.weight`; `None` means 1.
+    pub fair_sharing_weight: Option<Quantity>,
+}
+
+/// `Cohort` (A.3).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cohort {
+    pub name: String,
+    /// `spec.parentName`; a missing parent acts as an implicit Cohort without quota.
+    pub parent: Option<String>,
+    /// Quota pooled at this Cohort on top of what its children bring.
+    pub resource_groups: Vec<ResourceGroup>,
+    /// `spec.fairSharing.weight`; `None` means 1.
+    pub fair_sharing_weight: Option<Quantity>,
+}
+
+/// `LocalQueue` (A.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LocalQueue {
+    pub namespace: String,
+    pub name: String,
+    pub cluster_queue: String,
+    pub stop_policy: StopPolicy,
+}
+
+/// A Namespace and its labels, matched against ClusterQueue `namespaceSelector`s.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Namespace {
+    pub name: String,
+    pub labels: Labels,
+}
+
+/// `PodSetTopologyRequest` as plain data. The admission engine only passes it to the topology seam
+/// (see [`super::topology_seam`]); the TAS engine interprets it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopologyRequest {
+    pub required: Option<String>,
+    pub preferred: Option<String>,
+    pub unconstrained: Option<bool>,
+    pub pod_index_label: Option<String>,
+    pub sub_group_index_label: Option<String>,
+    pub sub_group_count: Option<i32>,
+    pub pod_set_group_name: Option<String>,
+    pub slice_required_topology: Option<String>,
+    pub slice_size: Option<i32>,
+    /// Multi-layer slices, outermost first: (level, size).
+    pub slice_required_topology_constraints: Vec<(String, i32)>,
+}
+
+/// One group of identical pods.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodSet {
+    pub name: String,
+    pub count: i32,
+    /// Partial-admission floor; `None` means the full count is needed.
+    pub min_count: Option<i32>,
+    /// Effective requests of one pod (after limits-as-requests, overhead and transformations).
+    pub requests: BTreeMap<String, Quantity>,
+    pub node_selector: Labels,
+    pub tolerations: Vec<Toleration>,
+    /// `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+    pub required_node_affinity: Option<NodeSelector>,
+    pub topology_request: Option<TopologyRequest>,
+}
+
+/// One entry of `status.admission.podSetAssignments` (A.6.3).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodSetAssignment {
+    pub name: String,
+    /// Flavor chosen for each resource; `pods` appears when the ClusterQueue covers it.
+    pub flavors: BTreeMap<String, String>,
+    /// Total over `count` pods.
+    pub resource_usage: BTreeMap<String, Quantity>,
+    pub count: i32,
+    /// Filled by the topology seam for TAS pod sets; passed through for admitted input workloads.
+    pub topology_assignment: Option<TopologyAssignment>,
+}
+
+/// `status.admission` (A.6.3).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Admission {
+    pub cluster_queue: String,
+    pub pod_set_assignments: Vec<PodSetAssignment>,
+}
+
+/// A Workload (A.6) with its priority already resolved.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Workload {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    /// `spec.queueName`: a LocalQueue in the workload's namespace.
+    pub queue_name: String,
+    /// Effective priority (see [`resolve_priority`]).
+    pub priority: i32,
+    /// Queue-order time: creation timestamp in milliseconds, or the order of appearance. Lower first.
+    pub creation: i64,
+    /// `spec.active`; an inactive workload is never admitted and an admitted one is evicted.
+    pub active: bool,
+    pub pod_sets: Vec<PodSet>,
+    /// Set when the workload holds quota.
+    pub admission: Option<Admission>,
+    /// When quota was reserved (same clock as `creation`); orders preemption candidates.
+    /// `None` for an admitted workload means "at `creation`".
+    pub quota_reserved_at: Option<i64>,
+}
+
+/// The priority a workload is queued with (C.6 step 1): its WorkloadPriorityClass value, else its
+/// first pod set's PriorityClass value, else the global-default PriorityClass, else 0.
+pub fn resolve_priority(
+    workload_priority_class: Option<i32>,
+    pod_priority_class: Option<i32>,
+    global_default: Option<i32>,
+) -> i32 {
+    workload_priority_class
+        .or(pod_priority_class)
+        .or(global_default)
+        .unwrap_or(0)
+}
+
+/// Fair-preemption rules (C.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FairPreemptionStrategy {
+    /// S2-a: preemptor's new share ≤ target's new share.
+    LessThanOrEqualToFinalShare,
+    /// S2-b: preemptor's new share < target's old share.
+    LessThanInitialShare,
+}
+
+/// The `fairSharing` block of the configuration.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FairSharingConfig {
+    pub enabled: bool,
+    /// Empty means Kueue's default `[LessThanOrEqualToFinalShare, LessThanInitialShare]`.
+    pub preemption_strategies: Vec<FairPreemptionStrategy>,
+}
+
+impl FairSharingConfig {
+    /// Fair sharing on, with the default strategies.
+    pub fn enabled() -> Self {
+        FairSharingConfig {
+            enabled: true,
+            preemption_strategies: Vec::new(),
+        }
+    }
+
+    /// The strategies in force, with the default filled in.
+    pub fn strategies(&self) -> Vec<FairPreemptionStrategy> {
+        if self.preemption_strategies.is_empty() {
+            vec![
+                FairPreemptionStrategy::LessThanOrEqualToFinalShare,
+                FairPreemptionStrategy::LessThanInitialShare,
+            ]
+        } else {
+            self.preemption_strategies.clone()
+        }
+    }
+}
+
+/// `resources.quotaCheckStrategy` for resources no resource group covers (C.2 step 3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum QuotaCheckStrategy {
+    #[default]
+    BlockUndeclared,
+    IgnoreUndeclared,
+}
+
+/// How the engine is configured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    pub features: FeatureGates,
+    pub fair_sharing: FairSharingConfig,
+    pub quota_check: QuotaCheckStrategy,
+    /// Safety bound for [`super::Engine::run_until_stable`].
+    pub max_cycles: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            features: FeatureGates::default(),
+            fair_sharing: FairSharingConfig::default(),
+            quota_check: QuotaCheckStrategy::default(),
+            max_cycles: 10_000,
+        }
+    }
+}

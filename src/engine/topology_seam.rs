@@ -1,0 +1,60 @@
+//! The one place topology-aware placement plugs into admission.
+//!
+//! Flavor assignment asks a [`TopologyPlacer`] about every (pod set, flavor) pair that involves
+//! topology: a pod set with a `topologyRequest`, or a flavor with a `topologyName`. The default,
+//! [`NoTopologyConstraints`], says every such pair fits without an assignment. The TAS engine will
+//! implement the trait over its own capacity model and keep it in step through `reserve`/`release`.
+
+use super::decision::WorkloadKey;
+use super::model::{Admission, PodSet, ResourceFlavor, Workload};
+use crate::api::topology_assignment::TopologyAssignment;
+
+/// One placement question: may `count` pods of `pod_set` go to `flavor`?
+#[derive(Clone, Copy, Debug)]
+pub struct TopologyQuery<'a> {
+    pub workload: &'a Workload,
+    pub pod_set_index: usize,
+    pub pod_set: &'a PodSet,
+    /// Pods to place (lower than the spec count under partial admission).
+    pub count: i32,
+    pub flavor: &'a ResourceFlavor,
+    pub cluster_queue: &'a str,
+    /// Every flavor of the ClusterQueue has a `topologyName` (implied TAS, B.2).
+    pub tas_only_cluster_queue: bool,
+    /// Admitted workloads whose capacity should count as free: victims the preemption simulation
+    /// is considering. Empty outside preemption.
+    pub released: &'a [WorkloadKey],
+}
+
+/// The placer's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TopologyVerdict {
+    /// Fits now; the assignment to record, if any.
+    Fits(Option<TopologyAssignment>),
+    /// Does not fit with current usage, but would on an empty cluster: preemption may help.
+    NotNow { message: String },
+    /// Would not fit even on an empty cluster (`TopologyPlacementFailed`).
+    Never { message: String },
+}
+
+/// Topology-aware placement as admission sees it.
+pub trait TopologyPlacer {
+    /// Answers one placement question against the placer's current usage.
+    fn place(&self, query: &TopologyQuery<'_>) -> TopologyVerdict;
+
+    /// Called once a workload is admitted, so later questions see its pods.
+    fn reserve(&mut self, _workload: &WorkloadKey, _admission: &Admission) {}
+
+    /// Called once a workload's quota is released (eviction, finish).
+    fn release(&mut self, _workload: &WorkloadKey, _admission: &Admission) {}
+}
+
+/// No topology constraints: every placement question fits, with no assignment.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTopologyConstraints;
+
+impl TopologyPlacer for NoTopologyConstraints {
+    fn place(&self, _query: &TopologyQuery<'_>) -> TopologyVerdict {
+        TopologyVerdict::Fits(None)
+    }
+}
