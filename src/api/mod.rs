@@ -1,3 +1,29 @@
-//! Kueue `v1beta2` API types.
+//! Kueue `v1beta2` API types, the well-known keys, and CRD generation.
 
+pub mod admission_check;
+pub mod cluster_queue;
+pub mod cohort;
+pub mod common;
+pub mod crd;
+mod crd_schema;
+pub mod keys;
+pub mod local_queue;
+pub mod quota;
+pub mod resource_flavor;
+#[cfg(test)]
+mod round_trip_tests;
+pub mod topology;
 pub mod topology_assignment;
+pub mod workload;
+pub mod workload_priority_class;
+pub mod workload_status;
+
+pub use admission_check::{AdmissionCheck, AdmissionCheckSpec, AdmissionCheckStatus};
+pub use cluster_queue::{ClusterQueue, ClusterQueueSpec, ClusterQueueStatus};
+pub use cohort::{Cohort, CohortSpec, CohortStatus};
+pub use local_queue::{LocalQueue, LocalQueueSpec, LocalQueueStatus};
+pub use resource_flavor::{ResourceFlavor, ResourceFlavorSpec};
+pub use topology::{Topology, TopologySpec};
+pub use workload::{Workload, WorkloadSpec};
+pub use workload_priority_class::{WorkloadPriorityClass, WorkloadPriorityClassFields};
+pub use workload_status::WorkloadStatus;

@@ -1,5 +1,7 @@
 //! The `kuota` binary's subcommands.
 
+mod crds;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -18,6 +20,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Print the CustomResourceDefinitions kuota serves, as multi-document YAML.
+    Crds(crds::CrdsArgs),
     /// Print kuota's version.
     Version,
 }
@@ -26,6 +30,13 @@ enum Command {
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Crds(args) => match crds::run(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("kuota crds: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Version => {
             println!("kuota {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
