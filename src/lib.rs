@@ -8,3 +8,5 @@
 pub mod api;
 pub mod cli;
 pub mod engine;
+pub mod state;
+pub mod status;

@@ -34,7 +34,10 @@ pub struct Document {
 #[derive(Debug, Error)]
 pub enum ReadError {
     #[error("{path}: cannot read: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{origin}: not valid YAML or JSON: {reason}")]
     Syntax { origin: Origin, reason: String },
 }
@@ -47,12 +50,17 @@ pub fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>, ReadError> {
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)
-                .map_err(|source| ReadError::Io { path: "<stdin>".into(), source })?;
+                .map_err(|source| ReadError::Io {
+                    path: "<stdin>".into(),
+                    source,
+                })?;
             documents.extend(parse_text("<stdin>", &text)?);
         } else {
             for file in files_under(path)? {
-                let text = std::fs::read_to_string(&file)
-                    .map_err(|source| ReadError::Io { path: file.display().to_string(), source })?;
+                let text = std::fs::read_to_string(&file).map_err(|source| ReadError::Io {
+                    path: file.display().to_string(),
+                    source,
+                })?;
                 documents.extend(parse_text(&file.display().to_string(), &text)?);
             }
         }
@@ -62,7 +70,10 @@ pub fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>, ReadError> {
 
 /// The manifest files a path names: itself, or the YAML/JSON files below a folder, sorted.
 fn files_under(path: &Path) -> Result<Vec<PathBuf>, ReadError> {
-    let io_error = |source| ReadError::Io { path: path.display().to_string(), source };
+    let io_error = |source| ReadError::Io {
+        path: path.display().to_string(),
+        source,
+    };
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
@@ -87,16 +98,28 @@ fn files_under(path: &Path) -> Result<Vec<PathBuf>, ReadError> {
 pub fn parse_text(file: &str, text: &str) -> Result<Vec<Document>, ReadError> {
     let mut documents = Vec::new();
     for (index, document) in yaml_serde::Deserializer::from_str(text).enumerate() {
-        let origin = Origin { file: file.to_string(), document: index + 1 };
-        let value = Value::deserialize(document)
-            .map_err(|e| ReadError::Syntax { origin: origin.clone(), reason: e.to_string() })?;
+        let origin = Origin {
+            file: file.to_string(),
+            document: index + 1,
+        };
+        let value = Value::deserialize(document).map_err(|e| ReadError::Syntax {
+            origin: origin.clone(),
+            reason: e.to_string(),
+        })?;
         match value {
             Value::Null => {}
             Value::Object(ref object)
                 if object.get("kind").and_then(Value::as_str) == Some("List") =>
             {
-                let items = object.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
-                documents.extend(items.into_iter().map(|value| Document { origin: origin.clone(), value }));
+                let items = object
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                documents.extend(items.into_iter().map(|value| Document {
+                    origin: origin.clone(),
+                    value,
+                }));
             }
             value => documents.push(Document { origin, value }),
         }
@@ -114,19 +137,34 @@ mod tests {
         let docs = parse_text("f.yaml", text).unwrap();
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[1].value["kind"], "B");
-        assert_eq!(docs[1].origin, Origin { file: "f.yaml".into(), document: 3 });
+        assert_eq!(
+            docs[1].origin,
+            Origin {
+                file: "f.yaml".into(),
+                document: 3
+            }
+        );
     }
 
     #[test]
     fn unpacks_lists_and_reads_json() {
         let text = r#"{"apiVersion":"v1","kind":"List","items":[{"kind":"A"},{"kind":"B"}]}"#;
         let docs = parse_text("f.json", text).unwrap();
-        assert_eq!(docs.iter().map(|d| d.value["kind"].as_str().unwrap()).collect::<Vec<_>>(), ["A", "B"]);
+        assert_eq!(
+            docs.iter()
+                .map(|d| d.value["kind"].as_str().unwrap())
+                .collect::<Vec<_>>(),
+            ["A", "B"]
+        );
     }
 
     #[test]
     fn names_the_document_with_a_syntax_error() {
         let err = parse_text("bad.yaml", "kind: A\n---\nkind: [unclosed\n").unwrap_err();
-        assert!(err.to_string().starts_with("bad.yaml, document 2: not valid YAML or JSON"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("bad.yaml, document 2: not valid YAML or JSON"),
+            "{err}"
+        );
     }
 }

@@ -1,0 +1,299 @@
+//! Typed decoding of manifest documents into the API objects `kuota simulate` understands, with
+//! errors that name the file, the document, the object and the field.
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use thiserror::Error;
+
+use super::documents::{Document, Origin};
+use crate::api::{
+    AdmissionCheck, ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Topology, Workload,
+    WorkloadPriorityClass,
+};
+
+/// An object together with where it was read.
+#[derive(Clone, Debug)]
+pub struct Located<T> {
+    pub origin: Origin,
+    pub object: T,
+}
+
+/// Every object of the input, by kind, each list in order of appearance.
+#[derive(Clone, Debug, Default)]
+pub struct Objects {
+    pub cluster_queues: Vec<Located<ClusterQueue>>,
+    pub local_queues: Vec<Located<LocalQueue>>,
+    pub cohorts: Vec<Located<Cohort>>,
+    pub resource_flavors: Vec<Located<ResourceFlavor>>,
+    pub topologies: Vec<Located<Topology>>,
+    pub workloads: Vec<Located<Workload>>,
+    pub workload_priority_classes: Vec<Located<WorkloadPriorityClass>>,
+    pub admission_checks: Vec<Located<AdmissionCheck>>,
+    pub namespaces: Vec<Located<Namespace>>,
+    pub nodes: Vec<Located<Node>>,
+    pub pods: Vec<Located<Pod>>,
+    pub priority_classes: Vec<Located<PriorityClass>>,
+    pub jobs: Vec<Located<Job>>,
+}
+
+/// A document that is not an object kuota simulate can use.
+#[derive(Debug, Error)]
+#[error("{origin}: {object}: {problem}")]
+pub struct DecodeError {
+    pub origin: Origin,
+    /// `Kind namespace/name`, or what is known of it.
+    pub object: String,
+    pub problem: Problem,
+}
+
+/// What is wrong with a document.
+#[derive(Debug, Error)]
+pub enum Problem {
+    #[error("not an object with apiVersion and kind")]
+    NotAnObject,
+    #[error("kind {kind} of {api_version} is not supported; supported: {supported}", supported = SUPPORTED)]
+    Unsupported { api_version: String, kind: String },
+    #[error("field metadata.name: required")]
+    MissingName,
+    #[error("field {field}: {reason}")]
+    Field { field: String, reason: String },
+    #[error("field {field}: unknown field")]
+    UnknownField { field: String },
+}
+
+const SUPPORTED: &str = "kueue.x-k8s.io/v1beta2 ClusterQueue, LocalQueue, Cohort, ResourceFlavor, \
+     Topology, Workload, WorkloadPriorityClass, AdmissionCheck; v1 Namespace, Node, Pod; \
+     scheduling.k8s.io/v1 PriorityClass; batch/v1 Job";
+
+const KUEUE: &str = "kueue.x-k8s.io/v1beta2";
+
+/// Decodes every document, stopping at the first that is not usable.
+pub fn decode_all(documents: Vec<Document>) -> Result<Objects, DecodeError> {
+    let mut objects = Objects::default();
+    for document in documents {
+        decode_into(&mut objects, document)?;
+    }
+    Ok(objects)
+}
+
+fn decode_into(objects: &mut Objects, document: Document) -> Result<(), DecodeError> {
+    let Document { origin, value } = document;
+    let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
+    let (Some(api_version), Some(kind)) = (text("apiVersion"), text("kind")) else {
+        return Err(DecodeError {
+            origin,
+            object: "document".into(),
+            problem: Problem::NotAnObject,
+        });
+    };
+    let metadata = |key: &str| {
+        value
+            .get("metadata")
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+    };
+    let object = match (metadata("namespace"), metadata("name")) {
+        (Some(namespace), Some(name)) => format!("{kind} {namespace}/{name}"),
+        (None, Some(name)) => format!("{kind} {name}"),
+        (_, None) => kind.clone(),
+    };
+    let fail = |problem| DecodeError {
+        origin: origin.clone(),
+        object: object.clone(),
+        problem,
+    };
+    if metadata("name").is_none() {
+        return Err(fail(Problem::MissingName));
+    }
+    macro_rules! push {
+        ($list:ident) => {{
+            let object = decode_typed(value).map_err(fail)?;
+            objects.$list.push(Located { origin, object });
+        }};
+    }
+    match (api_version.as_str(), kind.as_str()) {
+        (KUEUE, "ClusterQueue") => push!(cluster_queues),
+        (KUEUE, "LocalQueue") => push!(local_queues),
+        (KUEUE, "Cohort") => push!(cohorts),
+        (KUEUE, "ResourceFlavor") => push!(resource_flavors),
+        (KUEUE, "Topology") => push!(topologies),
+        (KUEUE, "Workload") => push!(workloads),
+        (KUEUE, "WorkloadPriorityClass") => push!(workload_priority_classes),
+        (KUEUE, "AdmissionCheck") => push!(admission_checks),
+        ("v1", "Namespace") => push!(namespaces),
+        ("v1", "Node") => push!(nodes),
+        ("v1", "Pod") => push!(pods),
+        ("scheduling.k8s.io/v1", "PriorityClass") => push!(priority_classes),
+        ("batch/v1", "Job") => push!(jobs),
+        _ => return Err(fail(Problem::Unsupported { api_version, kind })),
+    }
+    Ok(())
+}
+
+/// Decodes one object strictly: a wrong type names its field, and a field the type does not know is
+/// an error rather than silently dropped. Quantities written as bare YAML numbers (`cpu: 4`) are read
+/// as the strings the API server would store.
+fn decode_typed<T: DeserializeOwned + Serialize>(mut value: Value) -> Result<T, Problem> {
+    let original = value.clone();
+    let typed = loop {
+        match serde_path_to_error::deserialize::<_, T>(&value) {
+            Ok(typed) => break typed,
+            Err(error) => {
+                let field = error.path().to_string();
+                let number = locate_mut(&mut value, error.path()).filter(|v| v.is_number());
+                match number {
+                    Some(number) => *number = Value::String(number.to_string()),
+                    None => {
+                        return Err(Problem::Field {
+                            field,
+                            reason: error.into_inner().to_string(),
+                        });
+                    }
+                }
+            }
+        }
+    };
+    let written = serde_json::to_value(&typed).map_err(|e| Problem::Field {
+        field: ".".into(),
+        reason: e.to_string(),
+    })?;
+    match first_unknown_field(&original, &written, String::new()) {
+        Some(field) => Err(Problem::UnknownField { field }),
+        None => Ok(typed),
+    }
+}
+
+fn locate_mut<'a>(value: &'a mut Value, path: &serde_path_to_error::Path) -> Option<&'a mut Value> {
+    use serde_path_to_error::Segment;
+    let mut current = value;
+    for segment in path.iter() {
+        current = match segment {
+            Segment::Map { key } => current.get_mut(key.as_str())?,
+            Segment::Seq { index } => current.get_mut(*index)?,
+            Segment::Enum { .. } | Segment::Unknown => return None,
+        };
+    }
+    Some(current)
+}
+
+/// The first path present in `input` but absent from `written` (what the typed object serialises
+/// to). Empty values (`null`, `[]`, `{}`) count as absent on both sides.
+fn first_unknown_field(input: &Value, written: &Value, path: String) -> Option<String> {
+    match (input, written) {
+        (Value::Object(input), Value::Object(written)) => input.iter().find_map(|(key, value)| {
+            let child = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            match written.get(key) {
+                Some(written) => first_unknown_field(value, written, child),
+                None if is_empty(value) => None,
+                None => Some(child),
+            }
+        }),
+        (Value::Array(input), Value::Array(written)) => input
+            .iter()
+            .zip(written)
+            .enumerate()
+            .find_map(|(i, (value, written))| {
+                first_unknown_field(value, written, format!("{path}[{i}]"))
+            }),
+        _ => None,
+    }
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::simulate::documents::parse_text;
+
+    fn decode(text: &str) -> Result<Objects, DecodeError> {
+        decode_all(parse_text("input.yaml", text).unwrap())
+    }
+
+    const CQ: &str = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n\
+        spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: default\n      \
+        resources:\n      - {name: cpu, nominalQuota: 4}\n";
+
+    #[test]
+    fn reads_bare_numbers_as_quantities() {
+        let objects = decode(CQ).unwrap();
+        let cq = &objects.cluster_queues[0].object;
+        assert_eq!(
+            cq.spec.resource_groups[0].flavors[0].resources[0]
+                .nominal_quota
+                .0,
+            "4"
+        );
+    }
+
+    #[test]
+    fn names_file_document_object_and_unknown_field() {
+        let text = format!(
+            "{CQ}---\n{}",
+            CQ.replace("nominalQuota: 4", "nominalQuota: 4, lendingLimt: 1")
+        );
+        let message = decode(&text).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            "input.yaml, document 2: ClusterQueue cq: field \
+             spec.resourceGroups[0].flavors[0].resources[0].lendingLimt: unknown field"
+        );
+    }
+
+    #[test]
+    fn names_a_field_with_a_wrong_value() {
+        let text = CQ.replace("spec:\n", "spec:\n  queueingStrategy: Sometimes\n");
+        let message = decode(&text).unwrap_err().to_string();
+        assert!(
+            message.starts_with(
+                "input.yaml, document 1: ClusterQueue cq: field spec.queueingStrategy: "
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn rejects_unsupported_kinds_and_missing_names() {
+        let unsupported =
+            decode("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: n}\n");
+        assert!(
+            unsupported
+                .unwrap_err()
+                .to_string()
+                .contains("Deployment n/d: kind Deployment of apps/v1 is not supported")
+        );
+        let unnamed = decode("apiVersion: v1\nkind: Namespace\nmetadata: {}\n").unwrap_err();
+        assert_eq!(
+            unnamed.to_string(),
+            "input.yaml, document 1: Namespace: field metadata.name: required"
+        );
+        let scalar = decode("just a string\n").unwrap_err();
+        assert!(matches!(scalar.problem, Problem::NotAnObject));
+    }
+
+    #[test]
+    fn sorts_objects_by_kind() {
+        let text =
+            format!("{CQ}---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: team-a}}\n");
+        let objects = decode(&text).unwrap();
+        assert_eq!(
+            (objects.cluster_queues.len(), objects.namespaces.len()),
+            (1, 1)
+        );
+    }
+}

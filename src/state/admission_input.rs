@@ -1,0 +1,464 @@
+//! Kueue API objects → the admission engine's input model.
+//!
+//! Each function reads one object and returns its engine form, or a [`ModelError`] that names the
+//! kind, the object, the field and the reason. Defaults are applied here exactly as the API server
+//! would apply them, so the engine never sees an unset policy.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
+use kube::ResourceExt;
+
+use super::pod_requests::pod_requests;
+use crate::api::cluster_queue::{
+    BorrowWithinCohortPolicy as ApiBorrowPolicy, FlavorFungibilityPolicy,
+    FlavorFungibilityPreference, PreemptionPolicy as ApiPreemption,
+    QueueingStrategy as ApiQueueing,
+};
+use crate::api::common::StopPolicy as ApiStopPolicy;
+use crate::api::quota::ResourceGroup as ApiResourceGroup;
+use crate::api::workload::PodSet as ApiPodSet;
+use crate::api::workload_status::Admission as ApiAdmission;
+use crate::api::{self, keys};
+use crate::engine::ModelError;
+use crate::engine::model::{
+    Admission, BorrowWithinCohort, BorrowWithinCohortPolicy, ClusterQueue, Cohort,
+    FlavorFungibility, FlavorQuotas, FungibilityPolicy, FungibilityPreference, LocalQueue,
+    Namespace, PodSet, PodSetAssignment, PreemptionPolicy, QueueingStrategy, ReclaimWithinCohort,
+    ResourceFlavor, ResourceGroup, ResourceQuota, StopPolicy, TopologyRequest, WithinClusterQueue,
+    Workload,
+};
+use crate::engine::quantity::Quantity;
+
+fn quantity(
+    kind: &'static str,
+    name: &str,
+    field: &str,
+    value: &K8sQuantity,
+) -> Result<Quantity, ModelError> {
+    value
+        .0
+        .parse()
+        .map_err(|e: crate::engine::quantity::QuantityError| {
+            ModelError::invalid(kind, name, field, e.to_string())
+        })
+}
+
+fn non_negative(
+    kind: &'static str,
+    name: &str,
+    field: &str,
+    value: &K8sQuantity,
+) -> Result<Quantity, ModelError> {
+    let amount = quantity(kind, name, field, value)?;
+    if amount < Quantity::ZERO {
+        return Err(ModelError::invalid(
+            kind,
+            name,
+            field,
+            format!("must not be negative, got {}", value.0),
+        ));
+    }
+    Ok(amount)
+}
+
+fn stop_policy(policy: ApiStopPolicy) -> StopPolicy {
+    match policy {
+        ApiStopPolicy::None => StopPolicy::None,
+        ApiStopPolicy::Hold => StopPolicy::Hold,
+        ApiStopPolicy::HoldAndDrain => StopPolicy::HoldAndDrain,
+    }
+}
+
+/// A `ResourceFlavor`.
+pub fn resource_flavor(flavor: &api::ResourceFlavor) -> ResourceFlavor {
+    ResourceFlavor {
+        name: flavor.name_any(),
+        node_labels: flavor.spec.node_labels.clone(),
+        node_taints: flavor.spec.node_taints.clone(),
+        tolerations: flavor.spec.tolerations.clone(),
+        topology_name: flavor.spec.topology_name.clone(),
+    }
+}
+
+fn resource_groups(
+    kind: &'static str,
+    name: &str,
+    groups: &[ApiResourceGroup],
+    has_parent: bool,
+) -> Result<Vec<ResourceGroup>, ModelError> {
+    groups
+        .iter()
+        .enumerate()
+        .map(|(g, group)| {
+            let flavors = group
+                .flavors
+                .iter()
+                .enumerate()
+                .map(|(f, flavor)| {
+                    if flavor.resources.len() != group.covered_resources.len() {
+                        return Err(ModelError::invalid(
+                            kind,
+                            name,
+                            format!("spec.resourceGroups[{g}].flavors[{f}].resources"),
+                            "flavors must have the same number of resources as the coveredResources",
+                        ));
+                    }
+                    let resources = flavor
+                        .resources
+                        .iter()
+                        .enumerate()
+                        .map(|(r, quota)| {
+                            let field = |leaf: &str| format!("spec.resourceGroups[{g}].flavors[{f}].resources[{r}].{leaf}");
+                            if quota.name != group.covered_resources[r] {
+                                return Err(ModelError::invalid(
+                                    kind,
+                                    name,
+                                    field("name"),
+                                    format!("must be {:?}, the coveredResources entry at the same position", group.covered_resources[r]),
+                                ));
+                            }
+                            let limit = |leaf: &str, value: &Option<K8sQuantity>| -> Result<Option<Quantity>, ModelError> {
+                                let Some(value) = value else { return Ok(None) };
+                                if !has_parent {
+                                    let parent = if kind == "ClusterQueue" { "cohortName" } else { "parentName" };
+                                    return Err(ModelError::invalid(kind, name, field(leaf), format!("must not be set when spec.{parent} is empty")));
+                                }
+                                non_negative(kind, name, &field(leaf), value).map(Some)
+                            };
+                            let nominal_quota = non_negative(kind, name, &field("nominalQuota"), &quota.nominal_quota)?;
+                            let lending_limit = limit("lendingLimit", &quota.lending_limit)?;
+                            if kind == "ClusterQueue" && lending_limit.is_some_and(|l| l > nominal_quota) {
+                                return Err(ModelError::invalid(kind, name, field("lendingLimit"), "must be less than or equal to nominalQuota"));
+                            }
+                            Ok(ResourceQuota {
+                                name: quota.name.clone(),
+                                nominal_quota,
+                                borrowing_limit: limit("borrowingLimit", &quota.borrowing_limit)?,
+                                lending_limit,
+                            })
+                        })
+                        .collect::<Result<_, _>>()?;
+                    Ok(FlavorQuotas { name: flavor.name.clone(), resources })
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(ResourceGroup { covered_resources: group.covered_resources.clone(), flavors })
+        })
+        .collect()
+}
+
+fn weight(
+    kind: &'static str,
+    name: &str,
+    fair_sharing: &Option<api::common::FairSharing>,
+) -> Result<Option<Quantity>, ModelError> {
+    match fair_sharing.as_ref().and_then(|f| f.weight.as_ref()) {
+        Some(w) => non_negative(kind, name, "spec.fairSharing.weight", w).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A `ClusterQueue`, with the API defaults applied.
+pub fn cluster_queue(queue: &api::ClusterQueue) -> Result<ClusterQueue, ModelError> {
+    const KIND: &str = "ClusterQueue";
+    let name = queue.name_any();
+    let spec = &queue.spec;
+    let cohort = spec.cohort_name.clone().filter(|c| !c.is_empty());
+    let fungibility = spec.flavor_fungibility.clone().unwrap_or_default();
+    let policy = |p: FlavorFungibilityPolicy| match p {
+        FlavorFungibilityPolicy::MayStopSearch => FungibilityPolicy::MayStopSearch,
+        FlavorFungibilityPolicy::TryNextFlavor => FungibilityPolicy::TryNextFlavor,
+    };
+    let preemption = spec.preemption.clone().unwrap_or_default();
+    let within_cluster_queue = match preemption.within_cluster_queue.unwrap_or_default() {
+        ApiPreemption::Never => WithinClusterQueue::Never,
+        ApiPreemption::LowerPriority => WithinClusterQueue::LowerPriority,
+        ApiPreemption::LowerOrNewerEqualPriority => WithinClusterQueue::LowerOrNewerEqualPriority,
+        ApiPreemption::Any => {
+            return Err(ModelError::invalid(
+                KIND,
+                &name,
+                "spec.preemption.withinClusterQueue",
+                "must be one of Never, LowerPriority, LowerOrNewerEqualPriority",
+            ));
+        }
+    };
+    let reclaim_within_cohort = match preemption.reclaim_within_cohort.unwrap_or_default() {
+        ApiPreemption::Never => ReclaimWithinCohort::Never,
+        ApiPreemption::LowerPriority => ReclaimWithinCohort::LowerPriority,
+        ApiPreemption::Any => ReclaimWithinCohort::Any,
+        ApiPreemption::LowerOrNewerEqualPriority => {
+            return Err(ModelError::invalid(
+                KIND,
+                &name,
+                "spec.preemption.reclaimWithinCohort",
+                "must be one of Never, LowerPriority, Any",
+            ));
+        }
+    };
+    let borrow = preemption.borrow_within_cohort.unwrap_or_default();
+    let borrow_policy = match borrow.policy.unwrap_or_default() {
+        ApiBorrowPolicy::Never => BorrowWithinCohortPolicy::Never,
+        ApiBorrowPolicy::LowerPriority => BorrowWithinCohortPolicy::LowerPriority,
+    };
+    if reclaim_within_cohort == ReclaimWithinCohort::Never
+        && borrow_policy != BorrowWithinCohortPolicy::Never
+    {
+        return Err(ModelError::invalid(
+            KIND,
+            &name,
+            "spec.preemption",
+            "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never",
+        ));
+    }
+    Ok(ClusterQueue {
+        resource_groups: resource_groups(KIND, &name, &spec.resource_groups, cohort.is_some())?,
+        cohort,
+        namespace_selector: spec.namespace_selector.clone(),
+        queueing_strategy: match spec.queueing_strategy.unwrap_or_default() {
+            ApiQueueing::StrictFifo => QueueingStrategy::StrictFifo,
+            ApiQueueing::BestEffortFifo => QueueingStrategy::BestEffortFifo,
+        },
+        flavor_fungibility: FlavorFungibility {
+            when_can_borrow: policy(fungibility.effective_when_can_borrow()),
+            when_can_preempt: policy(fungibility.effective_when_can_preempt()),
+            preference: fungibility.preference.map(|p| match p {
+                FlavorFungibilityPreference::BorrowingOverPreemption => {
+                    FungibilityPreference::BorrowingOverPreemption
+                }
+                FlavorFungibilityPreference::PreemptionOverBorrowing => {
+                    FungibilityPreference::PreemptionOverBorrowing
+                }
+            }),
+        },
+        preemption: PreemptionPolicy {
+            within_cluster_queue,
+            reclaim_within_cohort,
+            borrow_within_cohort: BorrowWithinCohort {
+                policy: borrow_policy,
+                max_priority_threshold: borrow.max_priority_threshold,
+            },
+        },
+        stop_policy: stop_policy(spec.effective_stop_policy()),
+        fair_sharing_weight: weight(KIND, &name, &spec.fair_sharing)?,
+        name,
+    })
+}
+
+/// A `Cohort`.
+pub fn cohort(cohort: &api::Cohort) -> Result<Cohort, ModelError> {
+    const KIND: &str = "Cohort";
+    let name = cohort.name_any();
+    let parent = cohort.spec.parent_name.clone().filter(|p| !p.is_empty());
+    Ok(Cohort {
+        resource_groups: resource_groups(
+            KIND,
+            &name,
+            &cohort.spec.resource_groups,
+            parent.is_some(),
+        )?,
+        parent,
+        fair_sharing_weight: weight(KIND, &name, &cohort.spec.fair_sharing)?,
+        name,
+    })
+}
+
+/// A `LocalQueue`.
+pub fn local_queue(queue: &api::LocalQueue) -> LocalQueue {
+    LocalQueue {
+        namespace: queue.namespace().unwrap_or_default(),
+        name: queue.name_any(),
+        cluster_queue: queue.spec.cluster_queue.clone(),
+        stop_policy: stop_policy(queue.spec.effective_stop_policy()),
+    }
+}
+
+/// A `Namespace` and its labels (the API server always adds `kubernetes.io/metadata.name`).
+pub fn namespace(namespace: &K8sNamespace) -> Namespace {
+    let name = namespace.name_any();
+    let mut labels = namespace.labels().clone();
+    labels.insert("kubernetes.io/metadata.name".into(), name.clone());
+    Namespace { name, labels }
+}
+
+/// Where a Workload's queue position and identity come from when the object does not say.
+#[derive(Clone, Debug)]
+pub struct WorkloadDefaults {
+    /// Used when `metadata.creationTimestamp` is absent (milliseconds on the same clock).
+    pub creation: i64,
+    /// Used when `metadata.uid` is absent.
+    pub uid: String,
+    /// Used when `spec.priority` is absent: the value of the class `priorityClassRef` names.
+    pub class_priority: Option<i32>,
+}
+
+/// A `Workload`. Its `status.admission`, when set, is quota the workload holds.
+pub fn workload(
+    workload: &api::Workload,
+    defaults: WorkloadDefaults,
+) -> Result<Workload, ModelError> {
+    const KIND: &str = "Workload";
+    let namespace = workload.namespace().unwrap_or_default();
+    let name = workload.name_any();
+    let label = format!("{namespace}/{name}");
+    let pod_sets = workload
+        .spec
+        .pod_sets
+        .iter()
+        .enumerate()
+        .map(|(i, pod_set)| self::pod_set(&label, i, pod_set))
+        .collect::<Result<Vec<_>, _>>()?;
+    let status = workload.status.as_ref();
+    let admission = status
+        .and_then(|s| s.admission.as_ref())
+        .map(|a| admission(&label, a))
+        .transpose()?;
+    let quota_reserved_at = status
+        .and_then(|s| {
+            s.conditions
+                .iter()
+                .find(|c| c.type_ == keys::condition_types::QUOTA_RESERVED && c.status == "True")
+        })
+        .map(|c| c.last_transition_time.0.as_millisecond());
+    Ok(Workload {
+        uid: workload.metadata.uid.clone().unwrap_or(defaults.uid),
+        queue_name: workload.spec.queue_name.clone().unwrap_or_default(),
+        priority: workload
+            .spec
+            .priority
+            .or(defaults.class_priority)
+            .unwrap_or(0),
+        creation: workload
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map_or(defaults.creation, |t| t.0.as_millisecond()),
+        active: workload.spec.is_active(),
+        pod_sets,
+        admission,
+        quota_reserved_at,
+        namespace,
+        name,
+    })
+    .and_then(|w| {
+        if w.pod_sets.is_empty() {
+            Err(ModelError::invalid(
+                KIND,
+                label,
+                "spec.podSets",
+                "must have at least one pod set",
+            ))
+        } else {
+            Ok(w)
+        }
+    })
+}
+
+fn pod_set(workload: &str, index: usize, pod_set: &ApiPodSet) -> Result<PodSet, ModelError> {
+    const KIND: &str = "Workload";
+    let field = |leaf: &str| format!("spec.podSets[{index}].{leaf}");
+    if pod_set.count < 0 {
+        return Err(ModelError::invalid(
+            KIND,
+            workload,
+            field("count"),
+            "must not be negative",
+        ));
+    }
+    if let Some(min) = pod_set.min_count
+        && !(1..=pod_set.count).contains(&min)
+    {
+        return Err(ModelError::invalid(
+            KIND,
+            workload,
+            field("minCount"),
+            "minCount should be positive and less or equal to count",
+        ));
+    }
+    let spec = pod_set.template.spec.clone().unwrap_or_default();
+    let requests = pod_requests(&spec).map_err(|e| {
+        ModelError::invalid(
+            KIND,
+            workload,
+            field(&format!("template.spec.{}", e.field)),
+            e.source.to_string(),
+        )
+    })?;
+    if let Some((name, _)) = requests
+        .iter()
+        .find(|(_, amount)| **amount < Quantity::ZERO)
+    {
+        return Err(ModelError::invalid(
+            KIND,
+            workload,
+            field("template.spec"),
+            format!("request for {name} must not be negative"),
+        ));
+    }
+    let required_node_affinity = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| {
+            n.required_during_scheduling_ignored_during_execution
+                .clone()
+        });
+    Ok(PodSet {
+        name: pod_set.name.clone(),
+        count: pod_set.count,
+        min_count: pod_set.min_count,
+        requests,
+        node_selector: spec.node_selector.clone().unwrap_or_default(),
+        tolerations: spec.tolerations.clone().unwrap_or_default(),
+        required_node_affinity,
+        topology_request: pod_set.topology_request.as_ref().map(|t| TopologyRequest {
+            required: t.required.clone(),
+            preferred: t.preferred.clone(),
+            unconstrained: t.unconstrained,
+            pod_index_label: t.pod_index_label.clone(),
+            sub_group_index_label: t.sub_group_index_label.clone(),
+            sub_group_count: t.sub_group_count,
+            pod_set_group_name: t.pod_set_group_name.clone(),
+            slice_required_topology: t.pod_set_slice_required_topology.clone(),
+            slice_size: t.pod_set_slice_size,
+            slice_required_topology_constraints: t
+                .podset_slice_required_topology_constraints
+                .iter()
+                .flatten()
+                .map(|c| (c.topology.clone(), c.size))
+                .collect(),
+        }),
+    })
+}
+
+fn admission(workload: &str, admission: &ApiAdmission) -> Result<Admission, ModelError> {
+    let pod_set_assignments = admission
+        .pod_set_assignments
+        .iter()
+        .enumerate()
+        .map(|(i, assignment)| {
+            let resource_usage = assignment
+                .resource_usage
+                .iter()
+                .map(|(resource, amount)| {
+                    let field =
+                        format!("status.admission.podSetAssignments[{i}].resourceUsage.{resource}");
+                    non_negative("Workload", workload, &field, amount)
+                        .map(|q| (resource.clone(), q))
+                })
+                .collect::<Result<BTreeMap<_, _>, _>>()?;
+            Ok(PodSetAssignment {
+                name: assignment.name.clone(),
+                flavors: assignment.flavors.clone(),
+                resource_usage,
+                count: assignment.count.unwrap_or(0),
+                topology_assignment: assignment.topology_assignment.clone(),
+            })
+        })
+        .collect::<Result<_, ModelError>>()?;
+    Ok(Admission {
+        cluster_queue: admission.cluster_queue.clone(),
+        pod_set_assignments,
+    })
+}
