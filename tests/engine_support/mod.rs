@@ -19,7 +19,12 @@ pub fn quota(name: &str, nominal: &str) -> ResourceQuota {
     ResourceQuota::nominal(name, q(nominal))
 }
 
-pub fn quota_limits(name: &str, nominal: &str, borrowing: Option<&str>, lending: Option<&str>) -> ResourceQuota {
+pub fn quota_limits(
+    name: &str,
+    nominal: &str,
+    borrowing: Option<&str>,
+    lending: Option<&str>,
+) -> ResourceQuota {
     ResourceQuota {
         name: name.into(),
         nominal_quota: q(nominal),
@@ -34,7 +39,10 @@ pub fn group(resources: &[&str], flavors: Vec<(&str, Vec<ResourceQuota>)>) -> Re
         covered_resources: resources.iter().map(|r| r.to_string()).collect(),
         flavors: flavors
             .into_iter()
-            .map(|(name, resources)| FlavorQuotas { name: name.into(), resources })
+            .map(|(name, resources)| FlavorQuotas {
+                name: name.into(),
+                resources,
+            })
             .collect(),
     }
 }
@@ -45,19 +53,33 @@ pub fn cpu_group(flavor: &str, quota: ResourceQuota) -> ResourceGroup {
 }
 
 pub fn flavor(name: &str) -> ResourceFlavor {
-    ResourceFlavor { name: name.into(), ..Default::default() }
+    ResourceFlavor {
+        name: name.into(),
+        ..Default::default()
+    }
 }
 
 pub fn tainted_flavor(name: &str, key: &str, value: &str) -> ResourceFlavor {
     ResourceFlavor {
         name: name.into(),
-        node_taints: vec![Taint { key: key.into(), value: Some(value.into()), effect: "NoSchedule".into(), ..Default::default() }],
+        node_taints: vec![Taint {
+            key: key.into(),
+            value: Some(value.into()),
+            effect: "NoSchedule".into(),
+            ..Default::default()
+        }],
         ..Default::default()
     }
 }
 
 pub fn toleration(key: &str, value: &str) -> Toleration {
-    Toleration { key: Some(key.into()), operator: Some("Equal".into()), value: Some(value.into()), effect: Some("NoSchedule".into()), ..Default::default() }
+    Toleration {
+        key: Some(key.into()),
+        operator: Some("Equal".into()),
+        value: Some(value.into()),
+        effect: Some("NoSchedule".into()),
+        ..Default::default()
+    }
 }
 
 pub fn cq(name: &str, cohort: Option<&str>, groups: Vec<ResourceGroup>) -> ClusterQueue {
@@ -71,7 +93,12 @@ pub fn cq(name: &str, cohort: Option<&str>, groups: Vec<ResourceGroup>) -> Clust
 }
 
 pub fn cohort(name: &str, parent: Option<&str>, groups: Vec<ResourceGroup>) -> Cohort {
-    Cohort { name: name.into(), parent: parent.map(Into::into), resource_groups: groups, fair_sharing_weight: None }
+    Cohort {
+        name: name.into(),
+        parent: parent.map(Into::into),
+        resource_groups: groups,
+        fair_sharing_weight: None,
+    }
 }
 
 /// A workload of `count` pods with `cpu` each, queued in LocalQueue `lq-<cq>`.
@@ -113,13 +140,26 @@ pub fn admitted(mut w: Workload, cq: &str, flavor: &str) -> Workload {
 }
 
 /// A snapshot with namespace `default` and one LocalQueue `lq-<cq>` per ClusterQueue.
-pub fn snapshot(flavors: Vec<ResourceFlavor>, cqs: Vec<ClusterQueue>, cohorts: Vec<Cohort>, workloads: Vec<Workload>) -> Snapshot {
+pub fn snapshot(
+    flavors: Vec<ResourceFlavor>,
+    cqs: Vec<ClusterQueue>,
+    cohorts: Vec<Cohort>,
+    workloads: Vec<Workload>,
+) -> Snapshot {
     Snapshot {
         local_queues: cqs
             .iter()
-            .map(|c| LocalQueue { namespace: NS.into(), name: format!("lq-{}", c.name), cluster_queue: c.name.clone(), stop_policy: StopPolicy::None })
+            .map(|c| LocalQueue {
+                namespace: NS.into(),
+                name: format!("lq-{}", c.name),
+                cluster_queue: c.name.clone(),
+                stop_policy: StopPolicy::None,
+            })
             .collect(),
-        namespaces: vec![Namespace { name: NS.into(), labels: BTreeMap::new() }],
+        namespaces: vec![Namespace {
+            name: NS.into(),
+            labels: BTreeMap::new(),
+        }],
         resource_flavors: flavors,
         cluster_queues: cqs,
         cohorts,
@@ -132,13 +172,20 @@ pub fn key(name: &str) -> WorkloadKey {
 }
 
 pub fn status<'a>(run: &'a RunOutcome, name: &str) -> &'a WorkloadStatus {
-    &run.workloads.iter().find(|w| w.workload == key(name)).unwrap().status
+    &run.workloads
+        .iter()
+        .find(|w| w.workload == key(name))
+        .unwrap()
+        .status
 }
 
 /// The ClusterQueue and cpu flavor a workload ended up admitted with, or `None` if pending.
 pub fn placement(run: &RunOutcome, name: &str) -> Option<(String, String)> {
     match status(run, name) {
-        WorkloadStatus::Admitted(a) => Some((a.cluster_queue.clone(), a.pod_set_assignments[0].flavors["cpu"].clone())),
+        WorkloadStatus::Admitted(a) => Some((
+            a.cluster_queue.clone(),
+            a.pod_set_assignments[0].flavors["cpu"].clone(),
+        )),
         _ => None,
     }
 }
@@ -150,7 +197,9 @@ pub fn is_admitted(run: &RunOutcome, name: &str) -> bool {
 /// The (reason, message) of a pending workload.
 pub fn pending(run: &RunOutcome, name: &str) -> (String, String) {
     match status(run, name) {
-        WorkloadStatus::Pending { reason, message } => (reason.as_str().to_string(), message.clone()),
+        WorkloadStatus::Pending { reason, message } => {
+            (reason.as_str().to_string(), message.clone())
+        }
         other => panic!("{name} is not pending: {other:?}"),
     }
 }
@@ -160,7 +209,16 @@ pub fn preemptions(run: &RunOutcome) -> Vec<(String, String, String)> {
     run.events
         .iter()
         .filter_map(|e| match e {
-            Event::Preempted { victim, preemptor, reason, .. } => Some((victim.name.clone(), preemptor.name.clone(), reason.as_str().to_string())),
+            Event::Preempted {
+                victim,
+                preemptor,
+                reason,
+                ..
+            } => Some((
+                victim.name.clone(),
+                preemptor.name.clone(),
+                reason.as_str().to_string(),
+            )),
             _ => None,
         })
         .collect()
