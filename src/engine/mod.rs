@@ -32,6 +32,7 @@ mod scheduler;
 mod selector;
 mod state;
 pub mod topology_seam;
+mod validate;
 
 pub use decision::{
     AdmissionDecision, CycleOutcome, Event, EvictionDecision, EvictionReason, EvictionRecord,

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::compile::{Compiled, check_new_workload, compile};
+use super::compile::{Compiled, compile};
 use super::decision::{
     AdmissionDecision, CycleOutcome, Event, EvictionDecision, EvictionReason, EvictionRecord,
     PendingDecision, PendingReason, PreemptionDecision, PreemptionReason, RunOutcome, WorkloadKey,
@@ -15,6 +15,7 @@ use super::model::{Admission, EngineConfig, PodSetAssignment, Snapshot, StopPoli
 use super::quota::NodeId;
 use super::state::Holding;
 use super::topology_seam::{NoTopologyConstraints, TopologyPlacer};
+use super::validate::check_new_workload;
 
 /// The admission engine over one snapshot. Deterministic: the same snapshot and configuration give
 /// the same decisions in the same order.
