@@ -1,0 +1,462 @@
+//! Turns a [`Snapshot`] into the engine's indexed state, validating what the API would reject.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use super::decision::{PendingReason, WorkloadKey};
+use super::error::ModelError;
+use super::model::{ResourceFlavor, ResourceGroup, Snapshot, StopPolicy, Workload};
+use super::quantity::Quantity;
+use super::quota::{NodeId, NodeQuota, QuotaTree};
+use super::resources::{FlavorId, FrAmounts, Interner, add_amount};
+use super::selector;
+use super::state::{CqInfo, GroupInfo, Holding, QueueState, Wl};
+
+/// The reserved resource name for pod counts.
+pub const PODS: &str = "pods";
+
+/// Everything the engine needs, indexed.
+pub struct Compiled {
+    pub names: Interner,
+    pub flavors: Vec<Option<ResourceFlavor>>,
+    pub cqs: Vec<CqInfo>,
+    pub queues: Vec<QueueState>,
+    pub tree: QuotaTree,
+    pub workloads: Vec<Wl>,
+    pub by_key: HashMap<WorkloadKey, u32>,
+    pub clock: i64,
+    pub eq_classes: HashMap<String, u32>,
+    /// Fair-sharing weight per Cohort node, in node order after the ClusterQueues.
+    pub cohort_weights: Vec<Option<Quantity>>,
+    pub cq_index: HashMap<String, u32>,
+    /// (namespace, name) → (ClusterQueue, stop policy).
+    pub local_queues: HashMap<(String, String), (String, StopPolicy)>,
+    pub namespaces: HashMap<String, super::model::Labels>,
+    /// Node names: ClusterQueues, then Cohorts.
+    pub node_names: Vec<String>,
+    /// ClusterQueues of each tree, indexed by the root's node index.
+    pub tree_cqs: Vec<Vec<u32>>,
+}
+
+/// Cohort names, explicit ones first (input order), then implicit ones (sorted).
+fn cohort_names(snapshot: &Snapshot) -> Vec<String> {
+    let explicit: Vec<String> = snapshot.cohorts.iter().map(|c| c.name.clone()).collect();
+    let known: HashSet<&String> = explicit.iter().collect();
+    let implicit: BTreeSet<String> = snapshot
+        .cluster_queues
+        .iter()
+        .filter_map(|cq| cq.cohort.clone())
+        .chain(snapshot.cohorts.iter().filter_map(|c| c.parent.clone()))
+        .filter(|name| !known.contains(name))
+        .collect();
+    explicit.into_iter().chain(implicit).collect()
+}
+
+/// For each cohort, the cycle its ancestor chain runs into, spelled `a -> b -> a`.
+fn cohort_cycles(parents: &[Option<usize>], names: &[String]) -> Vec<Option<Arc<str>>> {
+    let mut cycles = vec![None; parents.len()];
+    for (start, cycle) in cycles.iter_mut().enumerate() {
+        let mut chain = vec![start];
+        let mut at = start;
+        while let Some(parent) = parents[at] {
+            if let Some(pos) = chain.iter().position(|c| *c == parent) {
+                let mut members: Vec<&str> =
+                    chain[pos..].iter().map(|c| names[*c].as_str()).collect();
+                members.push(&names[parent]);
+                *cycle = Some(Arc::from(members.join(" -> ")));
+                break;
+            }
+            chain.push(parent);
+            at = parent;
+        }
+    }
+    cycles
+}
+
+fn intern_groups(names: &mut Interner, groups: &[ResourceGroup]) {
+    for flavor in groups.iter().flat_map(|g| &g.flavors) {
+        let fid = names.flavor(&flavor.name);
+        for r in &flavor.resources {
+            let rid = names.resource(&r.name);
+            names.pair(fid, rid);
+        }
+    }
+}
+
+fn node_quota(names: &Interner, groups: &[ResourceGroup]) -> NodeQuota {
+    let mut quota = NodeQuota::empty(names.pair_count());
+    for flavor in groups.iter().flat_map(|g| &g.flavors) {
+        for r in &flavor.resources {
+            let pair = names
+                .find_flavor(&flavor.name)
+                .zip(names.find_resource(&r.name))
+                .and_then(|(f, res)| names.find_pair(f, res));
+            if let Some(fr) = pair {
+                quota.nominal.set(fr, r.nominal_quota);
+                quota.borrowing_limit[fr.index()] = r.borrowing_limit;
+                quota.lending_limit[fr.index()] = r.lending_limit;
+            }
+        }
+    }
+    quota
+}
+
+/// Builds the indexed state.
+pub fn compile(snapshot: &Snapshot) -> Result<Compiled, ModelError> {
+    super::validate::validate(snapshot)?;
+    let mut names = Interner::default();
+    for flavor in &snapshot.resource_flavors {
+        names.flavor(&flavor.name);
+    }
+    for cq in &snapshot.cluster_queues {
+        intern_groups(&mut names, &cq.resource_groups);
+    }
+    for cohort in &snapshot.cohorts {
+        intern_groups(&mut names, &cohort.resource_groups);
+    }
+    let pods = names.resource(PODS);
+
+    let n_cq = snapshot.cluster_queues.len();
+    let cohorts = cohort_names(snapshot);
+    let cohort_index: HashMap<&str, usize> = cohorts
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let explicit: HashMap<&str, &super::model::Cohort> = snapshot
+        .cohorts
+        .iter()
+        .map(|c| (c.name.as_str(), c))
+        .collect();
+    let cohort_parents: Vec<Option<usize>> = cohorts
+        .iter()
+        .map(|name| {
+            explicit
+                .get(name.as_str())
+                .and_then(|c| c.parent.as_deref())
+                .and_then(|p| cohort_index.get(p).copied())
+        })
+        .collect();
+    let cycles = cohort_cycles(&cohort_parents, &cohorts);
+
+    let mut quotas: Vec<NodeQuota> = snapshot
+        .cluster_queues
+        .iter()
+        .map(|cq| node_quota(&names, &cq.resource_groups))
+        .collect();
+    quotas.extend(
+        cohorts
+            .iter()
+            .map(|name| match explicit.get(name.as_str()) {
+                Some(c) => node_quota(&names, &c.resource_groups),
+                None => NodeQuota::empty(names.pair_count()),
+            }),
+    );
+    let mut tree = QuotaTree::new(quotas, names.pair_count());
+    for (c, parent) in cohort_parents.iter().enumerate() {
+        if let (Some(parent), None) = (parent, &cycles[c]) {
+            tree.set_parent(NodeId((n_cq + c) as u32), NodeId((n_cq + parent) as u32));
+        }
+    }
+
+    let mut flavors: Vec<Option<ResourceFlavor>> = vec![None; names.flavor_count()];
+    for flavor in &snapshot.resource_flavors {
+        if let Some(id) = names.find_flavor(&flavor.name) {
+            flavors[id.0 as usize] = Some(flavor.clone());
+        }
+    }
+
+    let mut cqs = Vec::with_capacity(n_cq);
+    for (i, cq) in snapshot.cluster_queues.iter().enumerate() {
+        let cohort = cq
+            .cohort
+            .as_deref()
+            .and_then(|c| cohort_index.get(c).copied());
+        let mut inactive: Option<Arc<str>> = None;
+        match cohort {
+            Some(c) if cycles[c].is_some() => {
+                let cycle = cycles[c].as_deref().unwrap_or_default();
+                inactive = Some(Arc::from(format!(
+                    "ClusterQueue {} is inactive: cohort cycle detected: {cycle}",
+                    cq.name
+                )));
+            }
+            Some(c) => tree.set_parent(NodeId(i as u32), NodeId((n_cq + c) as u32)),
+            None => {}
+        }
+        let mut groups = Vec::new();
+        let mut group_of = HashMap::new();
+        let mut all_tas = true;
+        let mut any_flavor = false;
+        for (g, group) in cq.resource_groups.iter().enumerate() {
+            for r in &group.covered_resources {
+                group_of.insert(names.resource(r), g);
+            }
+            let ids: Vec<FlavorId> = group
+                .flavors
+                .iter()
+                .map(|f| names.flavor(&f.name))
+                .collect();
+            for (flavor, id) in group.flavors.iter().zip(&ids) {
+                any_flavor = true;
+                match &flavors[id.0 as usize] {
+                    Some(rf) => all_tas &= rf.topology_name.is_some(),
+                    None if inactive.is_none() => {
+                        inactive = Some(Arc::from(format!(
+                            "ClusterQueue {} is inactive: flavor {} not found",
+                            cq.name, flavor.name
+                        )));
+                    }
+                    None => {}
+                }
+            }
+            groups.push(GroupInfo { flavors: ids });
+        }
+        if cq.stop_policy != StopPolicy::None {
+            inactive = Some(Arc::from(format!(
+                "ClusterQueue {} is inactive: stopPolicy is {:?}",
+                cq.name, cq.stop_policy
+            )));
+        }
+        cqs.push(CqInfo {
+            name: cq.name.clone(),
+            node: NodeId(i as u32),
+            has_cohort: tree.parent(NodeId(i as u32)).is_some(),
+            covers_pods: group_of.contains_key(&pods),
+            groups,
+            group_of,
+            namespace_selector: cq.namespace_selector.clone(),
+            strategy: cq.queueing_strategy,
+            fungibility: cq.flavor_fungibility,
+            preemption: cq.preemption,
+            stop_policy: cq.stop_policy,
+            inactive,
+            tas_only: any_flavor && all_tas,
+            weight: cq.fair_sharing_weight,
+        });
+    }
+    let cohort_weights: Vec<Option<Quantity>> = cohorts
+        .iter()
+        .map(|name| {
+            explicit
+                .get(name.as_str())
+                .and_then(|c| c.fair_sharing_weight)
+        })
+        .collect();
+    tree.finish();
+    let node_names: Vec<String> = cqs
+        .iter()
+        .map(|c| c.name.clone())
+        .chain(cohorts.iter().cloned())
+        .collect();
+    let mut tree_cqs = vec![Vec::new(); node_names.len()];
+    for cq in &cqs {
+        tree_cqs[tree.root(cq.node).index()].push(cq.node.0);
+    }
+
+    let mut compiled = Compiled {
+        names,
+        flavors,
+        queues: vec![QueueState::default(); n_cq],
+        cqs,
+        tree,
+        workloads: Vec::with_capacity(snapshot.workloads.len()),
+        by_key: HashMap::with_capacity(snapshot.workloads.len()),
+        clock: 0,
+        eq_classes: HashMap::new(),
+        cohort_weights,
+        node_names,
+        tree_cqs,
+        cq_index: snapshot
+            .cluster_queues
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.clone(), i as u32))
+            .collect(),
+        local_queues: snapshot
+            .local_queues
+            .iter()
+            .map(|q| {
+                let value = (q.cluster_queue.clone(), q.stop_policy);
+                ((q.namespace.clone(), q.name.clone()), value)
+            })
+            .collect(),
+        namespaces: snapshot
+            .namespaces
+            .iter()
+            .map(|n| (n.name.clone(), n.labels.clone()))
+            .collect(),
+    };
+    for w in &snapshot.workloads {
+        compiled.add_workload(w.clone());
+    }
+    Ok(compiled)
+}
+
+impl Compiled {
+    /// Adds one (validated) workload: resolves its queue, interns its requests, and counts its
+    /// admission as usage.
+    pub fn add_workload(&mut self, model: Workload) -> u32 {
+        let index = self.workloads.len() as u32;
+        let key = WorkloadKey::new(&model.namespace, &model.name);
+        let per_pod = model
+            .pod_sets
+            .iter()
+            .map(|ps| {
+                ps.requests
+                    .iter()
+                    .filter(|(_, q)| !q.is_zero())
+                    .map(|(r, q)| (self.names.resource(r), *q))
+                    .collect()
+            })
+            .collect();
+        let (cq, blocked) = resolve_queue(self, &model);
+        let local_queue_stop = self
+            .local_queues
+            .get(&(model.namespace.clone(), model.queue_name.clone()))
+            .map(|(_, stop)| *stop)
+            .unwrap_or_default();
+        let class_key = format!(
+            "{cq:?}|{}|{:?}",
+            model.priority,
+            model
+                .pod_sets
+                .iter()
+                .map(|p| (
+                    p.count,
+                    p.min_count,
+                    &p.requests,
+                    &p.node_selector,
+                    &p.tolerations,
+                    &p.required_node_affinity,
+                    &p.topology_request
+                ))
+                .collect::<Vec<_>>()
+        );
+        let next_class = self.eq_classes.len() as u32;
+        let eq_class = *self.eq_classes.entry(class_key).or_insert(next_class);
+        self.clock = self.clock.max(model.creation.saturating_add(1)).max(
+            model
+                .quota_reserved_at
+                .unwrap_or(i64::MIN)
+                .saturating_add(1),
+        );
+        let holding = model.admission.clone().map(|admission| {
+            let cq = self.cq_index.get(&admission.cluster_queue).copied();
+            let mut usage = FrAmounts::new();
+            for psa in &admission.pod_set_assignments {
+                for (resource, flavor) in &psa.flavors {
+                    let amount = psa
+                        .resource_usage
+                        .get(resource)
+                        .copied()
+                        .unwrap_or_default();
+                    let pair = self
+                        .names
+                        .find_flavor(flavor)
+                        .zip(self.names.find_resource(resource))
+                        .and_then(|(f, r)| self.names.find_pair(f, r));
+                    if let (Some(fr), Some(_)) = (pair, cq) {
+                        add_amount(&mut usage, fr, amount);
+                    }
+                }
+            }
+            Holding {
+                cq,
+                usage,
+                admission,
+                reserved_at: model.quota_reserved_at.unwrap_or(model.creation),
+                cycle: 0,
+            }
+        });
+        if let Some(Holding {
+            cq: Some(cq),
+            usage,
+            ..
+        }) = &holding
+        {
+            for (fr, amount) in usage {
+                self.tree.add_usage(NodeId(*cq), *fr, *amount);
+            }
+            self.queues[*cq as usize].admitted.insert(index);
+        }
+        let wl = Wl {
+            uid: Arc::from(model.uid.as_str()),
+            model,
+            key: key.clone(),
+            per_pod,
+            cq,
+            blocked,
+            holding,
+            pending: (
+                PendingReason::PendingEvaluation,
+                Arc::from("not evaluated yet"),
+            ),
+            last_eviction: None,
+            finished: false,
+            eq_class,
+            inadmissible_at: None,
+            local_queue_stop,
+        };
+        if wl.holding.is_none()
+            && wl.blocked.is_none()
+            && let Some(cq) = wl.cq
+        {
+            self.queues[cq as usize].pending.insert(wl.queue_key(index));
+        }
+        self.workloads.push(wl);
+        self.by_key.insert(key, index);
+        index
+    }
+}
+
+/// The ClusterQueue a workload queues in, or why it cannot queue.
+fn resolve_queue(
+    compiled: &Compiled,
+    w: &Workload,
+) -> (Option<u32>, Option<(PendingReason, Arc<str>)>) {
+    let misconfigured = |msg: String| Some((PendingReason::Misconfigured, Arc::from(msg)));
+    let Some((cq_name, lq_stop)) = compiled
+        .local_queues
+        .get(&(w.namespace.clone(), w.queue_name.clone()))
+    else {
+        let msg = format!("LocalQueue {} doesn't exist", w.queue_name);
+        return (None, misconfigured(msg));
+    };
+    let Some(cq) = compiled.cq_index.get(cq_name).copied() else {
+        let msg = format!("ClusterQueue {cq_name} doesn't exist");
+        return (None, misconfigured(msg));
+    };
+    let info = &compiled.cqs[cq as usize];
+    let namespace = compiled.namespaces.get(&w.namespace);
+    let selected = match (&info.namespace_selector, namespace) {
+        (Some(sel), Some(labels)) => selector::matches(sel, labels),
+        _ => false,
+    };
+    let cq = Some(cq);
+    if !w.active {
+        let msg = "The workload is deactivated (spec.active is false)".to_string();
+        return (cq, Some((PendingReason::Suspended, Arc::from(msg))));
+    }
+    if *lq_stop != StopPolicy::None {
+        let msg = format!(
+            "LocalQueue {} is stopped (stopPolicy {lq_stop:?})",
+            w.queue_name
+        );
+        return (cq, Some((PendingReason::Suspended, Arc::from(msg))));
+    }
+    if namespace.is_none() {
+        return (
+            cq,
+            misconfigured(format!("Namespace {} doesn't exist", w.namespace)),
+        );
+    }
+    if !selected {
+        let msg = format!(
+            "Workload namespace doesn't match ClusterQueue selector ({} in ClusterQueue {})",
+            w.namespace, info.name
+        );
+        return (cq, misconfigured(msg));
+    }
+    (cq, None)
+}

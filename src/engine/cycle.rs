@@ -1,0 +1,419 @@
+//! One admission cycle (C.1), better than Kueue's where Kueue is slow: instead of one head per
+//! ClusterQueue per cycle, a cycle runs rounds. Each round takes the next workload of every active
+//! ClusterQueue, orders them as Kueue orders heads (classic: borrowing level, priority, creation;
+//! fair sharing: the tournament), and processes them against the running quota tree. Rounds go on
+//! until every queue is exhausted or blocked, so a deep queue drains as fast as quota allows.
+//!
+//! A workload found inadmissible is remembered by equivalence class for the rest of the cycle
+//! (identical workloads are not evaluated again while no quota was released in its cohort tree),
+//! and, under BestEffortFIFO, is skipped in later cycles until usage in its tree changes.
+
+use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::compile::Compiled;
+use super::decision::{CycleOutcome, EvictionReason, PendingReason, PreemptionReason};
+use super::fair_sharing::{Contender, tournament_winner};
+use super::features::Feature;
+use super::flavor::{self, Assigned, Assignment, Mode};
+use super::model::QueueingStrategy;
+use super::preemption::{self, Preemptor, Target};
+use super::quota::{NodeId, QuotaTree};
+use super::scheduler::Engine;
+use super::state::World;
+
+/// What one evaluation of a workload concluded.
+enum Nomination {
+    Fit(Assignment),
+    Preempt(Assignment, Vec<Target>),
+    NoFit(PendingReason, Arc<str>),
+}
+
+struct Entry {
+    index: u32,
+    cq: u32,
+    generation: u64,
+    nomination: Nomination,
+}
+
+impl Entry {
+    fn assignment(&self) -> Option<&Assignment> {
+        match &self.nomination {
+            Nomination::Fit(a) | Nomination::Preempt(a, _) => Some(a),
+            Nomination::NoFit(..) => None,
+        }
+    }
+}
+
+/// Per-cycle bookkeeping.
+struct CycleState {
+    /// Each ClusterQueue's pending workloads, in queue order, as the cycle started.
+    lists: Vec<Vec<u32>>,
+    cursor: Vec<usize>,
+    done: Vec<bool>,
+    /// Equivalence class → (release generation of its tree, reason, message).
+    inadmissible: HashMap<u32, (u64, PendingReason, Arc<str>)>,
+}
+
+fn preemption_cause(reason: PreemptionReason) -> &'static str {
+    match reason {
+        PreemptionReason::InClusterQueue => "prioritization in the ClusterQueue",
+        PreemptionReason::InCohortReclamation => "reclamation within the cohort",
+        PreemptionReason::InCohortFairSharing => "Fair Sharing within the cohort",
+        PreemptionReason::InCohortReclaimWhileBorrowing => {
+            "reclamation within the cohort while borrowing"
+        }
+    }
+}
+
+impl Engine {
+    /// Splits the engine into a read-only view and the quota tree the simulation mutates.
+    fn split(&mut self) -> (World<'_>, &mut QuotaTree) {
+        let Compiled {
+            names,
+            flavors,
+            cqs,
+            queues,
+            workloads,
+            tree,
+            cohort_weights,
+            tree_cqs,
+            ..
+        } = &mut self.c;
+        let world = World {
+            names,
+            flavors,
+            cqs,
+            queues,
+            workloads,
+            config: &self.config,
+            placer: self.placer.as_ref(),
+            cohort_weights,
+            tree_cqs_by_root: tree_cqs,
+            cycle: self.cycle,
+        };
+        (world, tree)
+    }
+
+    /// Runs one admission cycle.
+    pub fn cycle(&mut self) -> CycleOutcome {
+        self.cycle += 1;
+        let mut out = CycleOutcome {
+            cycle: self.cycle,
+            ..Default::default()
+        };
+        self.prelude(&mut out);
+        let n = self.c.cqs.len();
+        let lists = (0..n)
+            .map(|cq| match self.c.cqs[cq].inactive {
+                Some(_) => Vec::new(),
+                None => self.c.queues[cq].pending.iter().map(|k| k.index).collect(),
+            })
+            .collect();
+        let mut st = CycleState {
+            lists,
+            cursor: vec![0; n],
+            done: vec![false; n],
+            inadmissible: HashMap::new(),
+        };
+        loop {
+            let mut entries = Vec::new();
+            for cq in 0..n as u32 {
+                if let Some(index) = self.next_head(cq, &mut st, &mut out) {
+                    let generation = self.generations[self.root_of(cq)];
+                    let nomination = self.nominate(index, cq);
+                    entries.push(Entry {
+                        index,
+                        cq,
+                        generation,
+                        nomination,
+                    });
+                }
+            }
+            if entries.is_empty() {
+                break;
+            }
+            if self.config.fair_sharing.enabled {
+                self.process_tournament(entries, &mut st, &mut out);
+            } else {
+                self.order_classic(&mut entries);
+                for entry in entries {
+                    self.process(entry, &mut st, &mut out);
+                }
+            }
+        }
+        out
+    }
+
+    /// The next workload of `cq` to evaluate this cycle, answering cached equivalents on the way.
+    fn next_head(&mut self, cq: u32, st: &mut CycleState, out: &mut CycleOutcome) -> Option<u32> {
+        let c = cq as usize;
+        let root = self.root_of(cq);
+        let strict = self.c.cqs[c].strategy == QueueingStrategy::StrictFifo;
+        while !st.done[c] {
+            let Some(&index) = st.lists[c].get(st.cursor[c]) else {
+                st.done[c] = true;
+                break;
+            };
+            st.cursor[c] += 1;
+            let w = &self.c.workloads[index as usize];
+            if w.holding.is_some() || w.finished {
+                continue;
+            }
+            if !strict && w.inadmissible_at == Some(self.generations[root]) {
+                continue;
+            }
+            let cached = st.inadmissible.get(&w.eq_class).cloned();
+            match cached {
+                Some((released, reason, message)) if released == self.releases[root] => {
+                    self.set_pending(index, reason, &message, out);
+                    self.c.workloads[index as usize].inadmissible_at = Some(self.generations[root]);
+                    if strict {
+                        self.block_rest(cq, index, st, out);
+                    }
+                }
+                _ => return Some(index),
+            }
+        }
+        None
+    }
+
+    /// StrictFIFO: the head could not be admitted, so nothing behind it is this cycle.
+    fn block_rest(&mut self, cq: u32, head: u32, st: &mut CycleState, out: &mut CycleOutcome) {
+        let c = cq as usize;
+        st.done[c] = true;
+        let message: Arc<str> = Arc::from(format!(
+            "waiting behind workload {}, the head of StrictFIFO ClusterQueue {}",
+            self.c.workloads[head as usize].key, self.c.cqs[c].name
+        ));
+        let rest: Vec<u32> = st.lists[c][st.cursor[c]..].to_vec();
+        for index in rest {
+            let w = &self.c.workloads[index as usize];
+            if w.holding.is_none() && !w.finished {
+                self.set_pending(index, PendingReason::PendingEvaluation, &message, out);
+            }
+        }
+    }
+
+    /// Evaluates a workload: full counts first, then (gate `PartialAdmission`) the largest count of
+    /// its `minCount` pod set that fits, by bisection.
+    fn nominate(&mut self, index: u32, cq: u32) -> Nomination {
+        let counts: Vec<i32> = self.c.workloads[index as usize]
+            .model
+            .pod_sets
+            .iter()
+            .map(|p| p.count)
+            .collect();
+        let (reason, message) = match self.try_counts(index, cq, &counts) {
+            Ok(nomination) => return nomination,
+            Err(failure) => failure,
+        };
+        let partial = self.c.workloads[index as usize]
+            .model
+            .pod_sets
+            .iter()
+            .enumerate()
+            .find_map(|(i, p)| p.min_count.filter(|m| *m < p.count).map(|m| (i, m)));
+        if let (true, Some((i, min))) = (
+            self.config.features.enabled(Feature::PartialAdmission),
+            partial,
+        ) {
+            let with = |engine: &mut Engine, count: i32| {
+                let mut reduced = counts.clone();
+                reduced[i] = count;
+                engine.try_counts(index, cq, &reduced).ok()
+            };
+            if let Some(mut best) = with(self, min) {
+                let (mut lo, mut hi) = (min, counts[i] - 1);
+                while lo < hi {
+                    let mid = lo + (hi - lo + 1) / 2;
+                    match with(self, mid) {
+                        Some(nomination) => {
+                            best = nomination;
+                            lo = mid;
+                        }
+                        None => hi = mid - 1,
+                    }
+                }
+                return best;
+            }
+        }
+        Nomination::NoFit(reason, Arc::from(message))
+    }
+
+    fn try_counts(
+        &mut self,
+        index: u32,
+        cq: u32,
+        counts: &[i32],
+    ) -> Result<Nomination, (PendingReason, String)> {
+        let (world, tree) = self.split();
+        let wl = &world.workloads[index as usize];
+        match flavor::assign(&world, tree, cq, wl, counts) {
+            Assigned::NoFit { reason, message } => Err((reason, message)),
+            Assigned::Ok(a) if a.mode == Mode::Fit => Ok(Nomination::Fit(a)),
+            Assigned::Ok(a) => {
+                let p = Preemptor::new(cq, wl, &a.usage);
+                let targets = preemption::find_targets(&world, tree, &p);
+                if targets.is_empty() {
+                    Err((PendingReason::WaitingForQuota, a.shortfall))
+                } else {
+                    Ok(Nomination::Preempt(a, targets))
+                }
+            }
+        }
+    }
+
+    /// Classic order across ClusterQueues: lower borrowing level, higher priority (gate
+    /// `PrioritySortingWithinCohort`), earlier creation, uid. Entries that cannot be admitted go last.
+    fn order_classic(&self, entries: &mut [Entry]) {
+        let by_priority = self
+            .config
+            .features
+            .enabled(Feature::PrioritySortingWithinCohort);
+        entries.sort_by_cached_key(|e| {
+            let w = &self.c.workloads[e.index as usize];
+            (
+                e.assignment().map_or(u32::MAX, |a| a.level),
+                Reverse(if by_priority { w.model.priority } else { 0 }),
+                w.model.creation,
+                w.uid.clone(),
+            )
+        });
+    }
+
+    /// Fair sharing: repeatedly let each cohort tree's tournament pick the next entry.
+    fn process_tournament(
+        &mut self,
+        entries: Vec<Entry>,
+        st: &mut CycleState,
+        out: &mut CycleOutcome,
+    ) {
+        let (viable, failed): (Vec<Entry>, Vec<Entry>) =
+            entries.into_iter().partition(|e| e.assignment().is_some());
+        for entry in failed {
+            self.process(entry, st, out);
+        }
+        let mut remaining = viable;
+        while !remaining.is_empty() {
+            let root = self.root_of(remaining[0].cq);
+            let (world, tree) = self.split();
+            let members: Vec<usize> = (0..remaining.len())
+                .filter(|i| tree.root(NodeId(remaining[*i].cq)).index() == root)
+                .collect();
+            let contenders: Vec<Contender<'_>> = members
+                .iter()
+                .filter_map(|&i| {
+                    let e = &remaining[i];
+                    let w = &world.workloads[e.index as usize];
+                    e.assignment().map(|a| Contender {
+                        cq: e.cq,
+                        priority: w.model.priority,
+                        creation: w.model.creation,
+                        usage: &a.usage,
+                    })
+                })
+                .collect();
+            let pick = tournament_winner(&world, tree, NodeId(root as u32), &contenders)
+                .map_or(members[0], |winner| members[winner]);
+            let entry = remaining.remove(pick);
+            self.process(entry, st, out);
+        }
+    }
+
+    fn process(&mut self, entry: Entry, st: &mut CycleState, out: &mut CycleOutcome) {
+        let Entry {
+            index,
+            cq,
+            generation,
+            nomination,
+        } = entry;
+        let root = self.root_of(cq);
+        let nomination = if generation == self.generations[root] {
+            nomination
+        } else {
+            self.nominate(index, cq)
+        };
+        match nomination {
+            Nomination::Fit(assignment) => {
+                self.admit_checked(index, cq, assignment, Vec::new(), st, out)
+            }
+            Nomination::Preempt(assignment, targets) => {
+                let uid = self.c.workloads[index as usize].model.uid.clone();
+                let preemptor_path = self.path_of(cq);
+                let mut victims = Vec::with_capacity(targets.len());
+                for target in targets {
+                    let victim = &self.c.workloads[target.workload as usize];
+                    let victim_path = victim
+                        .holding
+                        .as_ref()
+                        .and_then(|h| h.cq)
+                        .map(|c| self.path_of(c))
+                        .unwrap_or_default();
+                    victims.push(victim.key.clone());
+                    let message = format!(
+                        "Preempted to accommodate a workload (UID: {uid}) due to {}; preemptor path: {preemptor_path}; preemptee path: {victim_path}",
+                        preemption_cause(target.reason)
+                    );
+                    self.evict(
+                        target.workload,
+                        EvictionReason::Preempted,
+                        Some((target.reason, index)),
+                        message,
+                        out,
+                    );
+                }
+                self.admit_checked(index, cq, assignment, victims, st, out);
+            }
+            Nomination::NoFit(reason, message) => self.reject(index, cq, reason, message, st, out),
+        }
+    }
+
+    /// Admits after re-checking, at the single point where quota is granted, that the assignment
+    /// fits every level of the tree right now.
+    fn admit_checked(
+        &mut self,
+        index: u32,
+        cq: u32,
+        assignment: Assignment,
+        victims: Vec<super::decision::WorkloadKey>,
+        st: &mut CycleState,
+        out: &mut CycleOutcome,
+    ) {
+        if preemption::fits(&self.c.tree, NodeId(cq), &assignment.usage, true) {
+            self.admit(index, cq, assignment, victims, out);
+        } else {
+            let message = Arc::from("waiting for preempted workloads to release quota");
+            self.reject(
+                index,
+                cq,
+                PendingReason::WaitingForPreemptedWorkloads,
+                message,
+                st,
+                out,
+            );
+        }
+    }
+
+    fn reject(
+        &mut self,
+        index: u32,
+        cq: u32,
+        reason: PendingReason,
+        message: Arc<str>,
+        st: &mut CycleState,
+        out: &mut CycleOutcome,
+    ) {
+        let root = self.root_of(cq);
+        self.set_pending(index, reason, &message, out);
+        let w = &mut self.c.workloads[index as usize];
+        w.inadmissible_at = Some(self.generations[root]);
+        let class = w.eq_class;
+        st.inadmissible
+            .insert(class, (self.releases[root], reason, message));
+        if self.c.cqs[cq as usize].strategy == QueueingStrategy::StrictFifo {
+            self.block_rest(cq, index, st, out);
+        }
+    }
+}

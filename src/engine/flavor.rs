@@ -1,0 +1,421 @@
+//! Flavor assignment (C.2): for each pod set and resource group, walk the group's flavors in order,
+//! check eligibility (taints, selectors, required affinity) and quota, and pick a flavor under the
+//! ClusterQueue's `flavorFungibility`.
+
+use super::compile::PODS;
+use super::decision::PendingReason;
+use super::features::Feature;
+use super::model::{
+    FungibilityPolicy, FungibilityPreference, PodSet, QuotaCheckStrategy, ResourceFlavor,
+};
+use super::node_match::{requirement_matches, tolerates};
+use super::preemption;
+use super::quantity::Quantity;
+use super::quota::QuotaTree;
+use super::resources::{FlavorId, FrAmounts, ResourceId, add_amount, amount_of};
+use super::state::{CqInfo, Wl, World};
+use super::topology_seam::{TopologyQuery, TopologyVerdict};
+use crate::api::topology_assignment::TopologyAssignment;
+
+/// How a flavor (or a whole assignment) can be had, best first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mode {
+    Fit,
+    /// Needs preemption, every target in other ClusterQueues.
+    Reclaim,
+    /// Needs preemption, some target in the own ClusterQueue.
+    Preempt,
+    /// Would need preemption, but nothing may be preempted.
+    NoCandidates,
+    NoFit,
+}
+
+impl Mode {
+    fn viable(self) -> bool {
+        self <= Mode::Preempt
+    }
+}
+
+/// The flavors and usage chosen for one pod set.
+#[derive(Clone, Debug)]
+pub struct PodSetChoice {
+    pub count: i32,
+    pub flavors: Vec<(ResourceId, FlavorId)>,
+    pub usage: Vec<(ResourceId, Quantity)>,
+    pub topology: Option<TopologyAssignment>,
+}
+
+/// A complete flavor assignment.
+#[derive(Clone, Debug)]
+pub struct Assignment {
+    pub pod_sets: Vec<PodSetChoice>,
+    /// Total usage per flavor-resource pair.
+    pub usage: FrAmounts,
+    /// Fit, Reclaim or Preempt.
+    pub mode: Mode,
+    /// Highest borrowing level over the pairs (0: inside the ClusterQueue's nominal quota).
+    pub level: u32,
+    /// Why it needs preemption, for the pending message if no victims are found.
+    pub shortfall: String,
+}
+
+/// Flavor assignment's answer.
+#[derive(Clone, Debug)]
+pub enum Assigned {
+    Ok(Assignment),
+    NoFit {
+        reason: PendingReason,
+        message: String,
+    },
+}
+
+/// One flavor evaluated for one pod set's group.
+struct FlavorEval {
+    mode: Mode,
+    level: u32,
+    reason: PendingReason,
+    message: String,
+    topology: Option<TopologyAssignment>,
+}
+
+/// Why `flavor` cannot host pods of `pod_set`, if it cannot: untolerated taints, or a nodeSelector
+/// or required affinity that contradicts the flavor's node labels (on the flavor's keys only).
+pub fn flavor_mismatch(flavor: &ResourceFlavor, pod_set: &PodSet) -> Option<String> {
+    let untolerated = flavor
+        .node_taints
+        .iter()
+        .filter(|t| matches!(t.effect.as_str(), "NoSchedule" | "NoExecute"))
+        .find(|taint| {
+            !pod_set
+                .tolerations
+                .iter()
+                .chain(&flavor.tolerations)
+                .any(|tol| tolerates(tol, taint))
+        });
+    if let Some(taint) = untolerated {
+        return Some(format!(
+            "untolerated taint {{{} {} {}}} in flavor {}",
+            taint.key,
+            taint.value.as_deref().unwrap_or(""),
+            taint.effect,
+            flavor.name
+        ));
+    }
+    let selector_conflict = pod_set
+        .node_selector
+        .iter()
+        .any(|(k, v)| flavor.node_labels.get(k).is_some_and(|fv| fv != v));
+    let affinity_conflict = pod_set.required_node_affinity.as_ref().is_some_and(|sel| {
+        !sel.node_selector_terms.is_empty()
+            && !sel.node_selector_terms.iter().any(|term| {
+                term.match_expressions
+                    .iter()
+                    .flatten()
+                    .filter(|r| flavor.node_labels.contains_key(&r.key))
+                    .all(|r| requirement_matches(r, &flavor.node_labels))
+            })
+    });
+    (selector_conflict || affinity_conflict)
+        .then(|| format!("flavor {} doesn't match node affinity", flavor.name))
+}
+
+fn better(pref: FungibilityPreference, a: (Mode, u32), b: (Mode, u32)) -> bool {
+    match pref {
+        FungibilityPreference::BorrowingOverPreemption => a < b,
+        FungibilityPreference::PreemptionOverBorrowing => (a.1, a.0) < (b.1, b.0),
+    }
+}
+
+/// The per-pod set requests on `cq`, totalled over `count` pods; `pods` added when covered.
+fn pod_set_requests(
+    world: &World<'_>,
+    cq: &CqInfo,
+    wl: &Wl,
+    i: usize,
+    count: i32,
+) -> Vec<(ResourceId, Quantity)> {
+    let mut requests: Vec<(ResourceId, Quantity)> = wl.per_pod[i]
+        .iter()
+        .map(|(r, q)| (*r, q.saturating_mul(count as i64)))
+        .collect();
+    if cq.covers_pods
+        && let Some(pods) = world.names.find_resource(PODS)
+    {
+        requests.push((pods, Quantity::from_units(count as i64)));
+    }
+    requests
+}
+
+/// Assigns flavors to every pod set of `wl` in `cq` with the given pod counts, against the current
+/// usage in `tree`. The tree is borrowed mutably only for preemption simulations, and is restored.
+pub fn assign(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    cq_index: u32,
+    wl: &Wl,
+    counts: &[i32],
+) -> Assigned {
+    let cq = &world.cqs[cq_index as usize];
+    let mut assigned = FrAmounts::new();
+    let mut pod_sets = Vec::with_capacity(counts.len());
+    let (mut mode, mut level) = (Mode::Fit, 0);
+    let mut shortfall = String::new();
+    for (i, pod_set) in wl.model.pod_sets.iter().enumerate() {
+        let count = counts[i];
+        let mut choice = PodSetChoice {
+            count,
+            flavors: Vec::new(),
+            usage: Vec::new(),
+            topology: None,
+        };
+        let mut by_group: Vec<Vec<(ResourceId, Quantity)>> = vec![Vec::new(); cq.groups.len()];
+        for (resource, amount) in pod_set_requests(world, cq, wl, i, count) {
+            match cq.group_of.get(&resource) {
+                Some(g) => by_group[*g].push((resource, amount)),
+                None if amount.is_zero() => {}
+                None if world.config.quota_check == QuotaCheckStrategy::IgnoreUndeclared => {}
+                None => {
+                    return Assigned::NoFit {
+                        reason: PendingReason::ExceedsMaxQuota,
+                        message: format!(
+                            "couldn't assign flavors to pod set {}: resource {} unavailable in ClusterQueue",
+                            pod_set.name,
+                            world.names.resource_name(resource)
+                        ),
+                    };
+                }
+            }
+        }
+        for (g, requests) in by_group.iter().enumerate() {
+            if requests.is_empty() {
+                continue;
+            }
+            match walk_group(world, tree, cq_index, wl, i, count, g, requests, &assigned) {
+                Ok((flavor, eval)) => {
+                    for (resource, amount) in requests {
+                        if let Some(fr) = world.names.find_pair(flavor, *resource) {
+                            add_amount(&mut assigned, fr, *amount);
+                        }
+                        choice.flavors.push((*resource, flavor));
+                        choice.usage.push((*resource, *amount));
+                    }
+                    if eval.mode != Mode::Fit && shortfall.is_empty() {
+                        shortfall = format!(
+                            "couldn't assign flavors to pod set {}: {}",
+                            pod_set.name, eval.message
+                        );
+                    }
+                    mode = mode.max(eval.mode);
+                    level = level.max(eval.level);
+                    if eval.topology.is_some() {
+                        choice.topology = eval.topology;
+                    }
+                }
+                Err((reason, messages)) => {
+                    return Assigned::NoFit {
+                        reason,
+                        message: format!(
+                            "couldn't assign flavors to pod set {}: {}",
+                            pod_set.name,
+                            messages.join(", ")
+                        ),
+                    };
+                }
+            }
+        }
+        choice.flavors.sort();
+        choice.usage.sort();
+        pod_sets.push(choice);
+    }
+    Assigned::Ok(Assignment {
+        pod_sets,
+        usage: assigned,
+        mode,
+        level,
+        shortfall,
+    })
+}
+
+/// Walks one resource group's flavors for one pod set; returns the chosen flavor or the reason and
+/// messages of every flavor that failed.
+#[allow(clippy::too_many_arguments)]
+fn walk_group(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    cq_index: u32,
+    wl: &Wl,
+    pod_set_index: usize,
+    count: i32,
+    group: usize,
+    requests: &[(ResourceId, Quantity)],
+    assigned: &FrAmounts,
+) -> Result<(FlavorId, FlavorEval), (PendingReason, Vec<String>)> {
+    let cq = &world.cqs[cq_index as usize];
+    let fungible = world.config.features.enabled(Feature::FlavorFungibility);
+    let preference = cq.fungibility.preference.unwrap_or_default();
+    let mut best: Option<(FlavorId, FlavorEval)> = None;
+    let mut messages = Vec::new();
+    let mut worst_reason = PendingReason::NoMatchingFlavor;
+    for &flavor_id in &cq.groups[group].flavors {
+        let eval = evaluate_flavor(
+            world,
+            tree,
+            cq_index,
+            wl,
+            pod_set_index,
+            count,
+            flavor_id,
+            requests,
+            assigned,
+        );
+        if !eval.mode.viable() {
+            worst_reason = rank_reason(worst_reason, eval.reason);
+            messages.push(eval.message);
+            continue;
+        }
+        let stop = if fungible {
+            let preempting = eval.mode != Mode::Fit;
+            !(preempting && cq.fungibility.when_can_preempt == FungibilityPolicy::TryNextFlavor
+                || eval.level > 0
+                    && cq.fungibility.when_can_borrow == FungibilityPolicy::TryNextFlavor)
+        } else {
+            eval.mode == Mode::Fit
+        };
+        if stop {
+            return Ok((flavor_id, eval));
+        }
+        let improves = match &best {
+            None => true,
+            Some((_, b)) => better(preference, (eval.mode, eval.level), (b.mode, b.level)),
+        };
+        if improves {
+            best = Some((flavor_id, eval));
+        }
+    }
+    best.ok_or((worst_reason, messages))
+}
+
+/// `WaitingForQuota` outranks `ExceedsMaxQuota`, which outranks `TopologyPlacementFailed`, which
+/// outranks `NoMatchingFlavor`: the reason names the most hopeful failure.
+fn rank_reason(a: PendingReason, b: PendingReason) -> PendingReason {
+    let rank = |r: PendingReason| match r {
+        PendingReason::WaitingForQuota => 0,
+        PendingReason::ExceedsMaxQuota => 1,
+        PendingReason::TopologyPlacementFailed => 2,
+        _ => 3,
+    };
+    if rank(b) < rank(a) { b } else { a }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn evaluate_flavor(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    cq_index: u32,
+    wl: &Wl,
+    pod_set_index: usize,
+    count: i32,
+    flavor_id: FlavorId,
+    requests: &[(ResourceId, Quantity)],
+    assigned: &FrAmounts,
+) -> FlavorEval {
+    let cq = &world.cqs[cq_index as usize];
+    let pod_set = &wl.model.pod_sets[pod_set_index];
+    let flavor_name = world.names.flavor_name(flavor_id);
+    let fail = |reason, message| FlavorEval {
+        mode: Mode::NoFit,
+        level: 0,
+        reason,
+        message,
+        topology: None,
+    };
+    let Some(flavor) = world.flavor(flavor_id) else {
+        return fail(
+            PendingReason::NoMatchingFlavor,
+            format!("flavor {flavor_name} not found"),
+        );
+    };
+    if let Some(message) = flavor_mismatch(flavor, pod_set) {
+        return fail(PendingReason::NoMatchingFlavor, message);
+    }
+    let (mut mode, mut level) = (Mode::Fit, 0);
+    let mut shortfalls = Vec::new();
+    let mut on_flavor = FrAmounts::new();
+    for (resource, amount) in requests {
+        let resource_name = world.names.resource_name(*resource);
+        let Some(fr) = world.names.find_pair(flavor_id, *resource) else {
+            let message = format!("resource {resource_name} unavailable in flavor {flavor_name}");
+            return fail(PendingReason::ExceedsMaxQuota, message);
+        };
+        let value = amount_of(assigned, fr) + *amount;
+        add_amount(&mut on_flavor, fr, value);
+        let potential = tree.potential_available(cq.node, fr);
+        if value > potential {
+            let message = format!(
+                "insufficient quota for {resource_name} in flavor {flavor_name}, request > maximum capacity ({value} > {potential})"
+            );
+            return fail(PendingReason::ExceedsMaxQuota, message);
+        }
+        let available = tree.available_for_queue(cq.node, fr);
+        level = level.max(tree.borrowing_level(cq.node, fr, value));
+        if value <= available {
+            continue;
+        }
+        let more = value - available;
+        shortfalls.push(format!(
+            "insufficient unused quota for {resource_name} in flavor {flavor_name}, {more} more needed"
+        ));
+        if preemption::possible(world, tree, cq_index, fr, value) {
+            mode = Mode::Preempt;
+        } else {
+            return fail(PendingReason::WaitingForQuota, shortfalls.join(", "));
+        }
+    }
+    let mut topology = None;
+    let mut message = shortfalls.join(", ");
+    if flavor.topology_name.is_some() || pod_set.topology_request.is_some() {
+        let query = TopologyQuery {
+            workload: &wl.model,
+            pod_set_index,
+            pod_set,
+            count,
+            flavor,
+            cluster_queue: &cq.name,
+            tas_only_cluster_queue: cq.tas_only,
+            released: &[],
+        };
+        match world.placer.place(&query) {
+            TopologyVerdict::Fits(assignment) => topology = assignment,
+            TopologyVerdict::NotNow { message: why } => {
+                mode = Mode::Preempt;
+                message = if message.is_empty() {
+                    why
+                } else {
+                    format!("{message}, {why}")
+                };
+            }
+            TopologyVerdict::Never { message } => {
+                return fail(PendingReason::TopologyPlacementFailed, message);
+            }
+        }
+    }
+    if mode == Mode::Preempt {
+        mode = preemption::oracle(world, tree, cq_index, wl, &on_flavor);
+        if mode == Mode::NoCandidates {
+            return FlavorEval {
+                mode,
+                level,
+                reason: PendingReason::WaitingForQuota,
+                message,
+                topology,
+            };
+        }
+    }
+    FlavorEval {
+        mode,
+        level,
+        reason: PendingReason::WaitingForQuota,
+        message,
+        topology,
+    }
+}

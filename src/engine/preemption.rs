@@ -1,0 +1,416 @@
+//! Classic preemption (C.4), with hierarchical reclaim: which admitted workloads a preemptor may
+//! evict, and the smallest set, in candidate order, that makes it fit.
+//!
+//! The simulation removes candidates' usage from the live quota tree and always puts it back before
+//! returning; the caller then evicts the chosen targets for real.
+
+use std::cmp::{Ordering, Reverse};
+
+use super::decision::PreemptionReason;
+use super::fair_preemption;
+use super::flavor::Mode;
+use super::model::{BorrowWithinCohortPolicy, ReclaimWithinCohort, WithinClusterQueue};
+use super::quantity::Quantity;
+use super::quota::{NodeId, QuotaTree};
+use super::resources::{Fr, FrAmounts, amount_of};
+use super::state::{Wl, World};
+
+/// A chosen victim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub workload: u32,
+    pub reason: PreemptionReason,
+}
+
+/// The preemptor as the policies see it.
+#[derive(Clone, Copy, Debug)]
+pub struct Preemptor<'a> {
+    pub cq: u32,
+    pub priority: i32,
+    pub creation: i64,
+    pub request: &'a FrAmounts,
+}
+
+impl<'a> Preemptor<'a> {
+    pub fn new(cq: u32, wl: &Wl, request: &'a FrAmounts) -> Self {
+        Preemptor {
+            cq,
+            priority: wl.model.priority,
+            creation: wl.model.creation,
+            request,
+        }
+    }
+}
+
+/// `withinClusterQueue` predicate.
+pub fn within_queue_allows(policy: WithinClusterQueue, p: &Preemptor<'_>, v: &Wl) -> bool {
+    match policy {
+        WithinClusterQueue::Never => false,
+        WithinClusterQueue::LowerPriority => p.priority > v.model.priority,
+        WithinClusterQueue::LowerOrNewerEqualPriority => {
+            p.priority > v.model.priority
+                || p.priority == v.model.priority && p.creation < v.model.creation
+        }
+    }
+}
+
+/// `reclaimWithinCohort` predicate.
+pub fn reclaim_allows(policy: ReclaimWithinCohort, p: &Preemptor<'_>, v: &Wl) -> bool {
+    match policy {
+        ReclaimWithinCohort::Never => false,
+        ReclaimWithinCohort::LowerPriority => p.priority > v.model.priority,
+        ReclaimWithinCohort::Any => true,
+    }
+}
+
+/// Whether preemption is worth simulating for `value` of `fr` in ClusterQueue `cq` (C.2 4.2).
+pub fn possible(world: &World<'_>, tree: &QuotaTree, cq: u32, fr: Fr, value: Quantity) -> bool {
+    let info = &world.cqs[cq as usize];
+    let policy = info.preemption;
+    let within = policy.within_cluster_queue != WithinClusterQueue::Never
+        && tree.nominal(info.node, fr) >= value;
+    let reclaim = policy.reclaim_within_cohort != ReclaimWithinCohort::Never && info.has_cohort;
+    let while_borrowing = !world.fair_sharing()
+        && policy.borrow_within_cohort.policy != BorrowWithinCohortPolicy::Never
+        && info.has_cohort;
+    within || reclaim || while_borrowing
+}
+
+/// Whether the request fits in `cq` now; without borrowing when `allow_borrowing` is false.
+pub fn fits(tree: &QuotaTree, node: NodeId, request: &FrAmounts, allow_borrowing: bool) -> bool {
+    request.iter().all(|(fr, amount)| {
+        *amount <= tree.available_for_queue(node, *fr)
+            && (allow_borrowing || tree.usage(node, *fr) + *amount <= tree.nominal(node, *fr))
+    })
+}
+
+/// Whether `node` uses more than its subtree quota on one of the pairs in `request`.
+pub fn above_nominal(tree: &QuotaTree, node: NodeId, request: &FrAmounts) -> bool {
+    request
+        .iter()
+        .any(|(fr, _)| tree.usage(node, *fr) > tree.subtree_quota(node, *fr))
+}
+
+/// Whether every node from `cq_node` up to, but excluding, the lowest common ancestor with
+/// `preemptor_node` is above nominal: the victim's side is using quota that is not its own.
+pub fn side_borrows(
+    tree: &QuotaTree,
+    preemptor_node: NodeId,
+    cq_node: NodeId,
+    request: &FrAmounts,
+) -> bool {
+    let preemptor_path = tree.path(preemptor_node);
+    let mut at = cq_node;
+    loop {
+        if preemptor_path.contains(&at) {
+            return true;
+        }
+        if !above_nominal(tree, at, request) {
+            return false;
+        }
+        match tree.parent(at) {
+            Some(parent) => at = parent,
+            None => return true,
+        }
+    }
+}
+
+/// The lowest node on the preemptor's path whose subtree would stay within its own quota with the
+/// request added: the preemptor's side is entitled to that capacity.
+fn entitled_node(tree: &QuotaTree, node: NodeId, request: &FrAmounts) -> Option<NodeId> {
+    let mut remaining: Vec<(Fr, Quantity)> = request.clone();
+    let mut at = node;
+    loop {
+        if remaining
+            .iter()
+            .all(|(fr, amount)| tree.usage(at, *fr) + *amount <= tree.subtree_quota(at, *fr))
+        {
+            return Some(at);
+        }
+        let parent = tree.parent(at)?;
+        for (fr, amount) in remaining.iter_mut() {
+            let usage = tree.usage(at, *fr);
+            let local = tree.local_quota(at, *fr);
+            *amount = (usage + *amount - local).clamp_non_negative()
+                - (usage - local).clamp_non_negative();
+        }
+        at = parent;
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    Hierarchical,
+    WithoutBorrowing,
+    WhileBorrowing,
+    SameQueue,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    workload: u32,
+    class: Class,
+}
+
+/// Candidate order (C.4): other ClusterQueues first, lower priority, most recently reserved, uid.
+pub fn candidate_order(world: &World<'_>, own_cq: u32, a: u32, b: u32) -> Ordering {
+    let key = |i: u32| {
+        let w = &world.workloads[i as usize];
+        let holding = w.holding.as_ref();
+        (
+            holding.and_then(|h| h.cq) == Some(own_cq),
+            w.model.priority,
+            Reverse(holding.map(|h| h.reserved_at).unwrap_or(i64::MIN)),
+            w.uid.clone(),
+        )
+    };
+    key(a).cmp(&key(b))
+}
+
+/// Admitted workloads of `cq` that use a pair of the request and were not admitted this cycle.
+pub fn admitted_users<'w>(
+    world: &'w World<'_>,
+    cq: u32,
+    request: &'w FrAmounts,
+) -> impl Iterator<Item = u32> + 'w {
+    world.queues[cq as usize]
+        .admitted
+        .iter()
+        .copied()
+        .filter(move |&i| {
+            world.workloads[i as usize]
+                .holding
+                .as_ref()
+                .is_some_and(|h| {
+                    h.cycle != world.cycle
+                        && h.usage
+                            .iter()
+                            .any(|(fr, _)| !amount_of(request, *fr).is_zero())
+                })
+        })
+}
+
+/// Removes (`sign` = -1) or restores (`sign` = 1) a workload's usage in the simulation.
+pub fn apply(world: &World<'_>, tree: &mut QuotaTree, workload: u32, sign: i64) {
+    let w = &world.workloads[workload as usize];
+    if let Some(h) = &w.holding
+        && let Some(cq) = h.cq
+    {
+        let node = world.cqs[cq as usize].node;
+        for (fr, amount) in &h.usage {
+            tree.add_usage(node, *fr, amount.saturating_mul(sign));
+        }
+    }
+}
+
+/// Finds victims for a preemptor: classic or fair sharing, per the configuration. Empty when the
+/// preemptor cannot fit however many allowed victims go.
+pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) -> Vec<Target> {
+    if world.fair_sharing() {
+        fair_preemption::find_targets(world, tree, p)
+    } else {
+        classic_targets(world, tree, p)
+    }
+}
+
+/// How preemption would go for `request` of `wl`: Reclaim, Preempt or NoCandidates.
+pub fn oracle(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    cq: u32,
+    wl: &Wl,
+    request: &FrAmounts,
+) -> Mode {
+    let p = Preemptor::new(cq, wl, request);
+    let targets = find_targets(world, tree, &p);
+    if targets.is_empty() {
+        Mode::NoCandidates
+    } else if targets
+        .iter()
+        .all(|t| t.reason != PreemptionReason::InClusterQueue)
+    {
+        Mode::Reclaim
+    } else {
+        Mode::Preempt
+    }
+}
+
+fn classic_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) -> Vec<Target> {
+    let info = &world.cqs[p.cq as usize];
+    let node = info.node;
+    let policy = info.preemption;
+    let entitled = entitled_node(tree, node, p.request);
+    let root = tree.root(node);
+    let mut hierarchical = Vec::new();
+    let mut others = Vec::new();
+    let mut same = Vec::new();
+    for &cq in world.tree_cqs(root) {
+        let cq_node = world.cqs[cq as usize].node;
+        for v in admitted_users(world, cq, p.request) {
+            let victim = &world.workloads[v as usize];
+            if cq == p.cq {
+                if within_queue_allows(policy.within_cluster_queue, p, victim) {
+                    same.push(Candidate {
+                        workload: v,
+                        class: Class::SameQueue,
+                    });
+                }
+                continue;
+            }
+            if !reclaim_allows(policy.reclaim_within_cohort, p, victim)
+                || !side_borrows(tree, node, cq_node, p.request)
+            {
+                continue;
+            }
+            let outside_entitled = entitled.is_some_and(|n| !tree.path(cq_node).contains(&n));
+            let borrow = policy.borrow_within_cohort;
+            let class = if outside_entitled {
+                Class::Hierarchical
+            } else if borrow.policy == BorrowWithinCohortPolicy::Never
+                || victim.model.priority >= p.priority
+                || borrow
+                    .max_priority_threshold
+                    .is_some_and(|t| victim.model.priority > t)
+            {
+                Class::WithoutBorrowing
+            } else {
+                Class::WhileBorrowing
+            };
+            let list = if class == Class::Hierarchical {
+                &mut hierarchical
+            } else {
+                &mut others
+            };
+            list.push(Candidate { workload: v, class });
+        }
+    }
+    for list in [&mut hierarchical, &mut others, &mut same] {
+        list.sort_by(|a, b| candidate_order(world, p.cq, a.workload, b.workload));
+    }
+    let other_queues = !hierarchical.is_empty() || !others.is_empty();
+    let candidates: Vec<Candidate> = hierarchical
+        .iter()
+        .chain(&others)
+        .chain(&same)
+        .copied()
+        .collect();
+    let borrow_forbidden = policy.borrow_within_cohort.policy == BorrowWithinCohortPolicy::Never;
+    let strictly_under_nominal = p
+        .request
+        .iter()
+        .all(|(fr, _)| tree.usage(node, *fr) < tree.nominal(node, *fr));
+    let attempts: &[bool] = if !other_queues || borrow_forbidden && !strictly_under_nominal {
+        &[true]
+    } else if borrow_forbidden && hierarchical.is_empty() {
+        &[false, true]
+    } else {
+        &[true, false]
+    };
+    for &allow_borrowing in attempts {
+        if let Some(targets) = attempt(world, tree, p, &candidates, allow_borrowing) {
+            return targets;
+        }
+    }
+    Vec::new()
+}
+
+fn attempt(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    p: &Preemptor<'_>,
+    candidates: &[Candidate],
+    allow_borrowing: bool,
+) -> Option<Vec<Target>> {
+    let node = world.cqs[p.cq as usize].node;
+    let mut chosen: Vec<Candidate> = Vec::new();
+    let mut fit = false;
+    for c in candidates {
+        if allow_borrowing && c.class == Class::WithoutBorrowing {
+            continue;
+        }
+        if c.class != Class::SameQueue {
+            let victim_cq = world.workloads[c.workload as usize]
+                .holding
+                .as_ref()
+                .and_then(|h| h.cq);
+            let still_borrowing = victim_cq
+                .is_some_and(|cq| side_borrows(tree, node, world.cqs[cq as usize].node, p.request));
+            if !still_borrowing {
+                continue;
+            }
+        }
+        apply(world, tree, c.workload, -1);
+        chosen.push(*c);
+        if fits(tree, node, p.request, allow_borrowing) {
+            fit = true;
+            break;
+        }
+    }
+    if !fit {
+        chosen
+            .iter()
+            .for_each(|c| apply(world, tree, c.workload, 1));
+        return None;
+    }
+    let chosen = minimise(world, tree, chosen, |t| {
+        fits(t, node, p.request, allow_borrowing)
+    });
+    chosen
+        .iter()
+        .for_each(|c| apply(world, tree, c.workload, 1));
+    let reason = |class: Class| match class {
+        Class::SameQueue => PreemptionReason::InClusterQueue,
+        Class::WhileBorrowing if allow_borrowing => PreemptionReason::InCohortReclaimWhileBorrowing,
+        _ => PreemptionReason::InCohortReclamation,
+    };
+    Some(
+        chosen
+            .iter()
+            .map(|c| Target {
+                workload: c.workload,
+                reason: reason(c.class),
+            })
+            .collect(),
+    )
+}
+
+/// Drops every chosen victim, from the second-to-last back to the first, without which the
+/// preemptor still fits. Expects the chosen victims removed from `tree`; leaves the kept ones
+/// removed and the dropped ones restored.
+pub fn minimise<T: Copy + HasWorkload>(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    mut chosen: Vec<T>,
+    still_fits: impl Fn(&QuotaTree) -> bool,
+) -> Vec<T> {
+    if chosen.len() < 2 {
+        return chosen;
+    }
+    for i in (0..chosen.len() - 1).rev() {
+        let workload = chosen[i].workload();
+        apply(world, tree, workload, 1);
+        if still_fits(tree) {
+            chosen.remove(i);
+        } else {
+            apply(world, tree, workload, -1);
+        }
+    }
+    chosen
+}
+
+/// Something that names a victim.
+pub trait HasWorkload {
+    fn workload(&self) -> u32;
+}
+
+impl HasWorkload for Candidate {
+    fn workload(&self) -> u32 {
+        self.workload
+    }
+}
+
+impl HasWorkload for Target {
+    fn workload(&self) -> u32 {
+        self.workload
+    }
+}

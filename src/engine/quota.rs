@@ -1,0 +1,386 @@
+//! The quota tree (C.3): ClusterQueues are leaves, Cohorts inner nodes, and every node keeps, per
+//! flavor-resource pair, its subtree quota, the local quota its parent never sees, and its usage.
+//!
+//! Usage is maintained incrementally: adding usage at a ClusterQueue bubbles up only the part beyond
+//! each node's remaining local quota, so `Available` and `PotentialAvailable` are walks up the
+//! ancestors, O(depth).
+
+use super::quantity::Quantity;
+use super::resources::{Fr, FrVec};
+
+/// Index of a node in the tree. ClusterQueue `i` is node `i`; Cohorts follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Quota a node declares for itself.
+#[derive(Clone, Debug, Default)]
+pub struct NodeQuota {
+    pub nominal: FrVec,
+    pub borrowing_limit: Vec<Option<Quantity>>,
+    pub lending_limit: Vec<Option<Quantity>>,
+}
+
+impl NodeQuota {
+    pub fn empty(pairs: usize) -> Self {
+        NodeQuota {
+            nominal: FrVec::zeros(pairs),
+            borrowing_limit: vec![None; pairs],
+            lending_limit: vec![None; pairs],
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    parent: Option<NodeId>,
+    children: Vec<NodeId>,
+    height: u32,
+    quota: NodeQuota,
+    subtree_quota: FrVec,
+    local_quota: FrVec,
+    usage: FrVec,
+}
+
+/// The forest of cohort trees with quota and usage at every node.
+#[derive(Clone, Debug)]
+pub struct QuotaTree {
+    nodes: Vec<Node>,
+    pairs: usize,
+}
+
+impl QuotaTree {
+    /// A forest of unconnected nodes with the given quotas; connect with [`QuotaTree::set_parent`],
+    /// then call [`QuotaTree::finish`].
+    pub fn new(quotas: Vec<NodeQuota>, pairs: usize) -> Self {
+        let nodes = quotas
+            .into_iter()
+            .map(|quota| Node {
+                parent: None,
+                children: Vec::new(),
+                height: 0,
+                quota,
+                subtree_quota: FrVec::zeros(pairs),
+                local_quota: FrVec::zeros(pairs),
+                usage: FrVec::zeros(pairs),
+            })
+            .collect();
+        QuotaTree { nodes, pairs }
+    }
+
+    /// Links `child` under `parent`. The caller guarantees the result is acyclic.
+    pub fn set_parent(&mut self, child: NodeId, parent: NodeId) {
+        self.nodes[child.index()].parent = Some(parent);
+        self.nodes[parent.index()].children.push(child);
+    }
+
+    /// Computes subtree quotas, local quotas and heights, bottom-up. Usage must still be zero.
+    pub fn finish(&mut self) {
+        let order = self.post_order();
+        for id in order {
+            let mut subtree = self.nodes[id.index()].quota.nominal.clone();
+            let mut height = 0;
+            for child in self.nodes[id.index()].children.clone() {
+                let c = &self.nodes[child.index()];
+                height = height.max(c.height + 1);
+                for i in 0..self.pairs {
+                    let fr = Fr(i as u32);
+                    subtree.add(fr, c.subtree_quota.get(fr) - c.local_quota.get(fr));
+                }
+            }
+            let node = &mut self.nodes[id.index()];
+            let mut local = FrVec::zeros(self.pairs);
+            for i in 0..self.pairs {
+                let fr = Fr(i as u32);
+                if let (Some(lending), true) = (node.quota.lending_limit[i], node.parent.is_some())
+                {
+                    local.set(fr, (subtree.get(fr) - lending).clamp_non_negative());
+                }
+            }
+            node.subtree_quota = subtree;
+            node.local_quota = local;
+            node.height = height;
+        }
+    }
+
+    fn post_order(&self) -> Vec<NodeId> {
+        let mut order = Vec::with_capacity(self.nodes.len());
+        let roots = (0..self.nodes.len()).filter(|i| self.nodes[*i].parent.is_none());
+        for root in roots {
+            let mut stack = vec![(NodeId(root as u32), false)];
+            while let Some((id, expanded)) = stack.pop() {
+                if expanded {
+                    order.push(id);
+                    continue;
+                }
+                stack.push((id, true));
+                for child in &self.nodes[id.index()].children {
+                    stack.push((*child, false));
+                }
+            }
+        }
+        order
+    }
+
+    pub fn parent(&self, id: NodeId) -> Option<NodeId> {
+        self.nodes[id.index()].parent
+    }
+
+    pub fn children(&self, id: NodeId) -> &[NodeId] {
+        &self.nodes[id.index()].children
+    }
+
+    pub fn height(&self, id: NodeId) -> u32 {
+        self.nodes[id.index()].height
+    }
+
+    pub fn root(&self, mut id: NodeId) -> NodeId {
+        while let Some(parent) = self.parent(id) {
+            id = parent;
+        }
+        id
+    }
+
+    /// `id` followed by its ancestors, lowest first.
+    pub fn path(&self, id: NodeId) -> Vec<NodeId> {
+        let mut path = vec![id];
+        let mut at = id;
+        while let Some(parent) = self.parent(at) {
+            path.push(parent);
+            at = parent;
+        }
+        path
+    }
+
+    pub fn nominal(&self, id: NodeId, fr: Fr) -> Quantity {
+        self.nodes[id.index()].quota.nominal.get(fr)
+    }
+
+    pub fn borrowing_limit(&self, id: NodeId, fr: Fr) -> Option<Quantity> {
+        self.nodes[id.index()].quota.borrowing_limit[fr.index()]
+    }
+
+    pub fn subtree_quota(&self, id: NodeId, fr: Fr) -> Quantity {
+        self.nodes[id.index()].subtree_quota.get(fr)
+    }
+
+    pub fn local_quota(&self, id: NodeId, fr: Fr) -> Quantity {
+        self.nodes[id.index()].local_quota.get(fr)
+    }
+
+    pub fn usage(&self, id: NodeId, fr: Fr) -> Quantity {
+        self.nodes[id.index()].usage.get(fr)
+    }
+
+    /// Adds (or, with a negative amount, removes) usage at `id` and bubbles the part beyond each
+    /// node's local quota up to its parent.
+    pub fn add_usage(&mut self, id: NodeId, fr: Fr, amount: Quantity) {
+        let mut at = id;
+        let mut delta = amount;
+        loop {
+            let node = &mut self.nodes[at.index()];
+            let old = node.usage.get(fr);
+            let new = old + delta;
+            node.usage.set(fr, new);
+            let Some(parent) = node.parent else { return };
+            let local = node.local_quota.get(fr);
+            let bubbled = (new - local).clamp_non_negative() - (old - local).clamp_non_negative();
+            if bubbled.is_zero() {
+                return;
+            }
+            at = parent;
+            delta = bubbled;
+        }
+    }
+
+    /// `max(0, localQuota − Usage)`.
+    pub fn local_available(&self, id: NodeId, fr: Fr) -> Quantity {
+        (self.local_quota(id, fr) - self.usage(id, fr)).clamp_non_negative()
+    }
+
+    /// `Available` (C.3), unclamped: may be negative when a node is over-committed.
+    pub fn available(&self, id: NodeId, fr: Fr) -> Quantity {
+        let node = &self.nodes[id.index()];
+        let Some(parent) = node.parent else {
+            return node.subtree_quota.get(fr) - node.usage.get(fr);
+        };
+        let usage = node.usage.get(fr);
+        let local = node.local_quota.get(fr);
+        let from_parent = self.available(parent, fr);
+        let from_parent = match node.quota.borrowing_limit[fr.index()] {
+            Some(limit) => {
+                let cap = (node.subtree_quota.get(fr) - local)
+                    - (usage - local).clamp_non_negative()
+                    + limit;
+                from_parent.min(cap)
+            }
+            None => from_parent,
+        };
+        self.local_available(id, fr) + from_parent
+    }
+
+    /// What a ClusterQueue can take right now: `Available` clamped at zero.
+    pub fn available_for_queue(&self, id: NodeId, fr: Fr) -> Quantity {
+        self.available(id, fr).clamp_non_negative()
+    }
+
+    /// `PotentialAvailable` (C.3): the most `id` could use with zero usage everywhere.
+    pub fn potential_available(&self, id: NodeId, fr: Fr) -> Quantity {
+        let node = &self.nodes[id.index()];
+        let Some(parent) = node.parent else {
+            return node.subtree_quota.get(fr);
+        };
+        let potential = node.local_quota.get(fr) + self.potential_available(parent, fr);
+        match node.quota.borrowing_limit[fr.index()] {
+            Some(limit) => potential.min(node.subtree_quota.get(fr) + limit),
+            None => potential,
+        }
+    }
+
+    /// Whether `amount` more at `id` would take it beyond its own subtree quota.
+    pub fn borrowing_with(&self, id: NodeId, fr: Fr, amount: Quantity) -> bool {
+        self.usage(id, fr) + amount > self.subtree_quota(id, fr)
+    }
+
+    /// Height of the lowest subtree containing `id` within whose quota `amount` more fits (0 when it
+    /// fits inside the ClusterQueue's own nominal quota).
+    pub fn borrowing_level(&self, id: NodeId, fr: Fr, amount: Quantity) -> u32 {
+        let mut at = id;
+        let mut remaining = amount;
+        loop {
+            if !self.borrowing_with(at, fr, remaining) {
+                return self.height(at);
+            }
+            let Some(parent) = self.parent(at) else {
+                return self.height(at);
+            };
+            let usage = self.usage(at, fr);
+            let local = self.local_quota(at, fr);
+            remaining = (usage + remaining - local).clamp_non_negative()
+                - (usage - local).clamp_non_negative();
+            at = parent;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(units: i64) -> Quantity {
+        Quantity::from_units(units)
+    }
+
+    const CPU: Fr = Fr(0);
+
+    fn quota(nominal: i64, borrowing: Option<i64>, lending: Option<i64>) -> NodeQuota {
+        let mut quota = NodeQuota::empty(1);
+        quota.nominal.set(CPU, q(nominal));
+        quota.borrowing_limit[0] = borrowing.map(q);
+        quota.lending_limit[0] = lending.map(q);
+        quota
+    }
+
+    /// The reference's worked example: root R (own nominal 2), A (nominal 10, lendingLimit 4),
+    /// B (nominal 6).
+    fn worked_example(a_borrowing: Option<i64>) -> QuotaTree {
+        let (a, b, r) = (NodeId(0), NodeId(1), NodeId(2));
+        let mut tree = QuotaTree::new(
+            vec![
+                quota(10, a_borrowing, Some(4)),
+                quota(6, None, None),
+                quota(2, None, None),
+            ],
+            1,
+        );
+        tree.set_parent(a, r);
+        tree.set_parent(b, r);
+        tree.finish();
+        tree
+    }
+
+    #[test]
+    fn worked_example_from_the_reference() {
+        let (a, b, r) = (NodeId(0), NodeId(1), NodeId(2));
+        let mut tree = worked_example(None);
+        assert_eq!(tree.local_quota(a, CPU), q(6));
+        assert_eq!(tree.subtree_quota(r, CPU), q(12));
+        assert_eq!(tree.potential_available(a, CPU), q(18));
+        assert_eq!(tree.potential_available(b, CPU), q(12));
+        tree.add_usage(a, CPU, q(8));
+        tree.add_usage(b, CPU, q(5));
+        assert_eq!(tree.usage(r, CPU), q(7));
+        assert_eq!(tree.available(a, CPU), q(5));
+        assert_eq!(tree.available(b, CPU), q(5));
+    }
+
+    #[test]
+    fn worked_example_with_a_borrowing_limit() {
+        let (a, b) = (NodeId(0), NodeId(1));
+        let mut tree = worked_example(Some(3));
+        assert_eq!(tree.potential_available(a, CPU), q(13));
+        tree.add_usage(a, CPU, q(8));
+        tree.add_usage(b, CPU, q(5));
+        assert_eq!(tree.available(a, CPU), q(5));
+        // Once B leaves, the borrowing limit caps A at 13 in total.
+        tree.add_usage(b, CPU, -q(5));
+        assert_eq!(tree.available(a, CPU), q(5));
+        tree.add_usage(a, CPU, q(5));
+        assert_eq!(tree.available(a, CPU), q(0));
+    }
+
+    #[test]
+    fn usage_bubbles_only_beyond_local_quota_and_can_be_removed() {
+        let (a, r) = (NodeId(0), NodeId(2));
+        let mut tree = worked_example(None);
+        tree.add_usage(a, CPU, q(5));
+        assert_eq!(tree.usage(r, CPU), q(0));
+        tree.add_usage(a, CPU, q(3));
+        assert_eq!(tree.usage(r, CPU), q(2));
+        tree.add_usage(a, CPU, -q(8));
+        assert_eq!(tree.usage(r, CPU), q(0));
+        assert_eq!(tree.available(a, CPU), q(18));
+    }
+
+    #[test]
+    fn borrowing_level_climbs_to_the_subtree_that_fits() {
+        // root -> {left -> {a, b}, c}; a nominal 2, b nominal 2, c nominal 4.
+        let (a, b, c, left, root) = (NodeId(0), NodeId(1), NodeId(2), NodeId(3), NodeId(4));
+        let mut tree = QuotaTree::new(
+            vec![
+                quota(2, None, None),
+                quota(2, None, None),
+                quota(4, None, None),
+                quota(0, None, None),
+                quota(0, None, None),
+            ],
+            1,
+        );
+        tree.set_parent(a, left);
+        tree.set_parent(b, left);
+        tree.set_parent(left, root);
+        tree.set_parent(c, root);
+        tree.finish();
+        assert_eq!(tree.height(root), 2);
+        assert_eq!(tree.borrowing_level(a, CPU, q(2)), 0);
+        assert_eq!(tree.borrowing_level(a, CPU, q(3)), 1);
+        assert_eq!(tree.borrowing_level(a, CPU, q(6)), 2);
+        tree.add_usage(b, CPU, q(2));
+        assert_eq!(tree.borrowing_level(a, CPU, q(3)), 2);
+        assert_eq!(tree.path(a), vec![a, left, root]);
+        assert_eq!(tree.root(a), root);
+    }
+
+    #[test]
+    fn root_without_parent_ignores_lending_limit() {
+        let mut tree = QuotaTree::new(vec![quota(5, None, Some(1))], 1);
+        tree.finish();
+        assert_eq!(tree.local_quota(NodeId(0), CPU), q(0));
+        assert_eq!(tree.available(NodeId(0), CPU), q(5));
+    }
+}

@@ -1,0 +1,189 @@
+//! Interned resource names, flavors and flavor-resource pairs, and dense per-pair vectors.
+//!
+//! Every flavor-resource pair (`fr`) that some ClusterQueue or Cohort gives quota for gets a dense
+//! index, so quota, usage and requests are plain vectors indexed by [`Fr`] instead of nested maps.
+
+use std::collections::HashMap;
+
+use super::quantity::Quantity;
+
+/// An interned resource name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ResourceId(pub u32);
+
+/// An interned flavor name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlavorId(pub u32);
+
+/// A dense flavor-resource pair index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fr(pub u32);
+
+impl Fr {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Name tables for resources, flavors and flavor-resource pairs.
+#[derive(Clone, Debug, Default)]
+pub struct Interner {
+    resources: Vec<String>,
+    resource_ids: HashMap<String, ResourceId>,
+    flavors: Vec<String>,
+    flavor_ids: HashMap<String, FlavorId>,
+    pairs: Vec<(FlavorId, ResourceId)>,
+    pair_ids: HashMap<(FlavorId, ResourceId), Fr>,
+}
+
+impl Interner {
+    pub fn resource(&mut self, name: &str) -> ResourceId {
+        if let Some(id) = self.resource_ids.get(name) {
+            return *id;
+        }
+        let id = ResourceId(self.resources.len() as u32);
+        self.resources.push(name.to_string());
+        self.resource_ids.insert(name.to_string(), id);
+        id
+    }
+
+    pub fn flavor(&mut self, name: &str) -> FlavorId {
+        if let Some(id) = self.flavor_ids.get(name) {
+            return *id;
+        }
+        let id = FlavorId(self.flavors.len() as u32);
+        self.flavors.push(name.to_string());
+        self.flavor_ids.insert(name.to_string(), id);
+        id
+    }
+
+    pub fn pair(&mut self, flavor: FlavorId, resource: ResourceId) -> Fr {
+        if let Some(fr) = self.pair_ids.get(&(flavor, resource)) {
+            return *fr;
+        }
+        let fr = Fr(self.pairs.len() as u32);
+        self.pairs.push((flavor, resource));
+        self.pair_ids.insert((flavor, resource), fr);
+        fr
+    }
+
+    pub fn find_resource(&self, name: &str) -> Option<ResourceId> {
+        self.resource_ids.get(name).copied()
+    }
+
+    pub fn find_flavor(&self, name: &str) -> Option<FlavorId> {
+        self.flavor_ids.get(name).copied()
+    }
+
+    pub fn find_pair(&self, flavor: FlavorId, resource: ResourceId) -> Option<Fr> {
+        self.pair_ids.get(&(flavor, resource)).copied()
+    }
+
+    pub fn resource_name(&self, id: ResourceId) -> &str {
+        &self.resources[id.0 as usize]
+    }
+
+    pub fn flavor_name(&self, id: FlavorId) -> &str {
+        &self.flavors[id.0 as usize]
+    }
+
+    pub fn pair_of(&self, fr: Fr) -> (FlavorId, ResourceId) {
+        self.pairs[fr.index()]
+    }
+
+    pub fn pair_count(&self) -> usize {
+        self.pairs.len()
+    }
+
+    pub fn flavor_count(&self) -> usize {
+        self.flavors.len()
+    }
+
+    pub fn resource_count(&self) -> usize {
+        self.resources.len()
+    }
+}
+
+/// A quantity per flavor-resource pair.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FrVec(Vec<Quantity>);
+
+impl FrVec {
+    pub fn zeros(len: usize) -> Self {
+        FrVec(vec![Quantity::ZERO; len])
+    }
+
+    pub fn get(&self, fr: Fr) -> Quantity {
+        self.0.get(fr.index()).copied().unwrap_or(Quantity::ZERO)
+    }
+
+    pub fn set(&mut self, fr: Fr, value: Quantity) {
+        if let Some(slot) = self.0.get_mut(fr.index()) {
+            *slot = value;
+        }
+    }
+
+    pub fn add(&mut self, fr: Fr, value: Quantity) {
+        if let Some(slot) = self.0.get_mut(fr.index()) {
+            *slot += value;
+        }
+    }
+}
+
+/// A sparse request: (pair, amount), sorted by pair, no duplicates.
+pub type FrAmounts = Vec<(Fr, Quantity)>;
+
+/// Adds `amount` to `fr` in a sorted sparse request.
+pub fn add_amount(amounts: &mut FrAmounts, fr: Fr, amount: Quantity) {
+    match amounts.binary_search_by_key(&fr, |(f, _)| *f) {
+        Ok(i) => amounts[i].1 += amount,
+        Err(i) => amounts.insert(i, (fr, amount)),
+    }
+}
+
+/// The amount for `fr` in a sorted sparse request.
+pub fn amount_of(amounts: &FrAmounts, fr: Fr) -> Quantity {
+    amounts
+        .binary_search_by_key(&fr, |(f, _)| *f)
+        .map(|i| amounts[i].1)
+        .unwrap_or(Quantity::ZERO)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_is_stable_and_dense() {
+        let mut names = Interner::default();
+        let cpu = names.resource("cpu");
+        let mem = names.resource("memory");
+        assert_eq!(names.resource("cpu"), cpu);
+        let spot = names.flavor("spot");
+        let a = names.pair(spot, cpu);
+        let b = names.pair(spot, mem);
+        assert_eq!((a, b), (Fr(0), Fr(1)));
+        assert_eq!(names.pair(spot, cpu), a);
+        assert_eq!(names.pair_of(b), (spot, mem));
+        assert_eq!(names.resource_name(mem), "memory");
+        assert_eq!(names.find_pair(spot, mem), Some(b));
+        assert_eq!(names.find_flavor("on-demand"), None);
+    }
+
+    #[test]
+    fn sparse_amounts_stay_sorted_and_merge() {
+        let mut amounts = FrAmounts::new();
+        add_amount(&mut amounts, Fr(3), Quantity::from_units(1));
+        add_amount(&mut amounts, Fr(1), Quantity::from_units(2));
+        add_amount(&mut amounts, Fr(3), Quantity::from_units(4));
+        assert_eq!(
+            amounts,
+            vec![
+                (Fr(1), Quantity::from_units(2)),
+                (Fr(3), Quantity::from_units(5))
+            ]
+        );
+        assert_eq!(amount_of(&amounts, Fr(3)), Quantity::from_units(5));
+        assert_eq!(amount_of(&amounts, Fr(2)), Quantity::ZERO);
+    }
+}

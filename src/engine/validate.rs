@@ -1,0 +1,257 @@
+//! Validation of a snapshot: what the Kueue API (CRD schemas, CEL rules and webhooks) would reject.
+
+use std::collections::HashSet;
+
+use super::compile::{Compiled, PODS};
+use super::decision::WorkloadKey;
+use super::error::ModelError;
+use super::model::{ResourceGroup, Snapshot, Workload};
+use super::quantity::Quantity;
+use super::selector;
+
+fn check_unique<'a>(
+    kind: &'static str,
+    names: impl Iterator<Item = String> + 'a,
+) -> Result<(), ModelError> {
+    let mut seen = HashSet::new();
+    for name in names {
+        if !seen.insert(name.clone()) {
+            return Err(ModelError::Duplicate { kind, name });
+        }
+    }
+    Ok(())
+}
+
+fn check_groups(
+    kind: &'static str,
+    name: &str,
+    groups: &[ResourceGroup],
+    has_parent: bool,
+    is_queue: bool,
+) -> Result<(), ModelError> {
+    let mut resources = HashSet::new();
+    let mut flavors = HashSet::new();
+    for (g, group) in groups.iter().enumerate() {
+        for resource in &group.covered_resources {
+            if !resources.insert(resource.as_str()) {
+                let field = format!("spec.resourceGroups[{g}].coveredResources");
+                let reason = format!("resource {resource:?} is covered by more than one group");
+                return Err(ModelError::invalid(kind, name, field, reason));
+            }
+        }
+        for (f, flavor) in group.flavors.iter().enumerate() {
+            let at = format!("spec.resourceGroups[{g}].flavors[{f}]");
+            if !flavors.insert(flavor.name.as_str()) {
+                let reason = format!("flavor {:?} appears in more than one group", flavor.name);
+                return Err(ModelError::invalid(
+                    kind,
+                    name,
+                    format!("{at}.name"),
+                    reason,
+                ));
+            }
+            let names: Vec<&str> = flavor.resources.iter().map(|r| r.name.as_str()).collect();
+            let covered: Vec<&str> = group.covered_resources.iter().map(String::as_str).collect();
+            if names != covered {
+                let reason = format!("must list {covered:?} in that order, found {names:?}");
+                return Err(ModelError::invalid(
+                    kind,
+                    name,
+                    format!("{at}.resources"),
+                    reason,
+                ));
+            }
+            for (r, quota) in flavor.resources.iter().enumerate() {
+                let at = format!("{at}.resources[{r}]");
+                let negative = |field: &str, q: Quantity| {
+                    let reason = format!("must not be negative, found {q}");
+                    ModelError::invalid(kind, name, format!("{at}.{field}"), reason)
+                };
+                if quota.nominal_quota < Quantity::ZERO {
+                    return Err(negative("nominalQuota", quota.nominal_quota));
+                }
+                for (field, limit) in [
+                    ("borrowingLimit", quota.borrowing_limit),
+                    ("lendingLimit", quota.lending_limit),
+                ] {
+                    let Some(limit) = limit else { continue };
+                    if limit < Quantity::ZERO {
+                        return Err(negative(field, limit));
+                    }
+                    if !has_parent {
+                        let reason = "may only be set when there is a cohort or parent";
+                        return Err(ModelError::invalid(
+                            kind,
+                            name,
+                            format!("{at}.{field}"),
+                            reason,
+                        ));
+                    }
+                }
+                if let (true, Some(lending)) = (is_queue, quota.lending_limit)
+                    && lending > quota.nominal_quota
+                {
+                    let reason = format!(
+                        "must not exceed nominalQuota ({lending} > {})",
+                        quota.nominal_quota
+                    );
+                    return Err(ModelError::invalid(
+                        kind,
+                        name,
+                        format!("{at}.lendingLimit"),
+                        reason,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_weight(
+    kind: &'static str,
+    name: &str,
+    weight: Option<Quantity>,
+) -> Result<(), ModelError> {
+    match weight {
+        Some(w) if w < Quantity::ZERO => Err(ModelError::invalid(
+            kind,
+            name,
+            "spec.fairSharing.weight",
+            format!("must not be negative, found {w}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn check_workload(w: &Workload) -> Result<(), ModelError> {
+    let name = format!("{}/{}", w.namespace, w.name);
+    let mut with_min = 0;
+    for (i, ps) in w.pod_sets.iter().enumerate() {
+        let at = format!("spec.podSets[{i}]");
+        if ps.count < 0 {
+            let reason = format!("must not be negative, found {}", ps.count);
+            return Err(ModelError::invalid(
+                "Workload",
+                name,
+                format!("{at}.count"),
+                reason,
+            ));
+        }
+        if let Some(min) = ps.min_count {
+            with_min += 1;
+            if min < 0 || min > ps.count {
+                let reason = format!("must be between 0 and count ({}), found {min}", ps.count);
+                return Err(ModelError::invalid(
+                    "Workload",
+                    name,
+                    format!("{at}.minCount"),
+                    reason,
+                ));
+            }
+        }
+        for (resource, amount) in &ps.requests {
+            if resource == PODS {
+                let reason = "\"pods\" is a reserved resource name";
+                return Err(ModelError::invalid(
+                    "Workload",
+                    name,
+                    format!("{at}.requests"),
+                    reason,
+                ));
+            }
+            if *amount < Quantity::ZERO {
+                let reason = format!("request for {resource} must not be negative, found {amount}");
+                return Err(ModelError::invalid(
+                    "Workload",
+                    name,
+                    format!("{at}.requests"),
+                    reason,
+                ));
+            }
+        }
+    }
+    if with_min > 1 {
+        let reason = "at most one pod set may set minCount";
+        return Err(ModelError::invalid(
+            "Workload",
+            name,
+            "spec.podSets",
+            reason,
+        ));
+    }
+    Ok(())
+}
+
+/// Checks every object of the snapshot.
+pub fn validate(snapshot: &Snapshot) -> Result<(), ModelError> {
+    check_unique(
+        "ResourceFlavor",
+        snapshot.resource_flavors.iter().map(|f| f.name.clone()),
+    )?;
+    check_unique(
+        "ClusterQueue",
+        snapshot.cluster_queues.iter().map(|c| c.name.clone()),
+    )?;
+    check_unique("Cohort", snapshot.cohorts.iter().map(|c| c.name.clone()))?;
+    check_unique(
+        "Namespace",
+        snapshot.namespaces.iter().map(|n| n.name.clone()),
+    )?;
+    check_unique(
+        "LocalQueue",
+        snapshot
+            .local_queues
+            .iter()
+            .map(|q| format!("{}/{}", q.namespace, q.name)),
+    )?;
+    check_unique(
+        "Workload",
+        snapshot
+            .workloads
+            .iter()
+            .map(|w| format!("{}/{}", w.namespace, w.name)),
+    )?;
+    for cq in &snapshot.cluster_queues {
+        check_groups(
+            "ClusterQueue",
+            &cq.name,
+            &cq.resource_groups,
+            cq.cohort.is_some(),
+            true,
+        )?;
+        check_weight("ClusterQueue", &cq.name, cq.fair_sharing_weight)?;
+        if let Some(sel) = &cq.namespace_selector {
+            selector::validate(sel).map_err(|reason| {
+                ModelError::invalid("ClusterQueue", &cq.name, "spec.namespaceSelector", reason)
+            })?;
+        }
+    }
+    for cohort in &snapshot.cohorts {
+        let has_parent = cohort.parent.is_some();
+        check_groups(
+            "Cohort",
+            &cohort.name,
+            &cohort.resource_groups,
+            has_parent,
+            false,
+        )?;
+        check_weight("Cohort", &cohort.name, cohort.fair_sharing_weight)?;
+    }
+    snapshot.workloads.iter().try_for_each(check_workload)
+}
+
+/// Validates a workload added after construction.
+pub fn check_new_workload(compiled: &Compiled, w: &Workload) -> Result<(), ModelError> {
+    if compiled
+        .by_key
+        .contains_key(&WorkloadKey::new(&w.namespace, &w.name))
+    {
+        let name = format!("{}/{}", w.namespace, w.name);
+        return Err(ModelError::Duplicate {
+            kind: "Workload",
+            name,
+        });
+    }
+    check_workload(w)
+}
