@@ -1,12 +1,11 @@
 //! The `kuota` binary's subcommands.
 
 mod crds;
+pub mod simulate;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-mod simulate;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -22,6 +21,8 @@ struct Cli {
 enum Command {
     /// Print the CustomResourceDefinitions kuota serves, as multi-document YAML.
     Crds(crds::CrdsArgs),
+    /// Run admission decisions on manifests, without a cluster, and print every Workload's status.
+    Simulate(simulate::SimulateArgs),
     /// Print kuota's version.
     Version,
 }
@@ -37,6 +38,7 @@ pub fn run() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Simulate(args) => simulate::run(&args),
         Command::Version => {
             println!("kuota {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS

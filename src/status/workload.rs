@@ -5,11 +5,15 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
-use crate::api::keys::{admitted_reasons, condition_types, quota_reserved_reasons, requeued_reasons};
-use crate::api::workload_status::{Admission as ApiAdmission, PodSetAssignment as ApiAssignment};
 use crate::api::WorkloadStatus;
+use crate::api::keys::{
+    admitted_reasons, condition_types, quota_reserved_reasons, requeued_reasons,
+};
+use crate::api::workload_status::{Admission as ApiAdmission, PodSetAssignment as ApiAssignment};
 use crate::engine::model::Admission;
-use crate::engine::{EvictionReason, EvictionRecord, WorkloadState, WorkloadStatus as EngineStatus};
+use crate::engine::{
+    EvictionReason, EvictionRecord, WorkloadState, WorkloadStatus as EngineStatus,
+};
 
 /// The API form of an engine admission.
 pub fn admission(admission: &Admission) -> ApiAdmission {
@@ -34,7 +38,14 @@ pub fn admission(admission: &Admission) -> ApiAdmission {
     }
 }
 
-fn condition(type_: &str, status: bool, reason: &str, message: String, now: &Time, generation: Option<i64>) -> Condition {
+fn condition(
+    type_: &str,
+    status: bool,
+    reason: &str,
+    message: String,
+    now: &Time,
+    generation: Option<i64>,
+) -> Condition {
     Condition {
         type_: type_.to_string(),
         status: if status { "True" } else { "False" }.to_string(),
@@ -46,8 +57,14 @@ fn condition(type_: &str, status: bool, reason: &str, message: String, now: &Tim
 }
 
 /// The status a Workload has after the engine's decisions, with every condition stamped `now`.
-pub fn workload_status(state: &WorkloadState, now: &Time, generation: Option<i64>) -> WorkloadStatus {
-    let cond = |type_: &str, status: bool, reason: &str, message: String| condition(type_, status, reason, message, now, generation);
+pub fn workload_status(
+    state: &WorkloadState,
+    now: &Time,
+    generation: Option<i64>,
+) -> WorkloadStatus {
+    let cond = |type_: &str, status: bool, reason: &str, message: String| {
+        condition(type_, status, reason, message, now, generation)
+    };
     let mut status = WorkloadStatus::default();
     match &state.status {
         EngineStatus::Admitted(admitted) => {
@@ -68,14 +85,29 @@ pub fn workload_status(state: &WorkloadState, now: &Time, generation: Option<i64
             // Re-admission after an eviction turns the old conditions off, keeping what happened.
             if let Some(eviction) = &state.last_eviction {
                 let previously = format!("Previously: {}", eviction.message);
-                status.conditions.push(cond(condition_types::EVICTED, false, quota_reserved_reasons::QUOTA_RESERVED, previously.clone()));
+                status.conditions.push(cond(
+                    condition_types::EVICTED,
+                    false,
+                    quota_reserved_reasons::QUOTA_RESERVED,
+                    previously.clone(),
+                ));
                 if eviction.preemption.is_some() {
-                    status.conditions.push(cond(condition_types::PREEMPTED, false, quota_reserved_reasons::QUOTA_RESERVED, previously));
+                    status.conditions.push(cond(
+                        condition_types::PREEMPTED,
+                        false,
+                        quota_reserved_reasons::QUOTA_RESERVED,
+                        previously,
+                    ));
                 }
             }
         }
         EngineStatus::Pending { reason, message } => {
-            status.conditions.push(cond(condition_types::QUOTA_RESERVED, false, reason.as_str(), message.clone()));
+            status.conditions.push(cond(
+                condition_types::QUOTA_RESERVED,
+                false,
+                reason.as_str(),
+                message.clone(),
+            ));
             if let Some(eviction) = &state.last_eviction {
                 status.conditions.push(cond(
                     condition_types::ADMITTED,
@@ -91,10 +123,24 @@ pub fn workload_status(state: &WorkloadState, now: &Time, generation: Option<i64
     status
 }
 
-fn push_eviction(conditions: &mut Vec<Condition>, eviction: &EvictionRecord, cond: &impl Fn(&str, bool, &str, String) -> Condition) {
-    conditions.push(cond(condition_types::EVICTED, true, eviction.reason.as_str(), eviction.message.clone()));
+fn push_eviction(
+    conditions: &mut Vec<Condition>,
+    eviction: &EvictionRecord,
+    cond: &impl Fn(&str, bool, &str, String) -> Condition,
+) {
+    conditions.push(cond(
+        condition_types::EVICTED,
+        true,
+        eviction.reason.as_str(),
+        eviction.message.clone(),
+    ));
     if let Some(preemption) = eviction.preemption {
-        conditions.push(cond(condition_types::PREEMPTED, true, preemption.as_str(), eviction.message.clone()));
+        conditions.push(cond(
+            condition_types::PREEMPTED,
+            true,
+            preemption.as_str(),
+            eviction.message.clone(),
+        ));
     }
     let (requeued, reason) = match eviction.reason {
         EvictionReason::Preempted => (true, requeued_reasons::PREEMPTED),
@@ -102,5 +148,10 @@ fn push_eviction(conditions: &mut Vec<Condition>, eviction: &EvictionRecord, con
         EvictionReason::LocalQueueStopped => (false, requeued_reasons::LOCAL_QUEUE_STOPPED),
         EvictionReason::Deactivated => (false, requeued_reasons::DEACTIVATED),
     };
-    conditions.push(cond(condition_types::REQUEUED, requeued, reason, eviction.message.clone()));
+    conditions.push(cond(
+        condition_types::REQUEUED,
+        requeued,
+        reason,
+        eviction.message.clone(),
+    ));
 }

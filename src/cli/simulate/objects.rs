@@ -38,6 +38,24 @@ pub struct Objects {
     pub pods: Vec<Located<Pod>>,
     pub priority_classes: Vec<Located<PriorityClass>>,
     pub jobs: Vec<Located<Job>>,
+    /// How many objects were named from their `metadata.generateName`.
+    generated_names: usize,
+}
+
+/// Gives an object that has only `metadata.generateName` a name, as the API server would, but
+/// deterministically: the prefix and a sequence number.
+fn name_generated(value: &mut Value, generated: &mut usize) {
+    let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if metadata.contains_key("name") {
+        return;
+    }
+    if let Some(prefix) = metadata.get("generateName").and_then(Value::as_str) {
+        *generated += 1;
+        let name = format!("{prefix}{:05}", *generated);
+        metadata.insert("name".into(), Value::String(name));
+    }
 }
 
 /// A document that is not an object kuota simulate can use.
@@ -81,7 +99,8 @@ pub fn decode_all(documents: Vec<Document>) -> Result<Objects, DecodeError> {
 }
 
 fn decode_into(objects: &mut Objects, document: Document) -> Result<(), DecodeError> {
-    let Document { origin, value } = document;
+    let Document { origin, mut value } = document;
+    name_generated(&mut value, &mut objects.generated_names);
     let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
     let (Some(api_version), Some(kind)) = (text("apiVersion"), text("kind")) else {
         return Err(DecodeError {
@@ -284,6 +303,18 @@ mod tests {
         );
         let scalar = decode("just a string\n").unwrap_err();
         assert!(matches!(scalar.problem, Problem::NotAnObject));
+    }
+
+    #[test]
+    fn names_objects_from_generate_name_in_order() {
+        let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {namespace: n, generateName: sample-}\nspec:\n  template: {spec: {containers: []}}\n";
+        let objects = decode(&format!("{job}---\n{job}")).unwrap();
+        let names: Vec<_> = objects
+            .jobs
+            .iter()
+            .map(|j| j.object.metadata.name.clone().unwrap())
+            .collect();
+        assert_eq!(names, ["sample-00001", "sample-00002"]);
     }
 
     #[test]

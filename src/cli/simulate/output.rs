@@ -1,0 +1,146 @@
+//! Printing the simulated Workloads: a `v1` `List` as JSON or YAML, or a table per ClusterQueue.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use kube::ResourceExt;
+use serde_json::json;
+
+use crate::api::Workload;
+use crate::api::keys::condition_types;
+use crate::engine::model::Snapshot;
+
+/// `-o` values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    #[default]
+    Table,
+    Yaml,
+    Json,
+}
+
+/// The Workloads as one `v1` `List`.
+pub fn list(workloads: &[Workload]) -> serde_json::Value {
+    json!({ "apiVersion": "v1", "kind": "List", "items": workloads })
+}
+
+/// A readable summary: one block per ClusterQueue, each Workload with its outcome.
+pub fn table(snapshot: &Snapshot, workloads: &[Workload]) -> String {
+    let cluster_queue_of = |w: &Workload| -> String {
+        if let Some(admission) = w.status.as_ref().and_then(|s| s.admission.as_ref()) {
+            return admission.cluster_queue.clone();
+        }
+        let namespace = w.namespace().unwrap_or_default();
+        let queue = w.spec.queue_name.clone().unwrap_or_default();
+        snapshot
+            .local_queues
+            .iter()
+            .find(|q| q.namespace == namespace && q.name == queue)
+            .map_or_else(
+                || "(no ClusterQueue)".to_string(),
+                |q| q.cluster_queue.clone(),
+            )
+    };
+    let mut by_queue: BTreeMap<String, Vec<&Workload>> = BTreeMap::new();
+    for workload in workloads {
+        by_queue
+            .entry(cluster_queue_of(workload))
+            .or_default()
+            .push(workload);
+    }
+    let mut out = String::new();
+    for (queue, members) in by_queue {
+        let cohort = snapshot
+            .cluster_queues
+            .iter()
+            .find(|q| q.name == queue)
+            .and_then(|q| q.cohort.clone())
+            .map_or_else(String::new, |c| format!(" (cohort {c})"));
+        let admitted = members.iter().filter(|w| admission_of(w).is_some()).count();
+        let _ = writeln!(
+            out,
+            "ClusterQueue {queue}{cohort}: {admitted} admitted, {} pending",
+            members.len() - admitted
+        );
+        let rows: Vec<[String; 4]> = members.iter().map(|w| row(w)).collect();
+        let widths: Vec<usize> = (0..3)
+            .map(|i| {
+                rows.iter()
+                    .map(|r| r[i].len())
+                    .chain([HEADER[i].len()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut line = |cells: [&str; 4]| {
+            let _ = writeln!(
+                out,
+                "  {:w0$}  {:w1$}  {:w2$}  {}",
+                cells[0],
+                cells[1],
+                cells[2],
+                cells[3],
+                w0 = widths[0],
+                w1 = widths[1],
+                w2 = widths[2]
+            );
+        };
+        line(HEADER);
+        for r in &rows {
+            line([&r[0], &r[1], &r[2], &r[3]]);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+const HEADER: [&str; 4] = ["WORKLOAD", "PRIORITY", "STATUS", "DETAIL"];
+
+fn admission_of(w: &Workload) -> Option<&crate::api::workload_status::Admission> {
+    w.status.as_ref().and_then(|s| s.admission.as_ref())
+}
+
+fn row(w: &Workload) -> [String; 4] {
+    let name = format!("{}/{}", w.namespace().unwrap_or_default(), w.name_any());
+    let priority = w.spec.priority.unwrap_or(0).to_string();
+    let conditions = w
+        .status
+        .as_ref()
+        .map(|s| s.conditions.as_slice())
+        .unwrap_or_default();
+    let find = |t: &str| conditions.iter().find(|c| c.type_ == t);
+    if let Some(admission) = admission_of(w) {
+        let detail = admission
+            .pod_set_assignments
+            .iter()
+            .map(|a| {
+                let flavors: Vec<String> =
+                    a.flavors.iter().map(|(r, f)| format!("{r}={f}")).collect();
+                let count = a.count.map_or_else(String::new, |c| format!(" ×{c}"));
+                let mut text = format!("{}{count}: {}", a.name, flavors.join(","));
+                if let Some(topology) = &a.topology_assignment {
+                    let domains: i32 = topology.slices.iter().map(|s| s.domain_count).sum();
+                    let _ = write!(
+                        text,
+                        " in {domains} domain(s) of {}",
+                        topology.levels.join("/")
+                    );
+                }
+                text
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        return [name, priority, "Admitted".into(), detail];
+    }
+    let pending = find(condition_types::QUOTA_RESERVED)
+        .map_or_else(String::new, |c| format!("{}: {}", c.reason, c.message));
+    let preempted = find(condition_types::PREEMPTED)
+        .filter(|c| c.status == "True")
+        .map_or_else(String::new, |c| format!(" [preempted: {}]", c.reason));
+    [
+        name,
+        priority,
+        "Pending".into(),
+        format!("{pending}{preempted}"),
+    ]
+}
