@@ -3,10 +3,14 @@
 //! The crate is split by who owns what (see `docs/architecture.md`):
 //! - [`api`]: the Kueue `v1beta2` types, well-known keys and CRD generation.
 //! - [`engine`]: pure, synchronous admission and placement decisions.
+//! - [`jobs`]: the Workload each job integration creates for a job.
+//! - [`state`]: Kubernetes objects reduced to the engine's input.
+//! - [`status`]: engine decisions written as API status.
 //! - [`cli`]: the `kuota` subcommands.
 
 pub mod api;
 pub mod cli;
 pub mod engine;
+pub mod jobs;
 pub mod state;
 pub mod status;

@@ -41,6 +41,14 @@ pub mod labels {
     pub const LWS_WORKER_INDEX: &str = "leaderworkerset.sigs.k8s.io/worker-index";
     /// Rank of a StatefulSet pod.
     pub const STATEFULSET_POD_INDEX: &str = "apps.kubernetes.io/pod-index";
+    /// Written by the batch Job controller on its pod templates: the Job's name.
+    pub const BATCH_JOB_NAME: &str = "batch.kubernetes.io/job-name";
+    /// Written by the batch Job controller on its pod templates: the Job's UID.
+    pub const BATCH_CONTROLLER_UID: &str = "batch.kubernetes.io/controller-uid";
+    /// Legacy spelling of [`BATCH_JOB_NAME`], still written by the batch Job controller.
+    pub const LEGACY_JOB_NAME: &str = "job-name";
+    /// Legacy spelling of [`BATCH_CONTROLLER_UID`], still written by the batch Job controller.
+    pub const LEGACY_CONTROLLER_UID: &str = "controller-uid";
 }
 
 /// Annotations on jobs, pod templates, pods and Workloads.

@@ -1,0 +1,129 @@
+//! Kubernetes name syntax checks the job integration applies to label and annotation values.
+//!
+//! Each check returns the reason a value is rejected, so callers can name the key that held it.
+
+/// Longest DNS-1123 subdomain (object names, label-key prefixes).
+const DNS1123_SUBDOMAIN_MAX: usize = 253;
+/// Longest name part of a qualified name (a label key without its prefix).
+const QUALIFIED_NAME_MAX: usize = 63;
+
+/// Checks a DNS-1123 subdomain: dot-separated lower-case alphanumeric labels that may contain `-`
+/// inside, 253 characters at most.
+pub(crate) fn check_dns1123_subdomain(value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Err("must not be empty".to_owned());
+    }
+    if value.len() > DNS1123_SUBDOMAIN_MAX {
+        return Err(format!(
+            "must be at most {DNS1123_SUBDOMAIN_MAX} characters, not {}",
+            value.len()
+        ));
+    }
+    let label_ok = |label: &str| {
+        let bytes = label.as_bytes();
+        let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        match (bytes.first(), bytes.last()) {
+            (Some(first), Some(last)) => {
+                alnum(first) && alnum(last) && bytes.iter().all(|b| alnum(b) || *b == b'-')
+            }
+            _ => false,
+        }
+    };
+    if value.split('.').all(label_ok) {
+        Ok(())
+    } else {
+        Err(
+            "must be a DNS-1123 subdomain: lower-case letters, digits, '-' and '.', \
+             starting and ending with a letter or digit"
+                .to_owned(),
+        )
+    }
+}
+
+/// Checks a qualified name, the syntax of a label key: an optional DNS-1123 subdomain prefix and
+/// `/`, then 1 to 63 letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit.
+pub(crate) fn check_qualified_name(value: &str) -> Result<(), String> {
+    let name = match value.split_once('/') {
+        None => value,
+        Some((prefix, name)) => {
+            if name.contains('/') {
+                return Err("must contain at most one '/'".to_owned());
+            }
+            check_dns1123_subdomain(prefix).map_err(|reason| format!("prefix {reason}"))?;
+            name
+        }
+    };
+    if name.is_empty() {
+        return Err("name part must not be empty".to_owned());
+    }
+    if name.len() > QUALIFIED_NAME_MAX {
+        return Err(format!(
+            "name part must be at most {QUALIFIED_NAME_MAX} characters, not {}",
+            name.len()
+        ));
+    }
+    let bytes = name.as_bytes();
+    let edge_ok = |b: Option<&u8>| b.is_some_and(u8::is_ascii_alphanumeric);
+    let inner_ok = bytes
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if edge_ok(bytes.first()) && edge_ok(bytes.last()) && inner_ok {
+        Ok(())
+    } else {
+        Err(
+            "name part must consist of letters, digits, '-', '_' or '.', \
+             and start and end with a letter or digit"
+                .to_owned(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subdomain_accepts_dotted_lower_case_labels() {
+        assert!(check_dns1123_subdomain("tas-user-queue").is_ok());
+        assert!(check_dns1123_subdomain("a.b-c.d1").is_ok());
+    }
+
+    #[test]
+    fn subdomain_rejects_bad_shapes() {
+        for bad in ["", "Queue", "-q", "q-", "a..b", "a_b", "q name"] {
+            assert!(check_dns1123_subdomain(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(check_dns1123_subdomain(&"a".repeat(254)).is_err());
+        assert!(check_dns1123_subdomain(&"a".repeat(253)).is_ok());
+    }
+
+    #[test]
+    fn qualified_name_accepts_label_keys() {
+        for good in [
+            "cloud.provider.com/topology-rack",
+            "kubernetes.io/hostname",
+            "rack",
+            "Rack_1.a",
+        ] {
+            assert!(check_qualified_name(good).is_ok(), "{good:?} rejected");
+        }
+    }
+
+    #[test]
+    fn qualified_name_rejects_bad_shapes() {
+        for bad in [
+            "",
+            "/rack",
+            "a/b/c",
+            "Cloud.com/rack",
+            "cloud.com/",
+            "-rack",
+            "rack-",
+            "ra ck",
+        ] {
+            assert!(check_qualified_name(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(check_qualified_name(&"r".repeat(64)).is_err());
+        assert!(check_qualified_name(&format!("x.io/{}", "r".repeat(63))).is_ok());
+    }
+}

@@ -1,0 +1,213 @@
+//! Where a job's Workload takes its priority from, given the priority classes that exist.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+
+use crate::api::WorkloadPriorityClass;
+use crate::api::workload::{PriorityClassGroup, PriorityClassKind, PriorityClassRef};
+
+/// The priority classes a job's Workload may name: WorkloadPriorityClasses, pod PriorityClasses,
+/// and which PriorityClass is the global default. The caller fills it from its cache or input.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PriorityLookup {
+    workload_priority_classes: BTreeMap<String, i32>,
+    priority_classes: BTreeMap<String, i32>,
+    global_defaults: BTreeMap<String, i32>,
+}
+
+/// The priority a Workload gets and the class it came from, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ResolvedPriority {
+    pub(crate) class: Option<PriorityClassRef>,
+    pub(crate) value: i32,
+}
+
+impl PriorityLookup {
+    /// An empty lookup: no classes, no global default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A lookup holding the given objects.
+    pub fn from_objects<'a>(
+        workload_priority_classes: impl IntoIterator<Item = &'a WorkloadPriorityClass>,
+        priority_classes: impl IntoIterator<Item = &'a PriorityClass>,
+    ) -> Self {
+        let mut lookup = Self::new();
+        for class in workload_priority_classes {
+            if let Some(name) = &class.metadata.name {
+                lookup.add_workload_priority_class(name.clone(), class.spec.value);
+            }
+        }
+        for class in priority_classes {
+            if let Some(name) = &class.metadata.name {
+                lookup.add_priority_class(
+                    name.clone(),
+                    class.value,
+                    class.global_default.unwrap_or(false),
+                );
+            }
+        }
+        lookup
+    }
+
+    /// Records a WorkloadPriorityClass and its value.
+    pub fn add_workload_priority_class(&mut self, name: impl Into<String>, value: i32) {
+        self.workload_priority_classes.insert(name.into(), value);
+    }
+
+    /// Records a pod PriorityClass, its value and whether it is marked `globalDefault`.
+    pub fn add_priority_class(
+        &mut self,
+        name: impl Into<String>,
+        value: i32,
+        global_default: bool,
+    ) {
+        let name = name.into();
+        if global_default {
+            self.global_defaults.insert(name.clone(), value);
+        } else {
+            self.global_defaults.remove(&name);
+        }
+        self.priority_classes.insert(name, value);
+    }
+
+    /// The value of the named WorkloadPriorityClass, if it exists.
+    pub fn workload_priority_class(&self, name: &str) -> Option<i32> {
+        self.workload_priority_classes.get(name).copied()
+    }
+
+    /// The value of the named PriorityClass, if it exists.
+    pub fn priority_class(&self, name: &str) -> Option<i32> {
+        self.priority_classes.get(name).copied()
+    }
+
+    /// The global-default PriorityClass. The API server allows only one, but two can slip in
+    /// through concurrent creation; as Kubernetes does, the one with the lowest value wins
+    /// (ties go to the first name, so the answer does not depend on insertion order).
+    pub fn global_default(&self) -> Option<(&str, i32)> {
+        self.global_defaults
+            .iter()
+            .min_by_key(|(_, value)| **value)
+            .map(|(name, value)| (name.as_str(), *value))
+    }
+}
+
+/// A priority class a job names that does not exist.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum MissingClass {
+    WorkloadPriorityClass(String),
+    PriorityClass(String),
+}
+
+impl PriorityLookup {
+    /// The priority of a Workload whose job names `workload_priority_class` (its label) and whose
+    /// first pod template names `pod_priority_class`: the WorkloadPriorityClass wins, then the
+    /// PriorityClass, then the global default, else 0 with no class. A named class that does not
+    /// exist is an error, never a fallback: Kueue waits for the class to appear.
+    pub(crate) fn resolve(
+        &self,
+        workload_priority_class: Option<&str>,
+        pod_priority_class: Option<&str>,
+    ) -> Result<ResolvedPriority, MissingClass> {
+        if let Some(name) = workload_priority_class {
+            let value = self
+                .workload_priority_class(name)
+                .ok_or_else(|| MissingClass::WorkloadPriorityClass(name.to_owned()))?;
+            return Ok(ResolvedPriority {
+                class: Some(workload_priority_class_ref(name)),
+                value,
+            });
+        }
+        if let Some(name) = pod_priority_class {
+            let value = self
+                .priority_class(name)
+                .ok_or_else(|| MissingClass::PriorityClass(name.to_owned()))?;
+            return Ok(ResolvedPriority {
+                class: Some(priority_class_ref(name)),
+                value,
+            });
+        }
+        Ok(match self.global_default() {
+            Some((name, value)) => ResolvedPriority {
+                class: Some(priority_class_ref(name)),
+                value,
+            },
+            None => ResolvedPriority {
+                class: None,
+                value: 0,
+            },
+        })
+    }
+}
+
+/// A reference to a WorkloadPriorityClass.
+fn workload_priority_class_ref(name: &str) -> PriorityClassRef {
+    PriorityClassRef {
+        group: PriorityClassGroup::Kueue,
+        kind: PriorityClassKind::WorkloadPriorityClass,
+        name: name.to_owned(),
+    }
+}
+
+/// A reference to a pod PriorityClass.
+fn priority_class_ref(name: &str) -> PriorityClassRef {
+    PriorityClassRef {
+        group: PriorityClassGroup::Scheduling,
+        kind: PriorityClassKind::PriorityClass,
+        name: name.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    use super::*;
+    use crate::api::WorkloadPriorityClassFields;
+
+    #[test]
+    fn from_objects_records_values_and_the_global_default() {
+        let wpc = WorkloadPriorityClass::new(
+            "high",
+            WorkloadPriorityClassFields {
+                value: 1000,
+                description: None,
+            },
+        );
+        let pc = |name: &str, value, global_default| PriorityClass {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                ..ObjectMeta::default()
+            },
+            value,
+            global_default,
+            ..PriorityClass::default()
+        };
+        let classes = [pc("batch", 10, None), pc("standard", 5, Some(true))];
+        let lookup = PriorityLookup::from_objects([&wpc], &classes);
+        assert_eq!(lookup.workload_priority_class("high"), Some(1000));
+        assert_eq!(lookup.workload_priority_class("batch"), None);
+        assert_eq!(lookup.priority_class("batch"), Some(10));
+        assert_eq!(lookup.global_default(), Some(("standard", 5)));
+    }
+
+    #[test]
+    fn lowest_global_default_wins() {
+        let mut lookup = PriorityLookup::new();
+        lookup.add_priority_class("b", 7, true);
+        lookup.add_priority_class("a", 3, true);
+        lookup.add_priority_class("c", 3, true);
+        assert_eq!(lookup.global_default(), Some(("a", 3)));
+        lookup.add_priority_class("a", 3, false);
+        assert_eq!(lookup.global_default(), Some(("c", 3)));
+    }
+
+    #[test]
+    fn no_global_default_when_none_is_marked() {
+        let mut lookup = PriorityLookup::new();
+        lookup.add_priority_class("batch", 10, false);
+        assert_eq!(lookup.global_default(), None);
+    }
+}
