@@ -227,6 +227,25 @@ impl Scale {
     }
 }
 
+impl Quantity {
+    /// The form Kubernetes writes for amounts given in binary units: the largest of `Ki`..`Ei` that
+    /// divides the value exactly, else the decimal form.
+    pub fn to_binary_si_string(self) -> String {
+        let units = self.0 / NANO;
+        if self.0 % NANO != 0 || units == 0 {
+            return self.to_string();
+        }
+        let suffixes = ["Ei", "Pi", "Ti", "Gi", "Mi", "Ki"];
+        for (i, suffix) in suffixes.iter().enumerate() {
+            let factor = 1i128 << (10 * (6 - i));
+            if units % factor == 0 {
+                return format!("{}{suffix}", units / factor);
+            }
+        }
+        self.to_string()
+    }
+}
+
 impl fmt::Display for Quantity {
     /// The canonical decimal form: whole units when exact, else `m`, `u` or `n`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -304,6 +323,15 @@ mod tests {
             assert_eq!(q(&q(s).to_string()), q(s));
         }
         assert_eq!(q("64Gi").to_string(), "68719476736");
+    }
+
+    #[test]
+    fn formats_binary_amounts_with_the_largest_exact_suffix() {
+        assert_eq!(q("800Mi").to_binary_si_string(), "800Mi");
+        assert_eq!(q("1Gi").to_binary_si_string(), "1Gi");
+        assert_eq!(q("1000").to_binary_si_string(), "1000");
+        assert_eq!(q("1536Ki").to_binary_si_string(), "1536Ki");
+        assert_eq!(q("500m").to_binary_si_string(), "500m");
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
     };
     let documents = documents::read_all(&args.files).map_err(|e| bad(e.to_string()))?;
     let objects = objects::decode_all(documents).map_err(|e| bad(e.to_string()))?;
-    let workloads = objects.workloads.clone();
+    let workloads = snapshot::workloads_to_simulate(&objects).map_err(|e| bad(e.to_string()))?;
     let prepared =
         snapshot::prepare(&objects, workloads).map_err(|(at, e)| bad(format!("{at}: {e}")))?;
     let config = EngineConfig {

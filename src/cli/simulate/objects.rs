@@ -19,6 +19,8 @@ use crate::api::{
 #[derive(Clone, Debug)]
 pub struct Located<T> {
     pub origin: Origin,
+    /// Position among all objects of the input, so kinds read into separate lists keep their order.
+    pub sequence: usize,
     pub object: T,
 }
 
@@ -40,6 +42,8 @@ pub struct Objects {
     pub jobs: Vec<Located<Job>>,
     /// How many objects were named from their `metadata.generateName`.
     generated_names: usize,
+    /// How many objects were decoded so far.
+    decoded: usize,
 }
 
 /// Gives an object that has only `metadata.generateName` a name, as the API server would, but
@@ -131,7 +135,13 @@ fn decode_into(objects: &mut Objects, document: Document) -> Result<(), DecodeEr
     macro_rules! push {
         ($list:ident) => {{
             let object = decode_typed(value).map_err(fail)?;
-            objects.$list.push(Located { origin, object });
+            objects.decoded += 1;
+            let sequence = objects.decoded;
+            objects.$list.push(Located {
+                origin,
+                sequence,
+                object,
+            });
         }};
     }
     match (api_version.as_str(), kind.as_str()) {
