@@ -72,7 +72,7 @@ pub fn workloads_to_simulate(
             Err(error) => {
                 return Err(SimulateInputError {
                     origin: located.origin.clone(),
-                    error,
+                    error: Box::new(error),
                 });
             }
         }
@@ -86,7 +86,7 @@ pub fn workloads_to_simulate(
 #[error("{origin}: {error}")]
 pub struct SimulateInputError {
     origin: super::documents::Origin,
-    error: JobError,
+    error: Box<JobError>,
 }
 
 /// The snapshot and, in the same order as `snapshot.workloads`, the Workload objects to report on.
