@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo test --all-targets
+cargo test
 cargo bench --no-run
