@@ -6,3 +6,11 @@ cd "$(dirname "$0")/.."
 
 cargo test --all-targets
 cargo bench --no-run
+
+# End-to-end suite against a real local control plane (e2e/cluster builds the pinned Kubernetes
+# components if they are missing); the cluster is stopped whatever happens.
+trap 'e2e/cluster down' EXIT
+e2e/cluster up
+KUBECONFIG="$(e2e/cluster env | sed -n 's/^export KUBECONFIG=//p')"
+export KUBECONFIG
+cargo test --features e2e --test e2e
