@@ -297,7 +297,8 @@ async fn gated_pod_binds_to_the_selected_node_once_ungated() -> Result<()> {
     let ungate = json!({"spec": {"schedulingGates": null}});
     pods.patch("gated", &PatchParams::default(), &Patch::Merge(&ungate))
         .await?;
-    let bound = wait::until(&pods, "gated", "run on the selected node", TIMEOUT, |pod| {
+    let on_chosen = format!("run on node {chosen}");
+    let bound = wait::until(&pods, "gated", &on_chosen, TIMEOUT, |pod| {
         node_name(pod) == Some(chosen.as_str()) && phase(pod) == Some("Running")
     })
     .await?;

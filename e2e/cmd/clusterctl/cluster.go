@@ -173,6 +173,13 @@ func componentArgs(l layout, p ports, name string) []string {
 			"--tls-cert-file=" + l.pki("apiserver.crt"),
 			"--tls-private-key-file=" + l.pki("apiserver.key"),
 			"--authorization-mode=Node,RBAC",
+			"--requestheader-client-ca-file=" + l.pki("front-proxy-ca.crt"),
+			"--requestheader-allowed-names=" + frontProxyClientName,
+			"--requestheader-username-headers=X-Remote-User",
+			"--requestheader-group-headers=X-Remote-Group",
+			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+			"--proxy-client-cert-file=" + l.pki("front-proxy-client.crt"),
+			"--proxy-client-key-file=" + l.pki("front-proxy-client.key"),
 			// Added to the release's default plugins (which already include both webhook plugins).
 			"--enable-admission-plugins=NodeRestriction,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota,Priority",
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",

@@ -16,6 +16,8 @@ import (
 	"time"
 )
 
+const frontProxyClientName = "front-proxy-client"
+
 // clientIdentity is one client certificate the control plane's components and tests use.
 type clientIdentity struct {
 	file   string
@@ -67,7 +69,26 @@ func writePKI(l layout) error {
 			return err
 		}
 	}
+	if err := writeFrontProxyPKI(l); err != nil {
+		return err
+	}
 	return writeServiceAccountKey(l)
+}
+
+// writeFrontProxyPKI writes the separate CA and client certificate with which the API server's
+// aggregation layer authenticates to extension API servers, as a kubeadm cluster has them.
+func writeFrontProxyPKI(l layout) error {
+	ca, err := newCA()
+	if err != nil {
+		return err
+	}
+	if err := writeCert(l.pki("front-proxy-ca"), ca.cert.Raw, ca.key); err != nil {
+		return err
+	}
+	return ca.issue(l.pki("front-proxy-client"), &x509.Certificate{
+		Subject:     pkix.Name{CommonName: frontProxyClientName},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
 }
 
 func newCA() (*certificateAuthority, error) {

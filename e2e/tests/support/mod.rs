@@ -85,13 +85,14 @@ impl TestNamespace {
         })
     }
 
-    /// Starts the namespace's deletion (the namespace controller finishes it).
+    /// Deletes the namespace and waits until the namespace controller has removed it and its
+    /// pods (kwok confirms pod deletions only while their nodes exist, so delete nodes after).
     pub async fn delete(self) -> Result<()> {
         let namespaces: Api<Namespace> = Api::all(self.client);
         namespaces
             .delete(&self.name, &DeleteParams::default())
             .await
             .with_context(|| format!("delete namespace {}", self.name))?;
-        Ok(())
+        wait::until_absent(&namespaces, &self.name, Duration::from_secs(60)).await
     }
 }
