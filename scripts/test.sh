@@ -9,6 +9,7 @@ cargo bench --no-run
 
 # End-to-end suite against a real local control plane (e2e/cluster builds the pinned Kubernetes
 # components if they are missing); the cluster is stopped whatever happens.
+(cd e2e && GOTOOLCHAIN=local go test -buildvcs=false ./cmd/...)
 trap 'e2e/cluster down' EXIT
 e2e/cluster up
 KUBECONFIG="$(e2e/cluster env | sed -n 's/^export KUBECONFIG=//p')"
