@@ -14,8 +14,8 @@ const (
 	// failedNodeAnnotation makes kwok leave a node's status alone, so a test can fail it.
 	failedNodeAnnotation = "e2e.kuota.dev/failed"
 	// DefaultBlockLabel and DefaultRackLabel are the topology levels above kubernetes.io/hostname.
-	defaultBlockLabel = "topology.kuota.dev/block"
-	defaultRackLabel  = "topology.kuota.dev/rack"
+	defaultBlockLabel = "cloud.provider.com/topology-block"
+	defaultRackLabel  = "cloud.provider.com/topology-rack"
 	hostnameLabel     = "kubernetes.io/hostname"
 )
 

@@ -27,15 +27,27 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// The manifest's name; empty when it only has a generateName.
     pub fn name(&self) -> &str {
         self.object.metadata.name.as_deref().unwrap_or_default()
     }
 
     /// `Kind name` (with the namespace when the manifest sets one), for messages.
     pub fn describe(&self) -> String {
+        let name = match self.name() {
+            "" => format!(
+                "{}*",
+                self.object
+                    .metadata
+                    .generate_name
+                    .as_deref()
+                    .unwrap_or_default()
+            ),
+            name => name.to_string(),
+        };
         match &self.object.metadata.namespace {
-            Some(ns) => format!("{} {ns}/{} ({})", self.gvk.kind, self.name(), self.source),
-            None => format!("{} {} ({})", self.gvk.kind, self.name(), self.source),
+            Some(ns) => format!("{} {ns}/{name} ({})", self.gvk.kind, self.source),
+            None => format!("{} {name} ({})", self.gvk.kind, self.source),
         }
     }
 }
@@ -75,14 +87,9 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Manifest>> {
             .with_context(|| format!("{doc_source}: apiVersion and kind are required"))?;
         let gvk = GroupVersionKind::try_from(&types)
             .with_context(|| format!("{doc_source}: bad apiVersion {:?}", types.api_version))?;
-        if object
-            .metadata
-            .name
-            .as_deref()
-            .unwrap_or_default()
-            .is_empty()
-        {
-            bail!("{doc_source}: metadata.name is required for server-side apply");
+        let named = |v: &Option<String>| v.as_deref().is_some_and(|n| !n.is_empty());
+        if !named(&object.metadata.name) && !named(&object.metadata.generate_name) {
+            bail!("{doc_source}: metadata.name or metadata.generateName is required");
         }
         manifests.push(Manifest {
             source: doc_source,
@@ -120,7 +127,9 @@ pub fn read(path: &Path) -> Result<Vec<Manifest>> {
 }
 
 /// Applies one manifest (server-side, forced, strict field validation). A namespaced object
-/// without a namespace goes to `default_namespace`.
+/// without a namespace goes to `default_namespace`. A manifest with only `generateName` (meant
+/// for `kubectl create`) is applied under a fresh name made from it, since server-side apply
+/// needs a name.
 pub async fn apply(
     client: &Client,
     manifest: &Manifest,
@@ -142,10 +151,16 @@ pub async fn apply(
     } else {
         Api::all_with(client.clone(), &resource)
     };
+    let mut object = manifest.object.clone();
+    if manifest.name().is_empty() {
+        let prefix = object.metadata.generate_name.take().unwrap_or_default();
+        object.metadata.name = Some(super::unique_name(prefix.trim_end_matches('-')));
+    }
+    let name = object.metadata.name.clone().unwrap_or_default();
     let params = PatchParams::apply(FIELD_MANAGER)
         .force()
         .validation_strict();
-    api.patch(manifest.name(), &params, &Patch::Apply(&manifest.object))
+    api.patch(&name, &params, &Patch::Apply(&object))
         .await
         .map_err(|e| match e {
             kube::Error::Api(status) => ApplyError::Rejected {

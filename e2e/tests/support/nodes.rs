@@ -17,8 +17,8 @@ use super::wait;
 pub const KWOK_ANNOTATION: &str = "kwok.x-k8s.io/node";
 /// kwok leaves the status of a node with this annotation set to "true" alone.
 pub const FAILED_ANNOTATION: &str = "e2e.kuota.dev/failed";
-pub const BLOCK_LABEL: &str = "topology.kuota.dev/block";
-pub const RACK_LABEL: &str = "topology.kuota.dev/rack";
+pub const BLOCK_LABEL: &str = "cloud.provider.com/topology-block";
+pub const RACK_LABEL: &str = "cloud.provider.com/topology-rack";
 pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 
 /// Identical nodes in a topology. Node names are `{prefix}-b{block}-r{rack}-h{host}`.
