@@ -26,6 +26,7 @@ commands:
   nodes ready NAME     give a not-ready node back to kwok
   nodes taint NAME KEY[=VALUE]:EFFECT
   nodes delete NAME
+  kubectl ARGS...      run the pinned kubectl against this cluster
 
 environment:
   KUOTA_E2E_STATE      state folder (default: e2e/.state beside this script)
@@ -33,11 +34,11 @@ environment:
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e/cluster: %v\n", err)
 		var exit exitCode
 		if errors.As(err, &exit) {
 			os.Exit(int(exit))
 		}
+		fmt.Fprintf(os.Stderr, "e2e/cluster: %v\n", err)
 		os.Exit(1)
 	}
 }
