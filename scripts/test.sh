@@ -6,3 +6,13 @@ cd "$(dirname "$0")/.."
 
 cargo test
 cargo bench --no-run
+
+# End-to-end suite against a real local control plane (e2e/cluster builds the pinned Kubernetes
+# components if they are missing); once up, the cluster is stopped whatever happens. A failed `up`
+# stops what it started itself, and leaves alone a cluster that was already running.
+(cd e2e && GOTOOLCHAIN=local go test -buildvcs=false ./cmd/...)
+e2e/cluster up
+trap 'e2e/cluster down' EXIT
+KUBECONFIG="$(e2e/cluster env | sed -n 's/^export KUBECONFIG=//p')"
+export KUBECONFIG
+cargo test --features e2e --test e2e
