@@ -1,0 +1,706 @@
+//! The admission behaviour of the reference (C.1 to C.5), scenario by scenario: every manifest under
+//! `examples/admission/` (and the README demo) runs through `kuota simulate`, and each Workload must
+//! end as the reference says, down to the ClusterQueue, flavors, pod counts, pending reasons and
+//! preemption reasons. The arithmetic behind each expectation is in the header of its manifest.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use kuota::cli::simulate::{Format, SimulateArgs, simulate};
+use serde_json::Value;
+
+/// Fixed so that every condition carries the same, known time.
+const NOW: &str = "2026-01-01T10:00:00Z";
+
+fn example(relative: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(relative)
+}
+
+fn args(relative: &str, fair_sharing: bool, output: Format) -> SimulateArgs {
+    SimulateArgs {
+        files: vec![example(relative)],
+        output,
+        feature_gates: String::new(),
+        fair_sharing,
+        now: Some(NOW.to_string()),
+    }
+}
+
+/// Every simulated Workload of one run, by `namespace/name`.
+struct Run {
+    file: String,
+    workloads: BTreeMap<String, Value>,
+}
+
+fn run(relative: &str, fair_sharing: bool) -> Run {
+    let text = simulate(&args(relative, fair_sharing, Format::Json))
+        .unwrap_or_else(|e| panic!("simulate {relative}: {e}"));
+    let list: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(list["kind"], "List", "{relative}: output is not a v1 List");
+    let workloads = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            let key = format!(
+                "{}/{}",
+                w["metadata"]["namespace"].as_str().unwrap(),
+                w["metadata"]["name"].as_str().unwrap()
+            );
+            (key, w.clone())
+        })
+        .collect();
+    Run {
+        file: relative.to_string(),
+        workloads,
+    }
+}
+
+/// A condition as the tests read it.
+#[derive(Debug)]
+struct Condition {
+    status: String,
+    reason: String,
+    message: String,
+}
+
+/// What an admitted Workload got.
+#[derive(Debug)]
+struct Admitted {
+    cluster_queue: String,
+    /// Per pod set, resource → flavor.
+    flavors: Vec<BTreeMap<String, String>>,
+    /// Per pod set, the pods admitted.
+    counts: Vec<i64>,
+    /// Per pod set, resource → total quantity.
+    usage: Vec<BTreeMap<String, String>>,
+}
+
+impl Run {
+    fn workload(&self, key: &str) -> &Value {
+        self.workloads
+            .get(key)
+            .unwrap_or_else(|| panic!("{}: no workload {key} in the output", self.file))
+    }
+
+    /// Fails unless the output holds exactly these Workloads, so no scenario goes unchecked.
+    fn expect_workloads(&self, keys: &[&str]) {
+        let got: BTreeSet<&str> = self.workloads.keys().map(String::as_str).collect();
+        let want: BTreeSet<&str> = keys.iter().copied().collect();
+        assert_eq!(got, want, "{}: simulated workloads", self.file);
+    }
+
+    fn condition(&self, key: &str, type_: &str) -> Option<Condition> {
+        self.workload(key)["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == type_)
+            .map(|c| {
+                assert_eq!(
+                    c["lastTransitionTime"], NOW,
+                    "{}: {key} condition {type_} is not stamped with --now",
+                    self.file
+                );
+                Condition {
+                    status: c["status"].as_str().unwrap_or_default().to_string(),
+                    reason: c["reason"].as_str().unwrap_or_default().to_string(),
+                    message: c["message"].as_str().unwrap_or_default().to_string(),
+                }
+            })
+    }
+
+    fn status_dump(&self, key: &str) -> String {
+        serde_json::to_string_pretty(&self.workload(key)["status"]).unwrap()
+    }
+
+    /// Asserts that the Workload holds quota in `cluster_queue` (QuotaReserved and Admitted True)
+    /// and returns its admission.
+    fn admitted(&self, key: &str, cluster_queue: &str) -> Admitted {
+        let status = &self.workload(key)["status"];
+        let admission = &status["admission"];
+        assert!(
+            admission.is_object(),
+            "{}: {key} should be admitted, status: {}",
+            self.file,
+            self.status_dump(key)
+        );
+        let reserved = self.condition(key, "QuotaReserved").unwrap();
+        assert_eq!(
+            (reserved.status.as_str(), reserved.reason.as_str()),
+            ("True", "QuotaReserved"),
+            "{}: {key} QuotaReserved",
+            self.file
+        );
+        assert_eq!(
+            reserved.message,
+            format!("Quota reserved in ClusterQueue {cluster_queue}"),
+            "{}: {key} QuotaReserved message",
+            self.file
+        );
+        let admitted = self.condition(key, "Admitted").unwrap();
+        assert_eq!(
+            (admitted.status.as_str(), admitted.reason.as_str()),
+            ("True", "Admitted"),
+            "{}: {key} Admitted",
+            self.file
+        );
+        for type_ in ["Evicted", "Preempted"] {
+            if let Some(c) = self.condition(key, type_) {
+                assert_eq!(
+                    c.status, "False",
+                    "{}: {key} is admitted but {type_}",
+                    self.file
+                );
+            }
+        }
+        let assignments = admission["podSetAssignments"].as_array().unwrap();
+        let strings = |v: &Value| -> BTreeMap<String, String> {
+            v.as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+                .collect()
+        };
+        let got = Admitted {
+            cluster_queue: admission["clusterQueue"].as_str().unwrap().to_string(),
+            flavors: assignments.iter().map(|a| strings(&a["flavors"])).collect(),
+            counts: assignments
+                .iter()
+                .map(|a| a["count"].as_i64().unwrap())
+                .collect(),
+            usage: assignments
+                .iter()
+                .map(|a| strings(&a["resourceUsage"]))
+                .collect(),
+        };
+        assert_eq!(
+            got.cluster_queue, cluster_queue,
+            "{}: {key} admitted by the wrong ClusterQueue",
+            self.file
+        );
+        got
+    }
+
+    /// Asserts an admission of one pod set, `count` pods, every resource on `flavor`.
+    fn admitted_on(&self, key: &str, cluster_queue: &str, flavor: &str, count: i64) -> Admitted {
+        let got = self.admitted(key, cluster_queue);
+        assert_eq!(got.counts, [count], "{}: {key} admitted pods", self.file);
+        assert!(
+            !got.flavors[0].is_empty() && got.flavors[0].values().all(|f| f == flavor),
+            "{}: {key} should be admitted on flavor {flavor}, got {:?}",
+            self.file,
+            got.flavors
+        );
+        got
+    }
+
+    /// Asserts that the Workload holds no quota and waits with `reason`; returns the message.
+    fn pending(&self, key: &str, reason: &str) -> String {
+        let status = &self.workload(key)["status"];
+        assert!(
+            status["admission"].is_null(),
+            "{}: {key} should be pending, status: {}",
+            self.file,
+            self.status_dump(key)
+        );
+        let reserved = self.condition(key, "QuotaReserved").unwrap_or_else(|| {
+            panic!(
+                "{}: {key} has no QuotaReserved condition: {}",
+                self.file,
+                self.status_dump(key)
+            )
+        });
+        assert_eq!(
+            (reserved.status.as_str(), reserved.reason.as_str()),
+            ("False", reason),
+            "{}: {key} QuotaReserved ({})",
+            self.file,
+            reserved.message
+        );
+        if let Some(admitted) = self.condition(key, "Admitted") {
+            assert_eq!(admitted.status, "False", "{}: {key} Admitted", self.file);
+        }
+        reserved.message
+    }
+
+    /// Asserts a pending Workload waiting for quota of `resource` in `flavor`.
+    fn waiting_for_quota(&self, key: &str, resource: &str, flavor: &str) {
+        let message = self.pending(key, "WaitingForQuota");
+        assert!(
+            message.contains(resource) && message.contains(flavor),
+            "{}: {key} WaitingForQuota message should name {resource} and {flavor}: {message}",
+            self.file
+        );
+    }
+
+    /// Asserts a pending Workload larger than the most its ClusterQueue could ever give.
+    fn exceeds_max_quota(&self, key: &str, resource: &str, flavor: &str, maximum: &str) {
+        let message = self.pending(key, "ExceedsMaxQuota");
+        assert!(
+            message.contains(resource) && message.contains(flavor) && message.contains(maximum),
+            "{}: {key} ExceedsMaxQuota message should name {resource}, {flavor} and the maximum \
+             {maximum}: {message}",
+            self.file
+        );
+    }
+
+    /// Asserts that the Workload was preempted with `reason` by the preemptor whose UID is
+    /// `preemptor_uid`, along the given cohort paths (C.4 step 6), was requeued and lost its
+    /// admission.
+    fn preempted(
+        &self,
+        key: &str,
+        reason: &str,
+        preemptor_uid: &str,
+        preemptor_path: &str,
+        preemptee_path: &str,
+    ) {
+        let evicted = self.condition(key, "Evicted").unwrap_or_else(|| {
+            panic!(
+                "{}: {key} should be evicted: {}",
+                self.file,
+                self.status_dump(key)
+            )
+        });
+        assert_eq!(
+            (evicted.status.as_str(), evicted.reason.as_str()),
+            ("True", "Preempted"),
+            "{}: {key} Evicted",
+            self.file
+        );
+        let preempted = self.condition(key, "Preempted").unwrap_or_else(|| {
+            panic!(
+                "{}: {key} should carry Preempted: {}",
+                self.file,
+                self.status_dump(key)
+            )
+        });
+        assert_eq!(
+            (preempted.status.as_str(), preempted.reason.as_str()),
+            ("True", reason),
+            "{}: {key} Preempted",
+            self.file
+        );
+        for message in [&evicted.message, &preempted.message] {
+            let expected_start =
+                format!("Preempted to accommodate a workload (UID: {preemptor_uid}, JobUID: ");
+            assert!(
+                message.starts_with(&expected_start),
+                "{}: {key} preemption message should start with {expected_start:?}: {message}",
+                self.file
+            );
+            let expected_end =
+                format!("; preemptor path: {preemptor_path}; preemptee path: {preemptee_path}");
+            assert!(
+                message.ends_with(&expected_end),
+                "{}: {key} preemption message should end with {expected_end:?}: {message}",
+                self.file
+            );
+        }
+        let requeued = self.condition(key, "Requeued").unwrap();
+        assert_eq!(
+            (requeued.status.as_str(), requeued.reason.as_str()),
+            ("True", "Preempted"),
+            "{}: {key} Requeued",
+            self.file
+        );
+        let admitted = self.condition(key, "Admitted").unwrap();
+        assert_eq!(
+            (admitted.status.as_str(), admitted.reason.as_str()),
+            ("False", "NoReservation"),
+            "{}: {key} Admitted after eviction",
+            self.file
+        );
+    }
+
+    /// Asserts that the Workload was never evicted.
+    fn not_preempted(&self, key: &str) {
+        for type_ in ["Evicted", "Preempted"] {
+            if let Some(c) = self.condition(key, type_) {
+                assert_ne!(c.status, "True", "{}: {key} must not be {type_}", self.file);
+            }
+        }
+    }
+}
+
+#[test]
+fn borrowing_is_bounded_by_borrowing_limit_and_cohort_quota() {
+    let run = run("admission/borrowing.yaml", false);
+    run.expect_workloads(&[
+        "team-b/b-etl",
+        "team-a/a-train-1",
+        "team-a/a-train-2",
+        "team-a/a-train-3",
+        "team-a/a-sweep",
+        "team-a/a-eval",
+    ]);
+    run.admitted_on("team-b/b-etl", "team-b-cq", "default-flavor", 1);
+    let inside = run.admitted_on("team-a/a-train-1", "team-a-cq", "default-flavor", 3);
+    assert_eq!(inside.usage[0]["cpu"], "6");
+    run.admitted_on("team-a/a-train-2", "team-a-cq", "default-flavor", 3);
+    run.waiting_for_quota("team-a/a-train-3", "cpu", "default-flavor");
+    run.exceeds_max_quota("team-a/a-sweep", "cpu", "default-flavor", "16");
+    run.admitted_on("team-a/a-eval", "team-a-cq", "default-flavor", 1);
+    for key in run.workloads.keys() {
+        run.not_preempted(key);
+    }
+}
+
+#[test]
+fn lending_limit_keeps_quota_private() {
+    let run = run("admission/lending-limit.yaml", false);
+    run.expect_workloads(&[
+        "team-b/b-build-1",
+        "team-b/b-build-2",
+        "team-b/b-build-3",
+        "team-b/b-render",
+        "team-a/a-serve",
+    ]);
+    run.admitted_on("team-b/b-build-1", "team-b-cq", "default-flavor", 6);
+    run.admitted_on("team-b/b-build-2", "team-b-cq", "default-flavor", 4);
+    run.waiting_for_quota("team-b/b-build-3", "cpu", "default-flavor");
+    run.exceeds_max_quota("team-b/b-render", "cpu", "default-flavor", "10");
+    let serve = run.admitted_on("team-a/a-serve", "team-a-cq", "default-flavor", 3);
+    assert_eq!(serve.usage[0]["cpu"], "6");
+}
+
+#[test]
+fn lower_priority_preemption_takes_the_most_recently_reserved_lowest_priority_workload() {
+    let run = run("admission/preempt-lower-priority.yaml", false);
+    run.expect_workloads(&[
+        "research/batch-a",
+        "research/batch-b",
+        "research/urgent",
+        "research/peer",
+    ]);
+    run.admitted_on("research/urgent", "research-cq", "default-flavor", 1);
+    run.preempted(
+        "research/batch-b",
+        "InClusterQueue",
+        "3f6d2a9e-0b51-4c1e-9d7a-1c2b3d4e5f60",
+        "/research-cq",
+        "/research-cq",
+    );
+    run.waiting_for_quota("research/batch-b", "cpu", "default-flavor");
+    run.admitted_on("research/batch-a", "research-cq", "default-flavor", 2);
+    run.not_preempted("research/batch-a");
+    run.waiting_for_quota("research/peer", "cpu", "default-flavor");
+    run.not_preempted("research/peer");
+}
+
+#[test]
+fn lower_or_newer_equal_priority_preempts_only_newer_equals() {
+    let run = run(
+        "admission/preempt-lower-or-newer-equal-priority.yaml",
+        false,
+    );
+    run.expect_workloads(&[
+        "analytics/report-old",
+        "analytics/report-new",
+        "analytics/backfill",
+        "analytics/late",
+    ]);
+    run.admitted_on("analytics/backfill", "analytics-cq", "default-flavor", 4);
+    run.preempted(
+        "analytics/report-new",
+        "InClusterQueue",
+        "7a1c9e42-5d3b-4f08-a6e1-2b3c4d5e6f70",
+        "/analytics-cq",
+        "/analytics-cq",
+    );
+    run.waiting_for_quota("analytics/report-new", "cpu", "default-flavor");
+    run.admitted_on("analytics/report-old", "analytics-cq", "default-flavor", 4);
+    run.not_preempted("analytics/report-old");
+    run.waiting_for_quota("analytics/late", "cpu", "default-flavor");
+}
+
+#[test]
+fn reclaim_within_cohort_takes_back_nominal_quota_from_a_higher_priority_borrower() {
+    let run = run("admission/reclaim-within-cohort.yaml", false);
+    run.expect_workloads(&["team-a/a-1", "team-a/a-2", "team-a/a-3", "team-b/b-1"]);
+    let b1 = run.admitted_on("team-b/b-1", "team-b-cq", "default-flavor", 3);
+    assert_eq!(b1.usage[0]["cpu"], "6");
+    for victim in ["team-a/a-3", "team-a/a-2"] {
+        run.preempted(
+            victim,
+            "InCohortReclamation",
+            "c2e8f1a4-6b7d-4e93-8f20-3c4d5e6f7a80",
+            "/shared/team-b-cq",
+            "/shared/team-a-cq",
+        );
+        run.waiting_for_quota(victim, "cpu", "default-flavor");
+    }
+    run.admitted_on("team-a/a-1", "team-a-cq", "default-flavor", 2);
+    run.not_preempted("team-a/a-1");
+}
+
+#[test]
+fn borrow_within_cohort_preempts_only_below_the_priority_threshold() {
+    let run = run("admission/borrow-within-cohort.yaml", false);
+    run.expect_workloads(&[
+        "team-a/a-base",
+        "team-b/b-base",
+        "team-b/b-high",
+        "team-b/b-low",
+        "team-a/a-urgent",
+        "team-a/a-next",
+    ]);
+    run.admitted_on("team-a/a-urgent", "team-a-cq", "default-flavor", 4);
+    run.preempted(
+        "team-b/b-low",
+        "InCohortReclaimWhileBorrowing",
+        "9d4b7c31-2e8f-4a65-b1d0-4d5e6f7a8b90",
+        "/pool/team-a-cq",
+        "/pool/team-b-cq",
+    );
+    run.waiting_for_quota("team-b/b-low", "cpu", "default-flavor");
+    for kept in ["team-a/a-base", "team-b/b-base", "team-b/b-high"] {
+        run.not_preempted(kept);
+    }
+    run.admitted_on("team-a/a-base", "team-a-cq", "default-flavor", 4);
+    run.admitted_on("team-b/b-base", "team-b-cq", "default-flavor", 4);
+    run.admitted_on("team-b/b-high", "team-b-cq", "default-flavor", 4);
+    run.waiting_for_quota("team-a/a-next", "cpu", "default-flavor");
+}
+
+const FAIR_SHARING_WORKLOADS: [&str; 5] = [
+    "team-a/a-1",
+    "team-b/b-1",
+    "team-c/c-1",
+    "team-a/a-2",
+    "team-b/b-2",
+];
+
+#[test]
+fn fair_sharing_admits_the_lower_dominant_resource_share_first() {
+    let run = run("admission/fair-sharing.yaml", true);
+    run.expect_workloads(&FAIR_SHARING_WORKLOADS);
+    for (key, cq, count) in [
+        ("team-a/a-1", "team-a-cq", 3),
+        ("team-b/b-1", "team-b-cq", 2),
+        ("team-c/c-1", "team-c-cq", 2),
+    ] {
+        run.admitted_on(key, cq, "default-flavor", count);
+    }
+    run.admitted_on("team-b/b-2", "team-b-cq", "default-flavor", 1);
+    run.waiting_for_quota("team-a/a-2", "cpu", "default-flavor");
+    for key in FAIR_SHARING_WORKLOADS {
+        run.not_preempted(key);
+    }
+}
+
+#[test]
+fn without_fair_sharing_the_same_workloads_are_admitted_oldest_first() {
+    let run = run("admission/fair-sharing.yaml", false);
+    run.expect_workloads(&FAIR_SHARING_WORKLOADS);
+    run.admitted_on("team-a/a-2", "team-a-cq", "default-flavor", 1);
+    run.waiting_for_quota("team-b/b-2", "cpu", "default-flavor");
+}
+
+#[test]
+fn fair_preemption_evens_out_borrowing_and_then_stops() {
+    let run = run("admission/fair-sharing-preemption.yaml", true);
+    let mut keys: Vec<String> = (1..=5).map(|i| format!("team-a/a-{i}")).collect();
+    keys.extend((1..=4).map(|i| format!("team-b/b-{i}")));
+    run.expect_workloads(&keys.iter().map(String::as_str).collect::<Vec<_>>());
+    for key in ["team-a/a-1", "team-a/a-2", "team-a/a-3"] {
+        run.admitted_on(key, "team-a-cq", "default-flavor", 2);
+        run.not_preempted(key);
+    }
+    for key in ["team-b/b-1", "team-b/b-2", "team-b/b-3"] {
+        run.admitted_on(key, "team-b-cq", "default-flavor", 2);
+    }
+    // a-5 (reserved last) makes room for b-2, then a-4 for b-3.
+    for (victim, preemptor_uid) in [
+        ("team-a/a-5", "e5a3c8d2-7f1b-4c49-9e36-5e6f7a8b9ca0"),
+        ("team-a/a-4", "f6b4d9e3-8a2c-4d5a-8f47-6f7a8b9cadb0"),
+    ] {
+        run.preempted(
+            victim,
+            "InCohortFairSharing",
+            preemptor_uid,
+            "/lab/team-b-cq",
+            "/lab/team-a-cq",
+        );
+        run.waiting_for_quota(victim, "cpu", "default-flavor");
+    }
+    run.waiting_for_quota("team-b/b-4", "cpu", "default-flavor");
+    run.not_preempted("team-b/b-4");
+}
+
+#[test]
+fn strict_fifo_head_that_does_not_fit_blocks_the_queue() {
+    let run = run("admission/strict-fifo.yaml", false);
+    run.expect_workloads(&["render/running", "render/big", "render/small"]);
+    run.admitted_on("render/running", "render-cq", "default-flavor", 4);
+    run.waiting_for_quota("render/big", "cpu", "default-flavor");
+    let small = run.workload("render/small");
+    assert!(
+        small["status"]["admission"].is_null(),
+        "StrictFIFO: small must wait behind big, status: {}",
+        run.status_dump("render/small")
+    );
+    if let Some(reserved) = run.condition("render/small", "QuotaReserved") {
+        assert_eq!(reserved.status, "False");
+    }
+}
+
+#[test]
+fn best_effort_fifo_lets_a_smaller_workload_pass_a_head_that_does_not_fit() {
+    let run = run("admission/best-effort-fifo.yaml", false);
+    run.expect_workloads(&["render/running", "render/big", "render/small"]);
+    run.admitted_on("render/running", "render-cq", "default-flavor", 4);
+    run.waiting_for_quota("render/big", "cpu", "default-flavor");
+    run.admitted_on("render/small", "render-cq", "default-flavor", 2);
+}
+
+#[test]
+fn flavor_fallback_and_when_can_borrow() {
+    let run = run("admission/flavor-fallback.yaml", false);
+    run.expect_workloads(&[
+        "batch/steady",
+        "batch/overflow",
+        "may-stop/stop-job",
+        "try-next/next-job",
+    ]);
+    run.admitted_on("batch/steady", "batch-cq", "on-demand", 4);
+    let overflow = run.admitted_on("batch/overflow", "batch-cq", "spot", 4);
+    assert_eq!(overflow.flavors[0]["cpu"], "spot");
+    let stop = run.admitted_on("may-stop/stop-job", "may-stop-cq", "on-demand", 4);
+    assert_eq!(stop.flavors[0]["cpu"], "on-demand");
+    let next = run.admitted_on("try-next/next-job", "try-next-cq", "spot", 4);
+    assert_eq!(next.flavors[0]["cpu"], "spot");
+}
+
+#[test]
+fn hierarchical_cohorts_lend_through_the_tree_within_lending_limits() {
+    let run = run("admission/hierarchical-cohort.yaml", false);
+    run.expect_workloads(&[
+        "nlp/nlp-1",
+        "prod/prod-1",
+        "ml/ml-1",
+        "ml/ml-2",
+        "ml/ml-3",
+        "ml/ml-huge",
+    ]);
+    run.admitted_on("nlp/nlp-1", "nlp-cq", "default-flavor", 1);
+    run.admitted_on("prod/prod-1", "prod-cq", "default-flavor", 4);
+    run.admitted_on("ml/ml-1", "ml-cq", "default-flavor", 10);
+    run.admitted_on("ml/ml-2", "ml-cq", "default-flavor", 6);
+    run.waiting_for_quota("ml/ml-3", "cpu", "default-flavor");
+    run.exceeds_max_quota("ml/ml-huge", "cpu", "default-flavor", "16");
+}
+
+#[test]
+fn partial_admission_admits_the_largest_count_that_fits() {
+    let run = run("admission/partial-admission.yaml", false);
+    run.expect_workloads(&["sim/running", "sim/sweep", "sim/sweep-2"]);
+    let sweep = run.admitted_on("sim/sweep", "sim-cq", "default-flavor", 6);
+    assert_eq!(sweep.usage[0]["cpu"], "6");
+    assert_eq!(
+        run.workload("sim/sweep")["spec"]["podSets"][0]["count"],
+        10,
+        "the spec keeps the requested count"
+    );
+    run.waiting_for_quota("sim/sweep-2", "cpu", "default-flavor");
+}
+
+#[test]
+fn demo_reclaims_borrowed_quota_and_keeps_in_quota_work() {
+    let run = run("borrowing-and-preemption.yaml", false);
+    run.expect_workloads(&[
+        "team-a/a-train",
+        "team-a/a-sweep-1",
+        "team-a/a-sweep-2",
+        "team-a/a-sweep-3",
+        "team-b/b-serve",
+        "team-b/b-eval",
+        "team-b/b-batch",
+    ]);
+    let serve = run.admitted_on("team-b/b-serve", "team-b-cq", "default-flavor", 2);
+    assert_eq!(serve.usage[0]["cpu"], "4");
+    assert_eq!(serve.usage[0]["memory"], "16Gi");
+    run.admitted_on("team-b/b-eval", "team-b-cq", "default-flavor", 1);
+    for (victim, preemptor_uid) in [
+        ("team-a/a-sweep-3", "1b2c3d4e-5f60-4a7b-8c9d-0e1f2a3b4c5d"),
+        ("team-a/a-sweep-2", "2c3d4e5f-6071-4b8c-9dae-1f2a3b4c5d6e"),
+    ] {
+        run.preempted(
+            victim,
+            "InCohortReclamation",
+            preemptor_uid,
+            "/ml-platform/team-b-cq",
+            "/ml-platform/team-a-cq",
+        );
+        run.waiting_for_quota(victim, "cpu", "default-flavor");
+    }
+    for kept in ["team-a/a-train", "team-a/a-sweep-1"] {
+        run.admitted_on(
+            kept,
+            "team-a-cq",
+            "default-flavor",
+            if kept == "team-a/a-train" { 2 } else { 4 },
+        );
+        run.not_preempted(kept);
+    }
+    run.waiting_for_quota("team-b/b-batch", "cpu", "default-flavor");
+    run.not_preempted("team-b/b-batch");
+}
+
+#[test]
+fn demo_table_shows_who_was_preempted_and_why() {
+    let table = simulate(&args("borrowing-and-preemption.yaml", false, Format::Table)).unwrap();
+    let line = |name: &str| -> &str {
+        table
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("no row for {name} in\n{table}"))
+    };
+    for victim in ["team-a/a-sweep-2", "team-a/a-sweep-3"] {
+        let row = line(victim);
+        assert!(
+            row.contains("Pending") && row.contains("InCohortReclamation"),
+            "{row}"
+        );
+    }
+    for admitted in [
+        "team-a/a-train",
+        "team-a/a-sweep-1",
+        "team-b/b-serve",
+        "team-b/b-eval",
+    ] {
+        assert!(line(admitted).contains("Admitted"), "{}", line(admitted));
+    }
+    assert!(line("team-b/b-batch").contains("WaitingForQuota"));
+}
+
+/// Every manifest under `examples/admission/` is exercised by a test above.
+#[test]
+fn every_admission_example_has_a_scenario_test() {
+    let tested: BTreeSet<&str> = [
+        "best-effort-fifo.yaml",
+        "borrow-within-cohort.yaml",
+        "borrowing.yaml",
+        "fair-sharing-preemption.yaml",
+        "fair-sharing.yaml",
+        "flavor-fallback.yaml",
+        "hierarchical-cohort.yaml",
+        "lending-limit.yaml",
+        "partial-admission.yaml",
+        "preempt-lower-or-newer-equal-priority.yaml",
+        "preempt-lower-priority.yaml",
+        "reclaim-within-cohort.yaml",
+        "strict-fifo.yaml",
+    ]
+    .into_iter()
+    .collect();
+    let present: BTreeSet<String> = std::fs::read_dir(example("admission"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let present: BTreeSet<&str> = present.iter().map(String::as_str).collect();
+    assert_eq!(present, tested);
+}
