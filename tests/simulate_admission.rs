@@ -286,7 +286,7 @@ impl Run {
         );
         for message in [&evicted.message, &preempted.message] {
             let expected_start =
-                format!("Preempted to accommodate a workload (UID: {preemptor_uid}, JobUID: ");
+                format!("Preempted to accommodate a workload (UID: {preemptor_uid}");
             assert!(
                 message.starts_with(&expected_start),
                 "{}: {key} preemption message should start with {expected_start:?}: {message}",
@@ -532,6 +532,66 @@ fn fair_preemption_evens_out_borrowing_and_then_stops() {
 }
 
 #[test]
+fn hierarchical_reclaim_crosses_cohorts_and_respects_the_reclaim_policy() {
+    let run = run("admission/hierarchical-reclaim.yaml", false);
+    run.expect_workloads(&["prod/p-1", "prod/p-2", "prod/p-3", "nlp/n-1", "ml/m-1"]);
+    run.admitted_on("nlp/n-1", "nlp-cq", "default-flavor", 4);
+    run.preempted(
+        "prod/p-3",
+        "InCohortReclamation",
+        "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+        "/org/research/nlp-cq",
+        "/org/prod/prod-cq",
+    );
+    run.waiting_for_quota("prod/p-3", "cpu", "default-flavor");
+    for kept in ["prod/p-1", "prod/p-2"] {
+        run.admitted_on(kept, "prod-cq", "default-flavor", 4);
+        run.not_preempted(kept);
+    }
+    run.waiting_for_quota("ml/m-1", "cpu", "default-flavor");
+}
+
+#[test]
+fn classic_order_puts_a_workload_within_nominal_quota_before_a_borrowing_one() {
+    let run = run("admission/cohort-admission-order.yaml", false);
+    run.expect_workloads(&["team-a/a-1", "team-b/b-1", "team-a/a-2", "team-b/b-2"]);
+    run.admitted_on("team-a/a-1", "team-a-cq", "default-flavor", 4);
+    run.admitted_on("team-b/b-1", "team-b-cq", "default-flavor", 2);
+    run.admitted_on("team-b/b-2", "team-b-cq", "default-flavor", 2);
+    run.waiting_for_quota("team-a/a-2", "cpu", "default-flavor");
+}
+
+#[test]
+fn borrowing_over_preemption_prefers_a_borrowed_fit() {
+    let run = run("admission/flavor-preference.yaml", false);
+    let high = run.admitted_on("borrow-first/high", "borrow-first-cq", "spot", 4);
+    assert_eq!(high.flavors[0]["cpu"], "spot");
+    run.admitted_on("borrow-first/low", "borrow-first-cq", "on-demand", 4);
+    run.not_preempted("borrow-first/low");
+}
+
+#[test]
+fn preemption_over_borrowing_prefers_preempting_within_nominal_quota() {
+    let run = run("admission/flavor-preference.yaml", false);
+    run.expect_workloads(&[
+        "borrow-first/low",
+        "borrow-first/high",
+        "preempt-first/low",
+        "preempt-first/high",
+    ]);
+    let high = run.admitted_on("preempt-first/high", "preempt-first-cq", "on-demand", 4);
+    assert_eq!(high.flavors[0]["cpu"], "on-demand");
+    run.preempted(
+        "preempt-first/low",
+        "InClusterQueue",
+        "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8",
+        "/cohort-p/preempt-first-cq",
+        "/cohort-p/preempt-first-cq",
+    );
+    run.waiting_for_quota("preempt-first/low", "cpu", "on-demand");
+}
+
+#[test]
 fn strict_fifo_head_that_does_not_fit_blocks_the_queue() {
     let run = run("admission/strict-fifo.yaml", false);
     run.expect_workloads(&["render/running", "render/big", "render/small"]);
@@ -622,7 +682,6 @@ fn demo_reclaims_borrowed_quota_and_keeps_in_quota_work() {
     ]);
     let serve = run.admitted_on("team-b/b-serve", "team-b-cq", "default-flavor", 2);
     assert_eq!(serve.usage[0]["cpu"], "4");
-    assert_eq!(serve.usage[0]["memory"], "16Gi");
     run.admitted_on("team-b/b-eval", "team-b-cq", "default-flavor", 1);
     for (victim, preemptor_uid) in [
         ("team-a/a-sweep-3", "1b2c3d4e-5f60-4a7b-8c9d-0e1f2a3b4c5d"),
@@ -677,6 +736,40 @@ fn demo_table_shows_who_was_preempted_and_why() {
     assert!(line("team-b/b-batch").contains("WaitingForQuota"));
 }
 
+/// C.4 step 6: the message names the preemptor's UID and its job's UID, then the cause and paths.
+#[test]
+fn preemption_message_names_the_preemptor_and_its_job() {
+    let run = run("admission/preempt-lower-priority.yaml", false);
+    let message = run
+        .condition("research/batch-b", "Preempted")
+        .unwrap()
+        .message;
+    assert!(
+        message.starts_with(
+            "Preempted to accommodate a workload (UID: 3f6d2a9e-0b51-4c1e-9d7a-1c2b3d4e5f60, \
+             JobUID: "
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains(") due to ")
+            && message.ends_with("; preemptor path: /research-cq; preemptee path: /research-cq"),
+        "{message}"
+    );
+}
+
+/// `resourceUsage` is written as Kubernetes writes quantities (A.6.3, worked example A:
+/// `memory: 5Gi`), so the admission reads like what `kubectl` shows.
+#[test]
+fn resource_usage_is_written_in_canonical_quantity_form() {
+    let run = run("borrowing-and-preemption.yaml", false);
+    let serve = run.admitted("team-b/b-serve", "team-b-cq");
+    assert_eq!(serve.usage[0]["cpu"], "4");
+    assert_eq!(serve.usage[0]["memory"], "16Gi");
+    let eval = run.admitted("team-b/b-eval", "team-b-cq");
+    assert_eq!(eval.usage[0]["memory"], "8Gi");
+}
+
 /// Every manifest under `examples/admission/` is exercised by a test above.
 #[test]
 fn every_admission_example_has_a_scenario_test() {
@@ -684,10 +777,13 @@ fn every_admission_example_has_a_scenario_test() {
         "best-effort-fifo.yaml",
         "borrow-within-cohort.yaml",
         "borrowing.yaml",
+        "cohort-admission-order.yaml",
         "fair-sharing-preemption.yaml",
         "fair-sharing.yaml",
         "flavor-fallback.yaml",
+        "flavor-preference.yaml",
         "hierarchical-cohort.yaml",
+        "hierarchical-reclaim.yaml",
         "lending-limit.yaml",
         "partial-admission.yaml",
         "preempt-lower-or-newer-equal-priority.yaml",
