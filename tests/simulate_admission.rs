@@ -592,6 +592,43 @@ fn preemption_over_borrowing_prefers_preempting_within_nominal_quota() {
 }
 
 #[test]
+fn fair_sharing_divides_shares_by_weight() {
+    let run = run("admission/fair-sharing-weights.yaml", true);
+    run.expect_workloads(&FAIR_SHARING_WORKLOADS);
+    run.admitted_on("team-a/a-1", "team-a-cq", "default-flavor", 3);
+    run.admitted_on("team-b/b-1", "team-b-cq", "default-flavor", 5);
+    run.admitted_on("team-c/c-1", "team-c-cq", "default-flavor", 3);
+    run.admitted_on("team-a/a-2", "team-a-cq", "default-flavor", 1);
+    run.waiting_for_quota("team-b/b-2", "cpu", "default-flavor");
+}
+
+#[test]
+fn quota_arithmetic_matches_the_worked_example() {
+    let run = run("admission/quota-arithmetic.yaml", false);
+    run.expect_workloads(&[
+        "a/a-run",
+        "b/b-run",
+        "a-limited/al-run",
+        "b-limited/bl-run",
+        "a/a-19",
+        "b/b-13",
+        "b/b-6",
+        "a/a-5",
+        "a-limited/al-14",
+        "a-limited/al-5",
+    ]);
+    run.exceeds_max_quota("a/a-19", "cpu", "default-flavor", "18");
+    run.exceeds_max_quota("b/b-13", "cpu", "default-flavor", "12");
+    run.waiting_for_quota("b/b-6", "cpu", "default-flavor");
+    run.admitted_on("a/a-5", "a-cq", "default-flavor", 5);
+    run.exceeds_max_quota("a-limited/al-14", "cpu", "default-flavor", "13");
+    run.admitted_on("a-limited/al-5", "a-limited-cq", "default-flavor", 5);
+    for key in ["a/a-run", "b/b-run", "a-limited/al-run", "b-limited/bl-run"] {
+        run.not_preempted(key);
+    }
+}
+
+#[test]
 fn strict_fifo_head_that_does_not_fit_blocks_the_queue() {
     let run = run("admission/strict-fifo.yaml", false);
     run.expect_workloads(&["render/running", "render/big", "render/small"]);
@@ -625,6 +662,7 @@ fn flavor_fallback_and_when_can_borrow() {
         "batch/overflow",
         "may-stop/stop-job",
         "try-next/next-job",
+        "mixed/spark",
     ]);
     run.admitted_on("batch/steady", "batch-cq", "on-demand", 4);
     let overflow = run.admitted_on("batch/overflow", "batch-cq", "spot", 4);
@@ -633,6 +671,12 @@ fn flavor_fallback_and_when_can_borrow() {
     assert_eq!(stop.flavors[0]["cpu"], "on-demand");
     let next = run.admitted_on("try-next/next-job", "try-next-cq", "spot", 4);
     assert_eq!(next.flavors[0]["cpu"], "spot");
+    let spark = run.admitted("mixed/spark", "mixed-cq");
+    assert_eq!(spark.counts, [1, 3]);
+    assert_eq!(spark.flavors[0]["cpu"], "on-demand", "driver");
+    assert_eq!(spark.flavors[1]["cpu"], "spot", "workers");
+    assert_eq!(spark.usage[0]["cpu"], "2");
+    assert_eq!(spark.usage[1]["cpu"], "3");
 }
 
 #[test]
@@ -779,6 +823,7 @@ fn every_admission_example_has_a_scenario_test() {
         "borrowing.yaml",
         "cohort-admission-order.yaml",
         "fair-sharing-preemption.yaml",
+        "fair-sharing-weights.yaml",
         "fair-sharing.yaml",
         "flavor-fallback.yaml",
         "flavor-preference.yaml",
@@ -788,6 +833,7 @@ fn every_admission_example_has_a_scenario_test() {
         "partial-admission.yaml",
         "preempt-lower-or-newer-equal-priority.yaml",
         "preempt-lower-priority.yaml",
+        "quota-arithmetic.yaml",
         "reclaim-within-cohort.yaml",
         "strict-fifo.yaml",
     ]
