@@ -629,6 +629,16 @@ fn quota_arithmetic_matches_the_worked_example() {
 }
 
 #[test]
+fn a_queue_that_cannot_always_reclaim_holds_its_nominal_quota_while_it_waits() {
+    let run = run("admission/reserve-nominal-quota.yaml", false);
+    run.expect_workloads(&["team-b/b-1", "team-a/a-1", "team-c/c-1"]);
+    run.admitted_on("team-b/b-1", "team-b-cq", "default-flavor", 3);
+    run.not_preempted("team-b/b-1");
+    run.waiting_for_quota("team-a/a-1", "cpu", "default-flavor");
+    run.waiting_for_quota("team-c/c-1", "cpu", "default-flavor");
+}
+
+#[test]
 fn strict_fifo_head_that_does_not_fit_blocks_the_queue() {
     let run = run("admission/strict-fifo.yaml", false);
     run.expect_workloads(&["render/running", "render/big", "render/small"]);
@@ -835,6 +845,7 @@ fn every_admission_example_has_a_scenario_test() {
         "preempt-lower-priority.yaml",
         "quota-arithmetic.yaml",
         "reclaim-within-cohort.yaml",
+        "reserve-nominal-quota.yaml",
         "strict-fifo.yaml",
     ]
     .into_iter()
