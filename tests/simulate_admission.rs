@@ -639,6 +639,56 @@ fn a_queue_that_cannot_always_reclaim_holds_its_nominal_quota_while_it_waits() {
 }
 
 #[test]
+fn preemption_minimises_the_victims() {
+    let run = run("admission/preemption-minimal-victims.yaml", false);
+    run.expect_workloads(&["train/tiny", "train/medium", "train/critical", "train/job"]);
+    run.admitted_on("train/job", "train-cq", "default-flavor", 4);
+    run.preempted(
+        "train/medium",
+        "InClusterQueue",
+        "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d",
+        "/train-cq",
+        "/train-cq",
+    );
+    run.waiting_for_quota("train/medium", "cpu", "default-flavor");
+    for kept in ["train/tiny", "train/critical"] {
+        run.not_preempted(kept);
+    }
+    run.admitted_on("train/tiny", "train-cq", "default-flavor", 1);
+    run.admitted_on("train/critical", "train-cq", "default-flavor", 3);
+}
+
+#[test]
+fn reclaim_stops_taking_from_a_queue_back_at_its_nominal_quota() {
+    let run = run("admission/reclaim-stops-at-nominal.yaml", false);
+    run.expect_workloads(&[
+        "team-b/b-1",
+        "team-b/b-2",
+        "team-b/b-3",
+        "team-c/c-1",
+        "team-a/a-1",
+    ]);
+    run.admitted_on("team-a/a-1", "team-a-cq", "default-flavor", 8);
+    for (victim, path) in [
+        ("team-b/b-3", "/farm/team-b-cq"),
+        ("team-c/c-1", "/farm/team-c-cq"),
+    ] {
+        run.preempted(
+            victim,
+            "InCohortReclamation",
+            "6b7c8d9e-0f1a-4b2c-9d3e-4f5a6b7c8d9e",
+            "/farm/team-a-cq",
+            path,
+        );
+        run.waiting_for_quota(victim, "cpu", "default-flavor");
+    }
+    for kept in ["team-b/b-1", "team-b/b-2"] {
+        run.admitted_on(kept, "team-b-cq", "default-flavor", 4);
+        run.not_preempted(kept);
+    }
+}
+
+#[test]
 fn strict_fifo_head_that_does_not_fit_blocks_the_queue() {
     let run = run("admission/strict-fifo.yaml", false);
     run.expect_workloads(&["render/running", "render/big", "render/small"]);
@@ -843,7 +893,9 @@ fn every_admission_example_has_a_scenario_test() {
         "partial-admission.yaml",
         "preempt-lower-or-newer-equal-priority.yaml",
         "preempt-lower-priority.yaml",
+        "preemption-minimal-victims.yaml",
         "quota-arithmetic.yaml",
+        "reclaim-stops-at-nominal.yaml",
         "reclaim-within-cohort.yaml",
         "reserve-nominal-quota.yaml",
         "strict-fifo.yaml",
