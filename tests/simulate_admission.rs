@@ -689,6 +689,52 @@ fn reclaim_stops_taking_from_a_queue_back_at_its_nominal_quota() {
 }
 
 #[test]
+fn a_queue_orders_by_priority_then_creation() {
+    let run = run("admission/queue-order.yaml", false);
+    run.expect_workloads(&["batch/early-low", "batch/mid-high", "batch/late-high"]);
+    run.admitted_on("batch/mid-high", "batch-cq", "default-flavor", 1);
+    run.waiting_for_quota("batch/late-high", "cpu", "default-flavor");
+    run.waiting_for_quota("batch/early-low", "cpu", "default-flavor");
+}
+
+#[test]
+fn flavors_are_eligible_by_node_labels_and_taints() {
+    let run = run("admission/flavor-matching.yaml", false);
+    run.expect_workloads(&[
+        "fleet/ssd-job",
+        "fleet/spot-job",
+        "fleet/arm-job",
+        "fleet/spot-untolerated",
+    ]);
+    run.admitted_on("fleet/ssd-job", "fleet-cq", "on-demand", 1);
+    run.admitted_on("fleet/spot-job", "fleet-cq", "spot", 1);
+    run.pending("fleet/arm-job", "NoMatchingFlavor");
+    run.pending("fleet/spot-untolerated", "NoMatchingFlavor");
+}
+
+#[test]
+fn a_namespace_mismatch_does_not_block_a_strict_fifo_queue() {
+    let run = run("admission/misconfigured.yaml", false);
+    run.expect_workloads(&["interns/sketch", "render/frame", "render/gpu-job"]);
+    run.pending("interns/sketch", "Misconfigured");
+    run.admitted_on("render/frame", "render-cq", "default-flavor", 1);
+    let gpu = run.workload("render/gpu-job");
+    assert!(
+        gpu["status"]["admission"].is_null(),
+        "gpu-job must not be admitted"
+    );
+    let reserved = run.condition("render/gpu-job", "QuotaReserved").unwrap();
+    assert_eq!(reserved.status, "False");
+    assert!(
+        reserved
+            .message
+            .contains("resource nvidia.com/gpu unavailable in ClusterQueue"),
+        "{}",
+        reserved.message
+    );
+}
+
+#[test]
 fn strict_fifo_head_that_does_not_fit_blocks_the_queue() {
     let run = run("admission/strict-fifo.yaml", false);
     run.expect_workloads(&["render/running", "render/big", "render/small"]);
@@ -886,15 +932,18 @@ fn every_admission_example_has_a_scenario_test() {
         "fair-sharing-weights.yaml",
         "fair-sharing.yaml",
         "flavor-fallback.yaml",
+        "flavor-matching.yaml",
         "flavor-preference.yaml",
         "hierarchical-cohort.yaml",
         "hierarchical-reclaim.yaml",
         "lending-limit.yaml",
+        "misconfigured.yaml",
         "partial-admission.yaml",
         "preempt-lower-or-newer-equal-priority.yaml",
         "preempt-lower-priority.yaml",
         "preemption-minimal-victims.yaml",
         "quota-arithmetic.yaml",
+        "queue-order.yaml",
         "reclaim-stops-at-nominal.yaml",
         "reclaim-within-cohort.yaml",
         "reserve-nominal-quota.yaml",
