@@ -692,7 +692,7 @@ fn reclaim_stops_taking_from_a_queue_back_at_its_nominal_quota() {
 fn a_queue_orders_by_priority_then_creation() {
     let run = run("admission/queue-order.yaml", false);
     run.expect_workloads(&["batch/early-low", "batch/mid-high", "batch/late-high"]);
-    run.admitted_on("batch/mid-high", "batch-cq", "default-flavor", 1);
+    run.admitted_on("batch/mid-high", "batch-cq", "default-flavor", 4);
     run.waiting_for_quota("batch/late-high", "cpu", "default-flavor");
     run.waiting_for_quota("batch/early-low", "cpu", "default-flavor");
 }
