@@ -734,6 +734,52 @@ fn a_namespace_mismatch_does_not_block_a_strict_fifo_queue() {
     );
 }
 
+const FAIR_SHARING_TREE_WORKLOADS: [&str; 5] = [
+    "x1/x1-run",
+    "x2/x2-run",
+    "y1/y1-run",
+    "x1/x1-new",
+    "y1/y1-new",
+];
+
+#[test]
+fn fair_sharing_tournament_compares_cohort_shares() {
+    let run = run("admission/fair-sharing-hierarchy.yaml", true);
+    run.expect_workloads(&FAIR_SHARING_TREE_WORKLOADS);
+    run.admitted_on("y1/y1-new", "y1-cq", "default-flavor", 1);
+    run.waiting_for_quota("x1/x1-new", "cpu", "default-flavor");
+    for key in FAIR_SHARING_TREE_WORKLOADS {
+        run.not_preempted(key);
+    }
+}
+
+#[test]
+fn without_fair_sharing_the_tree_admits_the_older_workload() {
+    let run = run("admission/fair-sharing-hierarchy.yaml", false);
+    run.expect_workloads(&FAIR_SHARING_TREE_WORKLOADS);
+    run.admitted_on("x1/x1-new", "x1-cq", "default-flavor", 1);
+    run.waiting_for_quota("y1/y1-new", "cpu", "default-flavor");
+}
+
+/// C.5 fair preemption, `FairSharingPreemptWithinNominal` (on by default): a preemptor whose
+/// ClusterQueue stays within its nominal quota reclaims without a fair-sharing check.
+#[test]
+fn fair_sharing_reclaims_nominal_quota_as_in_cohort_reclamation() {
+    let run = run("admission/reclaim-within-cohort.yaml", true);
+    run.admitted_on("team-b/b-1", "team-b-cq", "default-flavor", 3);
+    for victim in ["team-a/a-3", "team-a/a-2"] {
+        run.preempted(
+            victim,
+            "InCohortReclamation",
+            "c2e8f1a4-6b7d-4e93-8f20-3c4d5e6f7a80",
+            "/shared/team-b-cq",
+            "/shared/team-a-cq",
+        );
+    }
+    run.admitted_on("team-a/a-1", "team-a-cq", "default-flavor", 2);
+    run.not_preempted("team-a/a-1");
+}
+
 #[test]
 fn strict_fifo_head_that_does_not_fit_blocks_the_queue() {
     let run = run("admission/strict-fifo.yaml", false);
@@ -928,6 +974,7 @@ fn every_admission_example_has_a_scenario_test() {
         "borrow-within-cohort.yaml",
         "borrowing.yaml",
         "cohort-admission-order.yaml",
+        "fair-sharing-hierarchy.yaml",
         "fair-sharing-preemption.yaml",
         "fair-sharing-weights.yaml",
         "fair-sharing.yaml",
