@@ -781,6 +781,23 @@ fn fair_sharing_reclaims_nominal_quota_as_in_cohort_reclamation() {
 }
 
 #[test]
+fn fair_preemption_falls_back_to_less_than_initial_share() {
+    let run = run("admission/fair-sharing-initial-share.yaml", true);
+    run.expect_workloads(&["team-a/a-big", "team-b/b-1", "team-b/b-2"]);
+    run.admitted_on("team-b/b-2", "team-b-cq", "default-flavor", 2);
+    run.preempted(
+        "team-a/a-big",
+        "InCohortFairSharing",
+        "7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f",
+        "/lab/team-b-cq",
+        "/lab/team-a-cq",
+    );
+    run.waiting_for_quota("team-a/a-big", "cpu", "default-flavor");
+    run.admitted_on("team-b/b-1", "team-b-cq", "default-flavor", 2);
+    run.not_preempted("team-b/b-1");
+}
+
+#[test]
 fn strict_fifo_head_that_does_not_fit_blocks_the_queue() {
     let run = run("admission/strict-fifo.yaml", false);
     run.expect_workloads(&["render/running", "render/big", "render/small"]);
@@ -975,6 +992,7 @@ fn every_admission_example_has_a_scenario_test() {
         "borrowing.yaml",
         "cohort-admission-order.yaml",
         "fair-sharing-hierarchy.yaml",
+        "fair-sharing-initial-share.yaml",
         "fair-sharing-preemption.yaml",
         "fair-sharing-weights.yaml",
         "fair-sharing.yaml",
