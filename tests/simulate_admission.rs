@@ -983,6 +983,43 @@ fn resource_usage_is_written_in_canonical_quantity_form() {
     assert_eq!(eval.usage[0]["memory"], "8Gi");
 }
 
+/// A Workload read as already admitted whose `podSetAssignments[].count` is unset (it is optional,
+/// A.6.3) holds its pod set's full count: it must not come back claiming zero pods.
+#[test]
+fn an_admitted_workload_without_an_assignment_count_keeps_its_pods() {
+    let text = std::fs::read_to_string(example("admission/preempt-lower-priority.yaml")).unwrap();
+    let without_counts: String = text
+        .lines()
+        .filter(|line| *line != "      count: 2")
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert!(
+        without_counts.len() < text.len(),
+        "no assignment count removed"
+    );
+    let path = std::env::temp_dir().join(format!(
+        "kuota-simulate-admission-{}-no-count.yaml",
+        std::process::id()
+    ));
+    std::fs::write(&path, without_counts).unwrap();
+    let mut arguments = args("admission/preempt-lower-priority.yaml", false, Format::Json);
+    arguments.files = vec![path.clone()];
+    let text = simulate(&arguments);
+    std::fs::remove_file(&path).unwrap();
+    let list: Value = serde_json::from_str(&text.unwrap()).unwrap();
+    let batch_a = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["metadata"]["name"] == "batch-a")
+        .unwrap();
+    let count = &batch_a["status"]["admission"]["podSetAssignments"][0]["count"];
+    assert!(
+        count.is_null() || count == 2,
+        "batch-a holds 2 pods, got count {count}"
+    );
+}
+
 /// Every manifest under `examples/admission/` is exercised by a test above.
 #[test]
 fn every_admission_example_has_a_scenario_test() {
