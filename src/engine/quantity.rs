@@ -246,6 +246,20 @@ impl Quantity {
     }
 }
 
+impl Quantity {
+    /// How Kubernetes users read an amount of `resource`: byte-valued resources (`memory`,
+    /// `ephemeral-storage`, `hugepages-*`) in binary units (`16Gi`), everything else in decimal.
+    pub fn display_for(self, resource: &str) -> String {
+        let bytes = matches!(resource, "memory" | "ephemeral-storage")
+            || resource.starts_with("hugepages-");
+        if bytes {
+            self.to_binary_si_string()
+        } else {
+            self.to_string()
+        }
+    }
+}
+
 impl fmt::Display for Quantity {
     /// The canonical decimal form: whole units when exact, else `m`, `u` or `n`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

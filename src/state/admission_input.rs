@@ -312,7 +312,7 @@ pub fn workload(
     let status = workload.status.as_ref();
     let admission = status
         .and_then(|s| s.admission.as_ref())
-        .map(|a| admission(&label, a))
+        .map(|a| admission(&label, a, &pod_sets))
         .transpose()?;
     let quota_reserved_at = status
         .and_then(|s| {
@@ -432,7 +432,13 @@ fn pod_set(workload: &str, index: usize, pod_set: &ApiPodSet) -> Result<PodSet, 
     })
 }
 
-fn admission(workload: &str, admission: &ApiAdmission) -> Result<Admission, ModelError> {
+/// An admission read back from status. `count` is optional there; absent, the pod set's own count is
+/// what was admitted.
+fn admission(
+    workload: &str,
+    admission: &ApiAdmission,
+    pod_sets: &[PodSet],
+) -> Result<Admission, ModelError> {
     let pod_set_assignments = admission
         .pod_set_assignments
         .iter()
@@ -452,7 +458,12 @@ fn admission(workload: &str, admission: &ApiAdmission) -> Result<Admission, Mode
                 name: assignment.name.clone(),
                 flavors: assignment.flavors.clone(),
                 resource_usage,
-                count: assignment.count.unwrap_or(0),
+                count: assignment.count.unwrap_or_else(|| {
+                    pod_sets
+                        .iter()
+                        .find(|p| p.name == assignment.name)
+                        .map_or(0, |p| p.count)
+                }),
                 topology_assignment: assignment.topology_assignment.clone(),
             })
         })

@@ -28,25 +28,13 @@ pub fn admission(admission: &Admission) -> ApiAdmission {
                 resource_usage: a
                     .resource_usage
                     .iter()
-                    .map(|(name, amount)| (name.clone(), K8sQuantity(format_amount(name, *amount))))
+                    .map(|(name, amount)| (name.clone(), K8sQuantity(amount.display_for(name))))
                     .collect::<BTreeMap<_, _>>(),
                 count: Some(a.count),
                 topology_assignment: a.topology_assignment.clone(),
                 delayed_topology_request: None,
             })
             .collect(),
-    }
-}
-
-/// Byte-valued resources read best in binary units (`800Mi`), as Kubernetes writes amounts that
-/// were requested that way; everything else stays decimal.
-fn format_amount(resource: &str, amount: crate::engine::quantity::Quantity) -> String {
-    let bytes =
-        matches!(resource, "memory" | "ephemeral-storage") || resource.starts_with("hugepages-");
-    if bytes {
-        amount.to_binary_si_string()
-    } else {
-        amount.to_string()
     }
 }
 
