@@ -5,3 +5,4 @@
 pub mod features;
 pub mod node_match;
 pub mod quantity;
+pub mod topology;

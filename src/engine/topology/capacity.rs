@@ -1,0 +1,225 @@
+//! How many pods of one request fit in every domain of a flavor tree (C.7.1 steps 3-5), computed on
+//! demand from the per-node columns: one linear pass over the nodes, then a roll-up per level.
+//!
+//! Unlike Kueue, a lowest-level domain that aggregates several nodes (topologies without a hostname
+//! level) counts the pods that fit *per node*, so capacity split across nodes is never promised as
+//! if it were one machine; every node is also checked for taints, nodeSelector and affinity.
+
+use std::collections::{BTreeMap, HashMap};
+
+use k8s_openapi::api::core::v1::{NodeSelector, Toleration};
+
+use super::nodes::{NodeId, NodeStore};
+use super::request::ResolvedRequest;
+use super::resources::{PodShape, ResVec, ResourceRegistry, fit_count};
+use super::tree::FlavorTree;
+use crate::engine::node_match::{
+    Labels, node_selector_matches, selector_map_matches, untolerated_taint,
+};
+
+/// Which usage counts against capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CapacityView {
+    /// Everything bound or admitted now.
+    #[default]
+    Current,
+    /// As if no TAS workload were admitted (non-TAS pods stay): whether preemption could ever help.
+    EmptyCluster,
+}
+
+/// Usage assumed by earlier pod sets of the workload being placed.
+#[derive(Clone, Debug, Default)]
+pub struct Assumed {
+    pub by_node: HashMap<NodeId, ResVec>,
+    /// (topology, lowest-level path) → usage, for topologies without a hostname level.
+    pub by_leaf: HashMap<(String, Vec<String>), ResVec>,
+}
+
+impl Assumed {
+    pub fn is_empty(&self) -> bool {
+        self.by_node.is_empty() && self.by_leaf.is_empty()
+    }
+}
+
+/// The node-level filters of one pod set.
+pub struct PodFilter<'a> {
+    pub shape: &'a PodShape,
+    /// The pod's tolerations followed by the flavor's.
+    pub tolerations: &'a [Toleration],
+    pub node_selector: &'a Labels,
+    pub required_affinity: Option<&'a NodeSelector>,
+}
+
+/// Pods that fit, per domain, for one request.
+#[derive(Clone, Debug, Default)]
+pub struct Capacity {
+    /// `[level][slot]` pods that fit.
+    pub pods: Vec<Vec<u64>>,
+    /// `[level][slot]` whole units (slices of `unit[level]` pods) that fit.
+    pub units: Vec<Vec<u64>>,
+    /// Units over the whole tree.
+    pub root_units: u64,
+    /// Nodes of the tree that cannot take a single pod, by reason.
+    pub excluded: BTreeMap<String, u64>,
+}
+
+impl Capacity {
+    pub fn units_at(&self, level: usize, slot: u32) -> u64 {
+        self.units
+            .get(level)
+            .and_then(|v| v.get(slot as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    pub fn pods_at(&self, level: usize, slot: u32) -> u64 {
+        self.pods
+            .get(level)
+            .and_then(|v| v.get(slot as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// Why a node cannot take a pod of this request; `None` when it passes every filter.
+fn filter_node(store: &NodeStore, id: NodeId, filter: &PodFilter<'_>) -> Option<String> {
+    let node = store.get(id)?;
+    if !node.taints.is_empty()
+        && let Some(taint) = untolerated_taint(&node.taints, filter.tolerations)
+    {
+        return Some(format!("taint {:?}", taint.key));
+    }
+    if !filter.node_selector.is_empty() && !selector_map_matches(filter.node_selector, &node.labels)
+    {
+        return Some("nodeSelector".to_string());
+    }
+    if let Some(affinity) = filter.required_affinity
+        && !node_selector_matches(affinity, &node.labels, &node.name)
+    {
+        return Some("node affinity".to_string());
+    }
+    None
+}
+
+/// Computes [`Capacity`] of `tree` for one request.
+pub fn compute(
+    store: &NodeStore,
+    registry: &ResourceRegistry,
+    tree: &FlavorTree,
+    filter: &PodFilter<'_>,
+    resolved: &ResolvedRequest,
+    view: CapacityView,
+    assumed: &Assumed,
+) -> Capacity {
+    let depth = tree.depth();
+    let mut cap = Capacity {
+        pods: tree.arena.iter().map(|a| vec![0; a.len()]).collect(),
+        units: tree.arena.iter().map(|a| vec![0; a.len()]).collect(),
+        ..Capacity::default()
+    };
+    for (reason, count) in tree.exclusion_counts() {
+        cap.excluded.insert(reason, count);
+    }
+    if depth == 0 {
+        return cap;
+    }
+    let with_tas = view == CapacityView::Current;
+    let leaf_level = depth - 1;
+    let shape = filter.shape;
+    let hostname = tree.topology.hostname_leaves();
+    let mut free = vec![0i128; shape.entries.len()];
+    let mut leaf_free = vec![0i128; shape.entries.len()];
+    for (slot, domain) in tree.arena[leaf_level].iter().enumerate() {
+        let Some(domain) = domain else { continue };
+        let mut sum = 0u64;
+        leaf_free.iter_mut().for_each(|f| *f = 0);
+        for &node in &domain.nodes {
+            if let Some(reason) = filter_node(store, node, filter) {
+                *cap.excluded.entry(reason).or_insert(0) += 1;
+                continue;
+            }
+            if !shape.unknown.is_empty() {
+                *cap.excluded
+                    .entry(format!("insufficient {:?}", shape.unknown[0]))
+                    .or_insert(0) += 1;
+                continue;
+            }
+            let extra = if assumed.by_node.is_empty() {
+                None
+            } else {
+                assumed.by_node.get(&node)
+            };
+            let mut fit = u64::MAX;
+            let mut short = None;
+            for (i, &(r, per)) in shape.entries.iter().enumerate() {
+                let mut f = store.free(node, r, with_tas);
+                if let Some(extra) = extra {
+                    f -= extra.get(r).nanos();
+                }
+                free[i] = f;
+                leaf_free[i] += f.max(0);
+                let n = fit_count(f, per);
+                if n < fit {
+                    fit = n;
+                    if n == 0 && short.is_none() {
+                        short = Some(r);
+                    }
+                }
+            }
+            if let Some(r) = short {
+                *cap.excluded
+                    .entry(format!("insufficient {:?}", registry.name(r)))
+                    .or_insert(0) += 1;
+            }
+            sum = sum.saturating_add(fit);
+        }
+        let leaf_extra = if hostname || assumed.by_leaf.is_empty() {
+            None
+        } else {
+            assumed.by_leaf.get(&(
+                tree.topology.name.clone(),
+                tree.path(leaf_level, slot as u32),
+            ))
+        };
+        let domain_tas = with_tas && !domain.tas.is_zero();
+        if domain_tas || leaf_extra.is_some() {
+            for (i, &(r, per)) in shape.entries.iter().enumerate() {
+                let mut f = leaf_free[i];
+                if domain_tas {
+                    f -= domain.tas.get(r).nanos();
+                }
+                if let Some(extra) = leaf_extra {
+                    f -= extra.get(r).nanos();
+                }
+                sum = sum.min(fit_count(f, per));
+            }
+        }
+        cap.pods[leaf_level][slot] = sum;
+    }
+    roll_up(tree, resolved, &mut cap);
+    cap
+}
+
+/// Sums pods and units from the lowest level up, converting units at slice-layer levels.
+fn roll_up(tree: &FlavorTree, resolved: &ResolvedRequest, cap: &mut Capacity) {
+    let depth = tree.depth();
+    let unit = |k: usize| u64::from(resolved.unit.get(k).copied().unwrap_or(1).max(1));
+    let leaf_level = depth - 1;
+    for slot in 0..cap.pods[leaf_level].len() {
+        cap.units[leaf_level][slot] = cap.pods[leaf_level][slot] / unit(leaf_level);
+    }
+    for level in (0..leaf_level).rev() {
+        let ratio = unit(level) / unit(level + 1);
+        for (slot, domain) in tree.arena[level].iter().enumerate() {
+            let Some(domain) = domain else { continue };
+            let (mut pods, mut units) = (0u64, 0u64);
+            for &child in &domain.children {
+                pods = pods.saturating_add(cap.pods[level + 1][child as usize]);
+                units = units.saturating_add(cap.units[level + 1][child as usize]);
+            }
+            cap.pods[level][slot] = pods;
+            cap.units[level][slot] = units / ratio.max(1);
+        }
+    }
+    cap.root_units = tree.roots.iter().map(|s| cap.units[0][*s as usize]).sum();
+}
