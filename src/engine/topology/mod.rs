@@ -11,5 +11,6 @@ pub mod snapshot;
 pub mod synthetic;
 pub mod tree;
 
+pub mod encoding;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! Unit tests of topology placement, shared helpers first.
 
 mod capacity_tests;
+mod encoding_tests;
 mod placement_tests;
 mod structure_tests;
 
