@@ -206,7 +206,7 @@ fn pod_counts(
 /// form), otherwise one slice; slices never exceed [`MAX_SLICE_DOMAINS`] domains.
 pub fn encode(list: &DomainList, gates: &FeatureGates) -> TopologyAssignment {
     let domains = &list.domains;
-    let single = || chunks(domains, &[0..domains.len()]);
+    let single = || chunks(domains, std::slice::from_ref(&(0..domains.len())));
     let hostname = list.levels.last().is_some_and(|l| l == HOSTNAME_LABEL);
     let slices = if gates.enabled(Feature::TASAssignmentsEncodingByHostnamePrefix)
         && hostname
@@ -276,6 +276,7 @@ fn prefix_runs(domains: &[DomainAssignment]) -> Vec<std::ops::Range<usize>> {
         .map(|h| h.matches('-').count())
         .max()
         .unwrap_or(0);
+    let mut runs = Vec::new();
     for depth in (0..=max_depth).rev() {
         let keys: Vec<&str> = hosts
             .iter()
@@ -288,7 +289,7 @@ fn prefix_runs(domains: &[DomainAssignment]) -> Vec<std::ops::Range<usize>> {
                     .unwrap_or("")
             })
             .collect();
-        let mut runs = Vec::new();
+        runs.clear();
         let mut start = 0;
         for i in 1..=keys.len() {
             if i == keys.len() || keys[i] != keys[start] {
@@ -296,11 +297,11 @@ fn prefix_runs(domains: &[DomainAssignment]) -> Vec<std::ops::Range<usize>> {
                 start = i;
             }
         }
-        if slice_count(&runs) <= MAX_SLICES || depth == 0 {
-            return runs;
+        if slice_count(&runs) <= MAX_SLICES {
+            break;
         }
     }
-    vec![0..domains.len()]
+    runs
 }
 
 /// One slice: each level universal when all equal, else individual with the common prefix and
