@@ -5,7 +5,7 @@
 //! level) counts the pods that fit *per node*, so capacity split across nodes is never promised as
 //! if it were one machine; every node is also checked for taints, nodeSelector and affinity.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use k8s_openapi::api::core::v1::{NodeSelector, Toleration};
 
@@ -48,6 +48,8 @@ pub struct PodFilter<'a> {
     pub tolerations: &'a [Toleration],
     pub node_selector: &'a Labels,
     pub required_affinity: Option<&'a NodeSelector>,
+    /// Nodes that must not be used (failed nodes being replaced).
+    pub skip: &'a HashSet<NodeId>,
 }
 
 /// Pods that fit, per domain, for one request.
@@ -84,6 +86,9 @@ impl Capacity {
 /// Why a node cannot take a pod of this request; `None` when it passes every filter.
 fn filter_node(store: &NodeStore, id: NodeId, filter: &PodFilter<'_>) -> Option<String> {
     let node = store.get(id)?;
+    if filter.skip.contains(&id) {
+        return Some("failed node".to_string());
+    }
     if !node.taints.is_empty()
         && let Some(taint) = untolerated_taint(&node.taints, filter.tolerations)
     {

@@ -12,5 +12,6 @@ pub mod synthetic;
 pub mod tree;
 
 pub mod encoding;
+pub mod replacement;
 #[cfg(test)]
 mod tests;

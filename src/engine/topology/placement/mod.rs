@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::Toleration;
 
 use super::capacity::{self, Assumed, Capacity, CapacityView, PodFilter};
 use super::model::{DomainAssignment, DomainList};
+use super::nodes::NodeId;
 use super::request::{self, PodSetRequest, RequestError, ResolvedRequest};
 use super::resources::{PodShape, ResVec};
 use super::snapshot::TopologySnapshot;
@@ -173,6 +174,8 @@ pub(crate) struct Prepared<'a> {
     pub req: &'a PodSetRequest,
     pub shape: PodShape,
     pub tolerations: Vec<Toleration>,
+    /// Nodes never to use (failed nodes under replacement).
+    pub skip: HashSet<NodeId>,
 }
 
 impl<'a> Prepared<'a> {
@@ -193,6 +196,7 @@ impl<'a> Prepared<'a> {
             req,
             shape: PodShape::new(&snapshot.registry, &req.per_pod),
             tolerations,
+            skip: HashSet::new(),
         }
     }
 
@@ -207,6 +211,7 @@ impl<'a> Prepared<'a> {
             tolerations: &self.tolerations,
             node_selector: &self.req.node_selector,
             required_affinity: self.req.required_affinity.as_ref(),
+            skip: &self.skip,
         };
         capacity::compute(
             &self.snapshot.nodes,

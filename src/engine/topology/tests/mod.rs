@@ -3,6 +3,7 @@
 mod capacity_tests;
 mod encoding_tests;
 mod placement_tests;
+mod replacement_tests;
 mod structure_tests;
 
 use super::model::{BoundPod, HOSTNAME_LABEL, Node, PodPhase};
