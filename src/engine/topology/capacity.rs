@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{NodeSelector, Toleration};
 
 use super::nodes::{NodeId, NodeStore};
 use super::request::ResolvedRequest;
-use super::resources::{PodShape, ResVec, ResourceRegistry, fit_count};
+use super::resources::{PodShape, ResVec, ResourceId, ResourceRegistry, fit_count};
 use super::tree::FlavorTree;
 use crate::engine::node_match::{
     Labels, node_selector_matches, selector_map_matches, untolerated_taint,
@@ -131,78 +131,142 @@ pub fn compute(
     let with_tas = view == CapacityView::Current;
     let leaf_level = depth - 1;
     let shape = filter.shape;
-    let hostname = tree.topology.hostname_leaves();
-    let mut free = vec![0i128; shape.entries.len()];
-    let mut leaf_free = vec![0i128; shape.entries.len()];
-    for (slot, domain) in tree.arena[leaf_level].iter().enumerate() {
-        let Some(domain) = domain else { continue };
-        let mut sum = 0u64;
-        leaf_free.iter_mut().for_each(|f| *f = 0);
-        for &node in &domain.nodes {
-            if let Some(reason) = filter_node(store, node, filter) {
-                *cap.excluded.entry(reason).or_insert(0) += 1;
-                continue;
-            }
-            if !shape.unknown.is_empty() {
-                *cap.excluded
-                    .entry(format!("insufficient {:?}", shape.unknown[0]))
-                    .or_insert(0) += 1;
-                continue;
-            }
-            let extra = if assumed.by_node.is_empty() {
-                None
-            } else {
-                assumed.by_node.get(&node)
-            };
-            let mut fit = u64::MAX;
-            let mut short = None;
-            for (i, &(r, per)) in shape.entries.iter().enumerate() {
-                let mut f = store.free(node, r, with_tas);
-                if let Some(extra) = extra {
-                    f -= extra.get(r).nanos();
-                }
-                free[i] = f;
-                leaf_free[i] += f.max(0);
-                let n = fit_count(f, per);
-                if n < fit {
-                    fit = n;
-                    if n == 0 && short.is_none() {
-                        short = Some(r);
-                    }
-                }
-            }
-            if let Some(r) = short {
-                *cap.excluded
-                    .entry(format!("insufficient {:?}", registry.name(r)))
-                    .or_insert(0) += 1;
-            }
-            sum = sum.saturating_add(fit);
+    // Only nodes with taints, or requests with selectors or skipped nodes, need the filter.
+    let plain = filter.node_selector.is_empty()
+        && filter.required_affinity.is_none()
+        && filter.skip.is_empty();
+    let columns: Vec<Column<'_>> = shape
+        .entries
+        .iter()
+        .filter_map(|&(r, per)| {
+            store.columns(r).map(|(alloc, non_tas, tas)| Column {
+                r,
+                per,
+                alloc,
+                non_tas,
+                tas: with_tas.then_some(tas),
+            })
+        })
+        .collect();
+    let unknown = shape
+        .unknown
+        .first()
+        .cloned()
+        .or_else(|| (columns.len() != shape.entries.len()).then(|| "unknown".to_string()));
+    let leaf_pods = &mut cap.pods[leaf_level];
+    for &(node, leaf) in &tree.members {
+        let n = node as usize;
+        if (!plain || store.tainted.get(n).copied().unwrap_or(false))
+            && let Some(reason) = filter_node(store, node, filter)
+        {
+            *cap.excluded.entry(reason).or_insert(0) += 1;
+            continue;
         }
-        let leaf_extra = if hostname || assumed.by_leaf.is_empty() {
+        if let Some(name) = &unknown {
+            *cap.excluded
+                .entry(format!("insufficient {name:?}"))
+                .or_insert(0) += 1;
+            continue;
+        }
+        let extra = if assumed.by_node.is_empty() {
             None
         } else {
-            assumed.by_leaf.get(&(
-                tree.topology.name.clone(),
-                tree.path(leaf_level, slot as u32),
-            ))
+            assumed.by_node.get(&node)
         };
-        let domain_tas = with_tas && !domain.tas.is_zero();
-        if domain_tas || leaf_extra.is_some() {
-            for (i, &(r, per)) in shape.entries.iter().enumerate() {
-                let mut f = leaf_free[i];
-                if domain_tas {
-                    f -= domain.tas.get(r).nanos();
+        let mut fit = u64::MAX;
+        let mut short = None;
+        for column in &columns {
+            let mut free = column.free(n);
+            if let Some(extra) = extra {
+                free -= extra.get(column.r).nanos();
+            }
+            let k = fit_count(free, column.per);
+            if k < fit {
+                fit = k;
+                if k == 0 && short.is_none() {
+                    short = Some(column.r);
                 }
-                if let Some(extra) = leaf_extra {
-                    f -= extra.get(r).nanos();
-                }
-                sum = sum.min(fit_count(f, per));
             }
         }
-        cap.pods[leaf_level][slot] = sum;
+        if let Some(r) = short {
+            *cap.excluded
+                .entry(format!("insufficient {:?}", registry.name(r)))
+                .or_insert(0) += 1;
+        }
+        if let Some(sum) = leaf_pods.get_mut(leaf as usize) {
+            *sum = sum.saturating_add(fit);
+        }
+    }
+    if !tree.topology.hostname_leaves() && unknown.is_none() {
+        cap_pooled_leaves(store, tree, filter, &columns, assumed, &mut cap);
     }
     roll_up(tree, resolved, &mut cap);
     cap
+}
+
+/// One requested resource: its per-pod amount and the node columns it is read from.
+struct Column<'a> {
+    r: ResourceId,
+    per: i128,
+    alloc: &'a [i128],
+    non_tas: &'a [i128],
+    /// Absent in the empty-cluster view.
+    tas: Option<&'a [i128]>,
+}
+
+impl Column<'_> {
+    #[inline]
+    fn free(&self, n: usize) -> i128 {
+        let at = |c: &[i128]| c.get(n).copied().unwrap_or(0);
+        at(self.alloc) - at(self.non_tas) - self.tas.map_or(0, at)
+    }
+}
+
+/// Lowest-level domains that pool several nodes (no hostname level) may carry admitted or assumed
+/// usage on the domain itself: they hold no more than their pooled free capacity allows.
+fn cap_pooled_leaves(
+    store: &NodeStore,
+    tree: &FlavorTree,
+    filter: &PodFilter<'_>,
+    columns: &[Column<'_>],
+    assumed: &Assumed,
+    cap: &mut Capacity,
+) {
+    let leaf_level = tree.depth() - 1;
+    let with_tas = columns.first().is_some_and(|c| c.tas.is_some());
+    for (slot, domain) in tree.arena[leaf_level].iter().enumerate() {
+        let Some(domain) = domain else { continue };
+        let extra = if assumed.by_leaf.is_empty() {
+            None
+        } else {
+            let key = (
+                tree.topology.name.clone(),
+                tree.path(leaf_level, slot as u32),
+            );
+            assumed.by_leaf.get(&key)
+        };
+        let domain_tas = with_tas && !domain.tas.is_zero();
+        if !domain_tas && extra.is_none() {
+            continue;
+        }
+        let feasible: Vec<usize> = domain
+            .nodes
+            .iter()
+            .filter(|n| filter_node(store, **n, filter).is_none())
+            .map(|n| *n as usize)
+            .collect();
+        for column in columns {
+            let mut free: i128 = feasible.iter().map(|n| column.free(*n).max(0)).sum();
+            if domain_tas {
+                free -= domain.tas.get(column.r).nanos();
+            }
+            if let Some(extra) = extra {
+                free -= extra.get(column.r).nanos();
+            }
+            let pods = &mut cap.pods[leaf_level][slot];
+            *pods = (*pods).min(fit_count(free, column.per));
+        }
+    }
 }
 
 /// Sums pods and units from the lowest level up, converting units at slice-layer levels.

@@ -22,6 +22,8 @@ pub struct NodeStore {
     pub(crate) non_tas: Vec<Vec<i128>>,
     /// `[resource][node]` admitted TAS usage attributed to this node by hostname.
     pub(crate) tas: Vec<Vec<i128>>,
+    /// Whether the node has taints (most do not, and then need no toleration check).
+    pub(crate) tainted: Vec<bool>,
 }
 
 impl NodeStore {
@@ -81,10 +83,12 @@ impl NodeStore {
                         column.push(0);
                     }
                 }
+                self.tainted.push(false);
                 (self.slots.len() - 1) as NodeId
             }
         };
         let slot = id as usize;
+        self.tainted[slot] = !node.taints.is_empty();
         for (columns, values) in [
             (&mut self.alloc, allocatable),
             (&mut self.non_tas, non_tas),
@@ -116,6 +120,11 @@ impl NodeStore {
         }
         self.vacant.push(id);
         Some((id, node))
+    }
+
+    /// Columns of resource `r`: (allocatable, non-TAS usage, TAS usage), one entry per slot.
+    pub fn columns(&self, r: ResourceId) -> Option<(&[i128], &[i128], &[i128])> {
+        Some((self.alloc.get(r)?, self.non_tas.get(r)?, self.tas.get(r)?))
     }
 
     /// Free capacity of a node: allocatable minus non-TAS usage, and minus TAS usage unless

@@ -62,6 +62,10 @@ pub struct FlavorTree {
     pub roots: Vec<u32>,
     /// Node id → lowest-level slot, [`NONE`] when the node is not in the tree.
     node_leaf: Vec<u32>,
+    /// Member nodes with their lowest-level slot, unordered: the flat array placement scans.
+    pub members: Vec<(NodeId, u32)>,
+    /// Node id → index in `members`, [`NONE`] when absent.
+    member_pos: Vec<u32>,
     /// Nodes carrying the flavor's labels but left out, with the reason.
     pub excluded: HashMap<NodeId, NodeExclusion>,
 }
@@ -85,6 +89,8 @@ impl FlavorTree {
             vacant: vec![Vec::new(); levels],
             roots: Vec::new(),
             node_leaf: Vec::new(),
+            members: Vec::new(),
+            member_pos: Vec::new(),
             excluded: HashMap::new(),
         }
     }
@@ -201,6 +207,11 @@ impl FlavorTree {
             self.node_leaf.resize(node as usize + 1, NONE);
         }
         self.node_leaf[node as usize] = parent;
+        if self.member_pos.len() <= node as usize {
+            self.member_pos.resize(node as usize + 1, NONE);
+        }
+        self.member_pos[node as usize] = self.members.len() as u32;
+        self.members.push((node, parent));
         let leaf_level = self.depth() - 1;
         let mut new_leaf = false;
         if let Some(leaf) = self.domain_mut(leaf_level, parent) {
@@ -287,6 +298,12 @@ impl FlavorTree {
         };
         self.add_along(&slots, free, -1);
         self.node_leaf[node as usize] = NONE;
+        let pos = self.member_pos[node as usize] as usize;
+        self.member_pos[node as usize] = NONE;
+        self.members.swap_remove(pos);
+        if let Some(&(moved, _)) = self.members.get(pos) {
+            self.member_pos[moved as usize] = pos as u32;
+        }
         let leaf_level = self.depth() - 1;
         let mut released = None;
         if let Some(leaf) = self.domain_mut(leaf_level, slots[leaf_level]) {

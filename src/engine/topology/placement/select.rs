@@ -206,28 +206,44 @@ impl Placer<'_> {
                 .min_by(|a, b| a.2.cmp(&b.2).then(a.0.cmp(&b.0)))
                 .map(|f| share(f.1)),
             Algorithm::BestFit => {
-                if fitting.len() <= 1 {
-                    return fitting.first().map(|f| share(f.1));
+                // Tie-break order first (least capacity, fewest pods, value order); then the
+                // first candidate with the lowest locality cost wins. A cost of one domain per
+                // level cannot be beaten, so the search stops there, and a candidate whose
+                // next level needs more children than the best cost so far is skipped unseen.
+                let mut fitting = fitting;
+                fitting
+                    .sort_by_key(|&(pos, slot, units)| (units, self.cap.pods_at(level, slot), pos));
+                let mut best: Option<(Vec<usize>, u32)> = None;
+                for (_, slot, _) in fitting {
+                    if let Some((best_cost, _)) = &best {
+                        let widest = self
+                            .children(Some(level), slot)
+                            .iter()
+                            .map(|c| c.1)
+                            .max()
+                            .unwrap_or(0);
+                        let child_need = need
+                            * (self.unit(level) / self.unit((level + 1).min(self.leaf_level())))
+                                .max(1);
+                        let lower_bound = if widest == 0 {
+                            usize::MAX
+                        } else {
+                            child_need.div_ceil(widest) as usize
+                        };
+                        if best_cost.first().is_some_and(|b| lower_bound > *b) {
+                            continue;
+                        }
+                    }
+                    let cost = self.cost(share(slot));
+                    let ideal = cost.iter().all(|c| *c <= 1);
+                    if best.as_ref().is_none_or(|(b, _)| cost < *b) {
+                        best = Some((cost, slot));
+                    }
+                    if ideal {
+                        break;
+                    }
                 }
-                let mut scored: Vec<(Vec<usize>, u64, u64, usize, u32)> = fitting
-                    .iter()
-                    .map(|&(pos, slot, units)| {
-                        (
-                            self.cost(share(slot)),
-                            units,
-                            self.cap.pods_at(level, slot),
-                            pos,
-                            slot,
-                        )
-                    })
-                    .collect();
-                scored.sort_by(|a, b| {
-                    a.0.cmp(&b.0)
-                        .then(a.1.cmp(&b.1))
-                        .then(a.2.cmp(&b.2))
-                        .then(a.3.cmp(&b.3))
-                });
-                scored.first().map(|s| share(s.4))
+                best.map(|(_, slot)| share(slot))
             }
         }
     }
