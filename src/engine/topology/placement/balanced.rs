@@ -66,7 +66,7 @@ fn even_shares(
         .map(|(pos, &slot)| (pos, slot, placer.cap.units_at(level, slot)))
         .filter(|c| c.2 > 0)
         .collect();
-    children.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    children.sort_unstable_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
     let mut total = 0;
     let k = children.iter().position(|c| {
         total += c.2;

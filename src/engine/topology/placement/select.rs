@@ -53,6 +53,16 @@ impl Placer<'_> {
         }
     }
 
+    /// The most units any child of (`level`, `slot`) holds.
+    fn widest_child(&self, level: usize, slot: u32) -> u64 {
+        self.tree
+            .children(Some(level), slot)
+            .iter()
+            .map(|&c| self.cap.units_at(level + 1, c))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Children of a domain with the units they hold, in value order.
     fn children(&self, level: Option<usize>, slot: u32) -> Vec<(u32, u64, u64)> {
         let child_level = level.map_or(0, |l| l + 1);
@@ -85,7 +95,7 @@ impl Placer<'_> {
         let need = share.units * (parent_unit / self.unit(child_level)).max(1);
         let children = self.children(share.level, share.slot);
         let mut picks = self.pick(&children, need);
-        picks.sort_by_key(|(index, _)| *index);
+        picks.sort_unstable_by_key(|(index, _)| *index);
         for (index, units) in picks {
             let slot = children[index].0;
             self.descend(
@@ -104,7 +114,7 @@ impl Placer<'_> {
         let mut order: Vec<usize> = (0..children.len()).filter(|i| children[*i].1 > 0).collect();
         match self.resolved.algorithm {
             // Largest first; ties: fewer pods, then value order.
-            Algorithm::BestFit => order.sort_by(|a, b| {
+            Algorithm::BestFit => order.sort_unstable_by(|a, b| {
                 children[*b]
                     .1
                     .cmp(&children[*a].1)
@@ -112,7 +122,7 @@ impl Placer<'_> {
                     .then(a.cmp(b))
             }),
             Algorithm::LeastFree => {
-                order.sort_by(|a, b| children[*a].1.cmp(&children[*b].1).then(a.cmp(b)));
+                order.sort_unstable_by(|a, b| children[*a].1.cmp(&children[*b].1).then(a.cmp(b)));
                 if let Some(&single) = order.iter().find(|i| children[**i].1 >= need) {
                     return vec![(single, need)];
                 }
@@ -210,36 +220,42 @@ impl Placer<'_> {
                 // first candidate with the lowest locality cost wins. A cost of one domain per
                 // level cannot be beaten, so the search stops there, and a candidate whose
                 // next level needs more children than the best cost so far is skipped unseen.
-                let mut fitting = fitting;
-                fitting
-                    .sort_by_key(|&(pos, slot, units)| (units, self.cap.pods_at(level, slot), pos));
+                let child_need = need
+                    * (self.unit(level) / self.unit((level + 1).min(self.leaf_level()))).max(1);
+                let lower_bound = |widest: u64| {
+                    if widest == 0 {
+                        usize::MAX
+                    } else {
+                        child_need.div_ceil(widest) as usize
+                    }
+                };
+                let mut fitting: Vec<(u64, u64, usize, u32, u64)> = fitting
+                    .into_iter()
+                    .map(|(pos, slot, units)| {
+                        (
+                            units,
+                            self.cap.pods_at(level, slot),
+                            pos,
+                            slot,
+                            self.widest_child(level, slot),
+                        )
+                    })
+                    .collect();
+                fitting.sort_unstable();
+                let global_bound = lower_bound(fitting.iter().map(|f| f.4).max().unwrap_or(0));
                 let mut best: Option<(Vec<usize>, u32)> = None;
-                for (_, slot, _) in fitting {
-                    if let Some((best_cost, _)) = &best {
-                        let widest = self
-                            .children(Some(level), slot)
-                            .iter()
-                            .map(|c| c.1)
-                            .max()
-                            .unwrap_or(0);
-                        let child_need = need
-                            * (self.unit(level) / self.unit((level + 1).min(self.leaf_level())))
-                                .max(1);
-                        let lower_bound = if widest == 0 {
-                            usize::MAX
-                        } else {
-                            child_need.div_ceil(widest) as usize
-                        };
-                        if best_cost.first().is_some_and(|b| lower_bound > *b) {
-                            continue;
-                        }
+                for &(_, _, _, slot, widest) in &fitting {
+                    if let Some((best_cost, _)) = &best
+                        && best_cost.first().is_some_and(|b| lower_bound(widest) > *b)
+                    {
+                        continue;
                     }
                     let cost = self.cost(share(slot));
-                    let ideal = cost.iter().all(|c| *c <= 1);
+                    let unbeatable = cost.iter().all(|c| *c <= 1) || cost == [global_bound];
                     if best.as_ref().is_none_or(|(b, _)| cost < *b) {
                         best = Some((cost, slot));
                     }
-                    if ideal {
+                    if unbeatable {
                         break;
                     }
                 }
@@ -258,7 +274,7 @@ impl Placer<'_> {
             .map(|&(slot, units)| (slot, units, self.cap.pods_at(level, slot)))
             .collect();
         let mut picks = self.pick(&as_children, need);
-        picks.sort_by_key(|(index, _)| *index);
+        picks.sort_unstable_by_key(|(index, _)| *index);
         picks
             .into_iter()
             .map(|(index, units)| Share {
