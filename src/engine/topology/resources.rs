@@ -148,14 +148,19 @@ impl PodShape {
     }
 }
 
-/// `floor(free / per)` for positive `per`, exact, without a 128-bit division in the common case:
-/// a float estimate corrected with exact multiplication.
+/// `floor(free / per)`, exact. Amounts that fit in 64 bits (CPU, pods, GPUs) use a native
+/// division; larger ones (memory in nano-bytes) a float estimate corrected with exact
+/// multiplication, avoiding a slow 128-bit division.
 #[inline]
 pub fn fit_count(free: i128, per: i128) -> u64 {
     if free <= 0 || per <= 0 {
         return 0;
     }
-    let estimate = (free as f64 / per as f64).floor();
+    if let (Ok(free), Ok(per)) = (u64::try_from(free), u64::try_from(per)) {
+        return free / per;
+    }
+    // Truncation equals floor for positive values.
+    let estimate = free as f64 / per as f64;
     if estimate.is_nan() || estimate >= 1e15 {
         return (free / per).min(u64::MAX as i128) as u64;
     }
