@@ -253,7 +253,7 @@ fn insufficient_resources_are_reported_by_name() {
 }
 
 #[test]
-fn not_ready_nodes_show_in_failure_messages() {
+fn not_ready_and_unschedulable_nodes_show_in_failure_messages() {
     let mut s = cluster(&[("h1", "z1", "b1", "r1", 2)]);
     let mut down = synthetic::node("h2", "z1", "b1", "r1", 2);
     down.ready = false;

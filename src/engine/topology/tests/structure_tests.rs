@@ -172,3 +172,145 @@ fn invalid_topologies_and_flavors_are_refused() {
         "ResourceFlavor \"tas\": spec.topologyName \"default\" names no known Topology"
     );
 }
+
+mod incremental {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::engine::topology::model::{
+        AdmittedPodSetUsage, AdmittedTasUsage, DomainAssignment, DomainList,
+    };
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Node {
+            host: usize,
+            rack: usize,
+            cpus: i64,
+            ready: bool,
+        },
+        RemoveNode(usize),
+        Pod {
+            pod: usize,
+            host: usize,
+            cpus: i64,
+            tas: bool,
+            done: bool,
+        },
+        RemovePod(usize),
+        Admit {
+            workload: usize,
+            host: usize,
+            count: u32,
+        },
+        Release(usize),
+    }
+
+    fn ops() -> impl Strategy<Value = Vec<Op>> {
+        let op = prop_oneof![
+            3 => (0..8usize, 0..3usize, 1..16i64, any::<bool>()).prop_map(|(host, rack, cpus, ready)| Op::Node { host, rack, cpus, ready }),
+            1 => (0..8usize).prop_map(Op::RemoveNode),
+            3 => (0..6usize, 0..8usize, 0..4i64, any::<bool>(), any::<bool>())
+                .prop_map(|(pod, host, cpus, tas, done)| Op::Pod { pod, host, cpus, tas, done }),
+            1 => (0..6usize).prop_map(Op::RemovePod),
+            2 => (0..3usize, 0..8usize, 1..4u32).prop_map(|(workload, host, count)| Op::Admit { workload, host, count }),
+            1 => (0..3usize).prop_map(Op::Release),
+        ];
+        prop::collection::vec(op, 0..40)
+    }
+
+    fn usage(workload: usize, host: usize, count: u32) -> AdmittedTasUsage {
+        AdmittedTasUsage {
+            workload: format!("ns/w{workload}"),
+            pod_sets: vec![AdmittedPodSetUsage {
+                flavor: "tas".into(),
+                per_pod: resources(&[("cpu", 1)]),
+                assignment: DomainList {
+                    levels: vec![HOST.into()],
+                    domains: vec![DomainAssignment {
+                        values: vec![format!("h{host}")],
+                        count,
+                    }],
+                },
+            }],
+        }
+    }
+
+    /// Every domain's path and free CPU and pods, by name.
+    fn picture(s: &TopologySnapshot) -> Vec<(usize, Vec<String>, Quantity, Quantity)> {
+        let tree = s.tree("tas").unwrap();
+        let get = |v: &crate::engine::topology::resources::ResVec, name: &str| {
+            s.registry().get(name).map_or(Quantity::ZERO, |r| v.get(r))
+        };
+        (0..tree.depth())
+            .flat_map(|level| {
+                tree.level_order(level).into_iter().map(move |slot| {
+                    let d = tree.domain(level, slot).unwrap();
+                    (
+                        level,
+                        tree.path(level, slot),
+                        get(&d.free, "cpu"),
+                        get(&d.free, "pods"),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn events_match_a_rebuild(ops in ops()) {
+            let mut live = cluster(&[]);
+            let (mut nodes, mut pods, mut admitted) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+            for op in ops {
+                match op {
+                    Op::Node { host, rack, cpus, ready } => {
+                        let mut n = synthetic::node(&format!("h{host}"), "z1", "b1", &format!("r{rack}"), cpus);
+                        n.ready = ready;
+                        nodes.insert(host, n.clone());
+                        live.upsert_node(n);
+                    }
+                    Op::RemoveNode(host) => {
+                        nodes.remove(&host);
+                        live.remove_node(&format!("h{host}"));
+                    }
+                    Op::Pod { pod: p, host, cpus, tas, done } => {
+                        let mut bound = super::pod(&format!("p{p}"), &format!("h{host}"), cpus, tas);
+                        if done {
+                            bound.phase = PodPhase::Succeeded;
+                        }
+                        pods.insert(p, bound.clone());
+                        live.upsert_pod(bound);
+                    }
+                    Op::RemovePod(p) => {
+                        pods.remove(&p);
+                        live.remove_pod("default", &format!("p{p}"));
+                    }
+                    Op::Admit { workload, host, count } => {
+                        admitted.insert(workload, usage(workload, host, count));
+                        live.admit(usage(workload, host, count)).unwrap();
+                    }
+                    Op::Release(workload) => {
+                        admitted.remove(&workload);
+                        live.release(&format!("ns/w{workload}"));
+                    }
+                }
+            }
+            let mut rebuilt = cluster(&[]);
+            for n in nodes.into_values() {
+                rebuilt.upsert_node(n);
+            }
+            for p in pods.into_values() {
+                rebuilt.upsert_pod(p);
+            }
+            for u in admitted.into_values() {
+                rebuilt.admit(u).unwrap();
+            }
+            prop_assert_eq!(picture(&live), picture(&rebuilt));
+            let req = cpu_request(5, PlacementMode::Preferred(RACK.into()));
+            prop_assert_eq!(place(&live, std::slice::from_ref(&req)), place(&rebuilt, &[req]));
+        }
+    }
+}
