@@ -9,11 +9,15 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use kuota::engine::features::{Feature, FeatureGates};
-use kuota::engine::topology::model::{BoundPod, PodPhase};
+use kuota::engine::topology::model::{
+    AdmittedPodSetUsage, AdmittedTasUsage, BoundPod, DomainAssignment, DomainList, HOSTNAME_LABEL,
+    PodPhase,
+};
 use kuota::engine::topology::placement::place;
 use kuota::engine::topology::request::{PlacementMode, PodSetRequest, SliceLayer};
 use kuota::engine::topology::snapshot::TopologySnapshot;
 use kuota::engine::topology::synthetic::{self, BLOCK, ClusterShape, RACK, ZONE};
+use kuota::engine::topology::{decode, encode, replace_failed_nodes};
 
 const SIZES: [usize; 3] = [2_500, 10_000, 50_000];
 
@@ -188,5 +192,90 @@ fn placements(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, tree_updates, placements);
+fn groups_replacement_encoding(c: &mut Criterion) {
+    let mut group = c.benchmark_group("other");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    let gates = FeatureGates::default();
+    for nodes in SIZES {
+        let (mut s, shape) = loaded(nodes);
+        let n = shape.node_count();
+        let mut leader = request(1, PlacementMode::Required(BLOCK.into()), &[]);
+        leader.name = "leader".into();
+        leader.group = Some("lws".into());
+        let mut workers = request(255, PlacementMode::Required(BLOCK.into()), &[]);
+        workers.name = "workers".into();
+        workers.group = Some("lws".into());
+        let pair = [leader, workers];
+        group.bench_function(BenchmarkId::new("group_leader_255_workers_block", n), |b| {
+            b.iter(|| black_box(place(&s, &pair, &gates).map(|p| p.len())))
+        });
+        // An admitted 128-pod workload in one rack loses two nodes.
+        let req = request(128, PlacementMode::Required(RACK.into()), &[]);
+        let Ok(placed) = place(&s, std::slice::from_ref(&req), &gates) else {
+            continue;
+        };
+        let assignment = placed[0].assignment.clone();
+        let usage = AdmittedTasUsage {
+            workload: "ns/w".into(),
+            pod_sets: vec![AdmittedPodSetUsage {
+                flavor: "tas".into(),
+                per_pod: req.per_pod.clone(),
+                assignment: assignment.clone(),
+            }],
+        };
+        if s.admit(usage).is_err() {
+            continue;
+        }
+        let failed: Vec<String> = assignment
+            .domains
+            .iter()
+            .take(2)
+            .map(|d| d.values[0].clone())
+            .collect();
+        for name in &failed {
+            if let Some(mut node) = s.nodes().id(name).and_then(|id| s.nodes().get(id)).cloned() {
+                node.ready = false;
+                s.upsert_node(node);
+            }
+        }
+        if let Err(e) = replace_failed_nodes(&s, &req, &assignment, &failed, &gates) {
+            eprintln!("replacement on {n} nodes fails (measuring the failure path): {e}");
+        }
+        group.bench_function(BenchmarkId::new("replace_2_of_128_pods_in_rack", n), |b| {
+            b.iter(|| {
+                black_box(
+                    replace_failed_nodes(&s, &req, &assignment, &failed, &gates)
+                        .map(|r| r.added.len()),
+                )
+            })
+        });
+    }
+    let domains = DomainList {
+        levels: vec![HOSTNAME_LABEL.into()],
+        domains: (0..40_000)
+            .map(|i| DomainAssignment {
+                values: vec![format!("gke-prod-pool-{}-node-{i:05}", i / 1000)],
+                count: 1 + i % 8,
+            })
+            .collect(),
+    };
+    group.bench_function("encode_40000_hosts", |b| {
+        b.iter(|| black_box(encode(&domains, &gates).slices.len()))
+    });
+    let encoded = encode(&domains, &gates);
+    group.bench_function("decode_40000_hosts", |b| {
+        b.iter(|| black_box(decode(&encoded).map(|d| d.domains.len())))
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    tree_updates,
+    placements,
+    groups_replacement_encoding
+);
 criterion_main!(benches);
