@@ -131,23 +131,7 @@ pub fn compute(
     let with_tas = view == CapacityView::Current;
     let leaf_level = depth - 1;
     let shape = filter.shape;
-    // Only nodes with taints, or requests with selectors or skipped nodes, need the filter.
-    let plain = filter.node_selector.is_empty()
-        && filter.required_affinity.is_none()
-        && filter.skip.is_empty();
-    let columns: Vec<Column<'_>> = shape
-        .entries
-        .iter()
-        .filter_map(|&(r, per)| {
-            store.columns(r).map(|(alloc, non_tas, tas)| Column {
-                r,
-                per,
-                alloc,
-                non_tas,
-                tas: with_tas.then_some(tas),
-            })
-        })
-        .collect();
+    let columns = columns_for(store, shape, with_tas);
     let unknown = shape
         .unknown
         .first()
@@ -156,9 +140,7 @@ pub fn compute(
     let leaf_pods = &mut cap.pods[leaf_level];
     for &(node, leaf) in &tree.members {
         let n = node as usize;
-        if (!plain || store.tainted.get(n).copied().unwrap_or(false))
-            && let Some(reason) = filter_node(store, node, filter)
-        {
+        if let Some(reason) = checked_filter(store, node, filter) {
             *cap.excluded.entry(reason).or_insert(0) += 1;
             continue;
         }
@@ -173,21 +155,7 @@ pub fn compute(
         } else {
             assumed.by_node.get(&node)
         };
-        let mut fit = u64::MAX;
-        let mut short = None;
-        for column in &columns {
-            let mut free = column.free(n);
-            if let Some(extra) = extra {
-                free -= extra.get(column.r).nanos();
-            }
-            let k = fit_count(free, column.per);
-            if k < fit {
-                fit = k;
-                if k == 0 && short.is_none() {
-                    short = Some(column.r);
-                }
-            }
-        }
+        let (fit, short) = node_fit(&columns, n, extra, None);
         if let Some(r) = short {
             *cap.excluded
                 .entry(format!("insufficient {:?}", registry.name(r)))
@@ -202,6 +170,115 @@ pub fn compute(
     }
     roll_up(tree, resolved, &mut cap);
     cap
+}
+
+/// [`filter_node`], skipped for untainted nodes when the request has no selector, affinity or
+/// skipped nodes (the common case).
+fn checked_filter(store: &NodeStore, node: NodeId, filter: &PodFilter<'_>) -> Option<String> {
+    let plain = filter.node_selector.is_empty()
+        && filter.required_affinity.is_none()
+        && filter.skip.is_empty();
+    if plain && !store.tainted.get(node as usize).copied().unwrap_or(false) {
+        return None;
+    }
+    filter_node(store, node, filter)
+}
+
+fn columns_for<'a>(store: &'a NodeStore, shape: &PodShape, with_tas: bool) -> Vec<Column<'a>> {
+    shape
+        .entries
+        .iter()
+        .filter_map(|&(r, per)| {
+            store.columns(r).map(|(alloc, non_tas, tas)| Column {
+                r,
+                per,
+                alloc,
+                non_tas,
+                tas: with_tas.then_some(tas),
+            })
+        })
+        .collect()
+}
+
+/// Pods that fit on node `n` after `extra` and `minus` usage, and the first resource that allows
+/// none.
+#[inline]
+fn node_fit(
+    columns: &[Column<'_>],
+    n: usize,
+    extra: Option<&ResVec>,
+    minus: Option<&ResVec>,
+) -> (u64, Option<ResourceId>) {
+    let mut fit = u64::MAX;
+    let mut short = None;
+    for column in columns {
+        let mut free = column.free(n);
+        for usage in [extra, minus].into_iter().flatten() {
+            free -= usage.get(column.r).nanos();
+        }
+        let k = fit_count(free, column.per);
+        if k < fit {
+            fit = k;
+            if k == 0 && short.is_none() {
+                short = Some(column.r);
+            }
+        }
+    }
+    (fit, short)
+}
+
+/// For a pod-set group: per lowest-level slot, the fewest worker pods lost by putting the leader on
+/// one of its nodes; `u64::MAX` where no node takes the leader.
+pub fn leader_costs(
+    store: &NodeStore,
+    tree: &FlavorTree,
+    workers: &PodFilter<'_>,
+    leader: &PodFilter<'_>,
+    view: CapacityView,
+    assumed: &Assumed,
+) -> Vec<u64> {
+    let leaf_level = tree.depth().saturating_sub(1);
+    let mut costs = vec![u64::MAX; tree.arena.get(leaf_level).map_or(0, Vec::len)];
+    let with_tas = view == CapacityView::Current;
+    let (worker_columns, leader_columns) = (
+        columns_for(store, workers.shape, with_tas),
+        columns_for(store, leader.shape, with_tas),
+    );
+    let complete = |f: &PodFilter<'_>, c: &[Column<'_>]| {
+        f.shape.unknown.is_empty() && c.len() == f.shape.entries.len()
+    };
+    if !complete(leader, &leader_columns) {
+        return costs;
+    }
+    let workers_fit = complete(workers, &worker_columns);
+    let leader_usage = leader.shape.as_resvec();
+    for &(node, leaf) in &tree.members {
+        let n = node as usize;
+        if checked_filter(store, node, leader).is_some() {
+            continue;
+        }
+        let extra = if assumed.by_node.is_empty() {
+            None
+        } else {
+            assumed.by_node.get(&node)
+        };
+        if node_fit(&leader_columns, n, extra, None).0 == 0 {
+            continue;
+        }
+        let lost = if workers_fit && checked_filter(store, node, workers).is_none() {
+            let before = node_fit(&worker_columns, n, extra, None).0;
+            before
+                - node_fit(&worker_columns, n, extra, Some(&leader_usage))
+                    .0
+                    .min(before)
+        } else {
+            0
+        };
+        if let Some(cost) = costs.get_mut(leaf as usize) {
+            *cost = (*cost).min(lost);
+        }
+    }
+    costs
 }
 
 /// One requested resource: its per-pod amount and the node columns it is read from.

@@ -2,7 +2,7 @@
 //! one domain of the requested level (C.7.3). A domain qualifies when some node in it takes the
 //! leader and the workers still fit around it; the leader goes where it costs the workers least.
 
-use super::super::capacity::{Assumed, CapacityView};
+use super::super::capacity::{self, Assumed, CapacityView};
 use super::super::request::{self, PlacementMode, PodSetRequest, RequestError};
 use super::super::snapshot::TopologySnapshot;
 use super::super::tree::FlavorTree;
@@ -82,35 +82,31 @@ pub fn place_group(
     let topology = &tree.topology;
     let resolved_w =
         request::resolve(workers, &topology.name, &topology.levels).map_err(invalid)?;
-    let resolved_l = request::resolve(leader, &topology.name, &topology.levels).map_err(invalid)?;
+    request::resolve(leader, &topology.name, &topology.levels).map_err(invalid)?;
     let (pl, pw) = (
         Prepared::new(snapshot, tree, leader),
         Prepared::new(snapshot, tree, workers),
     );
-    let cap_l = pl.capacity(&resolved_l, view, assumed);
     let cap_w = pw.capacity(&resolved_w, view, assumed);
+    let costs = capacity::leader_costs(
+        &snapshot.nodes,
+        tree,
+        &pw.filter(),
+        &pl.filter(),
+        view,
+        assumed,
+    );
     let leaf_level = tree.depth() - 1;
-    let leaves: Vec<u32> = tree.level_order(leaf_level);
-    let leader_ok = |slot: u32| cap_l.pods_at(leaf_level, slot) >= 1;
-    // Worker capacity with the leader on each leaf (each leaf's figure is independent).
-    let mut with_leader = assumed.clone();
-    let mut trial = Vec::new();
-    for &slot in leaves.iter().filter(|s| leader_ok(**s)) {
-        trial.clear();
-        trial.push(LeafPods { slot, pods: 1 });
-        pl.assume(&trial, &mut with_leader);
-    }
-    let cap_wl = pw.capacity(&resolved_w, view, &with_leader);
-    // Per domain: worker pods that fit once the leader sits on its cheapest leaf.
+    // Per domain: the cheapest leaf for the leader, rolled up from the leaves.
     let mut best_delta: Vec<Vec<u64>> =
         tree.arena.iter().map(|a| vec![u64::MAX; a.len()]).collect();
     let mut leader_leaf: Vec<Vec<u32>> =
         tree.arena.iter().map(|a| vec![u32::MAX; a.len()]).collect();
-    for &slot in leaves.iter().filter(|s| leader_ok(**s)) {
-        let delta = cap_w.pods_at(leaf_level, slot)
-            - cap_wl
-                .pods_at(leaf_level, slot)
-                .min(cap_w.pods_at(leaf_level, slot));
+    for slot in tree.level_order(leaf_level) {
+        let delta = costs.get(slot as usize).copied().unwrap_or(u64::MAX);
+        if delta == u64::MAX {
+            continue;
+        }
         let (mut level, mut s) = (leaf_level, slot);
         loop {
             if delta < best_delta[level][s as usize] {

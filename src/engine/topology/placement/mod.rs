@@ -200,19 +200,24 @@ impl<'a> Prepared<'a> {
         }
     }
 
+    /// The node filters of this request.
+    pub fn filter(&self) -> PodFilter<'_> {
+        PodFilter {
+            shape: &self.shape,
+            tolerations: &self.tolerations,
+            node_selector: &self.req.node_selector,
+            required_affinity: self.req.required_affinity.as_ref(),
+            skip: &self.skip,
+        }
+    }
+
     pub fn capacity(
         &self,
         resolved: &ResolvedRequest,
         view: CapacityView,
         assumed: &Assumed,
     ) -> Capacity {
-        let filter = PodFilter {
-            shape: &self.shape,
-            tolerations: &self.tolerations,
-            node_selector: &self.req.node_selector,
-            required_affinity: self.req.required_affinity.as_ref(),
-            skip: &self.skip,
-        };
+        let filter = self.filter();
         capacity::compute(
             &self.snapshot.nodes,
             &self.snapshot.registry,
