@@ -97,29 +97,25 @@ pub fn place_group(
         assumed,
     );
     let leaf_level = tree.depth() - 1;
-    // Per domain: the cheapest leaf for the leader, rolled up from the leaves.
+    // Per domain: the cheapest leaf for the leader (first in value order on ties), level by level.
     let mut best_delta: Vec<Vec<u64>> =
         tree.arena.iter().map(|a| vec![u64::MAX; a.len()]).collect();
     let mut leader_leaf: Vec<Vec<u32>> =
         tree.arena.iter().map(|a| vec![u32::MAX; a.len()]).collect();
-    for slot in tree.level_order(leaf_level) {
-        let delta = costs.get(slot as usize).copied().unwrap_or(u64::MAX);
-        if delta == u64::MAX {
-            continue;
-        }
-        let (mut level, mut s) = (leaf_level, slot);
-        loop {
-            if delta < best_delta[level][s as usize] {
-                best_delta[level][s as usize] = delta;
-                leader_leaf[level][s as usize] = slot;
+    for (slot, cost) in costs.iter().enumerate() {
+        best_delta[leaf_level][slot] = *cost;
+        leader_leaf[leaf_level][slot] = slot as u32;
+    }
+    for level in (0..leaf_level).rev() {
+        for (slot, domain) in tree.arena[level].iter().enumerate() {
+            let Some(domain) = domain else { continue };
+            for &child in &domain.children {
+                let delta = best_delta[level + 1][child as usize];
+                if delta < best_delta[level][slot] {
+                    best_delta[level][slot] = delta;
+                    leader_leaf[level][slot] = leader_leaf[level + 1][child as usize];
+                }
             }
-            let Some(d) = tree.domain(level, s) else {
-                break;
-            };
-            if level == 0 {
-                break;
-            }
-            (level, s) = (level - 1, d.parent);
         }
     }
     let need = u64::from(workers.count);
@@ -163,7 +159,23 @@ pub fn place_group(
         pods: 1,
     }];
     pl.assume(&leader_leaves, assumed);
-    let cap_final = pw.capacity(&resolved_w, view, assumed);
+    // The workers lose exactly the leader's cost on the leader's path (groups have no slices, so
+    // units are pods); no need for another pass over the nodes.
+    let mut cap_final = cap_w;
+    let cost = best_delta[level][slot as usize];
+    let (mut l, mut s) = (leaf_level, leader_slot);
+    while let Some(d) = tree.domain(l, s) {
+        for counts in [&mut cap_final.pods, &mut cap_final.units] {
+            if let Some(c) = counts.get_mut(l).and_then(|v| v.get_mut(s as usize)) {
+                *c = c.saturating_sub(cost);
+            }
+        }
+        if l == 0 {
+            break;
+        }
+        (l, s) = (l - 1, d.parent);
+    }
+    cap_final.root_units = cap_final.root_units.saturating_sub(cost);
     let placer = Placer {
         tree,
         cap: &cap_final,
