@@ -39,6 +39,22 @@
 //! assert_eq!(placed[0].domains_per_level, vec![1, 1, 1, 1]);
 //! ```
 //!
+//! # Where placements beat Kueue's (each shown by a test in `tests/`)
+//!
+//! - Among domains that fit a required or preferred request, the one whose pods need the fewest
+//!   domains at every lower level wins before the tightest fit
+//!   (`required_prefers_fewer_hosts_over_tighter_rack`).
+//! - Lowest-level domains pooling several nodes count pods per node, and every node is checked for
+//!   taints, selectors and affinity in every topology
+//!   (`usage_on_lowest_domains_without_hostname_level`).
+//! - Several failed nodes are replaced at once, broken slices are completed in their own domain,
+//!   and preferred replacements stay near the remaining pods
+//!   (`several_failed_nodes_are_replaced_at_once`, `a_broken_slice_is_completed_inside_its_rack`,
+//!   `preferred_replacements_stay_near_the_remaining_pods`).
+//! - The encoder keeps topology (rank) order, so consecutive ranks share racks after decoding.
+//! - Placement is all or nothing: a workload gets a whole placement or a failure, never part of
+//!   one (no half-placed gangs).
+//!
 //! # Modules
 //!
 //! [`model`] (input objects), [`request`] (the pod-set request and its resolution), [`nodes`] and
