@@ -334,6 +334,25 @@ pub fn domains_per_level(tree: &FlavorTree, leaves: &[LeafPods]) -> Vec<usize> {
 
 /// Places one request with the algorithm its mode selects; `Err(pods that fit)` when it cannot.
 pub fn place_single(placer: &Placer<'_>, gates: &FeatureGates) -> Result<Vec<LeafPods>, u64> {
+    let wanted = placer.resolved.total_units
+        * u64::from(
+            placer
+                .resolved
+                .unit
+                .get(placer.resolved.main_level)
+                .copied()
+                .unwrap_or(1),
+        );
+    let leaves = choose(placer, gates)?;
+    // All or nothing: a placement that came up short is a failure, never a partial assignment.
+    let placed: u64 = leaves.iter().map(|l| l.pods).sum();
+    if placed != wanted {
+        return Err(placed.min(wanted));
+    }
+    Ok(leaves)
+}
+
+fn choose(placer: &Placer<'_>, gates: &FeatureGates) -> Result<Vec<LeafPods>, u64> {
     let resolved = placer.resolved;
     let need = resolved.total_units;
     let main = resolved.main_level;
