@@ -31,6 +31,7 @@ pub mod resources;
 mod scheduler;
 mod selector;
 mod state;
+pub mod topology;
 pub mod topology_seam;
 mod validate;
 

@@ -1,0 +1,85 @@
+//! Topology-aware scheduling (TAS): where the pods of a workload go, from node labels
+//! (Kueue v1beta2 behaviour, C.7 and C.8 of the reference), as pure synchronous code.
+//!
+//! # Public API
+//!
+//! - [`TopologySnapshot`]: every node once, one domain tree per TAS flavor, and the usage that
+//!   reduces free capacity. Build it from objects, then keep it current with events; each event
+//!   costs O(levels) per flavor tree holding the node, independent of cluster size:
+//!   `upsert_topology`, `upsert_flavor`, `upsert_node` / `remove_node`, `upsert_pod` /
+//!   `remove_pod` (bound pods; only running non-TAS pods use capacity), `admit` / `release`
+//!   (admitted TAS usage, from decoded assignments).
+//! - [`place`]`(&snapshot, &[PodSetRequest], &FeatureGates) -> Result<Vec<PodSetPlacement>,
+//!   PlacementFailure>`: places a workload's TAS pod sets one after another (a pod-set group's two
+//!   pod sets together). A failure carries `fits_empty_cluster`: false means even an empty cluster
+//!   would not fit (`TopologyPlacementFailed`, preemption cannot help). Its `Display` is the
+//!   message for the workload's condition.
+//! - [`place_with`] with [`CapacityView::EmptyCluster`]: the placement as if no TAS workload
+//!   were admitted, to reserve capacity for a workload waiting on preemptions.
+//! - [`encode`] / [`decode`]: the compact `topologyAssignment` of `status.admission` (A.6.3).
+//! - [`replace_failed_nodes`]: hot swap; new domains for the pods of one or several failed nodes,
+//!   inside the original required domain and slices, against current usage, or why none exists.
+//!
+//! ```
+//! use kuota::engine::features::FeatureGates;
+//! use kuota::engine::topology::{PlacementMode, PodSetRequest, TopologySnapshot, decode, encode, place, synthetic};
+//!
+//! let mut snapshot = TopologySnapshot::new();
+//! snapshot.upsert_topology(synthetic::topology()).unwrap();
+//! snapshot.upsert_flavor(synthetic::flavor()).unwrap();
+//! snapshot.upsert_node(synthetic::node("host-1", "zone-a", "block-1", "rack-1", 8));
+//! let gates = FeatureGates::default();
+//! let request = PodSetRequest::new(
+//!     "main", "tas", 6, synthetic::resources(&[("cpu", 1)]),
+//!     PlacementMode::Required(synthetic::RACK.into()),
+//! );
+//! let placed = place(&snapshot, &[request], &gates).unwrap();
+//! let assignment = encode(&placed[0].assignment, &gates);
+//! assert_eq!(decode(&assignment).unwrap(), placed[0].assignment);
+//! assert_eq!(placed[0].domains_per_level, vec![1, 1, 1, 1]);
+//! ```
+//!
+//! # Where placements beat Kueue's (each shown by a test in `tests/`)
+//!
+//! - Among domains that fit a required or preferred request, the one whose pods need the fewest
+//!   domains at every lower level wins before the tightest fit
+//!   (`required_prefers_fewer_hosts_over_tighter_rack`).
+//! - Lowest-level domains pooling several nodes count pods per node, and every node is checked for
+//!   taints, selectors and affinity in every topology
+//!   (`usage_on_lowest_domains_without_hostname_level`).
+//! - Several failed nodes are replaced at once, broken slices are completed in their own domain,
+//!   and preferred replacements stay near the remaining pods
+//!   (`several_failed_nodes_are_replaced_at_once`, `a_broken_slice_is_completed_inside_its_rack`,
+//!   `preferred_replacements_stay_near_the_remaining_pods`).
+//! - The encoder keeps topology (rank) order, so consecutive ranks share racks after decoding.
+//! - Placement is all or nothing: a workload gets a whole placement or a failure, never part of
+//!   one (no half-placed gangs).
+//!
+//! # Modules
+//!
+//! [`model`] (input objects), [`request`] (the pod-set request and its resolution), [`nodes`] and
+//! [`tree`] (node columns and per-flavor domain trees), [`snapshot`], [`capacity`] (pods that
+//! fit per domain), [`placement`] (best fit, least free, balanced, slices, groups), [`encoding`],
+//! [`replacement`], [`synthetic`] (regular clusters for tests, benchmarks and demos).
+
+pub mod capacity;
+pub mod encoding;
+pub mod model;
+pub mod nodes;
+pub mod placement;
+pub mod replacement;
+pub mod request;
+pub mod resources;
+pub mod snapshot;
+pub mod synthetic;
+pub mod tree;
+
+pub use capacity::CapacityView;
+pub use encoding::{DecodeError, decode, encode};
+pub use placement::{FailureReason, PlacementFailure, PodSetPlacement, place, place_with};
+pub use replacement::{Replacement, ReplacementError, replace_failed_nodes};
+pub use request::{PlacementMode, PodSetRequest, SliceLayer};
+pub use snapshot::{SnapshotError, TopologySnapshot};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,287 @@
+//! Choosing domains at the placement level and spreading a domain's share over its children
+//! (C.7.3 phases 2a and 2b).
+//!
+//! Where kuota does better than Kueue:
+//! - Among the domains that fit a required or preferred request, kuota picks the one whose pods
+//!   end up in the fewest domains at every lower level (e.g. the rack where they fit on 2 hosts
+//!   rather than 8), and only then the best fit (least capacity left over). Kueue compares the
+//!   candidates' capacity at the placement level only.
+//! - Inside a domain, children are taken largest first, which needs the fewest children, and the
+//!   last one is the smallest child that still holds the remainder, so no child is split needlessly
+//!   and large free children stay whole for later workloads (no fragmentation).
+
+use super::super::capacity::Capacity;
+use super::super::request::{Algorithm, ResolvedRequest};
+use super::super::tree::FlavorTree;
+
+/// A domain at `level` (`None` = the whole topology) with a share in units of that level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Share {
+    pub level: Option<usize>,
+    pub slot: u32,
+    pub units: u64,
+}
+
+/// Pods placed on one lowest-level domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeafPods {
+    pub slot: u32,
+    pub pods: u64,
+}
+
+/// Placement context for one request on one tree.
+pub struct Placer<'a> {
+    pub tree: &'a FlavorTree,
+    pub cap: &'a Capacity,
+    pub resolved: &'a ResolvedRequest,
+}
+
+impl Placer<'_> {
+    fn unit(&self, level: usize) -> u64 {
+        u64::from(self.resolved.unit.get(level).copied().unwrap_or(1).max(1))
+    }
+
+    fn leaf_level(&self) -> usize {
+        self.tree.depth() - 1
+    }
+
+    /// Units held by the domain at (`level`, `slot`); the whole tree for `None`.
+    pub fn units(&self, level: Option<usize>, slot: u32) -> u64 {
+        match level {
+            None => self.cap.root_units,
+            Some(l) => self.cap.units_at(l, slot),
+        }
+    }
+
+    /// The most units any child of (`level`, `slot`) holds.
+    fn widest_child(&self, level: usize, slot: u32) -> u64 {
+        self.tree
+            .children(Some(level), slot)
+            .iter()
+            .map(|&c| self.cap.units_at(level + 1, c))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Children of a domain with the units they hold, in value order.
+    fn children(&self, level: Option<usize>, slot: u32) -> Vec<(u32, u64, u64)> {
+        let child_level = level.map_or(0, |l| l + 1);
+        self.tree
+            .children(level, slot)
+            .iter()
+            .map(|&c| {
+                (
+                    c,
+                    self.cap.units_at(child_level, c),
+                    self.cap.pods_at(child_level, c),
+                )
+            })
+            .collect()
+    }
+
+    /// Spreads `share` over its children, down to the lowest level; leaves come out in
+    /// depth-first (lexicographic) order.
+    pub fn descend(&self, share: Share, out: &mut Vec<LeafPods>) {
+        let leaf = self.leaf_level();
+        if share.level == Some(leaf) {
+            out.push(LeafPods {
+                slot: share.slot,
+                pods: share.units * self.unit(leaf),
+            });
+            return;
+        }
+        let child_level = share.level.map_or(0, |l| l + 1);
+        let parent_unit = share.level.map_or(self.unit(0), |l| self.unit(l));
+        let need = share.units * (parent_unit / self.unit(child_level)).max(1);
+        let children = self.children(share.level, share.slot);
+        let mut picks = self.pick(&children, need);
+        picks.sort_unstable_by_key(|(index, _)| *index);
+        for (index, units) in picks {
+            let slot = children[index].0;
+            self.descend(
+                Share {
+                    level: Some(child_level),
+                    slot,
+                    units,
+                },
+                out,
+            );
+        }
+    }
+
+    /// Which children take how many units: `(index into children, units)`.
+    fn pick(&self, children: &[(u32, u64, u64)], need: u64) -> Vec<(usize, u64)> {
+        let mut order: Vec<usize> = (0..children.len()).filter(|i| children[*i].1 > 0).collect();
+        match self.resolved.algorithm {
+            // Largest first; ties: fewer pods, then value order.
+            Algorithm::BestFit => order.sort_unstable_by(|a, b| {
+                children[*b]
+                    .1
+                    .cmp(&children[*a].1)
+                    .then(children[*a].2.cmp(&children[*b].2))
+                    .then(a.cmp(b))
+            }),
+            Algorithm::LeastFree => {
+                order.sort_unstable_by(|a, b| children[*a].1.cmp(&children[*b].1).then(a.cmp(b)));
+                if let Some(&single) = order.iter().find(|i| children[**i].1 >= need) {
+                    return vec![(single, need)];
+                }
+            }
+        }
+        let mut picks = Vec::new();
+        let mut remaining = need;
+        let mut used = vec![false; children.len()];
+        for (rank, &i) in order.iter().enumerate() {
+            if remaining == 0 {
+                break;
+            }
+            if children[i].1 >= remaining && self.resolved.algorithm == Algorithm::BestFit {
+                // Best fit for the remainder: the smallest unused child that still holds it.
+                let best = order[rank..]
+                    .iter()
+                    .copied()
+                    .filter(|j| !used[*j] && children[*j].1 >= remaining)
+                    .min_by(|a, b| {
+                        children[*a]
+                            .1
+                            .cmp(&children[*b].1)
+                            .then(children[*a].2.cmp(&children[*b].2))
+                            .then(a.cmp(b))
+                    })
+                    .unwrap_or(i);
+                picks.push((best, remaining));
+                break;
+            }
+            let take = children[i].1.min(remaining);
+            used[i] = true;
+            picks.push((i, take));
+            remaining -= take;
+        }
+        picks
+    }
+
+    /// How many domains a share would use at each level below it: the locality cost that ranks
+    /// candidates (fewer at the next level first, then the level after, ...).
+    pub fn cost(&self, share: Share) -> Vec<usize> {
+        let leaf = self.leaf_level();
+        let start = share.level.map_or(0, |l| l + 1);
+        let mut counts = vec![0usize; leaf + 1 - start.min(leaf + 1)];
+        let mut frontier = vec![share];
+        for level in start..=leaf {
+            let mut next = Vec::new();
+            for s in &frontier {
+                let parent_unit = s.level.map_or(self.unit(0), |l| self.unit(l));
+                let need = s.units * (parent_unit / self.unit(level)).max(1);
+                let children = self.children(s.level, s.slot);
+                for (index, units) in self.pick(&children, need) {
+                    next.push(Share {
+                        level: Some(level),
+                        slot: children[index].0,
+                        units,
+                    });
+                }
+            }
+            counts[level - start] = next.len();
+            frontier = next;
+        }
+        counts
+    }
+
+    /// Domains at `level` in value order, with their units.
+    pub fn candidates(&self, level: usize) -> Vec<(u32, u64)> {
+        self.tree
+            .level_order(level)
+            .into_iter()
+            .map(|s| (s, self.cap.units_at(level, s)))
+            .collect()
+    }
+
+    /// The best single domain at `level` holding `need` units, if any.
+    pub fn best_single(&self, level: usize, need: u64) -> Option<Share> {
+        let fitting: Vec<(usize, u32, u64)> = self
+            .candidates(level)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (_, units))| *units >= need)
+            .map(|(pos, (slot, units))| (pos, slot, units))
+            .collect();
+        let share = |slot| Share {
+            level: Some(level),
+            slot,
+            units: need,
+        };
+        match self.resolved.algorithm {
+            Algorithm::LeastFree => fitting
+                .iter()
+                .min_by(|a, b| a.2.cmp(&b.2).then(a.0.cmp(&b.0)))
+                .map(|f| share(f.1)),
+            Algorithm::BestFit => {
+                // Tie-break order first (least capacity, fewest pods, value order); then the
+                // first candidate with the lowest locality cost wins. A cost of one domain per
+                // level cannot be beaten, so the search stops there, and a candidate whose
+                // next level needs more children than the best cost so far is skipped unseen.
+                let child_need = need
+                    * (self.unit(level) / self.unit((level + 1).min(self.leaf_level()))).max(1);
+                let lower_bound = |widest: u64| {
+                    if widest == 0 {
+                        usize::MAX
+                    } else {
+                        child_need.div_ceil(widest) as usize
+                    }
+                };
+                let mut fitting: Vec<(u64, u64, usize, u32, u64)> = fitting
+                    .into_iter()
+                    .map(|(pos, slot, units)| {
+                        (
+                            units,
+                            self.cap.pods_at(level, slot),
+                            pos,
+                            slot,
+                            self.widest_child(level, slot),
+                        )
+                    })
+                    .collect();
+                fitting.sort_unstable();
+                let global_bound = lower_bound(fitting.iter().map(|f| f.4).max().unwrap_or(0));
+                let mut best: Option<(Vec<usize>, u32)> = None;
+                for &(_, _, _, slot, widest) in &fitting {
+                    if let Some((best_cost, _)) = &best
+                        && best_cost.first().is_some_and(|b| lower_bound(widest) > *b)
+                    {
+                        continue;
+                    }
+                    let cost = self.cost(share(slot));
+                    let unbeatable = cost.iter().all(|c| *c <= 1) || cost == [global_bound];
+                    if best.as_ref().is_none_or(|(b, _)| cost < *b) {
+                        best = Some((cost, slot));
+                    }
+                    if unbeatable {
+                        break;
+                    }
+                }
+                best.map(|(_, slot)| share(slot))
+            }
+        }
+    }
+
+    /// Several domains at `level` that together hold `need` units (used when no single domain
+    /// does and the request may spread): BestFit takes the largest first with a best-fit last one,
+    /// LeastFree the fullest first.
+    pub fn spread(&self, level: usize, need: u64) -> Vec<Share> {
+        let candidates = self.candidates(level);
+        let as_children: Vec<(u32, u64, u64)> = candidates
+            .iter()
+            .map(|&(slot, units)| (slot, units, self.cap.pods_at(level, slot)))
+            .collect();
+        let mut picks = self.pick(&as_children, need);
+        picks.sort_unstable_by_key(|(index, _)| *index);
+        picks
+            .into_iter()
+            .map(|(index, units)| Share {
+                level: Some(level),
+                slot: as_children[index].0,
+                units,
+            })
+            .collect()
+    }
+}
