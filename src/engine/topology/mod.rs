@@ -17,6 +17,8 @@
 //! - [`place_with`] with [`CapacityView::EmptyCluster`]: the placement as if no TAS workload
 //!   were admitted, to reserve capacity for a workload waiting on preemptions.
 //! - [`encode`] / [`decode`]: the compact `topologyAssignment` of `status.admission` (A.6.3).
+//! - [`SnapshotPlacer`]: the admission engine's `TopologyPlacer` over a snapshot (implied TAS,
+//!   flavor/pod-set TAS mismatches, "not now" versus "never", released victims, several pod sets).
 //! - [`replace_failed_nodes`]: hot swap; new domains for the pods of one or several failed nodes,
 //!   inside the original required domain and slices, against current usage, or why none exists.
 //!
@@ -62,6 +64,7 @@
 //! fit per domain), [`placement`] (best fit, least free, balanced, slices, groups), [`encoding`],
 //! [`replacement`], [`synthetic`] (regular clusters for tests, benchmarks and demos).
 
+pub mod admission_placer;
 pub mod capacity;
 pub mod encoding;
 pub mod model;
@@ -74,6 +77,7 @@ pub mod snapshot;
 pub mod synthetic;
 pub mod tree;
 
+pub use admission_placer::SnapshotPlacer;
 pub use capacity::CapacityView;
 pub use encoding::{DecodeError, decode, encode};
 pub use placement::{FailureReason, PlacementFailure, PodSetPlacement, place, place_with};
