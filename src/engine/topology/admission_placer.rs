@@ -128,29 +128,45 @@ pub fn pod_set_request(
     Ok(Some(request))
 }
 
+/// An admission whose TAS usage cannot be read: the field (under `status.admission`) and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct UsageError {
+    pub field: String,
+    pub reason: String,
+}
+
 /// The TAS pod sets of an admission as admitted usage: every pod-set assignment with a
 /// `topologyAssignment`, on its TAS flavor (`is_tas_flavor`), with per-pod requests from
-/// `per_pod` (by pod-set index). Errors name the pod-set assignment and field.
+/// `per_pod` (by pod-set index).
 pub fn admitted_usage(
     workload: &str,
     admission: &Admission,
     per_pod: impl Fn(usize) -> Option<ResourceList>,
     is_tas_flavor: impl Fn(&str) -> bool,
-) -> Result<AdmittedTasUsage, String> {
+) -> Result<AdmittedTasUsage, UsageError> {
     let mut pod_sets = Vec::new();
     for (index, assignment) in admission.pod_set_assignments.iter().enumerate() {
         let Some(topology) = &assignment.topology_assignment else {
             continue;
         };
-        let at = format!("status.admission.podSetAssignments[{index}]");
+        let at = |leaf: &str| format!("status.admission.podSetAssignments[{index}]{leaf}");
         let flavor = assignment
             .flavors
             .values()
             .find(|f| is_tas_flavor(f))
-            .ok_or_else(|| format!("{at}.flavors: no TAS flavor for the topologyAssignment"))?;
-        let decoded = decode(topology).map_err(|e| format!("{at}.{e}"))?;
-        let per_pod =
-            per_pod(index).ok_or_else(|| format!("{at}.name: no pod set {:?}", assignment.name))?;
+            .ok_or_else(|| UsageError {
+                field: at(".flavors"),
+                reason: "no TAS flavor for the topologyAssignment".into(),
+            })?;
+        let decoded = decode(topology).map_err(|e| UsageError {
+            field: at(""),
+            reason: e.to_string(),
+        })?;
+        let per_pod = per_pod(index).ok_or_else(|| UsageError {
+            field: at(".name"),
+            reason: format!("no pod set {:?}", assignment.name),
+        })?;
         pod_sets.push(AdmittedPodSetUsage {
             flavor: flavor.clone(),
             per_pod,
@@ -328,7 +344,9 @@ impl TopologyPlacer for SnapshotPlacer {
             |index| answers.get(&index).map(|a| a.2.clone()),
             |flavor| snapshot.tree(flavor).is_some(),
         );
-        let result = usage.and_then(|u| snapshot.admit(u).map_err(|e| e.to_string()));
+        let result = usage
+            .map_err(|e| e.to_string())
+            .and_then(|u| snapshot.admit(u).map_err(|e| e.to_string()));
         if let Err(error) = result {
             tracing::warn!(%workload, %error, "TAS usage of an admitted workload not recorded");
         }

@@ -113,10 +113,6 @@ fn hosts(verdict: &TopologyVerdict) -> Vec<(String, u32)> {
         .collect()
 }
 
-fn pairs(items: &[(&str, u32)]) -> Vec<(String, u32)> {
-    items.iter().map(|(h, c)| (h.to_string(), *c)).collect()
-}
-
 fn admission_of(wl: &Workload, verdicts: &[TopologyVerdict]) -> Admission {
     Admission {
         cluster_queue: "cq".into(),
