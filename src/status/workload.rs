@@ -7,7 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use crate::api::WorkloadStatus;
 use crate::api::keys::{
-    admitted_reasons, condition_types, quota_reserved_reasons, requeued_reasons,
+    admitted_reasons, condition_types, evicted_reasons, quota_reserved_reasons, requeued_reasons,
 };
 use crate::api::workload_status::{Admission as ApiAdmission, PodSetAssignment as ApiAssignment};
 use crate::engine::model::Admission;
@@ -153,5 +153,54 @@ fn push_eviction(
         requeued,
         reason,
         eviction.message.clone(),
+    ));
+}
+
+/// Adds what a hot-swap eviction (C.8, no replacement for failed nodes) leaves on a Workload:
+/// `Evicted=True` and `Requeued=True` with reason `NodeFailures` while it waits again, or
+/// `Evicted=False` with the previous message once it was admitted again. Conditions already
+/// written for a later eviction are kept.
+pub fn node_failure_eviction(
+    status: &mut WorkloadStatus,
+    message: &str,
+    now: &Time,
+    generation: Option<i64>,
+) {
+    if status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == condition_types::EVICTED)
+    {
+        return;
+    }
+    let cond = |type_: &str, state: bool, reason: &str, message: String| {
+        condition(type_, state, reason, message, now, generation)
+    };
+    if status.admission.is_some() {
+        status.conditions.push(cond(
+            condition_types::EVICTED,
+            false,
+            quota_reserved_reasons::QUOTA_RESERVED,
+            format!("Previously: {message}"),
+        ));
+        return;
+    }
+    status.conditions.push(cond(
+        condition_types::ADMITTED,
+        false,
+        admitted_reasons::NO_RESERVATION,
+        "The workload has no reservation".to_string(),
+    ));
+    status.conditions.push(cond(
+        condition_types::EVICTED,
+        true,
+        evicted_reasons::NODE_FAILURES,
+        message.to_string(),
+    ));
+    status.conditions.push(cond(
+        condition_types::REQUEUED,
+        true,
+        requeued_reasons::NODE_FAILURES,
+        message.to_string(),
     ));
 }

@@ -1,13 +1,17 @@
 //! `kuota simulate`: run kuota's admission decisions on manifests, without a cluster.
 //!
 //! Reads ClusterQueues, Cohorts, ResourceFlavors, LocalQueues, priority classes, Namespaces and
-//! Workloads (pending, or admitted when `status.admission` is set), runs admission cycles until
-//! nothing changes, and prints every Workload with the status kuota would write.
+//! Workloads (pending, or admitted when `status.admission` is set), and for topology-aware
+//! scheduling Topologies, Nodes and bound Pods; replaces the failed nodes of admitted TAS
+//! Workloads (or evicts them), runs admission cycles until nothing changes, and prints every
+//! Workload with the status kuota would write.
 
 pub mod documents;
 pub mod objects;
 mod output;
+mod placement_notes;
 mod snapshot;
+mod topology;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,7 +21,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::engine::Engine;
 use crate::engine::features::FeatureGates;
 use crate::engine::model::{EngineConfig, FairSharingConfig};
-use crate::status::workload::workload_status;
+use crate::engine::topology::SnapshotPlacer;
+use crate::status::workload::{node_failure_eviction, workload_status};
 pub use output::Format;
 
 /// Arguments of `kuota simulate`.
@@ -62,8 +67,11 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
     let documents = documents::read_all(&args.files).map_err(|e| bad(e.to_string()))?;
     let objects = objects::decode_all(documents).map_err(|e| bad(e.to_string()))?;
     let workloads = snapshot::workloads_to_simulate(&objects).map_err(|e| bad(e.to_string()))?;
-    let prepared =
+    let mut prepared =
         snapshot::prepare(&objects, workloads).map_err(|(at, e)| bad(format!("{at}: {e}")))?;
+    let mut topology = topology::build(&objects, &prepared.snapshot).map_err(bad)?;
+    let swaps = topology::hot_swap(&objects, &mut topology, &mut prepared.snapshot, &features);
+    let placer = SnapshotPlacer::new(topology, features.clone());
     let config = EngineConfig {
         features,
         fair_sharing: if args.fair_sharing {
@@ -73,7 +81,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
         },
         ..EngineConfig::default()
     };
-    let mut engine = Engine::new(&prepared.snapshot, config).map_err(|e| bad(e.to_string()))?;
+    let mut engine = Engine::with_placer(&prepared.snapshot, config, Box::new(placer))
+        .map_err(|e| bad(e.to_string()))?;
     let outcome = engine.run_until_stable();
     let results: Vec<_> = prepared
         .workloads
@@ -82,12 +91,22 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
         .map(|(located, state)| {
             let mut workload = located.object;
             let generation = workload.metadata.generation;
-            workload.status = Some(workload_status(state, &now, generation));
+            let mut status = workload_status(state, &now, generation);
+            if let Some(topology::HotSwap::Evicted { message, .. }) =
+                swaps.get(&state.workload.to_string())
+            {
+                node_failure_eviction(&mut status, message, &now, generation);
+            }
+            workload.status = Some(status);
             workload
         })
         .collect();
     let rendered = match args.output {
-        Format::Table => output::table(&prepared.snapshot, &results),
+        Format::Table => output::table(
+            &prepared.snapshot,
+            &results,
+            &placement_notes::notes(&objects, &results, &swaps),
+        ),
         Format::Json => serde_json::to_string_pretty(&output::list(&results))
             .map(|s| s + "\n")
             .map_err(|e| bad(e.to_string()))?,

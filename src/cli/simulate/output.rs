@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::api::Workload;
 use crate::api::keys::condition_types;
 use crate::engine::model::Snapshot;
+use super::placement_notes::Notes;
 
 /// `-o` values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -25,7 +26,7 @@ pub fn list(workloads: &[Workload]) -> serde_json::Value {
 }
 
 /// A readable summary: one block per ClusterQueue, each Workload with its outcome.
-pub fn table(snapshot: &Snapshot, workloads: &[Workload]) -> String {
+pub fn table(snapshot: &Snapshot, workloads: &[Workload], notes: &Notes) -> String {
     let cluster_queue_of = |w: &Workload| -> String {
         if let Some(admission) = w.status.as_ref().and_then(|s| s.admission.as_ref()) {
             return admission.cluster_queue.clone();
@@ -63,6 +64,10 @@ pub fn table(snapshot: &Snapshot, workloads: &[Workload]) -> String {
             members.len() - admitted
         );
         let rows: Vec<[String; 4]> = members.iter().map(|w| row(w)).collect();
+        let keys: Vec<String> = members
+            .iter()
+            .map(|w| format!("{}/{}", w.namespace().unwrap_or_default(), w.name_any()))
+            .collect();
         let widths: Vec<usize> = (0..3)
             .map(|i| {
                 rows.iter()
@@ -72,7 +77,7 @@ pub fn table(snapshot: &Snapshot, workloads: &[Workload]) -> String {
                     .unwrap_or(0)
             })
             .collect();
-        let mut line = |cells: [&str; 4]| {
+        let line = |out: &mut String, cells: [&str; 4]| {
             let _ = writeln!(
                 out,
                 "  {:w0$}  {:w1$}  {:w2$}  {}",
@@ -85,9 +90,12 @@ pub fn table(snapshot: &Snapshot, workloads: &[Workload]) -> String {
                 w2 = widths[2]
             );
         };
-        line(HEADER);
-        for r in &rows {
-            line([&r[0], &r[1], &r[2], &r[3]]);
+        line(&mut out, HEADER);
+        for (r, key) in rows.iter().zip(&keys) {
+            line(&mut out, [&r[0], &r[1], &r[2], &r[3]]);
+            for note in notes.get(key).into_iter().flatten() {
+                let _ = writeln!(out, "      {note}");
+            }
         }
         out.push('\n');
     }
