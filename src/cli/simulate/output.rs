@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use kube::ResourceExt;
 use serde_json::json;
 
+use super::placement_notes::Notes;
 use crate::api::Workload;
 use crate::api::keys::condition_types;
 use crate::engine::model::Snapshot;
-use super::placement_notes::Notes;
 
 /// `-o` values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]

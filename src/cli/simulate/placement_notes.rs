@@ -69,7 +69,12 @@ impl Lookup {
     }
 
     /// A domain's full path over `levels` (hostname domains are looked up among the nodes).
-    fn path(&self, levels: &[String], assignment_levels: &[String], domain: &DomainAssignment) -> Vec<String> {
+    fn path(
+        &self,
+        levels: &[String],
+        assignment_levels: &[String],
+        domain: &DomainAssignment,
+    ) -> Vec<String> {
         if assignment_levels.len() == levels.len() {
             return domain.values.clone();
         }
@@ -97,15 +102,27 @@ fn domains_text(paths: &[(Vec<String>, u32)]) -> String {
 }
 
 /// The notes of every Workload: TAS assignments and quality, replacements and evictions.
-pub fn notes(objects: &Objects, workloads: &[Workload], swaps: &BTreeMap<String, HotSwap>) -> Notes {
+pub fn notes(
+    objects: &Objects,
+    workloads: &[Workload],
+    swaps: &BTreeMap<String, HotSwap>,
+) -> Notes {
     let lookup = Lookup::new(objects);
     let mut notes = Notes::new();
     for workload in workloads {
-        let key = format!("{}/{}", workload.namespace().unwrap_or_default(), workload.name_any());
+        let key = format!(
+            "{}/{}",
+            workload.namespace().unwrap_or_default(),
+            workload.name_any()
+        );
         let mut lines = Vec::new();
         let admission = workload.status.as_ref().and_then(|s| s.admission.as_ref());
         for assignment in admission.iter().flat_map(|a| &a.pod_set_assignments) {
-            let Some(list) = assignment.topology_assignment.as_ref().and_then(|t| decode(t).ok()) else {
+            let Some(list) = assignment
+                .topology_assignment
+                .as_ref()
+                .and_then(|t| decode(t).ok())
+            else {
                 continue;
             };
             let levels = assignment
@@ -132,7 +149,11 @@ pub fn notes(objects: &Objects, workloads: &[Workload], swaps: &BTreeMap<String,
                     format!("{} {}", level_name(level), used.len())
                 })
                 .collect();
-            lines.push(format!("{} placement: {}", assignment.name, quality.join(", ")));
+            lines.push(format!(
+                "{} placement: {}",
+                assignment.name,
+                quality.join(", ")
+            ));
         }
         match swaps.get(&key) {
             Some(HotSwap::Replaced(pod_sets)) => {

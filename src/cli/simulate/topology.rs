@@ -163,7 +163,11 @@ pub fn hot_swap(
                 .iter()
                 .filter_map(|d| d.values.last())
                 .filter(|host| failed(nodes.get(*host), &tolerations))
-                .map(|host| nodes.get(host).map_or_else(|| host.clone(), |n| n.name.clone()))
+                .map(|host| {
+                    nodes
+                        .get(host)
+                        .map_or_else(|| host.clone(), |n| n.name.clone())
+                })
                 .collect();
             if failed_nodes.is_empty() {
                 continue;
