@@ -229,7 +229,14 @@ fn not_now_when_usage_blocks_never_when_even_empty_cannot_fit() {
         other => panic!("expected NotNow, got {other:?}"),
     }
     // The victim's usage counts as free while preemption considers it.
-    let verdict = ask(&placer, &next, 0, &tas_flavor(), false, std::slice::from_ref(&key));
+    let verdict = ask(
+        &placer,
+        &next,
+        0,
+        &tas_flavor(),
+        false,
+        std::slice::from_ref(&key),
+    );
     assert_eq!(hosts(&verdict).iter().map(|h| h.1).sum::<u32>(), 6);
     // ... and is back afterwards.
     assert!(matches!(
