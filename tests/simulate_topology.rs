@@ -289,6 +289,44 @@ fn several_failed_nodes_are_replaced_and_a_workload_without_room_is_evicted() {
 }
 
 #[test]
+fn hot_swap_follows_its_feature_gates() {
+    let one_at_a_time = run_with(
+        "node-replacement-several.yaml",
+        "TASReplaceMultipleFailedNodes=false",
+    );
+    // Evicted, then placed again from scratch in the same run.
+    let placed_again = hosts(&one_at_a_time, "team/trainer", 0);
+    assert_eq!(placed_again.iter().map(|h| h.1).sum::<u32>(), 8);
+    assert!(
+        placed_again
+            .iter()
+            .all(|(h, _)| h != "host-2" && h != "host-3"),
+        "{placed_again:?}"
+    );
+    let evicted = one_at_a_time.condition("team/trainer", "Evicted").unwrap();
+    assert_eq!(
+        (evicted.status.as_str(), evicted.message.as_str()),
+        (
+            "False",
+            "Previously: Workload eviction triggered due to multiple TAS assigned node failures, including: host-2, host-3"
+        )
+    );
+    let taints_ignored = run_with(
+        "node-replacement-several.yaml",
+        "TASReplaceNodeOnNodeTaints=false",
+    );
+    assert_eq!(
+        hosts(&taints_ignored, "team/server", 0),
+        pairs(&[("host-5", 4), ("host-6", 4)])
+    );
+    let off = run_with("node-replacement.yaml", "TASFailedNodeReplacement=false");
+    assert_eq!(
+        hosts(&off, "team/trainer", 0),
+        pairs(&[("host-1", 2), ("host-2", 2)])
+    );
+}
+
+#[test]
 fn the_table_lists_domains_quality_and_replacements() {
     let table = |file: &str| simulate(&args(&format!("tas/{file}"), false, Format::Table)).unwrap();
     let several = table("node-replacement-several.yaml");

@@ -8,13 +8,17 @@ use k8s_openapi::api::core::v1::Taint;
 
 use super::objects::Objects;
 use crate::engine::ModelError;
-use crate::engine::features::FeatureGates;
+use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::model::{Snapshot, Workload};
 use crate::engine::node_match::untolerated_taint;
 use crate::engine::topology::admission_placer::pod_set_request;
 use crate::engine::topology::model::{DomainAssignment, HOSTNAME_LABEL, Node};
 use crate::engine::topology::{TopologySnapshot, decode, encode, replace_failed_nodes};
 use crate::state::topology_input;
+
+/// Why a workload is evicted when only one failed node may be replaced.
+const MULTIPLE_FAILURES: &str =
+    "more than one assigned node failed and TASReplaceMultipleFailedNodes is off";
 
 /// The taint the node lifecycle controller puts on a node with `spec.unschedulable` set.
 const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
@@ -103,10 +107,17 @@ fn nodes_by_hostname(objects: &Objects) -> HashMap<String, Node> {
 /// Whether a node has failed for pods with `tolerations` (C.8): absent, not Ready, or carrying a
 /// NoSchedule/NoExecute taint they do not tolerate (`spec.unschedulable` counts as the taint the
 /// node lifecycle controller adds for it).
-fn failed(node: Option<&Node>, tolerations: &[k8s_openapi::api::core::v1::Toleration]) -> bool {
+fn failed(
+    node: Option<&Node>,
+    tolerations: &[k8s_openapi::api::core::v1::Toleration],
+    gates: &FeatureGates,
+) -> bool {
     let Some(node) = node else {
         return true;
     };
+    if !gates.enabled(Feature::TASReplaceNodeOnNodeTaints) {
+        return !node.ready;
+    }
     let mut taints = node.taints.clone();
     if node.unschedulable {
         taints.push(Taint {
@@ -120,19 +131,25 @@ fn failed(node: Option<&Node>, tolerations: &[k8s_openapi::api::core::v1::Tolera
 
 /// Replaces the failed nodes of every admitted TAS Workload of `snapshot`, or evicts it (its
 /// admission is cleared so admission places it again from scratch). Keyed by `namespace/name`.
+/// Gates: `TASFailedNodeReplacement` off disables hot swap; `TASReplaceNodeOnNodeTaints` off
+/// ignores taints; `TASReplaceMultipleFailedNodes` off evicts on more than one failed node, as
+/// Kueue does.
 pub fn hot_swap(
     objects: &Objects,
     topo: &mut TopologySnapshot,
     snapshot: &mut Snapshot,
     gates: &FeatureGates,
 ) -> BTreeMap<String, HotSwap> {
+    let mut outcomes = BTreeMap::new();
+    if !gates.enabled(Feature::TASFailedNodeReplacement) {
+        return outcomes;
+    }
     let nodes = nodes_by_hostname(objects);
     let flavor_tolerations: HashMap<String, Vec<_>> = snapshot
         .resource_flavors
         .iter()
         .map(|f| (f.name.clone(), f.tolerations.clone()))
         .collect();
-    let mut outcomes = BTreeMap::new();
     for workload in &mut snapshot.workloads {
         let key = format!("{}/{}", workload.namespace, workload.name);
         let Some(admission) = workload.admission.clone() else {
@@ -162,7 +179,7 @@ pub fn hot_swap(
                 .domains
                 .iter()
                 .filter_map(|d| d.values.last())
-                .filter(|host| failed(nodes.get(*host), &tolerations))
+                .filter(|host| failed(nodes.get(*host), &tolerations, gates))
                 .map(|host| {
                     nodes
                         .get(host)
@@ -171,6 +188,10 @@ pub fn hot_swap(
                 .collect();
             if failed_nodes.is_empty() {
                 continue;
+            }
+            if failed_nodes.len() > 1 && !gates.enabled(Feature::TASReplaceMultipleFailedNodes) {
+                failure = Some((failed_nodes, MULTIPLE_FAILURES.to_string()));
+                break;
             }
             let request = match pod_set_request(pod_set, assignment.count, flavor, true, true) {
                 Ok(Some(request)) => request,
@@ -206,10 +227,17 @@ pub fn hot_swap(
             topo.release(&key);
             workload.admission = None;
             workload.quota_reserved_at = None;
-            let message = format!(
-                "Workload was evicted as there was no replacement for unhealthy node(s): {}",
-                failed_nodes.join(", ")
-            );
+            let message = if detail == MULTIPLE_FAILURES {
+                format!(
+                    "Workload eviction triggered due to multiple TAS assigned node failures, including: {}",
+                    failed_nodes.join(", ")
+                )
+            } else {
+                format!(
+                    "Workload was evicted as there was no replacement for unhealthy node(s): {}",
+                    failed_nodes.join(", ")
+                )
+            };
             outcomes.insert(key, HotSwap::Evicted { message, detail });
         } else if !replaced.is_empty() {
             outcomes.insert(key, HotSwap::Replaced(replaced));
