@@ -193,6 +193,8 @@ pub fn hot_swap(
                 failure = Some((failed_nodes, MULTIPLE_FAILURES.to_string()));
                 break;
             }
+            // The pod set holds a TAS assignment, so it is a TAS pod set: implied when it has no
+            // topology request of its own.
             let request = match pod_set_request(pod_set, assignment.count, flavor, true, true) {
                 Ok(Some(request)) => request,
                 Ok(None) => continue,

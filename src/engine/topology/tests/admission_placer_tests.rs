@@ -428,3 +428,21 @@ fn the_engine_admits_only_what_the_topology_holds() {
         other => panic!("third: {other:?}"),
     }
 }
+
+#[test]
+fn partial_admission_places_the_count_asked_for() {
+    let placer = SnapshotPlacer::new(one_rack(), FeatureGates::default());
+    let mut wl = workload("partial", vec![pod_set("main", 10, required_rack())]);
+    wl.pod_sets[0].min_count = Some(4);
+    let verdict = placer.place(&TopologyQuery {
+        workload: &wl,
+        pod_set_index: 0,
+        pod_set: &wl.pod_sets[0],
+        count: 7,
+        flavor: &tas_flavor(),
+        cluster_queue: "cq",
+        tas_only_cluster_queue: false,
+        released: &[],
+    });
+    assert_eq!(hosts(&verdict).iter().map(|h| h.1).sum::<u32>(), 7);
+}
