@@ -7,33 +7,16 @@ mod simulate_support;
 use kuota::api::topology_assignment::TopologyAssignment;
 use kuota::cli::simulate::{Format, simulate};
 use kuota::engine::topology::decode;
-use serde_json::Value;
-use simulate_support::{Run, args};
+use simulate_support::{Run, args, run_args};
 
 const HOSTNAME: &str = "kubernetes.io/hostname";
 
 fn run_with(file: &str, feature_gates: &str) -> Run {
     let mut arguments = args(&format!("tas/{file}"), false, Format::Json);
     arguments.feature_gates = feature_gates.to_string();
-    let text = simulate(&arguments).unwrap_or_else(|e| panic!("simulate {file}: {e}"));
-    let list: Value = serde_json::from_str(&text).unwrap();
-    let workloads = list["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| {
-            let key = format!(
-                "{}/{}",
-                w["metadata"]["namespace"].as_str().unwrap(),
-                w["metadata"]["name"].as_str().unwrap()
-            );
-            (key, w.clone())
-        })
-        .collect();
-    Run {
-        file: file.to_string(),
-        workloads,
-    }
+    let mut run = run_args(file, &arguments);
+    run.file = file.to_string();
+    run
 }
 
 fn run(file: &str) -> Run {

@@ -34,8 +34,12 @@ pub struct Run {
 }
 
 pub fn run(relative: &str, fair_sharing: bool) -> Run {
-    let text = simulate(&args(relative, fair_sharing, Format::Json))
-        .unwrap_or_else(|e| panic!("simulate {relative}: {e}"));
+    run_args(relative, &args(relative, fair_sharing, Format::Json))
+}
+
+/// Runs simulate with `arguments` (JSON output) and indexes the Workloads by `namespace/name`.
+pub fn run_args(relative: &str, arguments: &kuota::cli::simulate::SimulateArgs) -> Run {
+    let text = simulate(arguments).unwrap_or_else(|e| panic!("simulate {relative}: {e}"));
     let list: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(list["kind"], "List", "{relative}: output is not a v1 List");
     let workloads = list["items"]
