@@ -100,6 +100,22 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Manifest>> {
     Ok(manifests)
 }
 
+/// Every `*.yaml` / `*.yml` file in the folders below `dir` (not `dir` itself), sorted by path.
+pub fn nested_manifest_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.is_dir() {
+            files.extend(manifest_files(&path)?);
+            files.extend(nested_manifest_files(&path)?);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 /// Every `*.yaml` / `*.yml` file of `dir`, sorted by path.
 pub fn manifest_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries =
@@ -135,6 +151,17 @@ pub async fn apply(
     manifest: &Manifest,
     default_namespace: &str,
 ) -> Result<DynamicObject, ApplyError> {
+    apply_with(client, manifest, default_namespace, false).await
+}
+
+/// As [`apply`]; with `dry_run`, the API server validates and admits the object (defaults,
+/// schema, CEL rules, admission plugins) but stores nothing.
+pub async fn apply_with(
+    client: &Client,
+    manifest: &Manifest,
+    default_namespace: &str,
+    dry_run: bool,
+) -> Result<DynamicObject, ApplyError> {
     let other = |source: anyhow::Error| ApplyError::Other {
         object: manifest.describe(),
         source,
@@ -157,9 +184,10 @@ pub async fn apply(
         object.metadata.name = Some(super::unique_name(prefix.trim_end_matches('-')));
     }
     let name = object.metadata.name.clone().unwrap_or_default();
-    let params = PatchParams::apply(FIELD_MANAGER)
+    let mut params = PatchParams::apply(FIELD_MANAGER)
         .force()
         .validation_strict();
+    params.dry_run = dry_run;
     api.patch(&name, &params, &Patch::Apply(&object))
         .await
         .map_err(|e| match e {
