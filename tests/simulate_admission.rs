@@ -472,18 +472,22 @@ fn demo_reclaims_borrowed_quota_and_keeps_in_quota_work() {
 #[test]
 fn demo_table_shows_who_was_preempted_and_why() {
     let table = simulate(&args("borrowing-and-preemption.yaml", false, Format::Table)).unwrap();
-    let line = |name: &str| -> &str {
-        table
-            .lines()
-            .find(|l| l.contains(name))
+    let rows: Vec<&str> = table.lines().collect();
+    // A Workload's row starts with its name; the lines under it are its notes.
+    let at = |name: &str| -> usize {
+        rows.iter()
+            .position(|l| l.trim_start().starts_with(&format!("{name} ")))
             .unwrap_or_else(|| panic!("no row for {name} in\n{table}"))
     };
-    for victim in ["team-a/a-sweep-2", "team-a/a-sweep-3"] {
-        let row = line(victim);
-        assert!(
-            row.contains("Pending") && row.contains("InCohortReclamation"),
-            "{row}"
-        );
+    for (victim, preemptor) in [
+        ("team-a/a-sweep-2", "team-b/b-eval"),
+        ("team-a/a-sweep-3", "team-b/b-serve"),
+    ] {
+        assert!(rows[at(victim)].contains("Pending"), "{table}");
+        let by = format!("preempted by {preemptor} (InCohortReclamation)");
+        assert!(rows[at(victim) + 1].contains(&by), "{table}");
+        let did = format!("preempted {victim} (InCohortReclamation)");
+        assert!(rows[at(preemptor) + 1].contains(&did), "{table}");
     }
     for admitted in [
         "team-a/a-train",
@@ -491,9 +495,12 @@ fn demo_table_shows_who_was_preempted_and_why() {
         "team-b/b-serve",
         "team-b/b-eval",
     ] {
-        assert!(line(admitted).contains("Admitted"), "{}", line(admitted));
+        assert!(rows[at(admitted)].contains("Admitted"), "{table}");
     }
-    assert!(line("team-b/b-batch").contains("WaitingForQuota"));
+    assert!(
+        rows[at("team-b/b-batch")].contains("WaitingForQuota"),
+        "{table}"
+    );
 }
 
 /// C.4 step 6: the message names the preemptor's UID and its job's UID, then the cause and paths.

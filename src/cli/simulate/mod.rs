@@ -102,11 +102,11 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
         })
         .collect();
     let rendered = match args.output {
-        Format::Table => output::table(
-            &prepared.snapshot,
-            &results,
-            &placement_notes::notes(&objects, &results, &swaps),
-        ),
+        Format::Table => {
+            let mut notes = placement_notes::notes(&objects, &results, &swaps);
+            output::add_preemption_notes(&mut notes, &outcome.events);
+            output::table(&prepared.snapshot, &results, &notes)
+        }
         Format::Json => serde_json::to_string_pretty(&output::list(&results))
             .map(|s| s + "\n")
             .map_err(|e| bad(e.to_string()))?,

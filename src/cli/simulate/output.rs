@@ -9,6 +9,7 @@ use serde_json::json;
 use super::placement_notes::Notes;
 use crate::api::Workload;
 use crate::api::keys::condition_types;
+use crate::engine::Event;
 use crate::engine::model::Snapshot;
 
 /// `-o` values.
@@ -102,6 +103,28 @@ pub fn table(snapshot: &Snapshot, workloads: &[Workload], notes: &Notes) -> Stri
     out
 }
 
+/// Who preempted whom, under both Workloads: the conditions only carry the preemptor's UID.
+pub fn add_preemption_notes(notes: &mut Notes, events: &[Event]) {
+    for event in events {
+        if let Event::Preempted {
+            cycle,
+            victim,
+            preemptor,
+            reason,
+            ..
+        } = event
+        {
+            notes.entry(victim.to_string()).or_default().push(format!(
+                "preempted by {preemptor} ({reason}) in cycle {cycle}"
+            ));
+            notes
+                .entry(preemptor.to_string())
+                .or_default()
+                .push(format!("preempted {victim} ({reason}) in cycle {cycle}"));
+        }
+    }
+}
+
 const HEADER: [&str; 4] = ["WORKLOAD", "PRIORITY", "STATUS", "DETAIL"];
 
 fn admission_of(w: &Workload) -> Option<&crate::api::workload_status::Admission> {
@@ -142,13 +165,5 @@ fn row(w: &Workload) -> [String; 4] {
     }
     let pending = find(condition_types::QUOTA_RESERVED)
         .map_or_else(String::new, |c| format!("{}: {}", c.reason, c.message));
-    let preempted = find(condition_types::PREEMPTED)
-        .filter(|c| c.status == "True")
-        .map_or_else(String::new, |c| format!(" [preempted: {}]", c.reason));
-    [
-        name,
-        priority,
-        "Pending".into(),
-        format!("{pending}{preempted}"),
-    ]
+    [name, priority, "Pending".into(), pending]
 }
