@@ -4,9 +4,12 @@
 //! fair sharing: the tournament), and processes them against the running quota tree. Rounds go on
 //! until every queue is exhausted or blocked, so a deep queue drains as fast as quota allows.
 //!
-//! A workload found inadmissible is remembered by equivalence class for the rest of the cycle
-//! (identical workloads are not evaluated again while no quota was released in its cohort tree),
-//! and, under BestEffortFIFO, is skipped in later cycles until usage in its tree changes.
+//! A workload found inadmissible is remembered by equivalence class for the rest of the cycle (gate
+//! `SchedulingEquivalenceHashing`): identical workloads (same ClusterQueue, priority and pod-set
+//! shapes) are not evaluated again while no quota was released in the cohort tree. Within a cycle
+//! usage only grows and workloads admitted in the cycle are never preemption candidates, so the
+//! cached answer stays right. Under BestEffortFIFO an inadmissible workload is also skipped in later
+//! cycles until usage in its tree changes.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
