@@ -414,3 +414,76 @@ impl HasWorkload for Target {
         self.workload
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::engine::decision::{PendingReason, WorkloadKey};
+    use crate::engine::model::Workload;
+
+    fn victim(priority: i32, creation: i64) -> Wl {
+        Wl {
+            model: Workload {
+                priority,
+                creation,
+                ..Default::default()
+            },
+            key: WorkloadKey::default(),
+            uid: Arc::from("v"),
+            per_pod: Vec::new(),
+            cq: None,
+            blocked: None,
+            holding: None,
+            pending: (PendingReason::PendingEvaluation, Arc::from("")),
+            last_eviction: None,
+            finished: false,
+            eq_class: 0,
+            inadmissible_at: None,
+            local_queue_stop: Default::default(),
+        }
+    }
+
+    #[test]
+    fn policy_predicates() {
+        let request = FrAmounts::new();
+        let p = Preemptor {
+            cq: 0,
+            priority: 5,
+            creation: 10,
+            request: &request,
+        };
+        let lower = victim(4, 20);
+        let equal_newer = victim(5, 11);
+        let equal_older = victim(5, 9);
+        assert!(within_queue_allows(
+            WithinClusterQueue::LowerPriority,
+            &p,
+            &lower
+        ));
+        assert!(!within_queue_allows(
+            WithinClusterQueue::LowerPriority,
+            &p,
+            &equal_newer
+        ));
+        assert!(within_queue_allows(
+            WithinClusterQueue::LowerOrNewerEqualPriority,
+            &p,
+            &equal_newer
+        ));
+        assert!(!within_queue_allows(
+            WithinClusterQueue::LowerOrNewerEqualPriority,
+            &p,
+            &equal_older
+        ));
+        assert!(!within_queue_allows(WithinClusterQueue::Never, &p, &lower));
+        assert!(reclaim_allows(ReclaimWithinCohort::Any, &p, &equal_older));
+        assert!(!reclaim_allows(
+            ReclaimWithinCohort::LowerPriority,
+            &p,
+            &equal_older
+        ));
+        assert!(!reclaim_allows(ReclaimWithinCohort::Never, &p, &lower));
+    }
+}

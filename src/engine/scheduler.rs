@@ -11,7 +11,10 @@ use super::decision::{
 };
 use super::error::ModelError;
 use super::flavor::Assignment;
-use super::model::{Admission, EngineConfig, PodSetAssignment, Snapshot, StopPolicy, Workload};
+use super::model::{
+    Admission, BorrowWithinCohortPolicy, EngineConfig, PodSetAssignment, Snapshot, StopPolicy,
+    Workload,
+};
 use super::quota::NodeId;
 use super::state::Holding;
 use super::topology_seam::{NoTopologyConstraints, TopologyPlacer};
@@ -45,6 +48,17 @@ impl Engine {
         placer: Box<dyn TopologyPlacer + Send>,
     ) -> Result<Self, ModelError> {
         let c = compile(snapshot)?;
+        if config.fair_sharing.enabled {
+            let ignored = snapshot.cluster_queues.iter().filter(|cq| {
+                cq.preemption.borrow_within_cohort.policy != BorrowWithinCohortPolicy::Never
+            });
+            for cq in ignored {
+                tracing::warn!(
+                    cluster_queue = %cq.name,
+                    "spec.preemption.borrowWithinCohort is ignored while fair sharing is enabled"
+                );
+            }
+        }
         let nodes = c.node_names.len();
         Ok(Engine {
             config,
