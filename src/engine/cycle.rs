@@ -257,7 +257,8 @@ impl Engine {
             Assigned::NoFit { reason, message } => Err((reason, message)),
             Assigned::Ok(a) if a.mode == Mode::Fit => Ok(Nomination::Fit(a)),
             Assigned::Ok(a) => {
-                let p = Preemptor::new(cq, wl, &a.usage);
+                let needs = a.topology_needs();
+                let p = Preemptor::new(cq, wl, &a.usage, &needs);
                 let targets = preemption::find_targets(&world, tree, &p);
                 if targets.is_empty() {
                     Err((PendingReason::WaitingForQuota, a.shortfall))

@@ -11,7 +11,7 @@ use super::features::Feature;
 use super::model::{FairPreemptionStrategy, ReclaimWithinCohort};
 use super::preemption::{
     Preemptor, Target, above_nominal, admitted_users, apply, candidate_order, fits, minimise,
-    reclaim_allows, within_queue_allows,
+    reclaim_allows, topology_fits, within_queue_allows, workloads_of,
 };
 use super::quota::{NodeId, QuotaTree};
 use super::state::World;
@@ -62,9 +62,10 @@ impl Search<'_, '_> {
         }
     }
 
-    fn preemptor_fits(&self, tree: &mut QuotaTree, p: &Preemptor<'_>) -> bool {
+    fn preemptor_fits(&self, tree: &mut QuotaTree, p: &Preemptor<'_>, chosen: &[Target]) -> bool {
         apply_usage(tree, self.node, p.request, -1);
-        let fit = fits(tree, self.node, p.request, true);
+        let fit = fits(tree, self.node, p.request, true)
+            && topology_fits(self.world, p, &workloads_of(chosen));
         apply_usage(tree, self.node, p.request, 1);
         fit
     }
@@ -122,7 +123,7 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
     let mut chosen: Vec<Target> = Vec::new();
     let mut retry: BTreeMap<u32, VecDeque<u32>> = BTreeMap::new();
     apply_usage(tree, node, p.request, 1);
-    let mut fit = search.preemptor_fits(tree, p);
+    let mut fit = search.preemptor_fits(tree, p, &chosen);
     while !fit {
         let Some(target_cq) = search.pick_target(tree, root) else {
             break;
@@ -194,7 +195,7 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
                 retry.entry(target_cq).or_default().extend(failed);
             }
         }
-        fit = search.preemptor_fits(tree, p);
+        fit = search.preemptor_fits(tree, p, &chosen);
     }
     if !fit && strategies.get(1) == Some(&FairPreemptionStrategy::LessThanInitialShare) {
         for (cq, list) in &retry {
@@ -209,7 +210,7 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
                     workload: v,
                     reason: PreemptionReason::InCohortFairSharing,
                 });
-                fit = search.preemptor_fits(tree, p);
+                fit = search.preemptor_fits(tree, p, &chosen);
                 if fit {
                     break;
                 }
@@ -223,7 +224,9 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
             .for_each(|t| apply(world, tree, t.workload, 1));
         return Vec::new();
     }
-    let chosen = minimise(world, tree, chosen, |t| fits(t, node, p.request, true));
+    let chosen = minimise(world, tree, chosen, |t, released| {
+        fits(t, node, p.request, true) && topology_fits(world, p, released)
+    });
     chosen
         .iter()
         .for_each(|t| apply(world, tree, t.workload, 1));

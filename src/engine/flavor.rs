@@ -43,6 +43,16 @@ pub struct PodSetChoice {
     pub flavors: Vec<(ResourceId, FlavorId)>,
     pub usage: Vec<(ResourceId, Quantity)>,
     pub topology: Option<TopologyAssignment>,
+    /// The flavor the topology seam was asked about, for TAS pod sets.
+    pub topology_flavor: Option<FlavorId>,
+}
+
+/// A pod set whose placement the topology seam must confirm, also during preemption.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopologyNeed {
+    pub pod_set: usize,
+    pub flavor: FlavorId,
+    pub count: i32,
 }
 
 /// A complete flavor assignment.
@@ -57,6 +67,23 @@ pub struct Assignment {
     pub level: u32,
     /// Why it needs preemption, for the pending message if no victims are found.
     pub shortfall: String,
+}
+
+impl Assignment {
+    /// The pod sets the topology seam has to place.
+    pub fn topology_needs(&self) -> Vec<TopologyNeed> {
+        self.pod_sets
+            .iter()
+            .enumerate()
+            .filter_map(|(pod_set, c)| {
+                c.topology_flavor.map(|flavor| TopologyNeed {
+                    pod_set,
+                    flavor,
+                    count: c.count,
+                })
+            })
+            .collect()
+    }
 }
 
 /// Flavor assignment's answer.
@@ -76,6 +103,7 @@ struct FlavorEval {
     reason: PendingReason,
     message: String,
     topology: Option<TopologyAssignment>,
+    topology_involved: bool,
 }
 
 /// Why `flavor` cannot host pods of `pod_set`, if it cannot: untolerated taints, or a nodeSelector
@@ -167,6 +195,7 @@ pub fn assign(
             flavors: Vec::new(),
             usage: Vec::new(),
             topology: None,
+            topology_flavor: None,
         };
         let mut by_group: Vec<Vec<(ResourceId, Quantity)>> = vec![Vec::new(); cq.groups.len()];
         for (resource, amount) in pod_set_requests(world, cq, wl, i, count) {
@@ -207,7 +236,8 @@ pub fn assign(
                     }
                     mode = mode.max(eval.mode);
                     level = level.max(eval.level);
-                    if eval.topology.is_some() {
+                    if eval.topology_involved {
+                        choice.topology_flavor = Some(flavor);
                         choice.topology = eval.topology;
                     }
                 }
@@ -328,6 +358,7 @@ fn evaluate_flavor(
         reason,
         message,
         topology: None,
+        topology_involved: false,
     };
     let Some(flavor) = world.flavor(flavor_id) else {
         return fail(
@@ -373,7 +404,8 @@ fn evaluate_flavor(
     }
     let mut topology = None;
     let mut message = shortfalls.join(", ");
-    if flavor.topology_name.is_some() || pod_set.topology_request.is_some() {
+    let topology_involved = flavor.topology_name.is_some() || pod_set.topology_request.is_some();
+    if topology_involved {
         let query = TopologyQuery {
             workload: &wl.model,
             pod_set_index,
@@ -400,16 +432,15 @@ fn evaluate_flavor(
         }
     }
     if mode == Mode::Preempt {
-        mode = preemption::oracle(world, tree, cq_index, wl, &on_flavor);
-        if mode == Mode::NoCandidates {
-            return FlavorEval {
-                mode,
-                level,
-                reason: PendingReason::WaitingForQuota,
-                message,
-                topology,
-            };
-        }
+        let needs: Vec<TopologyNeed> = topology_involved
+            .then_some(TopologyNeed {
+                pod_set: pod_set_index,
+                flavor: flavor_id,
+                count,
+            })
+            .into_iter()
+            .collect();
+        mode = preemption::oracle(world, tree, cq_index, wl, &on_flavor, &needs);
     }
     FlavorEval {
         mode,
@@ -417,6 +448,7 @@ fn evaluate_flavor(
         reason: PendingReason::WaitingForQuota,
         message,
         topology,
+        topology_involved,
     }
 }
 

@@ -6,14 +6,15 @@
 
 use std::cmp::{Ordering, Reverse};
 
-use super::decision::PreemptionReason;
+use super::decision::{PreemptionReason, WorkloadKey};
 use super::fair_preemption;
-use super::flavor::Mode;
+use super::flavor::{Mode, TopologyNeed};
 use super::model::{BorrowWithinCohortPolicy, ReclaimWithinCohort, WithinClusterQueue};
 use super::quantity::Quantity;
 use super::quota::{NodeId, QuotaTree};
 use super::resources::{Fr, FrAmounts, amount_of};
 use super::state::{Wl, World};
+use super::topology_seam::{TopologyQuery, TopologyVerdict};
 
 /// A chosen victim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,20 +27,56 @@ pub struct Target {
 #[derive(Clone, Copy, Debug)]
 pub struct Preemptor<'a> {
     pub cq: u32,
+    pub workload: &'a Wl,
     pub priority: i32,
     pub creation: i64,
     pub request: &'a FrAmounts,
+    /// Pod sets whose placement the topology seam must confirm with the victims gone.
+    pub topology: &'a [TopologyNeed],
 }
 
 impl<'a> Preemptor<'a> {
-    pub fn new(cq: u32, wl: &Wl, request: &'a FrAmounts) -> Self {
+    pub fn new(cq: u32, wl: &'a Wl, request: &'a FrAmounts, topology: &'a [TopologyNeed]) -> Self {
         Preemptor {
             cq,
+            workload: wl,
             priority: wl.model.priority,
             creation: wl.model.creation,
             request,
+            topology,
         }
     }
+}
+
+/// Whether the topology seam places every TAS pod set of the preemptor once `released` are gone.
+pub fn topology_fits(world: &World<'_>, p: &Preemptor<'_>, released: &[u32]) -> bool {
+    if p.topology.is_empty() {
+        return true;
+    }
+    let released: Vec<WorkloadKey> = released
+        .iter()
+        .map(|i| world.workloads[*i as usize].key.clone())
+        .collect();
+    p.topology.iter().all(|need| {
+        let (Some(flavor), Some(pod_set)) = (
+            world.flavor(need.flavor),
+            p.workload.model.pod_sets.get(need.pod_set),
+        ) else {
+            return false;
+        };
+        let cq = &world.cqs[p.cq as usize];
+        let query = TopologyQuery {
+            workload: &p.workload.model,
+            pod_set_index: need.pod_set,
+            pod_set,
+            count: need.count,
+            flavor,
+            cluster_queue: &cq.name,
+            tas_only_cluster_queue: cq.tas_only,
+            released: &released,
+        };
+        matches!(world.placer.place(&query), TopologyVerdict::Fits(_))
+    })
 }
 
 /// `withinClusterQueue` predicate.
@@ -220,8 +257,9 @@ pub fn oracle(
     cq: u32,
     wl: &Wl,
     request: &FrAmounts,
+    topology: &[TopologyNeed],
 ) -> Mode {
-    let p = Preemptor::new(cq, wl, request);
+    let p = Preemptor::new(cq, wl, request, topology);
     let targets = find_targets(world, tree, &p);
     if targets.is_empty() {
         Mode::NoCandidates
@@ -341,7 +379,9 @@ fn attempt(
         }
         apply(world, tree, c.workload, -1);
         chosen.push(*c);
-        if fits(tree, node, p.request, allow_borrowing) {
+        if fits(tree, node, p.request, allow_borrowing)
+            && topology_fits(world, p, &workloads_of(&chosen))
+        {
             fit = true;
             break;
         }
@@ -352,8 +392,8 @@ fn attempt(
             .for_each(|c| apply(world, tree, c.workload, 1));
         return None;
     }
-    let chosen = minimise(world, tree, chosen, |t| {
-        fits(t, node, p.request, allow_borrowing)
+    let chosen = minimise(world, tree, chosen, |t, released| {
+        fits(t, node, p.request, allow_borrowing) && topology_fits(world, p, released)
     });
     chosen
         .iter()
@@ -381,7 +421,7 @@ pub fn minimise<T: Copy + HasWorkload>(
     world: &World<'_>,
     tree: &mut QuotaTree,
     mut chosen: Vec<T>,
-    still_fits: impl Fn(&QuotaTree) -> bool,
+    still_fits: impl Fn(&QuotaTree, &[u32]) -> bool,
 ) -> Vec<T> {
     if chosen.len() < 2 {
         return chosen;
@@ -389,13 +429,20 @@ pub fn minimise<T: Copy + HasWorkload>(
     for i in (0..chosen.len() - 1).rev() {
         let workload = chosen[i].workload();
         apply(world, tree, workload, 1);
-        if still_fits(tree) {
+        let mut released = workloads_of(&chosen);
+        released.remove(i);
+        if still_fits(tree, &released) {
             chosen.remove(i);
         } else {
             apply(world, tree, workload, -1);
         }
     }
     chosen
+}
+
+/// The workload indexes of chosen victims.
+pub fn workloads_of<T: HasWorkload>(chosen: &[T]) -> Vec<u32> {
+    chosen.iter().map(HasWorkload::workload).collect()
 }
 
 /// Something that names a victim.
@@ -448,12 +495,8 @@ mod tests {
     #[test]
     fn policy_predicates() {
         let request = FrAmounts::new();
-        let p = Preemptor {
-            cq: 0,
-            priority: 5,
-            creation: 10,
-            request: &request,
-        };
+        let preemptor = victim(5, 10);
+        let p = Preemptor::new(0, &preemptor, &request, &[]);
         let lower = victim(4, 20);
         let equal_newer = victim(5, 11);
         let equal_older = victim(5, 9);
