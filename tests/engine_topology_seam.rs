@@ -77,7 +77,7 @@ fn topology_decides_fit_preemption_and_failure() {
         capacity: 4,
         used: used.clone(),
     };
-    let mut engine = Engine::with_placer(&s, EngineConfig::default(), Box::new(placer)).unwrap();
+    let mut engine = Engine::with_placer(s, EngineConfig::default(), Box::new(placer)).unwrap();
     let run = engine.run_until_stable();
     // Quota has room for everything; the domain (4 pods) does not.
     assert_eq!(

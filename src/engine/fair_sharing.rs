@@ -205,7 +205,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let mut c = compile(&snapshot).unwrap();
+        let mut c = compile(snapshot).unwrap();
         let config = EngineConfig::default();
         let (cpu, memory) = (Fr(0), Fr(1));
         for node in [NodeId(0), NodeId(1), NodeId(2)] {

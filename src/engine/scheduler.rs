@@ -36,18 +36,23 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// An engine without topology constraints.
+    /// An engine without topology constraints (copies the snapshot; see [`Engine::from_snapshot`]).
     pub fn new(snapshot: &Snapshot, config: EngineConfig) -> Result<Self, ModelError> {
+        Self::with_placer(snapshot.clone(), config, Box::new(NoTopologyConstraints))
+    }
+
+    /// An engine without topology constraints that takes the snapshot over instead of copying it,
+    /// so a large snapshot is held once.
+    pub fn from_snapshot(snapshot: Snapshot, config: EngineConfig) -> Result<Self, ModelError> {
         Self::with_placer(snapshot, config, Box::new(NoTopologyConstraints))
     }
 
     /// An engine that asks `placer` about topology for TAS pod sets and flavors.
     pub fn with_placer(
-        snapshot: &Snapshot,
+        snapshot: Snapshot,
         config: EngineConfig,
         placer: Box<dyn TopologyPlacer + Send>,
     ) -> Result<Self, ModelError> {
-        let c = compile(snapshot)?;
         if config.fair_sharing.enabled {
             let ignored = snapshot.cluster_queues.iter().filter(|cq| {
                 cq.preemption.borrow_within_cohort.policy != BorrowWithinCohortPolicy::Never
@@ -59,6 +64,7 @@ impl Engine {
                 );
             }
         }
+        let c = compile(snapshot)?;
         let nodes = c.node_names.len();
         Ok(Engine {
             config,

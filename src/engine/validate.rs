@@ -127,7 +127,7 @@ fn check_weight(
     }
 }
 
-fn check_workload(w: &Workload) -> Result<(), ModelError> {
+pub fn check_workload(w: &Workload) -> Result<(), ModelError> {
     let name = format!("{}/{}", w.namespace, w.name);
     let mut with_min = 0;
     for (i, ps) in w.pod_sets.iter().enumerate() {
@@ -238,13 +238,7 @@ pub fn validate(snapshot: &Snapshot) -> Result<(), ModelError> {
             .iter()
             .map(|q| format!("{}/{}", q.namespace, q.name)),
     )?;
-    check_unique(
-        "Workload",
-        snapshot
-            .workloads
-            .iter()
-            .map(|w| format!("{}/{}", w.namespace, w.name)),
-    )?;
+    check_unique_workloads(&snapshot.workloads)?;
     for cq in &snapshot.cluster_queues {
         check_groups(
             "ClusterQueue",
@@ -273,6 +267,16 @@ pub fn validate(snapshot: &Snapshot) -> Result<(), ModelError> {
         check_weight("Cohort", &cohort.name, cohort.fair_sharing_weight)?;
     }
     snapshot.workloads.iter().try_for_each(check_workload)
+}
+
+/// No two workloads share a namespace and name.
+pub fn check_unique_workloads(workloads: &[Workload]) -> Result<(), ModelError> {
+    check_unique(
+        "Workload",
+        workloads
+            .iter()
+            .map(|w| format!("{}/{}", w.namespace, w.name)),
+    )
 }
 
 /// Validates a workload added after construction.
