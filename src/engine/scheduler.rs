@@ -151,6 +151,21 @@ impl Engine {
         &self.events
     }
 
+    /// Hands over the event log and starts a new one, so a long-running caller keeps memory
+    /// proportional to live state rather than history.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Makes every inadmissible workload eligible again in the next cycle, for changes the engine
+    /// cannot see in quota (topology capacity freed, nodes added), like Kueue's requeue on cluster
+    /// events.
+    pub fn requeue_inadmissible(&mut self) {
+        for generation in &mut self.generations {
+            *generation += 1;
+        }
+    }
+
     /// Cycles run so far.
     pub fn cycles(&self) -> u64 {
         self.cycle
