@@ -9,6 +9,8 @@
 //! time follows those arrival rates. "Drain" admits everything with run times ignored: each cycle
 //! admits what fits, then every admitted workload finishes, until the queues are empty.
 //!
+//! "full-drain-fair-sharing" is the same drain with fair sharing enabled (admission tournament).
+//!
 //! A counting global allocator reports peak heap use for building the engine and draining it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -133,6 +135,13 @@ fn shape(cohorts: usize, queues_per_cohort: usize, per_queue: [usize; 3]) -> Sna
 /// Builds one benchmark shape.
 type ShapeBuilder = fn() -> Snapshot;
 
+fn fair_config() -> EngineConfig {
+    EngineConfig {
+        fair_sharing: FairSharingConfig::enabled(),
+        ..Default::default()
+    }
+}
+
 /// Admits everything: each cycle admits what fits, then the admitted workloads finish.
 fn drain(engine: &mut Engine) -> (u64, usize) {
     let mut admitted = 0;
@@ -201,6 +210,13 @@ fn bench(c: &mut Criterion) {
                     Engine::from_snapshot(snapshot.clone(), EngineConfig::default())
                         .expect("valid shape")
                 },
+                |mut engine| black_box(drain(&mut engine)),
+                BatchSize::LargeInput,
+            )
+        });
+        group.bench_function("full-drain-fair-sharing", |b| {
+            b.iter_batched(
+                || Engine::from_snapshot(snapshot.clone(), fair_config()).expect("valid shape"),
                 |mut engine| black_box(drain(&mut engine)),
                 BatchSize::LargeInput,
             )
