@@ -44,6 +44,9 @@ impl Search<'_, '_> {
     /// From the root, descend into the child with the highest share that still has candidates.
     fn pick_target(&self, tree: &QuotaTree, root: NodeId) -> Option<u32> {
         let mut at = root;
+        if !self.has_candidates_below(tree, at) {
+            return None;
+        }
         loop {
             if at.index() < self.world.cqs.len() {
                 return Some(at.0);
@@ -134,25 +137,30 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
                 .get_mut(&target_cq)
                 .and_then(VecDeque::pop_front)
         };
-        if target_cq == p.cq {
-            if let Some(v) = take(&mut search) {
-                apply(world, tree, v, -1);
-                chosen.push(Target {
-                    workload: v,
-                    reason: PreemptionReason::InClusterQueue,
-                });
-            }
+        let direct = if target_cq == p.cq {
+            Some(PreemptionReason::InClusterQueue)
         } else if within_nominal_gate
             && p.request
                 .iter()
                 .all(|(fr, _)| tree.usage(node, *fr) <= tree.nominal(node, *fr))
         {
-            if let Some(v) = take(&mut search) {
-                apply(world, tree, v, -1);
-                chosen.push(Target {
-                    workload: v,
-                    reason: PreemptionReason::InCohortReclamation,
-                });
+            Some(PreemptionReason::InCohortReclamation)
+        } else {
+            None
+        };
+        if let Some(reason) = direct {
+            // Every step takes a candidate or drops the queue, so the loop ends.
+            match take(&mut search) {
+                Some(v) => {
+                    apply(world, tree, v, -1);
+                    chosen.push(Target {
+                        workload: v,
+                        reason,
+                    });
+                }
+                None => {
+                    search.remaining.remove(&target_cq);
+                }
             }
         } else {
             let target_node = world.cqs[target_cq as usize].node;
