@@ -364,22 +364,28 @@ fn queue_of<'a>(s: &'a Snapshot, w: &Workload) -> &'a ClusterQueue {
         .unwrap()
 }
 
+/// Whether `queue` uses more cpu than its nominal quota in one of `flavors`.
 fn cpu_over_nominal(
     s: &Snapshot,
     queue: &str,
+    flavors: &[String],
     admitted: &BTreeMap<WorkloadKey, Admission>,
 ) -> bool {
     let q = s.cluster_queues.iter().find(|c| c.name == queue).unwrap();
-    q.resource_groups[0].flavors.iter().any(|f| {
-        let used: i128 = admitted
-            .values()
-            .filter(|a| a.cluster_queue == queue)
-            .flat_map(|a| &a.pod_set_assignments)
-            .filter(|p| p.flavors.get("cpu") == Some(&f.name))
-            .map(|p| p.resource_usage["cpu"].nanos())
-            .sum();
-        used > f.resources[0].nominal_quota.nanos()
-    })
+    q.resource_groups[0]
+        .flavors
+        .iter()
+        .filter(|f| flavors.contains(&f.name))
+        .any(|f| {
+            let used: i128 = admitted
+                .values()
+                .filter(|a| a.cluster_queue == queue)
+                .flat_map(|a| &a.pod_set_assignments)
+                .filter(|p| p.flavors.get("cpu") == Some(&f.name))
+                .map(|p| p.resource_usage["cpu"].nanos())
+                .sum();
+            used > f.resources[0].nominal_quota.nanos()
+        })
 }
 
 fn allowed(
@@ -468,7 +474,13 @@ fn check_run(snapshot: &Snapshot, config: &EngineConfig) -> Result<Vec<Event>, T
                 Event::Admitted { workload, .. } => {
                     let decision = decisions[workload];
                     let queue = decision.admission.cluster_queue.clone();
-                    let over_before = cpu_over_nominal(snapshot, &queue, &state);
+                    let flavors: Vec<String> = decision
+                        .admission
+                        .pod_set_assignments
+                        .iter()
+                        .filter_map(|p| p.flavors.get("cpu").cloned())
+                        .collect();
+                    let over_before = cpu_over_nominal(snapshot, &queue, &flavors, &state);
                     state.insert(workload.clone(), decision.admission.clone());
                     prop_assert_eq!(
                         quota_violation(snapshot, &state),
@@ -476,14 +488,14 @@ fn check_run(snapshot: &Snapshot, config: &EngineConfig) -> Result<Vec<Event>, T
                         "after admitting {}",
                         workload
                     );
-                    let over_nominal = cpu_over_nominal(snapshot, &queue, &state);
+                    let over_nominal = cpu_over_nominal(snapshot, &queue, &flavors, &state);
                     for victim in &decision.preempted {
                         let mut with_victim = state.clone();
                         with_victim.insert(victim.clone(), evicted[victim].clone());
                         let needed = quota_violation(snapshot, &with_victim).is_some()
                             || !over_nominal
                                 && !over_before
-                                && cpu_over_nominal(snapshot, &queue, &with_victim);
+                                && cpu_over_nominal(snapshot, &queue, &flavors, &with_victim);
                         prop_assert!(needed, "{} did not need to preempt {}", workload, victim);
                     }
                 }

@@ -373,6 +373,7 @@ impl Compiled {
                 admission,
                 reserved_at: model.quota_reserved_at.unwrap_or(model.creation),
                 cycle: 0,
+                fair_share_shield: Vec::new(),
             }
         });
         if let Some(Holding {

@@ -347,6 +347,7 @@ impl Engine {
                 let uid = self.c.workloads[index as usize].model.uid.clone();
                 let preemptor_path = self.path_of(cq);
                 let mut victims = Vec::with_capacity(targets.len());
+                let mut shield = Vec::new();
                 for target in targets {
                     let victim = &self.c.workloads[target.workload as usize];
                     let victim_path = victim
@@ -356,6 +357,11 @@ impl Engine {
                         .map(|c| self.path_of(c))
                         .unwrap_or_default();
                     victims.push(victim.key.clone());
+                    if target.reason == PreemptionReason::InCohortFairSharing
+                        && let Some(victim_cq) = victim.holding.as_ref().and_then(|h| h.cq)
+                    {
+                        shield.push(victim_cq);
+                    }
                     let message = format!(
                         "Preempted to accommodate a workload (UID: {uid}) due to {}; preemptor path: {preemptor_path}; preemptee path: {victim_path}",
                         preemption_cause(target.reason)
@@ -369,6 +375,9 @@ impl Engine {
                     );
                 }
                 self.admit_checked(index, cq, assignment, victims, st, out);
+                if let Some(h) = self.c.workloads[index as usize].holding.as_mut() {
+                    h.fair_share_shield = shield;
+                }
             }
             Nomination::NoFit(reason, message) => self.reject(index, cq, reason, message, st, out),
         }

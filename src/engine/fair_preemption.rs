@@ -10,8 +10,9 @@ use super::fair_sharing::{Share, apply_usage, dominant_share};
 use super::features::Feature;
 use super::model::{FairPreemptionStrategy, ReclaimWithinCohort};
 use super::preemption::{
-    Preemptor, Target, above_nominal, admitted_users, apply, candidate_order, fits, minimise,
-    reclaim_allows, topology_fits, within_queue_allows, workloads_of,
+    Preemptor, Target, above_nominal, admitted_users, apply, candidate_order, fits,
+    leaves_side_at_quota, minimise, reclaim_allows, side_borrows, topology_fits,
+    within_queue_allows, workloads_of,
 };
 use super::quota::{NodeId, QuotaTree};
 use super::state::World;
@@ -137,6 +138,14 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
                 .get_mut(&target_cq)
                 .and_then(VecDeque::pop_front)
         };
+        // A victim in another queue is taken only while its side of the tree is above nominal:
+        // once it is not, the victim's queue could reclaim the quota straight back.
+        if target_cq != p.cq
+            && !side_borrows(tree, node, world.cqs[target_cq as usize].node, p.request)
+        {
+            search.remaining.remove(&target_cq);
+            continue;
+        }
         let direct = if target_cq == p.cq {
             Some(PreemptionReason::InClusterQueue)
         } else if within_nominal_gate
@@ -171,12 +180,21 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
             let preemptor_new = dominant_share(world, tree, p_side);
             let target_old = dominant_share(world, tree, t_side);
             let list = search.remaining.remove(&target_cq).unwrap_or_default();
-            if preemptor_new.is_infinite() && !target_old.is_infinite() {
+            // Kueue skips the target only when the target's share is finite; with both infinite
+            // (weight-0 queues that borrow) it compares +Inf ≤ +Inf and two such queues evict each
+            // other forever. A preemptor with an infinite share never wins by fair sharing here.
+            if preemptor_new.is_infinite() {
                 continue;
             }
             let mut rest = list.into_iter();
             let mut failed = VecDeque::new();
             for v in rest.by_ref() {
+                if !leaves_side_at_quota(world, tree, node, v, p.request)
+                    || shielded(world, v, p.cq)
+                {
+                    failed.push_back(v);
+                    continue;
+                }
                 apply(world, tree, v, -1);
                 let target_new = dominant_share(world, tree, t_side);
                 let passes = match strategies.first() {
@@ -212,6 +230,9 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
                 continue;
             };
             let Some(&v) = list.front() else { continue };
+            if !leaves_side_at_quota(world, tree, node, v, p.request) || shielded(world, v, p.cq) {
+                continue;
+            }
             if dominant_share(world, tree, p_side) < dominant_share(world, tree, t_side) {
                 apply(world, tree, v, -1);
                 chosen.push(Target {
@@ -232,11 +253,105 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
             .for_each(|t| apply(world, tree, t.workload, 1));
         return Vec::new();
     }
+    let reasons = chosen.clone();
     let chosen = minimise(world, tree, chosen, |t, released| {
         fits(t, node, p.request, true) && topology_fits(world, p, released)
     });
+    apply_usage(tree, node, p.request, 1);
+    let valid = justified(
+        world,
+        tree,
+        p,
+        &strategies,
+        &reasons,
+        &workloads_of(&chosen),
+    );
+    apply_usage(tree, node, p.request, -1);
     chosen
         .iter()
         .for_each(|t| apply(world, tree, t.workload, 1));
-    chosen
+    if valid { chosen } else { Vec::new() }
+}
+
+/// Whether `victim` took its quota from `cq` by fair sharing and so may not lose it to `cq` by fair
+/// sharing while it runs.
+fn shielded(world: &World<'_>, victim: u32, cq: u32) -> bool {
+    world.workloads[victim as usize]
+        .holding
+        .as_ref()
+        .is_some_and(|h| h.fair_share_shield.contains(&cq))
+}
+
+/// Whether every victim in `released` still has its reason with exactly those victims gone and the
+/// preemptor admitted (the tree's current state). Minimisation puts back victims that are not needed
+/// to fit, which can take away the reason another victim was chosen for (an own-queue victim that
+/// brought the preemptor's queue within nominal, or lowered its share). Kueue issues such a set
+/// anyway, and the two workloads can then evict each other in turn; here the preemption is not
+/// issued and the preemptor keeps waiting, so every victim is both needed and justified.
+fn justified(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    p: &Preemptor<'_>,
+    strategies: &[FairPreemptionStrategy],
+    targets: &[Target],
+    released: &[u32],
+) -> bool {
+    let node = world.cqs[p.cq as usize].node;
+    released.iter().all(|&v| {
+        let Some(target) = targets.iter().find(|t| t.workload == v) else {
+            return false;
+        };
+        if target.reason != PreemptionReason::InClusterQueue {
+            let Some(victim_cq) = world.workloads[v as usize]
+                .holding
+                .as_ref()
+                .and_then(|h| h.cq)
+            else {
+                return false;
+            };
+            apply(world, tree, v, 1);
+            let borrowed = side_borrows(tree, node, world.cqs[victim_cq as usize].node, p.request);
+            let keeps_nominal = target.reason != PreemptionReason::InCohortFairSharing
+                || leaves_side_at_quota(world, tree, node, v, p.request);
+            apply(world, tree, v, -1);
+            if !(borrowed && keeps_nominal) {
+                return false;
+            }
+        }
+        match target.reason {
+            PreemptionReason::InCohortReclamation => p
+                .request
+                .iter()
+                .all(|(fr, _)| tree.usage(node, *fr) <= tree.nominal(node, *fr)),
+            PreemptionReason::InCohortFairSharing => {
+                let Some(victim_cq) = world.workloads[v as usize]
+                    .holding
+                    .as_ref()
+                    .and_then(|h| h.cq)
+                else {
+                    return false;
+                };
+                let Some((p_side, t_side)) =
+                    almost_lca(tree, node, world.cqs[victim_cq as usize].node)
+                else {
+                    return false;
+                };
+                let preemptor_new = dominant_share(world, tree, p_side);
+                let target_new = dominant_share(world, tree, t_side);
+                apply(world, tree, v, 1);
+                let target_old = dominant_share(world, tree, t_side);
+                apply(world, tree, v, -1);
+                preemptor_new.is_finite()
+                    && strategies.iter().any(|s| match s {
+                        FairPreemptionStrategy::LessThanOrEqualToFinalShare => {
+                            preemptor_new <= target_new
+                        }
+                        FairPreemptionStrategy::LessThanInitialShare => preemptor_new < target_old,
+                    })
+            }
+            PreemptionReason::InClusterQueue | PreemptionReason::InCohortReclaimWhileBorrowing => {
+                true
+            }
+        }
+    })
 }

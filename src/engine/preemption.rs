@@ -152,6 +152,48 @@ pub fn side_borrows(
     }
 }
 
+/// Whether taking `victim` leaves every node on its side of the tree (from its ClusterQueue up to,
+/// not including, the lowest common ancestor with the preemptor) at or above its own quota on the
+/// pairs the preemptor needs, when the victim's queue may reclaim. A preemptor that borrows must not
+/// push the victim's side under its guaranteed quota: that side could then reclaim the quota back
+/// (within nominal, or hierarchically), and the two would take turns.
+pub fn leaves_side_at_quota(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    preemptor_node: NodeId,
+    victim: u32,
+    request: &FrAmounts,
+) -> bool {
+    let Some(h) = &world.workloads[victim as usize].holding else {
+        return false;
+    };
+    let Some(cq) = h.cq else {
+        return false;
+    };
+    let info = &world.cqs[cq as usize];
+    if info.preemption.reclaim_within_cohort == ReclaimWithinCohort::Never {
+        return true;
+    }
+    let needed: Vec<Fr> = h
+        .usage
+        .iter()
+        .filter(|(fr, _)| !amount_of(request, *fr).is_zero())
+        .map(|(fr, _)| *fr)
+        .collect();
+    let preemptor_path = tree.path(preemptor_node);
+    apply(world, tree, victim, -1);
+    let mut at = Some(info.node);
+    let mut kept = true;
+    while let Some(node) = at.filter(|n| !preemptor_path.contains(n)) {
+        kept &= needed
+            .iter()
+            .all(|fr| tree.usage(node, *fr) >= tree.subtree_quota(node, *fr));
+        at = tree.parent(node);
+    }
+    apply(world, tree, victim, 1);
+    kept
+}
+
 /// The lowest node on the preemptor's path whose subtree would stay within its own quota with the
 /// request added: the preemptor's side is entitled to that capacity.
 fn entitled_node(tree: &QuotaTree, node: NodeId, request: &FrAmounts) -> Option<NodeId> {
@@ -377,6 +419,11 @@ fn attempt(
                 continue;
             }
         }
+        if c.class == Class::WhileBorrowing
+            && !leaves_side_at_quota(world, tree, node, c.workload, p.request)
+        {
+            continue;
+        }
         apply(world, tree, c.workload, -1);
         chosen.push(*c);
         if fits(tree, node, p.request, allow_borrowing)
@@ -421,7 +468,7 @@ pub fn minimise<T: Copy + HasWorkload>(
     world: &World<'_>,
     tree: &mut QuotaTree,
     mut chosen: Vec<T>,
-    still_fits: impl Fn(&QuotaTree, &[u32]) -> bool,
+    still_fits: impl Fn(&mut QuotaTree, &[u32]) -> bool,
 ) -> Vec<T> {
     if chosen.len() < 2 {
         return chosen;

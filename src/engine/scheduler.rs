@@ -404,6 +404,7 @@ impl Engine {
             admission: admission.clone(),
             reserved_at: self.c.clock,
             cycle: self.cycle,
+            fair_share_shield: Vec::new(),
         });
         w.last_eviction = None;
         w.inadmissible_at = None;
