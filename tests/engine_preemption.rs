@@ -429,3 +429,19 @@ fn a_preemption_run_ends_and_never_swaps_back() {
         assert!(!pairs.iter().any(|(v, p, _)| v == preemptor && p == victim));
     }
 }
+
+#[test]
+fn fair_sharing_without_candidates_in_a_queue_without_cohort_gives_up() {
+    // Regression: the fair-preemption search once kept choosing a queue with no candidates.
+    let mut s = single_queue(
+        WithinClusterQueue::LowerPriority,
+        vec![
+            admitted(wl("running", "a", 0, 1, "10", 1), "a", "default"),
+            wl("same", "a", 0, 2, "2", 1),
+        ],
+    );
+    s.cluster_queues[0].cohort = None;
+    let run = fair(&s);
+    assert!(preemptions(&run).is_empty());
+    assert_eq!(pending(&run, "same").0, "WaitingForQuota");
+}

@@ -53,25 +53,37 @@ fn limits(nominal: i64, has_parent: bool) -> impl Strategy<Value = ResourceQuota
         })
 }
 
-/// (parent index among cohorts: None = root), own nominal.
-fn cohort_strategy() -> impl Strategy<Value = Vec<(bool, i64)>> {
-    proptest::collection::vec((any::<bool>(), 0..4i64), 0..3)
+/// Per cohort below the root: (nested under the previous one, own nominal, borrowing limit,
+/// lending limit, fair-sharing weight).
+type CohortSpec = (bool, i64, Option<i64>, Option<i64>, Option<i64>);
+
+fn cohort_strategy() -> impl Strategy<Value = Vec<CohortSpec>> {
+    proptest::collection::vec(
+        (
+            any::<bool>(),
+            0..4i64,
+            proptest::option::of(0..4i64),
+            proptest::option::of(0..6i64),
+            proptest::option::of(0..3i64),
+        ),
+        0..3,
+    )
 }
 
 fn queue_strategy(cohorts: usize) -> impl Strategy<Value = ClusterQueue> {
     (
-        0..=cohorts,
+        0..=cohorts + 1,
         0..8i64,
         any::<bool>(),
         within_policy(),
         reclaim_policy(),
         any::<bool>(),
         proptest::option::of(0..3i32),
-        any::<bool>(),
+        (any::<bool>(), proptest::option::of(0..3i64)),
     )
         .prop_flat_map(
             move |(attach, nominal, two_flavors, within, reclaim, borrow, threshold, strict)| {
-                let has_parent = attach < cohorts + 1;
+                let has_parent = attach <= cohorts;
                 (
                     limits(nominal, has_parent),
                     0..6i64,
@@ -89,10 +101,13 @@ fn queue_strategy(cohorts: usize) -> impl Strategy<Value = ClusterQueue> {
         )
         .prop_map(
             move |(q0, spot, (attach, two_flavors, within, reclaim, borrow, threshold, strict))| {
+                let (strict, weight) = strict;
                 let cohort = if attach == 0 {
                     Some("root".to_string())
-                } else {
+                } else if attach <= cohorts {
                     Some(format!("c{}", attach - 1))
+                } else {
+                    None
                 };
                 let mut flavors = vec![("f0", vec![q0])];
                 if two_flavors {
@@ -112,6 +127,11 @@ fn queue_strategy(cohorts: usize) -> impl Strategy<Value = ClusterQueue> {
                         max_priority_threshold: threshold,
                     },
                 };
+                queue.fair_sharing_weight = weight.map(Quantity::from_units);
+                if queue.cohort.is_none() {
+                    queue.preemption.reclaim_within_cohort = ReclaimWithinCohort::Never;
+                    queue.preemption.borrow_within_cohort = BorrowWithinCohort::default();
+                }
                 queue.queueing_strategy = if strict {
                     QueueingStrategy::StrictFifo
                 } else {
@@ -179,17 +199,27 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                         vec![("f0", vec![quota("cpu", &root_quota.to_string())])],
                     )],
                 )];
-                for (i, (nested, own)) in cohort_specs.iter().enumerate() {
+                for (i, (nested, own, borrowing, lending, weight)) in
+                    cohort_specs.iter().enumerate()
+                {
                     let parent = if *nested && i > 0 {
                         format!("c{}", i - 1)
                     } else {
                         "root".to_string()
                     };
-                    cohorts.push(cohort(
+                    let limits = ResourceQuota {
+                        name: "cpu".into(),
+                        nominal_quota: Quantity::from_units(*own),
+                        borrowing_limit: borrowing.map(Quantity::from_units),
+                        lending_limit: lending.map(Quantity::from_units),
+                    };
+                    let mut c = cohort(
                         &format!("c{i}"),
                         Some(&parent),
-                        vec![cpu_group("f0", quota("cpu", &own.to_string()))],
-                    ));
+                        vec![cpu_group("f0", limits)],
+                    );
+                    c.fair_sharing_weight = weight.map(Quantity::from_units);
+                    cohorts.push(c);
                 }
                 let first = snapshot(vec![flavor("f0"), flavor("f1")], queues, cohorts, first);
                 let config = EngineConfig {
@@ -334,22 +364,28 @@ fn queue_of<'a>(s: &'a Snapshot, w: &Workload) -> &'a ClusterQueue {
         .unwrap()
 }
 
+/// Whether `queue` uses more cpu than its nominal quota in one of `flavors`.
 fn cpu_over_nominal(
     s: &Snapshot,
     queue: &str,
+    flavors: &[String],
     admitted: &BTreeMap<WorkloadKey, Admission>,
 ) -> bool {
     let q = s.cluster_queues.iter().find(|c| c.name == queue).unwrap();
-    q.resource_groups[0].flavors.iter().any(|f| {
-        let used: i128 = admitted
-            .values()
-            .filter(|a| a.cluster_queue == queue)
-            .flat_map(|a| &a.pod_set_assignments)
-            .filter(|p| p.flavors.get("cpu") == Some(&f.name))
-            .map(|p| p.resource_usage["cpu"].nanos())
-            .sum();
-        used > f.resources[0].nominal_quota.nanos()
-    })
+    q.resource_groups[0]
+        .flavors
+        .iter()
+        .filter(|f| flavors.contains(&f.name))
+        .any(|f| {
+            let used: i128 = admitted
+                .values()
+                .filter(|a| a.cluster_queue == queue)
+                .flat_map(|a| &a.pod_set_assignments)
+                .filter(|p| p.flavors.get("cpu") == Some(&f.name))
+                .map(|p| p.resource_usage["cpu"].nanos())
+                .sum();
+            used > f.resources[0].nominal_quota.nanos()
+        })
 }
 
 fn allowed(
@@ -438,7 +474,13 @@ fn check_run(snapshot: &Snapshot, config: &EngineConfig) -> Result<Vec<Event>, T
                 Event::Admitted { workload, .. } => {
                     let decision = decisions[workload];
                     let queue = decision.admission.cluster_queue.clone();
-                    let over_before = cpu_over_nominal(snapshot, &queue, &state);
+                    let flavors: Vec<String> = decision
+                        .admission
+                        .pod_set_assignments
+                        .iter()
+                        .filter_map(|p| p.flavors.get("cpu").cloned())
+                        .collect();
+                    let over_before = cpu_over_nominal(snapshot, &queue, &flavors, &state);
                     state.insert(workload.clone(), decision.admission.clone());
                     prop_assert_eq!(
                         quota_violation(snapshot, &state),
@@ -446,14 +488,14 @@ fn check_run(snapshot: &Snapshot, config: &EngineConfig) -> Result<Vec<Event>, T
                         "after admitting {}",
                         workload
                     );
-                    let over_nominal = cpu_over_nominal(snapshot, &queue, &state);
+                    let over_nominal = cpu_over_nominal(snapshot, &queue, &flavors, &state);
                     for victim in &decision.preempted {
                         let mut with_victim = state.clone();
                         with_victim.insert(victim.clone(), evicted[victim].clone());
                         let needed = quota_violation(snapshot, &with_victim).is_some()
                             || !over_nominal
                                 && !over_before
-                                && cpu_over_nominal(snapshot, &queue, &with_victim);
+                                && cpu_over_nominal(snapshot, &queue, &flavors, &with_victim);
                         prop_assert!(needed, "{} did not need to preempt {}", workload, victim);
                     }
                 }

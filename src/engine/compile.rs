@@ -101,9 +101,15 @@ fn node_quota(names: &Interner, groups: &[ResourceGroup]) -> NodeQuota {
     quota
 }
 
-/// Builds the indexed state.
-pub fn compile(snapshot: &Snapshot) -> Result<Compiled, ModelError> {
-    super::validate::validate(snapshot)?;
+/// Builds the indexed state, taking the snapshot's workloads without copying them.
+pub fn compile(mut snapshot: Snapshot) -> Result<Compiled, ModelError> {
+    let workloads = std::mem::take(&mut snapshot.workloads);
+    super::validate::validate(&snapshot)?;
+    workloads
+        .iter()
+        .try_for_each(super::validate::check_workload)?;
+    super::validate::check_unique_workloads(&workloads)?;
+    let snapshot = &snapshot;
     let mut names = Interner::default();
     for flavor in &snapshot.resource_flavors {
         names.flavor(&flavor.name);
@@ -260,8 +266,8 @@ pub fn compile(snapshot: &Snapshot) -> Result<Compiled, ModelError> {
         queues: vec![QueueState::default(); n_cq],
         cqs,
         tree,
-        workloads: Vec::with_capacity(snapshot.workloads.len()),
-        by_key: HashMap::with_capacity(snapshot.workloads.len()),
+        workloads: Vec::with_capacity(workloads.len()),
+        by_key: HashMap::with_capacity(workloads.len()),
         clock: 0,
         eq_classes: HashMap::new(),
         cohort_weights,
@@ -287,8 +293,8 @@ pub fn compile(snapshot: &Snapshot) -> Result<Compiled, ModelError> {
             .map(|n| (n.name.clone(), n.labels.clone()))
             .collect(),
     };
-    for w in &snapshot.workloads {
-        compiled.add_workload(w.clone());
+    for w in workloads {
+        compiled.add_workload(w);
     }
     Ok(compiled)
 }
@@ -367,6 +373,7 @@ impl Compiled {
                 admission,
                 reserved_at: model.quota_reserved_at.unwrap_or(model.creation),
                 cycle: 0,
+                fair_share_shield: Vec::new(),
             }
         });
         if let Some(Holding {

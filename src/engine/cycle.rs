@@ -4,9 +4,12 @@
 //! fair sharing: the tournament), and processes them against the running quota tree. Rounds go on
 //! until every queue is exhausted or blocked, so a deep queue drains as fast as quota allows.
 //!
-//! A workload found inadmissible is remembered by equivalence class for the rest of the cycle
-//! (identical workloads are not evaluated again while no quota was released in its cohort tree),
-//! and, under BestEffortFIFO, is skipped in later cycles until usage in its tree changes.
+//! A workload found inadmissible is remembered by equivalence class for the rest of the cycle (gate
+//! `SchedulingEquivalenceHashing`): identical workloads (same ClusterQueue, priority and pod-set
+//! shapes) are not evaluated again while no quota was released in the cohort tree. Within a cycle
+//! usage only grows and workloads admitted in the cycle are never preemption candidates, so the
+//! cached answer stays right. Under BestEffortFIFO an inadmissible workload is also skipped in later
+//! cycles until usage in its tree changes.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
@@ -254,7 +257,8 @@ impl Engine {
             Assigned::NoFit { reason, message } => Err((reason, message)),
             Assigned::Ok(a) if a.mode == Mode::Fit => Ok(Nomination::Fit(a)),
             Assigned::Ok(a) => {
-                let p = Preemptor::new(cq, wl, &a.usage);
+                let needs = a.topology_needs();
+                let p = Preemptor::new(cq, wl, &a.usage, &needs);
                 let targets = preemption::find_targets(&world, tree, &p);
                 if targets.is_empty() {
                     Err((PendingReason::WaitingForQuota, a.shortfall))
@@ -343,6 +347,7 @@ impl Engine {
                 let uid = self.c.workloads[index as usize].model.uid.clone();
                 let preemptor_path = self.path_of(cq);
                 let mut victims = Vec::with_capacity(targets.len());
+                let mut shield = Vec::new();
                 for target in targets {
                     let victim = &self.c.workloads[target.workload as usize];
                     let victim_path = victim
@@ -352,6 +357,11 @@ impl Engine {
                         .map(|c| self.path_of(c))
                         .unwrap_or_default();
                     victims.push(victim.key.clone());
+                    if target.reason == PreemptionReason::InCohortFairSharing
+                        && let Some(victim_cq) = victim.holding.as_ref().and_then(|h| h.cq)
+                    {
+                        shield.push(victim_cq);
+                    }
                     let message = format!(
                         "Preempted to accommodate a workload (UID: {uid}) due to {}; preemptor path: {preemptor_path}; preemptee path: {victim_path}",
                         preemption_cause(target.reason)
@@ -365,6 +375,9 @@ impl Engine {
                     );
                 }
                 self.admit_checked(index, cq, assignment, victims, st, out);
+                if let Some(h) = self.c.workloads[index as usize].holding.as_mut() {
+                    h.fair_share_shield = shield;
+                }
             }
             Nomination::NoFit(reason, message) => self.reject(index, cq, reason, message, st, out),
         }

@@ -142,7 +142,8 @@ pub struct CycleOutcome {
     pub preempted: Vec<PreemptionDecision>,
     /// Evictions that are not preemptions (stop policies, deactivation).
     pub evicted: Vec<EvictionDecision>,
-    /// Workloads evaluated this cycle and not admitted.
+    /// Workloads whose pending reason or message changed this cycle (an unchanged one is not
+    /// repeated; [`super::Engine::states`] has every workload's current reason).
     pub pending: Vec<PendingDecision>,
 }
 

@@ -43,6 +43,16 @@ pub struct PodSetChoice {
     pub flavors: Vec<(ResourceId, FlavorId)>,
     pub usage: Vec<(ResourceId, Quantity)>,
     pub topology: Option<TopologyAssignment>,
+    /// The flavor the topology seam was asked about, for TAS pod sets.
+    pub topology_flavor: Option<FlavorId>,
+}
+
+/// A pod set whose placement the topology seam must confirm, also during preemption.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopologyNeed {
+    pub pod_set: usize,
+    pub flavor: FlavorId,
+    pub count: i32,
 }
 
 /// A complete flavor assignment.
@@ -57,6 +67,23 @@ pub struct Assignment {
     pub level: u32,
     /// Why it needs preemption, for the pending message if no victims are found.
     pub shortfall: String,
+}
+
+impl Assignment {
+    /// The pod sets the topology seam has to place.
+    pub fn topology_needs(&self) -> Vec<TopologyNeed> {
+        self.pod_sets
+            .iter()
+            .enumerate()
+            .filter_map(|(pod_set, c)| {
+                c.topology_flavor.map(|flavor| TopologyNeed {
+                    pod_set,
+                    flavor,
+                    count: c.count,
+                })
+            })
+            .collect()
+    }
 }
 
 /// Flavor assignment's answer.
@@ -76,6 +103,7 @@ struct FlavorEval {
     reason: PendingReason,
     message: String,
     topology: Option<TopologyAssignment>,
+    topology_involved: bool,
 }
 
 /// Why `flavor` cannot host pods of `pod_set`, if it cannot: untolerated taints, or a nodeSelector
@@ -167,6 +195,7 @@ pub fn assign(
             flavors: Vec::new(),
             usage: Vec::new(),
             topology: None,
+            topology_flavor: None,
         };
         let mut by_group: Vec<Vec<(ResourceId, Quantity)>> = vec![Vec::new(); cq.groups.len()];
         for (resource, amount) in pod_set_requests(world, cq, wl, i, count) {
@@ -207,7 +236,8 @@ pub fn assign(
                     }
                     mode = mode.max(eval.mode);
                     level = level.max(eval.level);
-                    if eval.topology.is_some() {
+                    if eval.topology_involved {
+                        choice.topology_flavor = Some(flavor);
                         choice.topology = eval.topology;
                     }
                 }
@@ -328,6 +358,7 @@ fn evaluate_flavor(
         reason,
         message,
         topology: None,
+        topology_involved: false,
     };
     let Some(flavor) = world.flavor(flavor_id) else {
         return fail(
@@ -373,7 +404,8 @@ fn evaluate_flavor(
     }
     let mut topology = None;
     let mut message = shortfalls.join(", ");
-    if flavor.topology_name.is_some() || pod_set.topology_request.is_some() {
+    let topology_involved = flavor.topology_name.is_some() || pod_set.topology_request.is_some();
+    if topology_involved {
         let query = TopologyQuery {
             workload: &wl.model,
             pod_set_index,
@@ -400,16 +432,15 @@ fn evaluate_flavor(
         }
     }
     if mode == Mode::Preempt {
-        mode = preemption::oracle(world, tree, cq_index, wl, &on_flavor);
-        if mode == Mode::NoCandidates {
-            return FlavorEval {
-                mode,
-                level,
-                reason: PendingReason::WaitingForQuota,
-                message,
-                topology,
-            };
-        }
+        let needs: Vec<TopologyNeed> = topology_involved
+            .then_some(TopologyNeed {
+                pod_set: pod_set_index,
+                flavor: flavor_id,
+                count,
+            })
+            .into_iter()
+            .collect();
+        mode = preemption::oracle(world, tree, cq_index, wl, &on_flavor, &needs);
     }
     FlavorEval {
         mode,
@@ -417,5 +448,98 @@ fn evaluate_flavor(
         reason: PendingReason::WaitingForQuota,
         message,
         topology,
+        topology_involved,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{
+        NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
+    };
+
+    use super::*;
+
+    fn flavor() -> ResourceFlavor {
+        ResourceFlavor {
+            name: "gpu".into(),
+            node_labels: [("accelerator".to_string(), "a100".to_string())].into(),
+            node_taints: vec![Taint {
+                key: "gpu".into(),
+                value: Some("yes".into()),
+                effect: "NoSchedule".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn tolerant() -> PodSet {
+        PodSet {
+            tolerations: vec![Toleration {
+                key: Some("gpu".into()),
+                operator: Some("Exists".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn affinity(key: &str, op: &str, values: &[&str]) -> NodeSelector {
+        NodeSelector {
+            node_selector_terms: vec![NodeSelectorTerm {
+                match_expressions: Some(vec![NodeSelectorRequirement {
+                    key: key.into(),
+                    operator: op.into(),
+                    values: Some(values.iter().map(|v| v.to_string()).collect()),
+                }]),
+                ..Default::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn taints_need_a_toleration_from_the_pod_or_the_flavor() {
+        let message = flavor_mismatch(&flavor(), &PodSet::default()).unwrap();
+        assert_eq!(
+            message,
+            "untolerated taint {gpu yes NoSchedule} in flavor gpu"
+        );
+        assert_eq!(flavor_mismatch(&flavor(), &tolerant()), None);
+        let mut self_tolerating = flavor();
+        self_tolerating.tolerations = tolerant().tolerations;
+        assert_eq!(flavor_mismatch(&self_tolerating, &PodSet::default()), None);
+    }
+
+    #[test]
+    fn selectors_and_affinity_only_look_at_the_flavors_keys() {
+        let mut pod_set = tolerant();
+        pod_set.node_selector.insert("zone".into(), "a".into());
+        assert_eq!(flavor_mismatch(&flavor(), &pod_set), None);
+        pod_set
+            .node_selector
+            .insert("accelerator".into(), "h100".into());
+        assert!(
+            flavor_mismatch(&flavor(), &pod_set)
+                .unwrap()
+                .contains("doesn't match node affinity")
+        );
+
+        let mut pod_set = tolerant();
+        pod_set.required_node_affinity = Some(affinity("accelerator", "In", &["a100", "h100"]));
+        assert_eq!(flavor_mismatch(&flavor(), &pod_set), None);
+        pod_set.required_node_affinity = Some(affinity("accelerator", "NotIn", &["a100"]));
+        assert!(flavor_mismatch(&flavor(), &pod_set).is_some());
+        pod_set.required_node_affinity = Some(affinity("zone", "In", &["b"]));
+        assert_eq!(flavor_mismatch(&flavor(), &pod_set), None);
+    }
+
+    #[test]
+    fn preference_orders_borrowing_against_preemption() {
+        let borrow_first = FungibilityPreference::BorrowingOverPreemption;
+        let preempt_first = FungibilityPreference::PreemptionOverBorrowing;
+        assert!(better(borrow_first, (Mode::Fit, 1), (Mode::Preempt, 0)));
+        assert!(better(preempt_first, (Mode::Preempt, 0), (Mode::Fit, 1)));
+        assert!(!better(borrow_first, (Mode::Fit, 1), (Mode::Fit, 1)));
     }
 }

@@ -10,6 +10,63 @@
 //! - [`decision`]: what comes out (admissions, preemptions, evictions, pending reasons, the event log);
 //! - [`topology_seam`]: where topology-aware placement plugs into flavor assignment.
 //!
+//! ```
+//! use std::collections::BTreeMap;
+//!
+//! use kuota::engine::model::*;
+//! use kuota::engine::quantity::Quantity;
+//! use kuota::engine::{Engine, WorkloadStatus};
+//!
+//! let cpu = |n| Quantity::from_units(n);
+//! let snapshot = Snapshot {
+//!     resource_flavors: vec![ResourceFlavor { name: "default".into(), ..Default::default() }],
+//!     cluster_queues: vec![ClusterQueue {
+//!         name: "team".into(),
+//!         resource_groups: vec![ResourceGroup {
+//!             covered_resources: vec!["cpu".into()],
+//!             flavors: vec![FlavorQuotas {
+//!                 name: "default".into(),
+//!                 resources: vec![ResourceQuota::nominal("cpu", cpu(4))],
+//!             }],
+//!         }],
+//!         namespace_selector: Some(Default::default()),
+//!         ..Default::default()
+//!     }],
+//!     local_queues: vec![LocalQueue {
+//!         namespace: "ns".into(),
+//!         name: "q".into(),
+//!         cluster_queue: "team".into(),
+//!         stop_policy: StopPolicy::None,
+//!     }],
+//!     namespaces: vec![Namespace { name: "ns".into(), labels: BTreeMap::new() }],
+//!     workloads: (0..3)
+//!         .map(|i| Workload {
+//!             namespace: "ns".into(),
+//!             name: format!("job-{i}"),
+//!             uid: format!("uid-{i}"),
+//!             queue_name: "q".into(),
+//!             creation: i,
+//!             active: true,
+//!             pod_sets: vec![PodSet {
+//!                 name: "main".into(),
+//!                 count: 1,
+//!                 requests: BTreeMap::from([("cpu".to_string(), cpu(2))]),
+//!                 ..Default::default()
+//!             }],
+//!             ..Default::default()
+//!         })
+//!         .collect(),
+//!     ..Default::default()
+//! };
+//! let run = Engine::new(&snapshot, EngineConfig::default())?.run_until_stable();
+//! assert!(matches!(run.workloads[0].status, WorkloadStatus::Admitted(_)));
+//! assert!(matches!(run.workloads[1].status, WorkloadStatus::Admitted(_)));
+//! let WorkloadStatus::Pending { reason, message } = &run.workloads[2].status else { panic!() };
+//! assert_eq!(reason.as_str(), "WaitingForQuota");
+//! assert!(message.ends_with("insufficient unused quota for cpu in flavor default, 2 more needed"));
+//! # Ok::<(), kuota::engine::ModelError>(())
+//! ```
+//!
 //! Internals: [`resources`] interns names into dense flavor-resource vectors, [`quota`] is the cohort
 //! tree, `flavor` assigns flavors, `preemption` and `fair_preemption` choose victims,
 //! `fair_sharing` computes shares and the admission tournament, `cycle` runs the rounds.

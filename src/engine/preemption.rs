@@ -6,14 +6,15 @@
 
 use std::cmp::{Ordering, Reverse};
 
-use super::decision::PreemptionReason;
+use super::decision::{PreemptionReason, WorkloadKey};
 use super::fair_preemption;
-use super::flavor::Mode;
+use super::flavor::{Mode, TopologyNeed};
 use super::model::{BorrowWithinCohortPolicy, ReclaimWithinCohort, WithinClusterQueue};
 use super::quantity::Quantity;
 use super::quota::{NodeId, QuotaTree};
 use super::resources::{Fr, FrAmounts, amount_of};
 use super::state::{Wl, World};
+use super::topology_seam::{TopologyQuery, TopologyVerdict};
 
 /// A chosen victim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,20 +27,56 @@ pub struct Target {
 #[derive(Clone, Copy, Debug)]
 pub struct Preemptor<'a> {
     pub cq: u32,
+    pub workload: &'a Wl,
     pub priority: i32,
     pub creation: i64,
     pub request: &'a FrAmounts,
+    /// Pod sets whose placement the topology seam must confirm with the victims gone.
+    pub topology: &'a [TopologyNeed],
 }
 
 impl<'a> Preemptor<'a> {
-    pub fn new(cq: u32, wl: &Wl, request: &'a FrAmounts) -> Self {
+    pub fn new(cq: u32, wl: &'a Wl, request: &'a FrAmounts, topology: &'a [TopologyNeed]) -> Self {
         Preemptor {
             cq,
+            workload: wl,
             priority: wl.model.priority,
             creation: wl.model.creation,
             request,
+            topology,
         }
     }
+}
+
+/// Whether the topology seam places every TAS pod set of the preemptor once `released` are gone.
+pub fn topology_fits(world: &World<'_>, p: &Preemptor<'_>, released: &[u32]) -> bool {
+    if p.topology.is_empty() {
+        return true;
+    }
+    let released: Vec<WorkloadKey> = released
+        .iter()
+        .map(|i| world.workloads[*i as usize].key.clone())
+        .collect();
+    p.topology.iter().all(|need| {
+        let (Some(flavor), Some(pod_set)) = (
+            world.flavor(need.flavor),
+            p.workload.model.pod_sets.get(need.pod_set),
+        ) else {
+            return false;
+        };
+        let cq = &world.cqs[p.cq as usize];
+        let query = TopologyQuery {
+            workload: &p.workload.model,
+            pod_set_index: need.pod_set,
+            pod_set,
+            count: need.count,
+            flavor,
+            cluster_queue: &cq.name,
+            tas_only_cluster_queue: cq.tas_only,
+            released: &released,
+        };
+        matches!(world.placer.place(&query), TopologyVerdict::Fits(_))
+    })
 }
 
 /// `withinClusterQueue` predicate.
@@ -113,6 +150,48 @@ pub fn side_borrows(
             None => return true,
         }
     }
+}
+
+/// Whether taking `victim` leaves every node on its side of the tree (from its ClusterQueue up to,
+/// not including, the lowest common ancestor with the preemptor) at or above its own quota on the
+/// pairs the preemptor needs, when the victim's queue may reclaim. A preemptor that borrows must not
+/// push the victim's side under its guaranteed quota: that side could then reclaim the quota back
+/// (within nominal, or hierarchically), and the two would take turns.
+pub fn leaves_side_at_quota(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    preemptor_node: NodeId,
+    victim: u32,
+    request: &FrAmounts,
+) -> bool {
+    let Some(h) = &world.workloads[victim as usize].holding else {
+        return false;
+    };
+    let Some(cq) = h.cq else {
+        return false;
+    };
+    let info = &world.cqs[cq as usize];
+    if info.preemption.reclaim_within_cohort == ReclaimWithinCohort::Never {
+        return true;
+    }
+    let needed: Vec<Fr> = h
+        .usage
+        .iter()
+        .filter(|(fr, _)| !amount_of(request, *fr).is_zero())
+        .map(|(fr, _)| *fr)
+        .collect();
+    let preemptor_path = tree.path(preemptor_node);
+    apply(world, tree, victim, -1);
+    let mut at = Some(info.node);
+    let mut kept = true;
+    while let Some(node) = at.filter(|n| !preemptor_path.contains(n)) {
+        kept &= needed
+            .iter()
+            .all(|fr| tree.usage(node, *fr) >= tree.subtree_quota(node, *fr));
+        at = tree.parent(node);
+    }
+    apply(world, tree, victim, 1);
+    kept
 }
 
 /// The lowest node on the preemptor's path whose subtree would stay within its own quota with the
@@ -220,8 +299,9 @@ pub fn oracle(
     cq: u32,
     wl: &Wl,
     request: &FrAmounts,
+    topology: &[TopologyNeed],
 ) -> Mode {
-    let p = Preemptor::new(cq, wl, request);
+    let p = Preemptor::new(cq, wl, request, topology);
     let targets = find_targets(world, tree, &p);
     if targets.is_empty() {
         Mode::NoCandidates
@@ -339,9 +419,16 @@ fn attempt(
                 continue;
             }
         }
+        if c.class == Class::WhileBorrowing
+            && !leaves_side_at_quota(world, tree, node, c.workload, p.request)
+        {
+            continue;
+        }
         apply(world, tree, c.workload, -1);
         chosen.push(*c);
-        if fits(tree, node, p.request, allow_borrowing) {
+        if fits(tree, node, p.request, allow_borrowing)
+            && topology_fits(world, p, &workloads_of(&chosen))
+        {
             fit = true;
             break;
         }
@@ -352,8 +439,8 @@ fn attempt(
             .for_each(|c| apply(world, tree, c.workload, 1));
         return None;
     }
-    let chosen = minimise(world, tree, chosen, |t| {
-        fits(t, node, p.request, allow_borrowing)
+    let chosen = minimise(world, tree, chosen, |t, released| {
+        fits(t, node, p.request, allow_borrowing) && topology_fits(world, p, released)
     });
     chosen
         .iter()
@@ -381,7 +468,7 @@ pub fn minimise<T: Copy + HasWorkload>(
     world: &World<'_>,
     tree: &mut QuotaTree,
     mut chosen: Vec<T>,
-    still_fits: impl Fn(&QuotaTree) -> bool,
+    still_fits: impl Fn(&mut QuotaTree, &[u32]) -> bool,
 ) -> Vec<T> {
     if chosen.len() < 2 {
         return chosen;
@@ -389,13 +476,20 @@ pub fn minimise<T: Copy + HasWorkload>(
     for i in (0..chosen.len() - 1).rev() {
         let workload = chosen[i].workload();
         apply(world, tree, workload, 1);
-        if still_fits(tree) {
+        let mut released = workloads_of(&chosen);
+        released.remove(i);
+        if still_fits(tree, &released) {
             chosen.remove(i);
         } else {
             apply(world, tree, workload, -1);
         }
     }
     chosen
+}
+
+/// The workload indexes of chosen victims.
+pub fn workloads_of<T: HasWorkload>(chosen: &[T]) -> Vec<u32> {
+    chosen.iter().map(HasWorkload::workload).collect()
 }
 
 /// Something that names a victim.
@@ -412,5 +506,74 @@ impl HasWorkload for Candidate {
 impl HasWorkload for Target {
     fn workload(&self) -> u32 {
         self.workload
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::engine::decision::{PendingReason, WorkloadKey};
+    use crate::engine::model::Workload;
+
+    fn victim(priority: i32, creation: i64) -> Wl {
+        Wl {
+            model: Workload {
+                priority,
+                creation,
+                ..Default::default()
+            },
+            key: WorkloadKey::default(),
+            uid: Arc::from("v"),
+            per_pod: Vec::new(),
+            cq: None,
+            blocked: None,
+            holding: None,
+            pending: (PendingReason::PendingEvaluation, Arc::from("")),
+            last_eviction: None,
+            finished: false,
+            eq_class: 0,
+            inadmissible_at: None,
+            local_queue_stop: Default::default(),
+        }
+    }
+
+    #[test]
+    fn policy_predicates() {
+        let request = FrAmounts::new();
+        let preemptor = victim(5, 10);
+        let p = Preemptor::new(0, &preemptor, &request, &[]);
+        let lower = victim(4, 20);
+        let equal_newer = victim(5, 11);
+        let equal_older = victim(5, 9);
+        assert!(within_queue_allows(
+            WithinClusterQueue::LowerPriority,
+            &p,
+            &lower
+        ));
+        assert!(!within_queue_allows(
+            WithinClusterQueue::LowerPriority,
+            &p,
+            &equal_newer
+        ));
+        assert!(within_queue_allows(
+            WithinClusterQueue::LowerOrNewerEqualPriority,
+            &p,
+            &equal_newer
+        ));
+        assert!(!within_queue_allows(
+            WithinClusterQueue::LowerOrNewerEqualPriority,
+            &p,
+            &equal_older
+        ));
+        assert!(!within_queue_allows(WithinClusterQueue::Never, &p, &lower));
+        assert!(reclaim_allows(ReclaimWithinCohort::Any, &p, &equal_older));
+        assert!(!reclaim_allows(
+            ReclaimWithinCohort::LowerPriority,
+            &p,
+            &equal_older
+        ));
+        assert!(!reclaim_allows(ReclaimWithinCohort::Never, &p, &lower));
     }
 }

@@ -11,7 +11,10 @@ use super::decision::{
 };
 use super::error::ModelError;
 use super::flavor::Assignment;
-use super::model::{Admission, EngineConfig, PodSetAssignment, Snapshot, StopPolicy, Workload};
+use super::model::{
+    Admission, BorrowWithinCohortPolicy, EngineConfig, PodSetAssignment, Snapshot, StopPolicy,
+    Workload,
+};
 use super::quota::NodeId;
 use super::state::Holding;
 use super::topology_seam::{NoTopologyConstraints, TopologyPlacer};
@@ -33,17 +36,34 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// An engine without topology constraints.
+    /// An engine without topology constraints (copies the snapshot; see [`Engine::from_snapshot`]).
     pub fn new(snapshot: &Snapshot, config: EngineConfig) -> Result<Self, ModelError> {
+        Self::with_placer(snapshot.clone(), config, Box::new(NoTopologyConstraints))
+    }
+
+    /// An engine without topology constraints that takes the snapshot over instead of copying it,
+    /// so a large snapshot is held once.
+    pub fn from_snapshot(snapshot: Snapshot, config: EngineConfig) -> Result<Self, ModelError> {
         Self::with_placer(snapshot, config, Box::new(NoTopologyConstraints))
     }
 
     /// An engine that asks `placer` about topology for TAS pod sets and flavors.
     pub fn with_placer(
-        snapshot: &Snapshot,
+        snapshot: Snapshot,
         config: EngineConfig,
         placer: Box<dyn TopologyPlacer + Send>,
     ) -> Result<Self, ModelError> {
+        if config.fair_sharing.enabled {
+            let ignored = snapshot.cluster_queues.iter().filter(|cq| {
+                cq.preemption.borrow_within_cohort.policy != BorrowWithinCohortPolicy::Never
+            });
+            for cq in ignored {
+                tracing::warn!(
+                    cluster_queue = %cq.name,
+                    "spec.preemption.borrowWithinCohort is ignored while fair sharing is enabled"
+                );
+            }
+        }
         let c = compile(snapshot)?;
         let nodes = c.node_names.len();
         Ok(Engine {
@@ -129,6 +149,21 @@ impl Engine {
     /// The ordered event log so far.
     pub fn events(&self) -> &[Event] {
         &self.events
+    }
+
+    /// Hands over the event log and starts a new one, so a long-running caller keeps memory
+    /// proportional to live state rather than history.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Makes every inadmissible workload eligible again in the next cycle, for changes the engine
+    /// cannot see in quota (topology capacity freed, nodes added), like Kueue's requeue on cluster
+    /// events.
+    pub fn requeue_inadmissible(&mut self) {
+        for generation in &mut self.generations {
+            *generation += 1;
+        }
     }
 
     /// Cycles run so far.
@@ -369,6 +404,7 @@ impl Engine {
             admission: admission.clone(),
             reserved_at: self.c.clock,
             cycle: self.cycle,
+            fair_share_shield: Vec::new(),
         });
         w.last_eviction = None;
         w.inadmissible_at = None;

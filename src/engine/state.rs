@@ -64,6 +64,10 @@ pub struct Holding {
     pub reserved_at: i64,
     /// Cycle of the admission; 0 for workloads admitted in the input snapshot.
     pub cycle: u64,
+    /// ClusterQueues this workload took quota from by fair-sharing preemption when it was admitted.
+    /// Their workloads may not take it back by fair sharing while it runs, so two queues never
+    /// evict each other in turn.
+    pub fair_share_shield: Vec<u32>,
 }
 
 /// A workload with its engine bookkeeping.

@@ -5,7 +5,10 @@ use std::collections::HashSet;
 use super::compile::{Compiled, PODS};
 use super::decision::WorkloadKey;
 use super::error::ModelError;
-use super::model::{ResourceGroup, Snapshot, Workload};
+use super::model::{
+    BorrowWithinCohortPolicy, ClusterQueue, FungibilityPolicy, ReclaimWithinCohort, ResourceGroup,
+    Snapshot, Workload,
+};
 use super::quantity::Quantity;
 use super::selector;
 
@@ -124,7 +127,7 @@ fn check_weight(
     }
 }
 
-fn check_workload(w: &Workload) -> Result<(), ModelError> {
+pub fn check_workload(w: &Workload) -> Result<(), ModelError> {
     let name = format!("{}/{}", w.namespace, w.name);
     let mut with_min = 0;
     for (i, ps) in w.pod_sets.iter().enumerate() {
@@ -183,6 +186,36 @@ fn check_workload(w: &Workload) -> Result<(), ModelError> {
     Ok(())
 }
 
+/// The ClusterQueue CEL rules on `flavorFungibility` and `preemption`.
+fn check_policies(cq: &ClusterQueue) -> Result<(), ModelError> {
+    let f = cq.flavor_fungibility;
+    if f.preference.is_some()
+        && (f.when_can_borrow != FungibilityPolicy::TryNextFlavor
+            || f.when_can_preempt != FungibilityPolicy::TryNextFlavor)
+    {
+        let reason = "may only be set when whenCanBorrow and whenCanPreempt are both TryNextFlavor";
+        return Err(ModelError::invalid(
+            "ClusterQueue",
+            &cq.name,
+            "spec.flavorFungibility.preference",
+            reason,
+        ));
+    }
+    let p = cq.preemption;
+    if p.reclaim_within_cohort == ReclaimWithinCohort::Never
+        && p.borrow_within_cohort.policy != BorrowWithinCohortPolicy::Never
+    {
+        let reason = "must be Never when reclaimWithinCohort is Never";
+        return Err(ModelError::invalid(
+            "ClusterQueue",
+            &cq.name,
+            "spec.preemption.borrowWithinCohort.policy",
+            reason,
+        ));
+    }
+    Ok(())
+}
+
 /// Checks every object of the snapshot.
 pub fn validate(snapshot: &Snapshot) -> Result<(), ModelError> {
     check_unique(
@@ -205,13 +238,7 @@ pub fn validate(snapshot: &Snapshot) -> Result<(), ModelError> {
             .iter()
             .map(|q| format!("{}/{}", q.namespace, q.name)),
     )?;
-    check_unique(
-        "Workload",
-        snapshot
-            .workloads
-            .iter()
-            .map(|w| format!("{}/{}", w.namespace, w.name)),
-    )?;
+    check_unique_workloads(&snapshot.workloads)?;
     for cq in &snapshot.cluster_queues {
         check_groups(
             "ClusterQueue",
@@ -221,6 +248,7 @@ pub fn validate(snapshot: &Snapshot) -> Result<(), ModelError> {
             true,
         )?;
         check_weight("ClusterQueue", &cq.name, cq.fair_sharing_weight)?;
+        check_policies(cq)?;
         if let Some(sel) = &cq.namespace_selector {
             selector::validate(sel).map_err(|reason| {
                 ModelError::invalid("ClusterQueue", &cq.name, "spec.namespaceSelector", reason)
@@ -241,6 +269,16 @@ pub fn validate(snapshot: &Snapshot) -> Result<(), ModelError> {
     snapshot.workloads.iter().try_for_each(check_workload)
 }
 
+/// No two workloads share a namespace and name.
+pub fn check_unique_workloads(workloads: &[Workload]) -> Result<(), ModelError> {
+    check_unique(
+        "Workload",
+        workloads
+            .iter()
+            .map(|w| format!("{}/{}", w.namespace, w.name)),
+    )
+}
+
 /// Validates a workload added after construction.
 pub fn check_new_workload(compiled: &Compiled, w: &Workload) -> Result<(), ModelError> {
     if compiled
@@ -254,4 +292,76 @@ pub fn check_new_workload(compiled: &Compiled, w: &Workload) -> Result<(), Model
         });
     }
     check_workload(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::model::{BorrowWithinCohort, FlavorFungibility, FungibilityPreference};
+
+    #[test]
+    fn fungibility_preference_needs_both_policies_to_try_the_next_flavor() {
+        let mut cq = ClusterQueue {
+            name: "a".into(),
+            flavor_fungibility: FlavorFungibility {
+                preference: Some(FungibilityPreference::PreemptionOverBorrowing),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let err = check_policies(&cq).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("spec.flavorFungibility.preference")
+        );
+        cq.flavor_fungibility.when_can_borrow = FungibilityPolicy::TryNextFlavor;
+        cq.flavor_fungibility.when_can_preempt = FungibilityPolicy::TryNextFlavor;
+        assert!(check_policies(&cq).is_ok());
+    }
+
+    #[test]
+    fn borrowing_preemption_needs_reclaim() {
+        let mut cq = ClusterQueue {
+            name: "a".into(),
+            ..Default::default()
+        };
+        cq.preemption.borrow_within_cohort = BorrowWithinCohort {
+            policy: BorrowWithinCohortPolicy::LowerPriority,
+            max_priority_threshold: None,
+        };
+        assert!(check_policies(&cq).is_err());
+        cq.preemption.reclaim_within_cohort = ReclaimWithinCohort::Any;
+        assert!(check_policies(&cq).is_ok());
+    }
+
+    #[test]
+    fn workloads_with_bad_counts_or_reserved_resources_are_refused() {
+        let mut w = Workload {
+            namespace: "ns".into(),
+            name: "w".into(),
+            pod_sets: vec![crate::engine::model::PodSet {
+                name: "main".into(),
+                count: 2,
+                min_count: Some(3),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert!(
+            check_workload(&w)
+                .unwrap_err()
+                .to_string()
+                .contains("spec.podSets[0].minCount")
+        );
+        w.pod_sets[0].min_count = None;
+        w.pod_sets[0]
+            .requests
+            .insert(PODS.into(), Quantity::from_units(1));
+        assert!(
+            check_workload(&w)
+                .unwrap_err()
+                .to_string()
+                .contains("reserved")
+        );
+    }
 }
