@@ -81,7 +81,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
         },
         ..EngineConfig::default()
     };
-    let mut engine = Engine::with_placer(&prepared.snapshot, config, Box::new(placer))
+    let mut engine = Engine::with_placer(prepared.snapshot.clone(), config, Box::new(placer))
         .map_err(|e| bad(e.to_string()))?;
     let outcome = engine.run_until_stable();
     let results: Vec<_> = prepared

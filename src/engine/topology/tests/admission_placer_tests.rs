@@ -384,7 +384,7 @@ fn the_engine_admits_only_what_the_topology_holds() {
     third.creation = 3;
     let placer = SnapshotPlacer::new(one_rack(), FeatureGates::default());
     let mut engine = Engine::with_placer(
-        &engine_snapshot(vec![first, second, third]),
+        engine_snapshot(vec![first, second, third]),
         EngineConfig::default(),
         Box::new(placer),
     )
