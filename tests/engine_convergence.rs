@@ -183,3 +183,58 @@ fn fair_sharing_does_not_keep_a_victim_whose_reason_was_minimised_away() {
     );
     settles(&s, true);
 }
+
+#[test]
+fn a_chain_of_preemptions_through_several_queues_ends() {
+    // Without the preemption credit this went round for ever: w104 (q1) takes w101's place by fair
+    // sharing, w101 evicts the newer w102 of equal priority in q0, w102 comes back evicting w105 and
+    // w100 (q1), w100 evicts w104, and so on.
+    let mut q0 = cq(
+        "q0",
+        Some("root"),
+        vec![cpu_group(
+            "f0",
+            quota_limits("cpu", "6", Some("3"), Some("3")),
+        )],
+    );
+    q0.queueing_strategy = QueueingStrategy::StrictFifo;
+    q0.preemption.within_cluster_queue = WithinClusterQueue::LowerOrNewerEqualPriority;
+    q0.preemption.reclaim_within_cohort = ReclaimWithinCohort::Any;
+    q0.fair_sharing_weight = Some(q("2"));
+    let mut q1 = cq(
+        "q1",
+        Some("root"),
+        vec![group(
+            &["cpu"],
+            vec![
+                ("f0", vec![quota_limits("cpu", "0", Some("4"), Some("0"))]),
+                ("f1", vec![quota("cpu", "4")]),
+            ],
+        )],
+    );
+    q1.preemption.within_cluster_queue = WithinClusterQueue::LowerOrNewerEqualPriority;
+    q1.preemption.reclaim_within_cohort = ReclaimWithinCohort::Any;
+    let partial = |mut w: Workload| {
+        w.pod_sets[0].min_count = Some(1);
+        w
+    };
+    let s = snapshot(
+        vec![flavor("f0"), flavor("f1")],
+        vec![q0, q1],
+        vec![cohort(
+            "root",
+            None,
+            vec![cpu_group("f0", quota("cpu", "3"))],
+        )],
+        vec![
+            admitted(wl("w0", "q1", 3, 0, "4", 1), "q1", "f0"),
+            wl("w100", "q1", 1, 100, "2", 1),
+            wl("w101", "q0", 2, 101, "1", 1),
+            partial(wl("w102", "q0", 2, 102, "4", 2)),
+            partial(wl("w103", "q1", 3, 103, "4", 2)),
+            partial(wl("w104", "q1", 1, 104, "1", 2)),
+            wl("w105", "q0", 1, 105, "3", 2),
+        ],
+    );
+    settles(&s, true);
+}

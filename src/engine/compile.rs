@@ -404,6 +404,7 @@ impl Compiled {
             eq_class,
             inadmissible_at: None,
             local_queue_stop,
+            preemption_credit_spent: false,
         };
         if wl.holding.is_none()
             && wl.blocked.is_none()

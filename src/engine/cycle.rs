@@ -348,6 +348,13 @@ impl Engine {
                 let preemptor_path = self.path_of(cq);
                 let mut victims = Vec::with_capacity(targets.len());
                 let mut shield = Vec::new();
+                let priority = self.c.workloads[index as usize].model.priority;
+                if targets
+                    .iter()
+                    .any(|t| self.c.workloads[t.workload as usize].model.priority >= priority)
+                {
+                    self.c.workloads[index as usize].preemption_credit_spent = true;
+                }
                 for target in targets {
                     let victim = &self.c.workloads[target.workload as usize];
                     let victim_path = victim

@@ -85,7 +85,7 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
     for &cq in world.tree_cqs(root) {
         let cq_node = world.cqs[cq as usize].node;
         let mut list: Vec<u32> = if cq == p.cq {
-            admitted_users(world, cq, p.request)
+            admitted_users(world, cq, p)
                 .filter(|&v| {
                     within_queue_allows(
                         policy.within_cluster_queue,
@@ -97,7 +97,7 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
         } else if policy.reclaim_within_cohort != ReclaimWithinCohort::Never
             && above_nominal(tree, cq_node, p.request)
         {
-            admitted_users(world, cq, p.request)
+            admitted_users(world, cq, p)
                 .filter(|&v| {
                     reclaim_allows(
                         policy.reclaim_within_cohort,

@@ -67,6 +67,23 @@
 //! # Ok::<(), kuota::engine::ModelError>(())
 //! ```
 //!
+//! Where the admission engine deliberately differs from Kueue (each closes a failure mode of
+//! `peers-and-pitfalls.md` C.5 or C.7, and each is covered by `tests/engine_convergence.rs` or the
+//! property tests):
+//! - a cycle admits every workload that fits, in queue order, instead of one head per ClusterQueue,
+//!   and identical inadmissible workloads are evaluated once per cycle;
+//! - a preemptor is admitted in the same cycle its victims are evicted (their quota is released at
+//!   once), so nothing else can slip into the freed quota in between;
+//! - after minimising, every fair-sharing victim must still have its reason (within nominal, or the
+//!   share rule) with exactly the final victims gone; otherwise nothing is preempted;
+//! - a borrowing preemptor never takes a victim whose removal leaves the victim's side of the tree
+//!   under its own quota when that side may reclaim (it would reclaim straight back);
+//! - a preemptor with an infinite share (weight 0 while borrowing) never wins by fair sharing;
+//! - a workload admitted by fair-sharing preemption cannot be taken back by fair sharing from the
+//!   queues it took quota from while it runs;
+//! - a workload preempts victims of equal or higher priority at most once (its preemption credit);
+//!   afterwards only strictly lower priorities, which bounds every chain of preemptions.
+//!
 //! Internals: [`resources`] interns names into dense flavor-resource vectors, [`quota`] is the cohort
 //! tree, `flavor` assigns flavors, `preemption` and `fair_preemption` choose victims,
 //! `fair_sharing` computes shares and the admission tournament, `cycle` runs the rounds.

@@ -246,25 +246,33 @@ pub fn candidate_order(world: &World<'_>, own_cq: u32, a: u32, b: u32) -> Orderi
     key(a).cmp(&key(b))
 }
 
-/// Admitted workloads of `cq` that use a pair of the request and were not admitted this cycle.
+/// Admitted workloads of `cq` that may be victims of `p`: they use a pair of its request, were not
+/// admitted this cycle, and, once `p` has spent its preemption credit, have a strictly lower
+/// priority.
+///
+/// The credit is what makes every run settle. A workload may once take quota from victims of equal
+/// or higher priority (reclaiming, fair sharing, `LowerOrNewerEqualPriority`); after that it only
+/// preempts strictly lower priorities. There are finitely many first-time preemptions, and every
+/// later preemption replaces lower-priority work with higher-priority work, which can only happen
+/// finitely often, so a chain of preemptions (A evicts B, B evicts C, C evicts A) cannot go on.
 pub fn admitted_users<'w>(
     world: &'w World<'_>,
     cq: u32,
-    request: &'w FrAmounts,
+    p: &'w Preemptor<'_>,
 ) -> impl Iterator<Item = u32> + 'w {
+    let credit_spent = p.workload.preemption_credit_spent;
     world.queues[cq as usize]
         .admitted
         .iter()
         .copied()
         .filter(move |&i| {
-            world.workloads[i as usize]
-                .holding
-                .as_ref()
-                .is_some_and(|h| {
+            let w = &world.workloads[i as usize];
+            (!credit_spent || w.model.priority < p.priority)
+                && w.holding.as_ref().is_some_and(|h| {
                     h.cycle != world.cycle
                         && h.usage
                             .iter()
-                            .any(|(fr, _)| !amount_of(request, *fr).is_zero())
+                            .any(|(fr, _)| !amount_of(p.request, *fr).is_zero())
                 })
         })
 }
@@ -326,7 +334,7 @@ fn classic_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) -
     let mut same = Vec::new();
     for &cq in world.tree_cqs(root) {
         let cq_node = world.cqs[cq as usize].node;
-        for v in admitted_users(world, cq, p.request) {
+        for v in admitted_users(world, cq, p) {
             let victim = &world.workloads[v as usize];
             if cq == p.cq {
                 if within_queue_allows(policy.within_cluster_queue, p, victim) {
@@ -536,6 +544,7 @@ mod tests {
             eq_class: 0,
             inadmissible_at: None,
             local_queue_stop: Default::default(),
+            preemption_credit_spent: false,
         }
     }
 

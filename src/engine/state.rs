@@ -92,6 +92,9 @@ pub struct Wl {
     pub inadmissible_at: Option<u64>,
     /// Stop policy of its LocalQueue (HoldAndDrain evicts it while admitted).
     pub local_queue_stop: StopPolicy,
+    /// Set once the workload has preempted a victim of equal or higher priority (see
+    /// `preemption::admitted_users`).
+    pub preemption_credit_spent: bool,
 }
 
 impl Wl {
