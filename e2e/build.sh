@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the local control plane's binaries from the versions pinned in e2e/go.mod into
-# e2e/.bin/<kubernetes version>-<hash of the pins>/ and prints that folder. A folder that is
-# already complete is reused; a changed pin (go.mod, go.sum, this script) gives a new folder and
-# the old ones are removed. Output of the Go build goes to e2e/.bin/build.log.
+# $KUOTA_E2E_BIN_ROOT/<kubernetes version>-<hash of the pins>/ and prints that folder. The root
+# defaults to ~/.cache/kuota/e2e-bin, outside any clone, so every checkout and every CI run on this
+# machine reuses one build. A folder that is already complete is reused; a changed pin (go.mod,
+# go.sum, the etcd main, this script) gives a new folder and the old ones are removed. Output of the
+# Go build goes to $KUOTA_E2E_BIN_ROOT/build.log.
 #
 #   e2e/build.sh          build what is missing, print the folder
 #   e2e/build.sh --dir    print the folder without building
@@ -18,7 +20,8 @@ if [[ -z "$k8s_version" ]]; then
   exit 1
 fi
 pins_hash="$(cat go.mod go.sum cmd/etcd/main.go build.sh | sha256sum | cut -c1-12)"
-bin_dir="$E2E_DIR/.bin/$k8s_version-$pins_hash"
+bin_root="${KUOTA_E2E_BIN_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/kuota/e2e-bin}"
+bin_dir="$bin_root/$k8s_version-$pins_hash"
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok helm)
 
 if [[ "${1:-}" == "--dir" ]]; then
@@ -38,8 +41,8 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   version_flags+=" -X $pkg.gitTreeState=clean"
 done
 
-mkdir -p "$E2E_DIR/.bin"
-log="$E2E_DIR/.bin/build.log"
+mkdir -p "$bin_root"
+log="$bin_root/build.log"
 staging="$bin_dir.partial"
 rm -rf "$staging"
 mkdir -p "$staging"
@@ -68,7 +71,7 @@ rm -rf "$bin_dir"
 mv "$staging" "$bin_dir"
 touch "$bin_dir/.complete"
 echo "e2e/build.sh: built in $((SECONDS - started))s" >&2
-for old in "$E2E_DIR"/.bin/v*; do
+for old in "$bin_root"/v*; do
   if [[ -d "$old" && "$old" != "$bin_dir" ]]; then
     rm -rf "$old"
   fi
