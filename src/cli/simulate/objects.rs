@@ -46,6 +46,20 @@ pub struct Objects {
     decoded: usize,
 }
 
+/// Namespaced objects without a namespace go to `default`, as `kubectl apply` puts them there.
+fn default_namespace(value: &mut Value) {
+    let namespaced = matches!(
+        value.get("kind").and_then(Value::as_str),
+        Some("LocalQueue" | "Workload" | "Pod" | "Job")
+    );
+    if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut)
+        && namespaced
+        && !metadata.contains_key("namespace")
+    {
+        metadata.insert("namespace".into(), Value::String("default".into()));
+    }
+}
+
 /// Gives an object that has only `metadata.generateName` a name, as the API server would, but
 /// deterministically: the prefix and a sequence number.
 fn name_generated(value: &mut Value, generated: &mut usize) {
@@ -105,6 +119,7 @@ pub fn decode_all(documents: Vec<Document>) -> Result<Objects, DecodeError> {
 fn decode_into(objects: &mut Objects, document: Document) -> Result<(), DecodeError> {
     let Document { origin, mut value } = document;
     name_generated(&mut value, &mut objects.generated_names);
+    default_namespace(&mut value);
     let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
     let (Some(api_version), Some(kind)) = (text("apiVersion"), text("kind")) else {
         return Err(DecodeError {
@@ -325,6 +340,18 @@ mod tests {
             .map(|j| j.object.metadata.name.clone().unwrap())
             .collect();
         assert_eq!(names, ["sample-00001", "sample-00002"]);
+    }
+
+    #[test]
+    fn namespaced_objects_default_to_the_default_namespace() {
+        let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q}\nspec: {clusterQueue: cq}\n";
+        let objects = decode(text).unwrap();
+        assert_eq!(
+            objects.local_queues[0].object.metadata.namespace.as_deref(),
+            Some("default")
+        );
+        let objects = decode(CQ).unwrap();
+        assert_eq!(objects.cluster_queues[0].object.metadata.namespace, None);
     }
 
     #[test]

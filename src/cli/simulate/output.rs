@@ -28,6 +28,9 @@ pub fn list(workloads: &[Workload]) -> serde_json::Value {
 
 /// A readable summary: one block per ClusterQueue, each Workload with its outcome.
 pub fn table(snapshot: &Snapshot, workloads: &[Workload], notes: &Notes) -> String {
+    if workloads.is_empty() {
+        return "No Workloads or managed Jobs in the input.\n".to_string();
+    }
     let cluster_queue_of = |w: &Workload| -> String {
         if let Some(admission) = w.status.as_ref().and_then(|s| s.admission.as_ref()) {
             return admission.cluster_queue.clone();
