@@ -344,7 +344,13 @@ impl Engine {
                 self.admit_checked(index, cq, assignment, Vec::new(), st, out)
             }
             Nomination::Preempt(assignment, targets) => {
-                let uid = self.c.workloads[index as usize].model.uid.clone();
+                let preemptor = &self.c.workloads[index as usize].model;
+                let uid = preemptor.uid.clone();
+                let job_uid = preemptor
+                    .job_uid
+                    .as_deref()
+                    .unwrap_or("UNKNOWN")
+                    .to_string();
                 let preemptor_path = self.path_of(cq);
                 let mut victims = Vec::with_capacity(targets.len());
                 let mut shield = Vec::new();
@@ -370,7 +376,7 @@ impl Engine {
                         shield.push(victim_cq);
                     }
                     let message = format!(
-                        "Preempted to accommodate a workload (UID: {uid}) due to {}; preemptor path: {preemptor_path}; preemptee path: {victim_path}",
+                        "Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {}; preemptor path: {preemptor_path}; preemptee path: {victim_path}",
                         preemption_cause(target.reason)
                     );
                     self.evict(
