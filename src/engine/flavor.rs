@@ -383,7 +383,9 @@ fn evaluate_flavor(
         let potential = tree.potential_available(cq.node, fr);
         if value > potential {
             let message = format!(
-                "insufficient quota for {resource_name} in flavor {flavor_name}, request > maximum capacity ({value} > {potential})"
+                "insufficient quota for {resource_name} in flavor {flavor_name}, request > maximum capacity ({} > {})",
+                value.display_for(resource_name),
+                potential.display_for(resource_name)
             );
             return fail(PendingReason::ExceedsMaxQuota, message);
         }
@@ -392,7 +394,7 @@ fn evaluate_flavor(
         if value <= available {
             continue;
         }
-        let more = value - available;
+        let more = (value - available).display_for(resource_name);
         shortfalls.push(format!(
             "insufficient unused quota for {resource_name} in flavor {flavor_name}, {more} more needed"
         ));
