@@ -11,7 +11,7 @@ use super::model::{
 use super::node_match::{requirement_matches, tolerates};
 use super::preemption;
 use super::quantity::Quantity;
-use super::quota::QuotaTree;
+use super::quota::{NodeId, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, ResourceId, add_amount, amount_of};
 use super::state::{CqInfo, Wl, World};
 use super::topology_seam::{TopologyQuery, TopologyVerdict};
@@ -442,7 +442,12 @@ fn evaluate_flavor(
             })
             .into_iter()
             .collect();
-        mode = preemption::oracle(world, tree, cq_index, wl, &on_flavor, &needs);
+        let (simulated, targets) =
+            preemption::oracle(world, tree, cq_index, wl, &on_flavor, &needs);
+        mode = simulated;
+        if mode.viable() {
+            level = level_after(world, tree, cq.node, &on_flavor, &targets);
+        }
     }
     FlavorEval {
         mode,
@@ -452,6 +457,30 @@ fn evaluate_flavor(
         topology,
         topology_involved,
     }
+}
+
+/// The borrowing level of `request` once `targets` are gone (Kueue's `borrowAfterPreemptions`): a
+/// flavor that needs preemption is ranked by the borrowing it would really do, so under
+/// `PreemptionOverBorrowing` preempting within nominal quota beats borrowing.
+fn level_after(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    node: NodeId,
+    request: &FrAmounts,
+    targets: &[preemption::Target],
+) -> u32 {
+    for t in targets {
+        preemption::apply(world, tree, t.workload, -1);
+    }
+    let level = request
+        .iter()
+        .map(|(fr, value)| tree.borrowing_level(node, *fr, *value))
+        .max()
+        .unwrap_or(0);
+    for t in targets {
+        preemption::apply(world, tree, t.workload, 1);
+    }
+    level
 }
 
 #[cfg(test)]

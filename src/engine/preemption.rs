@@ -300,7 +300,8 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
     }
 }
 
-/// How preemption would go for `request` of `wl`: Reclaim, Preempt or NoCandidates.
+/// How preemption would go for `request` of `wl`: Reclaim, Preempt or NoCandidates, with the
+/// victims the simulation chose.
 pub fn oracle(
     world: &World<'_>,
     tree: &mut QuotaTree,
@@ -308,10 +309,10 @@ pub fn oracle(
     wl: &Wl,
     request: &FrAmounts,
     topology: &[TopologyNeed],
-) -> Mode {
+) -> (Mode, Vec<Target>) {
     let p = Preemptor::new(cq, wl, request, topology);
     let targets = find_targets(world, tree, &p);
-    if targets.is_empty() {
+    let mode = if targets.is_empty() {
         Mode::NoCandidates
     } else if targets
         .iter()
@@ -320,7 +321,8 @@ pub fn oracle(
         Mode::Reclaim
     } else {
         Mode::Preempt
-    }
+    };
+    (mode, targets)
 }
 
 fn classic_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) -> Vec<Target> {
