@@ -3,6 +3,8 @@
 //! ClusterQueue, orders them as Kueue orders heads (classic: borrowing level, priority, creation;
 //! fair sharing: the tournament), and processes them against the running quota tree. Rounds go on
 //! until every queue is exhausted or blocked, so a deep queue drains as fast as quota allows.
+//! Quota held for a waiting workload (C.1 step 5) lasts the whole cycle and keeps out only other
+//! queues.
 //!
 //! A workload found inadmissible is remembered by equivalence class for the rest of the cycle (gate
 //! `SchedulingEquivalenceHashing`): identical workloads (same ClusterQueue, priority and pod-set
@@ -20,9 +22,11 @@ use super::decision::{CycleOutcome, EvictionReason, PendingReason, PreemptionRea
 use super::fair_sharing::{Contender, tournament_winner};
 use super::features::Feature;
 use super::flavor::{self, Assigned, Assignment, Mode};
-use super::model::QueueingStrategy;
+use super::model::{QueueingStrategy, ReclaimWithinCohort};
 use super::preemption::{self, Preemptor, Target};
+use super::quantity::Quantity;
 use super::quota::{NodeId, QuotaTree};
+use super::resources::{Fr, FrAmounts, amount_of};
 use super::scheduler::Engine;
 use super::state::World;
 
@@ -30,8 +34,13 @@ use super::state::World;
 enum Nomination {
     Fit(Assignment),
     Preempt(Assignment, Vec<Target>),
-    NoFit(PendingReason, Arc<str>),
+    /// Not admissible now. With an assignment when it needs preemption but found no victims: the
+    /// quota it is owed may be held for it (C.1 step 5).
+    NoFit(PendingReason, Arc<str>, Option<Assignment>),
 }
+
+/// Why an evaluation failed, with the assignment that needed preemption but found no victims.
+type Failure = (PendingReason, String, Option<Assignment>);
 
 struct Entry {
     index: u32,
@@ -43,8 +52,10 @@ struct Entry {
 impl Entry {
     fn assignment(&self) -> Option<&Assignment> {
         match &self.nomination {
-            Nomination::Fit(a) | Nomination::Preempt(a, _) => Some(a),
-            Nomination::NoFit(..) => None,
+            Nomination::Fit(a) | Nomination::Preempt(a, _) | Nomination::NoFit(_, _, Some(a)) => {
+                Some(a)
+            }
+            Nomination::NoFit(_, _, None) => None,
         }
     }
 }
@@ -57,6 +68,8 @@ struct CycleState {
     done: Vec<bool>,
     /// Equivalence class → (release generation of its tree, reason, message).
     inadmissible: HashMap<u32, (u64, PendingReason, Arc<str>)>,
+    /// Quota held this cycle for waiting workloads, per ClusterQueue (see `Engine::hold`).
+    holds: Vec<(u32, FrAmounts)>,
 }
 
 fn preemption_cause(reason: PreemptionReason) -> &'static str {
@@ -119,13 +132,16 @@ impl Engine {
             cursor: vec![0; n],
             done: vec![false; n],
             inadmissible: HashMap::new(),
+            holds: Vec::new(),
         };
         loop {
             let mut entries = Vec::new();
             for cq in 0..n as u32 {
                 if let Some(index) = self.next_head(cq, &mut st, &mut out) {
                     let generation = self.generations[self.root_of(cq)];
+                    self.apply_holds(cq, &st, -1);
                     let nomination = self.nominate(index, cq);
+                    self.apply_holds(cq, &st, 1);
                     entries.push(Entry {
                         index,
                         cq,
@@ -146,7 +162,70 @@ impl Engine {
                 }
             }
         }
+        for (cq, amounts) in std::mem::take(&mut st.holds) {
+            for (fr, amount) in amounts {
+                self.c.tree.add_usage(NodeId(cq), fr, -amount);
+            }
+        }
         out
+    }
+
+    /// Removes (`sign` -1) or puts back (`sign` 1) the quota held for `cq`'s own waiting workloads,
+    /// so that a queue's hold keeps out other queues but not its own later workloads (which Kueue
+    /// evaluates in later cycles, after the hold is gone).
+    fn apply_holds(&mut self, cq: u32, st: &CycleState, sign: i64) {
+        for (_, amounts) in st.holds.iter().filter(|(c, _)| *c == cq) {
+            for (fr, amount) in amounts {
+                self.c
+                    .tree
+                    .add_usage(NodeId(cq), *fr, amount.saturating_mul(sign));
+            }
+        }
+    }
+
+    /// C.1 step 5: a workload that needs preemption but found no victims holds, for the rest of the
+    /// cycle, the capacity it is owed when its ClusterQueue cannot always reclaim it
+    /// (`reclaimWithinCohort` is not `Any`): up to nominal quota, or up to nominal quota plus
+    /// borrowing limit when the assignment borrows. Lower workloads of other queues then cannot take
+    /// that quota in the same cycle. Holds are removed when the cycle ends. Called while `cq`'s own
+    /// holds are lifted; they are put back afterwards, the new one with them.
+    fn hold(&mut self, cq: u32, assignment: &Assignment, st: &mut CycleState) {
+        let info = &self.c.cqs[cq as usize];
+        if !info.has_cohort || info.preemption.reclaim_within_cohort == ReclaimWithinCohort::Any {
+            return;
+        }
+        let node = NodeId(cq);
+        let tree = &self.c.tree;
+        let held = |fr: Fr| -> Quantity {
+            st.holds
+                .iter()
+                .filter(|(c, _)| *c == cq)
+                .map(|(_, amounts)| amount_of(amounts, fr))
+                .fold(Quantity::ZERO, |a, b| a + b)
+        };
+        let amounts: FrAmounts = assignment
+            .usage
+            .iter()
+            .filter_map(|(fr, request)| {
+                let used = tree.usage(node, *fr) + held(*fr);
+                let ceiling = if assignment.level == 0 {
+                    Some(tree.nominal(node, *fr))
+                } else {
+                    tree.borrowing_limit(node, *fr)
+                        .map(|limit| tree.nominal(node, *fr) + limit)
+                };
+                let amount = match ceiling {
+                    Some(ceiling) => (*request).min(ceiling - used).clamp_non_negative(),
+                    None => *request,
+                };
+                (!amount.is_zero()).then_some((*fr, amount))
+            })
+            .collect();
+        if !amounts.is_empty() {
+            st.holds.push((cq, amounts));
+            let root = self.root_of(cq);
+            self.generations[root] += 1;
+        }
     }
 
     /// The next workload of `cq` to evaluate this cycle, answering cached equivalents on the way.
@@ -208,7 +287,7 @@ impl Engine {
             .iter()
             .map(|p| p.count)
             .collect();
-        let (reason, message) = match self.try_counts(index, cq, &counts) {
+        let (reason, message, hold) = match self.try_counts(index, cq, &counts) {
             Ok(nomination) => return nomination,
             Err(failure) => failure,
         };
@@ -242,26 +321,24 @@ impl Engine {
                 return best;
             }
         }
-        Nomination::NoFit(reason, Arc::from(message))
+        Nomination::NoFit(reason, Arc::from(message), hold)
     }
 
-    fn try_counts(
-        &mut self,
-        index: u32,
-        cq: u32,
-        counts: &[i32],
-    ) -> Result<Nomination, (PendingReason, String)> {
+    fn try_counts(&mut self, index: u32, cq: u32, counts: &[i32]) -> Result<Nomination, Failure> {
         let (world, tree) = self.split();
         let wl = &world.workloads[index as usize];
         match flavor::assign(&world, tree, cq, wl, counts) {
-            Assigned::NoFit { reason, message } => Err((reason, message)),
+            Assigned::NoFit { reason, message } => Err((reason, message, None)),
             Assigned::Ok(a) if a.mode == Mode::Fit => Ok(Nomination::Fit(a)),
+            Assigned::Ok(a) if a.mode == Mode::NoCandidates => {
+                Err((PendingReason::WaitingForQuota, a.shortfall.clone(), Some(a)))
+            }
             Assigned::Ok(a) => {
                 let needs = a.topology_needs();
                 let p = Preemptor::new(cq, wl, &a.usage, &needs);
                 let targets = preemption::find_targets(&world, tree, &p);
                 if targets.is_empty() {
-                    Err((PendingReason::WaitingForQuota, a.shortfall))
+                    Err((PendingReason::WaitingForQuota, a.shortfall.clone(), Some(a)))
                 } else {
                     Ok(Nomination::Preempt(a, targets))
                 }
@@ -327,6 +404,14 @@ impl Engine {
     }
 
     fn process(&mut self, entry: Entry, st: &mut CycleState, out: &mut CycleOutcome) {
+        let cq = entry.cq;
+        self.apply_holds(cq, st, -1);
+        self.process_lifted(entry, st, out);
+        self.apply_holds(cq, st, 1);
+    }
+
+    /// Processes an entry while its ClusterQueue's own holds are lifted.
+    fn process_lifted(&mut self, entry: Entry, st: &mut CycleState, out: &mut CycleOutcome) {
         let Entry {
             index,
             cq,
@@ -392,7 +477,12 @@ impl Engine {
                     h.fair_share_shield = shield;
                 }
             }
-            Nomination::NoFit(reason, message) => self.reject(index, cq, reason, message, st, out),
+            Nomination::NoFit(reason, message, hold) => {
+                if let Some(assignment) = &hold {
+                    self.hold(cq, assignment, st);
+                }
+                self.reject(index, cq, reason, message, st, out)
+            }
         }
     }
 

@@ -61,7 +61,7 @@ pub struct Assignment {
     pub pod_sets: Vec<PodSetChoice>,
     /// Total usage per flavor-resource pair.
     pub usage: FrAmounts,
-    /// Fit, Reclaim or Preempt.
+    /// Fit, Reclaim or Preempt; NoCandidates when it needs preemption and nothing may be preempted.
     pub mode: Mode,
     /// Highest borrowing level over the pairs (0: inside the ClusterQueue's nominal quota).
     pub level: u32,
@@ -284,6 +284,9 @@ fn walk_group(
     let fungible = world.config.features.enabled(Feature::FlavorFungibility);
     let preference = cq.fungibility.preference.unwrap_or_default();
     let mut best: Option<(FlavorId, FlavorEval)> = None;
+    // The first flavor that needs preemption but has no candidates: worse than every viable flavor,
+    // better than none (C.2 4.4), so a workload owed quota still gets an assignment to hold.
+    let mut no_candidates: Option<(FlavorId, FlavorEval)> = None;
     let mut messages = Vec::new();
     let mut worst_reason = PendingReason::NoMatchingFlavor;
     for &flavor_id in &cq.groups[group].flavors {
@@ -300,7 +303,10 @@ fn walk_group(
         );
         if !eval.mode.viable() {
             worst_reason = rank_reason(worst_reason, eval.reason);
-            messages.push(eval.message);
+            messages.push(eval.message.clone());
+            if eval.mode == Mode::NoCandidates && no_candidates.is_none() {
+                no_candidates = Some((flavor_id, eval));
+            }
             continue;
         }
         let stop = if fungible {
@@ -322,7 +328,14 @@ fn walk_group(
             best = Some((flavor_id, eval));
         }
     }
-    best.ok_or((worst_reason, messages))
+    match (best, no_candidates) {
+        (Some(best), _) => Ok(best),
+        (None, Some((flavor_id, mut eval))) => {
+            eval.message = messages.join(", ");
+            Ok((flavor_id, eval))
+        }
+        (None, None) => Err((worst_reason, messages)),
+    }
 }
 
 /// `WaitingForQuota` outranks `ExceedsMaxQuota`, which outranks `TopologyPlacementFailed`, which

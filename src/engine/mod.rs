@@ -72,6 +72,10 @@
 //! property tests):
 //! - a cycle admits every workload that fits, in queue order, instead of one head per ClusterQueue,
 //!   and identical inadmissible workloads are evaluated once per cycle;
+//! - a workload that needs preemption but finds no victims, in a ClusterQueue that cannot always
+//!   reclaim, holds the quota it is owed (C.1 step 5) against other ClusterQueues for the rest of
+//!   the cycle, all its rounds, but not against its own queue's later workloads (Kueue evaluates
+//!   those in later cycles, when the hold is gone); holds end with the cycle;
 //! - a preemptor is admitted in the same cycle its victims are evicted (their quota is released at
 //!   once), so nothing else can slip into the freed quota in between;
 //! - after minimising, every fair-sharing victim must still have its reason (within nominal, or the
