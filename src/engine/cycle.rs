@@ -22,11 +22,10 @@ use super::decision::{CycleOutcome, EvictionReason, PendingReason, PreemptionRea
 use super::fair_sharing::{Contender, tournament_winner};
 use super::features::Feature;
 use super::flavor::{self, Assigned, Assignment, Mode};
-use super::model::{QueueingStrategy, ReclaimWithinCohort};
+use super::holds::Holds;
+use super::model::QueueingStrategy;
 use super::preemption::{self, Preemptor, Target};
-use super::quantity::Quantity;
 use super::quota::{NodeId, QuotaTree};
-use super::resources::{Fr, FrAmounts, amount_of};
 use super::scheduler::Engine;
 use super::state::World;
 
@@ -68,8 +67,8 @@ struct CycleState {
     done: Vec<bool>,
     /// Equivalence class → (release generation of its tree, reason, message).
     inadmissible: HashMap<u32, (u64, PendingReason, Arc<str>)>,
-    /// Quota held this cycle for waiting workloads, per ClusterQueue (see `Engine::hold`).
-    holds: Vec<(u32, FrAmounts)>,
+    /// Quota held this cycle for waiting workloads.
+    holds: Holds,
 }
 
 fn preemption_cause(reason: PreemptionReason) -> &'static str {
@@ -132,16 +131,14 @@ impl Engine {
             cursor: vec![0; n],
             done: vec![false; n],
             inadmissible: HashMap::new(),
-            holds: Vec::new(),
+            holds: Holds::default(),
         };
         loop {
             let mut entries = Vec::new();
             for cq in 0..n as u32 {
                 if let Some(index) = self.next_head(cq, &mut st, &mut out) {
                     let generation = self.generations[self.root_of(cq)];
-                    self.apply_holds(cq, &st, -1);
-                    let nomination = self.nominate(index, cq);
-                    self.apply_holds(cq, &st, 1);
+                    let nomination = self.nominate_unheld(index, cq, &st);
                     entries.push(Entry {
                         index,
                         cq,
@@ -162,70 +159,17 @@ impl Engine {
                 }
             }
         }
-        for (cq, amounts) in std::mem::take(&mut st.holds) {
-            for (fr, amount) in amounts {
-                self.c.tree.add_usage(NodeId(cq), fr, -amount);
-            }
-        }
+        st.holds.release(&mut self.c.tree);
         out
     }
 
-    /// Removes (`sign` -1) or puts back (`sign` 1) the quota held for `cq`'s own waiting workloads,
-    /// so that a queue's hold keeps out other queues but not its own later workloads (which Kueue
-    /// evaluates in later cycles, after the hold is gone).
-    fn apply_holds(&mut self, cq: u32, st: &CycleState, sign: i64) {
-        for (_, amounts) in st.holds.iter().filter(|(c, _)| *c == cq) {
-            for (fr, amount) in amounts {
-                self.c
-                    .tree
-                    .add_usage(NodeId(cq), *fr, amount.saturating_mul(sign));
-            }
-        }
-    }
-
-    /// C.1 step 5: a workload that needs preemption but found no victims holds, for the rest of the
-    /// cycle, the capacity it is owed when its ClusterQueue cannot always reclaim it
-    /// (`reclaimWithinCohort` is not `Any`): up to nominal quota, or up to nominal quota plus
-    /// borrowing limit when the assignment borrows. Lower workloads of other queues then cannot take
-    /// that quota in the same cycle. Holds are removed when the cycle ends. Called while `cq`'s own
-    /// holds are lifted; they are put back afterwards, the new one with them.
-    fn hold(&mut self, cq: u32, assignment: &Assignment, st: &mut CycleState) {
-        let info = &self.c.cqs[cq as usize];
-        if !info.has_cohort || info.preemption.reclaim_within_cohort == ReclaimWithinCohort::Any {
-            return;
-        }
-        let node = NodeId(cq);
-        let tree = &self.c.tree;
-        let held = |fr: Fr| -> Quantity {
-            st.holds
-                .iter()
-                .filter(|(c, _)| *c == cq)
-                .map(|(_, amounts)| amount_of(amounts, fr))
-                .fold(Quantity::ZERO, |a, b| a + b)
-        };
-        let amounts: FrAmounts = assignment
-            .usage
-            .iter()
-            .filter_map(|(fr, request)| {
-                let used = tree.usage(node, *fr) + held(*fr);
-                let ceiling = if assignment.level == 0 {
-                    Some(tree.nominal(node, *fr))
-                } else {
-                    tree.borrowing_limit(node, *fr)
-                        .map(|limit| tree.nominal(node, *fr) + limit)
-                };
-                let amount = match ceiling {
-                    Some(ceiling) => (*request).min(ceiling - used).clamp_non_negative(),
-                    None => *request,
-                };
-                (!amount.is_zero()).then_some((*fr, amount))
-            })
-            .collect();
-        if !amounts.is_empty() {
-            st.holds.push((cq, amounts));
-            let root = self.root_of(cq);
-            self.generations[root] += 1;
-        }
+    /// Nominates with every hold lifted: holds keep workloads out, they never change what a
+    /// workload would need.
+    fn nominate_unheld(&mut self, index: u32, cq: u32, st: &CycleState) -> Nomination {
+        st.holds.apply(&mut self.c.tree, None, -1);
+        let nomination = self.nominate(index, cq);
+        st.holds.apply(&mut self.c.tree, None, 1);
+        nomination
     }
 
     /// The next workload of `cq` to evaluate this cycle, answering cached equivalents on the way.
@@ -404,14 +348,6 @@ impl Engine {
     }
 
     fn process(&mut self, entry: Entry, st: &mut CycleState, out: &mut CycleOutcome) {
-        let cq = entry.cq;
-        self.apply_holds(cq, st, -1);
-        self.process_lifted(entry, st, out);
-        self.apply_holds(cq, st, 1);
-    }
-
-    /// Processes an entry while its ClusterQueue's own holds are lifted.
-    fn process_lifted(&mut self, entry: Entry, st: &mut CycleState, out: &mut CycleOutcome) {
         let Entry {
             index,
             cq,
@@ -422,8 +358,59 @@ impl Engine {
         let nomination = if generation == self.generations[root] {
             nomination
         } else {
-            self.nominate(index, cq)
+            self.nominate_unheld(index, cq, st)
         };
+        st.holds.apply(&mut self.c.tree, Some(cq), -1);
+        match self.blocked_by_holds(cq, &nomination, st) {
+            Some(message) => {
+                let reason = PendingReason::WaitingForQuota;
+                self.reject(index, cq, reason, Arc::from(message), st, out);
+            }
+            None => self.process_lifted(index, cq, nomination, st, out),
+        }
+        st.holds.apply(&mut self.c.tree, Some(cq), 1);
+    }
+
+    /// Why an admission or preemption must wait for quota held for other queues' workloads: it does
+    /// not fit beside the holds (after its victims go). Nothing is evicted for it then.
+    fn blocked_by_holds(
+        &mut self,
+        cq: u32,
+        nomination: &Nomination,
+        st: &CycleState,
+    ) -> Option<String> {
+        let node = NodeId(cq);
+        if !st.holds.any_in(&self.c.tree, self.c.tree.root(node)) {
+            return None;
+        }
+        let (assignment, targets) = match nomination {
+            Nomination::Fit(a) => (a, &[][..]),
+            Nomination::Preempt(a, targets) => (a, targets.as_slice()),
+            Nomination::NoFit(..) => return None,
+        };
+        let (world, tree) = self.split();
+        targets
+            .iter()
+            .for_each(|t| preemption::apply(&world, tree, t.workload, -1));
+        let blocked = (!preemption::fits(tree, node, &assignment.usage, true)).then(|| {
+            st.holds
+                .blocked_message(tree, world.names, world.cqs, node, &assignment.usage)
+        });
+        targets
+            .iter()
+            .for_each(|t| preemption::apply(&world, tree, t.workload, 1));
+        blocked
+    }
+
+    /// Acts on a nomination while `cq`'s own holds are lifted.
+    fn process_lifted(
+        &mut self,
+        index: u32,
+        cq: u32,
+        nomination: Nomination,
+        st: &mut CycleState,
+        out: &mut CycleOutcome,
+    ) {
         match nomination {
             Nomination::Fit(assignment) => {
                 self.admit_checked(index, cq, assignment, Vec::new(), st, out)
@@ -479,7 +466,8 @@ impl Engine {
             }
             Nomination::NoFit(reason, message, hold) => {
                 if let Some(assignment) = &hold {
-                    self.hold(cq, assignment, st);
+                    st.holds
+                        .add(&self.c.tree, &self.c.cqs[cq as usize], cq, assignment);
                 }
                 self.reject(index, cq, reason, message, st, out)
             }

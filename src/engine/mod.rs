@@ -75,7 +75,8 @@
 //! - a workload that needs preemption but finds no victims, in a ClusterQueue that cannot always
 //!   reclaim, holds the quota it is owed (C.1 step 5) against other ClusterQueues for the rest of
 //!   the cycle, all its rounds, but not against its own queue's later workloads (Kueue evaluates
-//!   those in later cycles, when the hold is gone); holds end with the cycle;
+//!   those in later cycles, when the hold is gone); a hold never makes another workload preempt
+//!   more (one that does not fit beside it waits, evicting nothing), and holds end with the cycle;
 //! - a preemptor is admitted in the same cycle its victims are evicted (their quota is released at
 //!   once), so nothing else can slip into the freed quota in between;
 //! - after minimising, every fair-sharing victim must still have its reason (within nominal, or the
@@ -89,8 +90,9 @@
 //!   afterwards only strictly lower priorities, which bounds every chain of preemptions.
 //!
 //! Internals: [`resources`] interns names into dense flavor-resource vectors, [`quota`] is the cohort
-//! tree, `flavor` assigns flavors, `preemption` and `fair_preemption` choose victims,
-//! `fair_sharing` computes shares and the admission tournament, `cycle` runs the rounds.
+//! tree, `flavor` assigns flavors, `holds` keeps quota for waiting workloads, `preemption` and
+//! `fair_preemption` choose victims, `fair_sharing` computes shares and the admission tournament,
+//! `cycle` runs the rounds.
 
 mod compile;
 mod cycle;
@@ -100,6 +102,7 @@ mod fair_preemption;
 mod fair_sharing;
 pub mod features;
 mod flavor;
+mod holds;
 pub mod model;
 pub mod node_match;
 mod preemption;
