@@ -82,7 +82,9 @@
 //! - after minimising, every fair-sharing victim must still have its reason (within nominal, or the
 //!   share rule) with exactly the final victims gone; otherwise nothing is preempted;
 //! - a borrowing preemptor never takes a victim whose removal leaves the victim's side of the tree
-//!   under its own quota when that side may reclaim (it would reclaim straight back);
+//!   under its own quota, when that side may reclaim and free capacity cannot give it back all it
+//!   is owed (it would reclaim straight back); a side that free capacity makes whole is fair game,
+//!   as in the reference's LessThanInitialShare case;
 //! - a preemptor with an infinite share (weight 0 while borrowing) never wins by fair sharing;
 //! - a workload admitted by fair-sharing preemption cannot be taken back by fair sharing from the
 //!   queues it took quota from while it runs;

@@ -8,6 +8,7 @@ use std::cmp::{Ordering, Reverse};
 
 use super::decision::{PreemptionReason, WorkloadKey};
 use super::fair_preemption;
+use super::fair_sharing::apply_usage;
 use super::flavor::{Mode, TopologyNeed};
 use super::model::{BorrowWithinCohortPolicy, ReclaimWithinCohort, WithinClusterQueue};
 use super::quantity::Quantity;
@@ -153,10 +154,12 @@ pub fn side_borrows(
 }
 
 /// Whether taking `victim` leaves every node on its side of the tree (from its ClusterQueue up to,
-/// not including, the lowest common ancestor with the preemptor) at or above its own quota on the
-/// pairs the preemptor needs, when the victim's queue may reclaim. A preemptor that borrows must not
-/// push the victim's side under its guaranteed quota: that side could then reclaim the quota back
-/// (within nominal, or hierarchically), and the two would take turns.
+/// not including, the lowest common ancestor with the preemptor) either at or above its own quota on
+/// the pairs the preemptor needs, or able to get all of its unused quota from free capacity, when the
+/// victim's queue may reclaim. A preemptor that borrows must not push the victim's side under a
+/// guaranteed quota it cannot get back freely: that side would then reclaim the quota back (within
+/// nominal, or hierarchically), and the two would take turns. A side that can take all it is owed
+/// from free capacity has no reason to reclaim. Expects the preemptor's usage in `tree`.
 pub fn leaves_side_at_quota(
     world: &World<'_>,
     tree: &mut QuotaTree,
@@ -185,9 +188,10 @@ pub fn leaves_side_at_quota(
     let mut at = Some(info.node);
     let mut kept = true;
     while let Some(node) = at.filter(|n| !preemptor_path.contains(n)) {
-        kept &= needed
-            .iter()
-            .all(|fr| tree.usage(node, *fr) >= tree.subtree_quota(node, *fr));
+        kept &= needed.iter().all(|fr| {
+            let unused = tree.subtree_quota(node, *fr) - tree.usage(node, *fr);
+            unused <= Quantity::ZERO || tree.available(node, *fr) >= unused
+        });
         at = tree.parent(node);
     }
     apply(world, tree, victim, 1);
@@ -429,10 +433,13 @@ fn attempt(
                 continue;
             }
         }
-        if c.class == Class::WhileBorrowing
-            && !leaves_side_at_quota(world, tree, node, c.workload, p.request)
-        {
-            continue;
+        if c.class == Class::WhileBorrowing {
+            apply_usage(tree, node, p.request, 1);
+            let keeps = leaves_side_at_quota(world, tree, node, c.workload, p.request);
+            apply_usage(tree, node, p.request, -1);
+            if !keeps {
+                continue;
+            }
         }
         apply(world, tree, c.workload, -1);
         chosen.push(*c);
