@@ -85,6 +85,9 @@
 //!   under its own quota, when that side may reclaim and free capacity cannot give it back all it
 //!   is owed (it would reclaim straight back); a side that free capacity makes whole is fair game,
 //!   as in the reference's LessThanInitialShare case;
+//! - classic preemption takes a victim in another queue only while that queue's side borrows
+//!   without counting the workloads admitted in the current cycle (which are never victims), so
+//!   older workloads do not pay for a borrow they did not make and then reclaim straight back;
 //! - a preemptor with an infinite share (weight 0 while borrowing) never wins by fair sharing;
 //! - a workload admitted by fair-sharing preemption cannot be taken back by fair sharing from the
 //!   queues it took quota from while it runs;
@@ -93,8 +96,8 @@
 //!
 //! Internals: [`resources`] interns names into dense flavor-resource vectors, [`quota`] is the cohort
 //! tree, `flavor` assigns flavors, `holds` keeps quota for waiting workloads, `preemption` and
-//! `fair_preemption` choose victims, `fair_sharing` computes shares and the admission tournament,
-//! `cycle` runs the rounds.
+//! `fair_preemption` choose victims (`victim_side` holds the rules about the victim's side of the
+//! tree), `fair_sharing` computes shares and the admission tournament, `cycle` runs the rounds.
 
 mod compile;
 mod cycle;
@@ -117,6 +120,7 @@ mod state;
 pub mod topology;
 pub mod topology_seam;
 mod validate;
+mod victim_side;
 
 pub use decision::{
     AdmissionDecision, CycleOutcome, Event, EvictionDecision, EvictionReason, EvictionRecord,

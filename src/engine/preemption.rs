@@ -16,6 +16,7 @@ use super::quota::{NodeId, QuotaTree};
 use super::resources::{Fr, FrAmounts, amount_of};
 use super::state::{Wl, World};
 use super::topology_seam::{TopologyQuery, TopologyVerdict};
+use super::victim_side::{leaves_side_at_quota, side_borrowed_before_cycle};
 
 /// A chosen victim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,82 +121,6 @@ pub fn fits(tree: &QuotaTree, node: NodeId, request: &FrAmounts, allow_borrowing
         *amount <= tree.available_for_queue(node, *fr)
             && (allow_borrowing || tree.usage(node, *fr) + *amount <= tree.nominal(node, *fr))
     })
-}
-
-/// Whether `node` uses more than its subtree quota on one of the pairs in `request`.
-pub fn above_nominal(tree: &QuotaTree, node: NodeId, request: &FrAmounts) -> bool {
-    request
-        .iter()
-        .any(|(fr, _)| tree.usage(node, *fr) > tree.subtree_quota(node, *fr))
-}
-
-/// Whether every node from `cq_node` up to, but excluding, the lowest common ancestor with
-/// `preemptor_node` is above nominal: the victim's side is using quota that is not its own.
-pub fn side_borrows(
-    tree: &QuotaTree,
-    preemptor_node: NodeId,
-    cq_node: NodeId,
-    request: &FrAmounts,
-) -> bool {
-    let preemptor_path = tree.path(preemptor_node);
-    let mut at = cq_node;
-    loop {
-        if preemptor_path.contains(&at) {
-            return true;
-        }
-        if !above_nominal(tree, at, request) {
-            return false;
-        }
-        match tree.parent(at) {
-            Some(parent) => at = parent,
-            None => return true,
-        }
-    }
-}
-
-/// Whether taking `victim` leaves every node on its side of the tree (from its ClusterQueue up to,
-/// not including, the lowest common ancestor with the preemptor) either at or above its own quota on
-/// the pairs the preemptor needs, or able to get all of its unused quota from free capacity, when the
-/// victim's queue may reclaim. A preemptor that borrows must not push the victim's side under a
-/// guaranteed quota it cannot get back freely: that side would then reclaim the quota back (within
-/// nominal, or hierarchically), and the two would take turns. A side that can take all it is owed
-/// from free capacity has no reason to reclaim. Expects the preemptor's usage in `tree`.
-pub fn leaves_side_at_quota(
-    world: &World<'_>,
-    tree: &mut QuotaTree,
-    preemptor_node: NodeId,
-    victim: u32,
-    request: &FrAmounts,
-) -> bool {
-    let Some(h) = &world.workloads[victim as usize].holding else {
-        return false;
-    };
-    let Some(cq) = h.cq else {
-        return false;
-    };
-    let info = &world.cqs[cq as usize];
-    if info.preemption.reclaim_within_cohort == ReclaimWithinCohort::Never {
-        return true;
-    }
-    let needed: Vec<Fr> = h
-        .usage
-        .iter()
-        .filter(|(fr, _)| !amount_of(request, *fr).is_zero())
-        .map(|(fr, _)| *fr)
-        .collect();
-    let preemptor_path = tree.path(preemptor_node);
-    apply(world, tree, victim, -1);
-    let mut at = Some(info.node);
-    let mut kept = true;
-    while let Some(node) = at.filter(|n| !preemptor_path.contains(n)) {
-        kept &= needed.iter().all(|fr| {
-            let unused = tree.subtree_quota(node, *fr) - tree.usage(node, *fr);
-            unused <= Quantity::ZERO || tree.available(node, *fr) >= unused
-        });
-        at = tree.parent(node);
-    }
-    apply(world, tree, victim, 1);
-    kept
 }
 
 /// The lowest node on the preemptor's path whose subtree would stay within its own quota with the
@@ -352,7 +277,7 @@ fn classic_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) -
                 continue;
             }
             if !reclaim_allows(policy.reclaim_within_cohort, p, victim)
-                || !side_borrows(tree, node, cq_node, p.request)
+                || !side_borrowed_before_cycle(world, tree, node, cq_node, p.request)
             {
                 continue;
             }
@@ -427,8 +352,10 @@ fn attempt(
                 .holding
                 .as_ref()
                 .and_then(|h| h.cq);
-            let still_borrowing = victim_cq
-                .is_some_and(|cq| side_borrows(tree, node, world.cqs[cq as usize].node, p.request));
+            let still_borrowing = victim_cq.is_some_and(|cq| {
+                let cq_node = world.cqs[cq as usize].node;
+                side_borrowed_before_cycle(world, tree, node, cq_node, p.request)
+            });
             if !still_borrowing {
                 continue;
             }
