@@ -108,6 +108,7 @@ fn shape(cohorts: usize, queues_per_cohort: usize, per_queue: [usize; 3]) -> Sna
                     s.workloads.push(Workload {
                         namespace: "default".into(),
                         uid: format!("uid-{wl_name}"),
+                        job_uid: None,
                         name: wl_name,
                         queue_name: name.clone(),
                         priority,

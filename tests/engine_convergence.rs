@@ -238,3 +238,73 @@ fn a_chain_of_preemptions_through_several_queues_ends() {
     );
     settles(&s, true);
 }
+
+#[test]
+fn a_queue_borrowing_only_for_this_cycles_admissions_is_not_reclaimed_from() {
+    // w101 (q2) took w2's place by reclaiming from q1. w0 (q2) then came back in the same cycle that
+    // w2 reclaimed, borrowing for q2; w0 was no candidate (admitted this cycle), so w2 evicted the
+    // older w101 and the two had evicted each other.
+    let two = |f0: ResourceQuota, f1: &str| {
+        vec![group(
+            &["cpu"],
+            vec![("f0", vec![f0]), ("f1", vec![quota("cpu", f1)])],
+        )]
+    };
+    let mut q0 = cq(
+        "q0",
+        Some("c0"),
+        vec![cpu_group("f0", quota_limits("cpu", "5", Some("0"), None))],
+    );
+    q0.preemption.reclaim_within_cohort = ReclaimWithinCohort::LowerPriority;
+    let mut q1 = cq(
+        "q1",
+        Some("c1"),
+        two(quota_limits("cpu", "4", Some("2"), None), "4"),
+    );
+    q1.preemption = policy(
+        WithinClusterQueue::LowerPriority,
+        ReclaimWithinCohort::Any,
+        BorrowWithinCohortPolicy::Never,
+    );
+    let mut q2 = cq(
+        "q2",
+        Some("c1"),
+        two(quota_limits("cpu", "0", Some("1"), None), "5"),
+    );
+    q2.queueing_strategy = QueueingStrategy::StrictFifo;
+    q2.preemption = policy(
+        WithinClusterQueue::LowerPriority,
+        ReclaimWithinCohort::LowerPriority,
+        BorrowWithinCohortPolicy::LowerPriority,
+    );
+    q2.preemption.borrow_within_cohort.max_priority_threshold = Some(0);
+    let mut w2 = admitted(wl("w2", "q1", 1, 2, "3", 2), "q1", "f1");
+    w2.pod_sets[0].min_count = Some(1);
+    let s = snapshot(
+        vec![flavor("f0"), flavor("f1")],
+        vec![q0, q1, q2],
+        vec![
+            cohort("root", None, vec![cpu_group("f0", quota("cpu", "3"))]),
+            cohort(
+                "c0",
+                Some("root"),
+                vec![cpu_group(
+                    "f0",
+                    quota_limits("cpu", "0", Some("0"), Some("4")),
+                )],
+            ),
+            cohort("c1", Some("root"), vec![cpu_group("f0", quota("cpu", "2"))]),
+        ],
+        vec![
+            admitted(wl("w0", "q2", 0, 0, "2", 1), "q2", "f1"),
+            wl("w1", "q1", 1, 1, "4", 2),
+            w2,
+            admitted(wl("w3", "q1", 3, 3, "3", 2), "q1", "f0"),
+            admitted(wl("w4", "q1", 0, 4, "1", 1), "q1", "f1"),
+            wl("w100", "q2", 0, 100, "1", 1),
+            wl("w101", "q2", 2, 101, "4", 1),
+        ],
+    );
+    let run = settles(&s, false);
+    assert!(is_admitted(&run, "w101"));
+}

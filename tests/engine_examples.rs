@@ -403,3 +403,37 @@ fn undeclared_resources_block_unless_ignored() {
     };
     assert!(is_admitted(&run_until_stable(&s, config).unwrap(), "gpu"));
 }
+
+/// Amounts in messages read as `kubectl` shows them: memory in binary units, not raw bytes.
+#[test]
+fn messages_print_memory_in_binary_units() {
+    let memory = |nominal: &str| quota("memory", nominal);
+    let s = snapshot(
+        vec![flavor("default")],
+        vec![cq(
+            "a",
+            None,
+            vec![group(&["memory"], vec![("default", vec![memory("16Gi")])])],
+        )],
+        vec![],
+        ["running", "waiting", "huge"]
+            .iter()
+            .zip(["8Gi", "16Gi", "32Gi"])
+            .enumerate()
+            .map(|(i, (name, amount))| {
+                let mut w = wl(name, "a", 0, i as i64, "1", 1);
+                w.pod_sets[0].requests = [("memory".to_string(), q(amount))].into();
+                w
+            })
+            .collect(),
+    );
+    let run = settle(&s);
+    assert!(is_admitted(&run, "running"));
+    let (_, message) = pending(&run, "waiting");
+    assert!(
+        message.ends_with("memory in flavor default, 8Gi more needed"),
+        "{message}"
+    );
+    let (_, message) = pending(&run, "huge");
+    assert!(message.ends_with("(32Gi > 16Gi)"), "{message}");
+}

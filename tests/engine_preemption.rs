@@ -60,7 +60,7 @@ fn within_cluster_queue_lower_priority() {
     assert_eq!(eviction.reason.as_str(), "Preempted");
     assert_eq!(
         eviction.message,
-        "Preempted to accommodate a workload (UID: uid-high) due to prioritization in the ClusterQueue; preemptor path: /a; preemptee path: /a"
+        "Preempted to accommodate a workload (UID: uid-high, JobUID: UNKNOWN) due to prioritization in the ClusterQueue; preemptor path: /a; preemptee path: /a"
     );
 
     let run = classic(&single_queue(WithinClusterQueue::Never, workloads));

@@ -506,8 +506,8 @@ fn demo_table_shows_who_was_preempted_and_why() {
 /// C.4 step 6: the message names the preemptor's UID and its job's UID, then the cause and paths.
 #[test]
 fn preemption_message_names_the_preemptor_and_its_job() {
-    let run = run("admission/preempt-lower-priority.yaml", false);
-    let message = run
+    let labelled = run("admission/preempt-lower-priority.yaml", false);
+    let message = labelled
         .condition("research/batch-b", "Preempted")
         .unwrap()
         .message;
@@ -519,10 +519,21 @@ fn preemption_message_names_the_preemptor_and_its_job() {
         "{message}"
     );
     assert!(
+        message.contains("JobUID: 8e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b)"),
+        "{message}"
+    );
+    assert!(
         message.contains(") due to ")
             && message.ends_with("; preemptor path: /research-cq; preemptee path: /research-cq"),
         "{message}"
     );
+    // A preemptor without the label names no job.
+    let unlabelled = run("admission/preemption-minimal-victims.yaml", false);
+    let message = unlabelled
+        .condition("train/medium", "Preempted")
+        .unwrap()
+        .message;
+    assert!(message.contains(", JobUID: UNKNOWN) due to "), "{message}");
 }
 
 /// `resourceUsage` is written as Kubernetes writes quantities (A.6.3, worked example A:

@@ -3,6 +3,8 @@
 //! ClusterQueue, orders them as Kueue orders heads (classic: borrowing level, priority, creation;
 //! fair sharing: the tournament), and processes them against the running quota tree. Rounds go on
 //! until every queue is exhausted or blocked, so a deep queue drains as fast as quota allows.
+//! Quota held for a waiting workload (C.1 step 5) lasts the whole cycle and keeps out only other
+//! queues.
 //!
 //! A workload found inadmissible is remembered by equivalence class for the rest of the cycle (gate
 //! `SchedulingEquivalenceHashing`): identical workloads (same ClusterQueue, priority and pod-set
@@ -20,6 +22,7 @@ use super::decision::{CycleOutcome, EvictionReason, PendingReason, PreemptionRea
 use super::fair_sharing::{Contender, tournament_winner};
 use super::features::Feature;
 use super::flavor::{self, Assigned, Assignment, Mode};
+use super::holds::Holds;
 use super::model::QueueingStrategy;
 use super::preemption::{self, Preemptor, Target};
 use super::quota::{NodeId, QuotaTree};
@@ -30,8 +33,13 @@ use super::state::World;
 enum Nomination {
     Fit(Assignment),
     Preempt(Assignment, Vec<Target>),
-    NoFit(PendingReason, Arc<str>),
+    /// Not admissible now. With an assignment when it needs preemption but found no victims: the
+    /// quota it is owed may be held for it (C.1 step 5).
+    NoFit(PendingReason, Arc<str>, Option<Assignment>),
 }
+
+/// Why an evaluation failed, with the assignment that needed preemption but found no victims.
+type Failure = (PendingReason, String, Option<Assignment>);
 
 struct Entry {
     index: u32,
@@ -43,8 +51,10 @@ struct Entry {
 impl Entry {
     fn assignment(&self) -> Option<&Assignment> {
         match &self.nomination {
-            Nomination::Fit(a) | Nomination::Preempt(a, _) => Some(a),
-            Nomination::NoFit(..) => None,
+            Nomination::Fit(a) | Nomination::Preempt(a, _) | Nomination::NoFit(_, _, Some(a)) => {
+                Some(a)
+            }
+            Nomination::NoFit(_, _, None) => None,
         }
     }
 }
@@ -57,6 +67,8 @@ struct CycleState {
     done: Vec<bool>,
     /// Equivalence class → (release generation of its tree, reason, message).
     inadmissible: HashMap<u32, (u64, PendingReason, Arc<str>)>,
+    /// Quota held this cycle for waiting workloads.
+    holds: Holds,
 }
 
 fn preemption_cause(reason: PreemptionReason) -> &'static str {
@@ -119,13 +131,14 @@ impl Engine {
             cursor: vec![0; n],
             done: vec![false; n],
             inadmissible: HashMap::new(),
+            holds: Holds::default(),
         };
         loop {
             let mut entries = Vec::new();
             for cq in 0..n as u32 {
                 if let Some(index) = self.next_head(cq, &mut st, &mut out) {
                     let generation = self.generations[self.root_of(cq)];
-                    let nomination = self.nominate(index, cq);
+                    let nomination = self.nominate_unheld(index, cq, &st);
                     entries.push(Entry {
                         index,
                         cq,
@@ -146,7 +159,17 @@ impl Engine {
                 }
             }
         }
+        st.holds.release(&mut self.c.tree);
         out
+    }
+
+    /// Nominates with every hold lifted: holds keep workloads out, they never change what a
+    /// workload would need.
+    fn nominate_unheld(&mut self, index: u32, cq: u32, st: &CycleState) -> Nomination {
+        st.holds.apply(&mut self.c.tree, None, -1);
+        let nomination = self.nominate(index, cq);
+        st.holds.apply(&mut self.c.tree, None, 1);
+        nomination
     }
 
     /// The next workload of `cq` to evaluate this cycle, answering cached equivalents on the way.
@@ -208,7 +231,7 @@ impl Engine {
             .iter()
             .map(|p| p.count)
             .collect();
-        let (reason, message) = match self.try_counts(index, cq, &counts) {
+        let (reason, message, hold) = match self.try_counts(index, cq, &counts) {
             Ok(nomination) => return nomination,
             Err(failure) => failure,
         };
@@ -242,26 +265,24 @@ impl Engine {
                 return best;
             }
         }
-        Nomination::NoFit(reason, Arc::from(message))
+        Nomination::NoFit(reason, Arc::from(message), hold)
     }
 
-    fn try_counts(
-        &mut self,
-        index: u32,
-        cq: u32,
-        counts: &[i32],
-    ) -> Result<Nomination, (PendingReason, String)> {
+    fn try_counts(&mut self, index: u32, cq: u32, counts: &[i32]) -> Result<Nomination, Failure> {
         let (world, tree) = self.split();
         let wl = &world.workloads[index as usize];
         match flavor::assign(&world, tree, cq, wl, counts) {
-            Assigned::NoFit { reason, message } => Err((reason, message)),
+            Assigned::NoFit { reason, message } => Err((reason, message, None)),
             Assigned::Ok(a) if a.mode == Mode::Fit => Ok(Nomination::Fit(a)),
+            Assigned::Ok(a) if a.mode == Mode::NoCandidates => {
+                Err((PendingReason::WaitingForQuota, a.shortfall.clone(), Some(a)))
+            }
             Assigned::Ok(a) => {
                 let needs = a.topology_needs();
                 let p = Preemptor::new(cq, wl, &a.usage, &needs);
                 let targets = preemption::find_targets(&world, tree, &p);
                 if targets.is_empty() {
-                    Err((PendingReason::WaitingForQuota, a.shortfall))
+                    Err((PendingReason::WaitingForQuota, a.shortfall.clone(), Some(a)))
                 } else {
                     Ok(Nomination::Preempt(a, targets))
                 }
@@ -337,14 +358,71 @@ impl Engine {
         let nomination = if generation == self.generations[root] {
             nomination
         } else {
-            self.nominate(index, cq)
+            self.nominate_unheld(index, cq, st)
         };
+        st.holds.apply(&mut self.c.tree, Some(cq), -1);
+        match self.blocked_by_holds(cq, &nomination, st) {
+            Some(message) => {
+                let reason = PendingReason::WaitingForQuota;
+                self.reject(index, cq, reason, Arc::from(message), st, out);
+            }
+            None => self.process_lifted(index, cq, nomination, st, out),
+        }
+        st.holds.apply(&mut self.c.tree, Some(cq), 1);
+    }
+
+    /// Why an admission or preemption must wait for quota held for other queues' workloads: it does
+    /// not fit beside the holds (after its victims go). Nothing is evicted for it then.
+    fn blocked_by_holds(
+        &mut self,
+        cq: u32,
+        nomination: &Nomination,
+        st: &CycleState,
+    ) -> Option<String> {
+        let node = NodeId(cq);
+        if !st.holds.any_in(&self.c.tree, self.c.tree.root(node)) {
+            return None;
+        }
+        let (assignment, targets) = match nomination {
+            Nomination::Fit(a) => (a, &[][..]),
+            Nomination::Preempt(a, targets) => (a, targets.as_slice()),
+            Nomination::NoFit(..) => return None,
+        };
+        let (world, tree) = self.split();
+        targets
+            .iter()
+            .for_each(|t| preemption::apply(&world, tree, t.workload, -1));
+        let blocked = (!preemption::fits(tree, node, &assignment.usage, true)).then(|| {
+            st.holds
+                .blocked_message(tree, world.names, world.cqs, node, &assignment.usage)
+        });
+        targets
+            .iter()
+            .for_each(|t| preemption::apply(&world, tree, t.workload, 1));
+        blocked
+    }
+
+    /// Acts on a nomination while `cq`'s own holds are lifted.
+    fn process_lifted(
+        &mut self,
+        index: u32,
+        cq: u32,
+        nomination: Nomination,
+        st: &mut CycleState,
+        out: &mut CycleOutcome,
+    ) {
         match nomination {
             Nomination::Fit(assignment) => {
                 self.admit_checked(index, cq, assignment, Vec::new(), st, out)
             }
             Nomination::Preempt(assignment, targets) => {
-                let uid = self.c.workloads[index as usize].model.uid.clone();
+                let preemptor = &self.c.workloads[index as usize].model;
+                let uid = preemptor.uid.clone();
+                let job_uid = preemptor
+                    .job_uid
+                    .as_deref()
+                    .unwrap_or("UNKNOWN")
+                    .to_string();
                 let preemptor_path = self.path_of(cq);
                 let mut victims = Vec::with_capacity(targets.len());
                 let mut shield = Vec::new();
@@ -370,7 +448,7 @@ impl Engine {
                         shield.push(victim_cq);
                     }
                     let message = format!(
-                        "Preempted to accommodate a workload (UID: {uid}) due to {}; preemptor path: {preemptor_path}; preemptee path: {victim_path}",
+                        "Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {}; preemptor path: {preemptor_path}; preemptee path: {victim_path}",
                         preemption_cause(target.reason)
                     );
                     self.evict(
@@ -386,7 +464,13 @@ impl Engine {
                     h.fair_share_shield = shield;
                 }
             }
-            Nomination::NoFit(reason, message) => self.reject(index, cq, reason, message, st, out),
+            Nomination::NoFit(reason, message, hold) => {
+                if let Some(assignment) = &hold {
+                    st.holds
+                        .add(&self.c.tree, &self.c.cqs[cq as usize], cq, assignment);
+                }
+                self.reject(index, cq, reason, message, st, out)
+            }
         }
     }
 

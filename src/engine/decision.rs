@@ -1,9 +1,10 @@
 //! What the admission engine decides: admissions, preemptions, evictions and pending reasons, per cycle
-//! and for a whole run. Reason spellings are exactly Kueue's (A.6.4).
+//! and for a whole run. Reason spellings are exactly Kueue's (A.6.4), taken from `crate::api::keys`.
 
 use std::fmt;
 
 use super::model::Admission;
+use crate::api::keys::{evicted_reasons, preempted_reasons, quota_reserved_reasons};
 
 /// A workload's identity: namespace and name.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -28,7 +29,7 @@ impl fmt::Display for WorkloadKey {
 }
 
 macro_rules! reasons {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $spelling:path),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum $name {
@@ -39,7 +40,7 @@ macro_rules! reasons {
             /// The reason string exactly as Kueue writes it.
             pub fn as_str(self) -> &'static str {
                 match self {
-                    $($name::$variant => stringify!($variant)),+
+                    $($name::$variant => $spelling),+
                 }
             }
         }
@@ -56,42 +57,42 @@ reasons! {
     /// `QuotaReserved=False` reasons (gate `UnadmittedWorkloadsObservability` on).
     PendingReason {
         /// Not evaluated yet.
-        PendingEvaluation,
+        PendingEvaluation => quota_reserved_reasons::PENDING_EVALUATION,
         /// Fits the maximum quota, but not the quota unused right now.
-        WaitingForQuota,
+        WaitingForQuota => quota_reserved_reasons::WAITING_FOR_QUOTA,
         /// Larger than the ClusterQueue could ever give it.
-        ExceedsMaxQuota,
+        ExceedsMaxQuota => quota_reserved_reasons::EXCEEDS_MAX_QUOTA,
         /// No flavor matches the pods' selectors, affinity or tolerations.
-        NoMatchingFlavor,
+        NoMatchingFlavor => quota_reserved_reasons::NO_MATCHING_FLAVOR,
         /// The topology seam found no placement even on an empty cluster.
-        TopologyPlacementFailed,
+        TopologyPlacementFailed => quota_reserved_reasons::TOPOLOGY_PLACEMENT_FAILED,
         /// Waiting for victims to release their quota.
-        WaitingForPreemptedWorkloads,
+        WaitingForPreemptedWorkloads => quota_reserved_reasons::WAITING_FOR_PREEMPTED_WORKLOADS,
         /// A missing LocalQueue or ClusterQueue, a namespace the ClusterQueue does not select, a
         /// cohort cycle, or an invalid request.
-        Misconfigured,
+        Misconfigured => quota_reserved_reasons::MISCONFIGURED,
         /// The ClusterQueue or LocalQueue is stopped, or the workload is inactive.
-        Suspended,
+        Suspended => quota_reserved_reasons::SUSPENDED,
     }
 }
 
 reasons! {
     /// `Preempted=True` reasons.
     PreemptionReason {
-        InClusterQueue,
-        InCohortReclamation,
-        InCohortFairSharing,
-        InCohortReclaimWhileBorrowing,
+        InClusterQueue => preempted_reasons::IN_CLUSTER_QUEUE,
+        InCohortReclamation => preempted_reasons::IN_COHORT_RECLAMATION,
+        InCohortFairSharing => preempted_reasons::IN_COHORT_FAIR_SHARING,
+        InCohortReclaimWhileBorrowing => preempted_reasons::IN_COHORT_RECLAIM_WHILE_BORROWING,
     }
 }
 
 reasons! {
     /// `Evicted=True` reasons the engine produces.
     EvictionReason {
-        Preempted,
-        ClusterQueueStopped,
-        LocalQueueStopped,
-        Deactivated,
+        Preempted => evicted_reasons::PREEMPTED,
+        ClusterQueueStopped => evicted_reasons::CLUSTER_QUEUE_STOPPED,
+        LocalQueueStopped => evicted_reasons::LOCAL_QUEUE_STOPPED,
+        Deactivated => evicted_reasons::DEACTIVATED,
     }
 }
 
@@ -221,4 +222,45 @@ pub struct RunOutcome {
     pub cycles: u64,
     /// `false` when `EngineConfig::max_cycles` stopped the run first.
     pub stable: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every reason the engine writes is spelled as its variant is named, which is Kueue's spelling.
+    #[test]
+    fn reasons_are_spelled_as_kueue_spells_them() {
+        use PendingReason as P;
+        for r in [
+            P::PendingEvaluation,
+            P::WaitingForQuota,
+            P::ExceedsMaxQuota,
+            P::NoMatchingFlavor,
+            P::TopologyPlacementFailed,
+            P::WaitingForPreemptedWorkloads,
+            P::Misconfigured,
+            P::Suspended,
+        ] {
+            assert_eq!(r.as_str(), format!("{r:?}"));
+        }
+        use PreemptionReason as R;
+        for r in [
+            R::InClusterQueue,
+            R::InCohortReclamation,
+            R::InCohortFairSharing,
+            R::InCohortReclaimWhileBorrowing,
+        ] {
+            assert_eq!(r.to_string(), format!("{r:?}"));
+        }
+        use EvictionReason as E;
+        for r in [
+            E::Preempted,
+            E::ClusterQueueStopped,
+            E::LocalQueueStopped,
+            E::Deactivated,
+        ] {
+            assert_eq!(r.as_str(), format!("{r:?}"));
+        }
+    }
 }

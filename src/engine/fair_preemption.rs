@@ -10,12 +10,12 @@ use super::fair_sharing::{Share, apply_usage, dominant_share};
 use super::features::Feature;
 use super::model::{FairPreemptionStrategy, ReclaimWithinCohort};
 use super::preemption::{
-    Preemptor, Target, above_nominal, admitted_users, apply, candidate_order, fits,
-    leaves_side_at_quota, minimise, reclaim_allows, side_borrows, topology_fits,
-    within_queue_allows, workloads_of,
+    Preemptor, Target, admitted_users, apply, candidate_order, fits, minimise, reclaim_allows,
+    topology_fits, within_queue_allows, workloads_of,
 };
 use super::quota::{NodeId, QuotaTree};
 use super::state::World;
+use super::victim_side::{above_nominal, leaves_side_at_quota, side_borrows};
 
 /// The children of the lowest common ancestor of `a` and `b`, one on each side.
 fn almost_lca(tree: &QuotaTree, a: NodeId, b: NodeId) -> Option<(NodeId, NodeId)> {

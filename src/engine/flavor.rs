@@ -11,7 +11,7 @@ use super::model::{
 use super::node_match::{requirement_matches, tolerates};
 use super::preemption;
 use super::quantity::Quantity;
-use super::quota::QuotaTree;
+use super::quota::{NodeId, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, ResourceId, add_amount, amount_of};
 use super::state::{CqInfo, Wl, World};
 use super::topology_seam::{TopologyQuery, TopologyVerdict};
@@ -61,7 +61,7 @@ pub struct Assignment {
     pub pod_sets: Vec<PodSetChoice>,
     /// Total usage per flavor-resource pair.
     pub usage: FrAmounts,
-    /// Fit, Reclaim or Preempt.
+    /// Fit, Reclaim or Preempt; NoCandidates when it needs preemption and nothing may be preempted.
     pub mode: Mode,
     /// Highest borrowing level over the pairs (0: inside the ClusterQueue's nominal quota).
     pub level: u32,
@@ -284,6 +284,9 @@ fn walk_group(
     let fungible = world.config.features.enabled(Feature::FlavorFungibility);
     let preference = cq.fungibility.preference.unwrap_or_default();
     let mut best: Option<(FlavorId, FlavorEval)> = None;
+    // The first flavor that needs preemption but has no candidates: worse than every viable flavor,
+    // better than none (C.2 4.4), so a workload owed quota still gets an assignment to hold.
+    let mut no_candidates: Option<(FlavorId, FlavorEval)> = None;
     let mut messages = Vec::new();
     let mut worst_reason = PendingReason::NoMatchingFlavor;
     for &flavor_id in &cq.groups[group].flavors {
@@ -300,7 +303,10 @@ fn walk_group(
         );
         if !eval.mode.viable() {
             worst_reason = rank_reason(worst_reason, eval.reason);
-            messages.push(eval.message);
+            messages.push(eval.message.clone());
+            if eval.mode == Mode::NoCandidates && no_candidates.is_none() {
+                no_candidates = Some((flavor_id, eval));
+            }
             continue;
         }
         let stop = if fungible {
@@ -322,7 +328,14 @@ fn walk_group(
             best = Some((flavor_id, eval));
         }
     }
-    best.ok_or((worst_reason, messages))
+    match (best, no_candidates) {
+        (Some(best), _) => Ok(best),
+        (None, Some((flavor_id, mut eval))) => {
+            eval.message = messages.join(", ");
+            Ok((flavor_id, eval))
+        }
+        (None, None) => Err((worst_reason, messages)),
+    }
 }
 
 /// `WaitingForQuota` outranks `ExceedsMaxQuota`, which outranks `TopologyPlacementFailed`, which
@@ -383,7 +396,9 @@ fn evaluate_flavor(
         let potential = tree.potential_available(cq.node, fr);
         if value > potential {
             let message = format!(
-                "insufficient quota for {resource_name} in flavor {flavor_name}, request > maximum capacity ({value} > {potential})"
+                "insufficient quota for {resource_name} in flavor {flavor_name}, request > maximum capacity ({} > {})",
+                value.display_for(resource_name),
+                potential.display_for(resource_name)
             );
             return fail(PendingReason::ExceedsMaxQuota, message);
         }
@@ -392,7 +407,7 @@ fn evaluate_flavor(
         if value <= available {
             continue;
         }
-        let more = value - available;
+        let more = (value - available).display_for(resource_name);
         shortfalls.push(format!(
             "insufficient unused quota for {resource_name} in flavor {flavor_name}, {more} more needed"
         ));
@@ -440,7 +455,12 @@ fn evaluate_flavor(
             })
             .into_iter()
             .collect();
-        mode = preemption::oracle(world, tree, cq_index, wl, &on_flavor, &needs);
+        let (simulated, targets) =
+            preemption::oracle(world, tree, cq_index, wl, &on_flavor, &needs);
+        mode = simulated;
+        if mode.viable() {
+            level = level_after(world, tree, cq.node, &on_flavor, &targets);
+        }
     }
     FlavorEval {
         mode,
@@ -450,6 +470,30 @@ fn evaluate_flavor(
         topology,
         topology_involved,
     }
+}
+
+/// The borrowing level of `request` once `targets` are gone (Kueue's `borrowAfterPreemptions`): a
+/// flavor that needs preemption is ranked by the borrowing it would really do, so under
+/// `PreemptionOverBorrowing` preempting within nominal quota beats borrowing.
+fn level_after(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    node: NodeId,
+    request: &FrAmounts,
+    targets: &[preemption::Target],
+) -> u32 {
+    for t in targets {
+        preemption::apply(world, tree, t.workload, -1);
+    }
+    let level = request
+        .iter()
+        .map(|(fr, value)| tree.borrowing_level(node, *fr, *value))
+        .max()
+        .unwrap_or(0);
+    for t in targets {
+        preemption::apply(world, tree, t.workload, 1);
+    }
+    level
 }
 
 #[cfg(test)]

@@ -72,12 +72,22 @@
 //! property tests):
 //! - a cycle admits every workload that fits, in queue order, instead of one head per ClusterQueue,
 //!   and identical inadmissible workloads are evaluated once per cycle;
+//! - a workload that needs preemption but finds no victims, in a ClusterQueue that cannot always
+//!   reclaim, holds the quota it is owed (C.1 step 5) against other ClusterQueues for the rest of
+//!   the cycle, all its rounds, but not against its own queue's later workloads (Kueue evaluates
+//!   those in later cycles, when the hold is gone); a hold never makes another workload preempt
+//!   more (one that does not fit beside it waits, evicting nothing), and holds end with the cycle;
 //! - a preemptor is admitted in the same cycle its victims are evicted (their quota is released at
 //!   once), so nothing else can slip into the freed quota in between;
 //! - after minimising, every fair-sharing victim must still have its reason (within nominal, or the
 //!   share rule) with exactly the final victims gone; otherwise nothing is preempted;
 //! - a borrowing preemptor never takes a victim whose removal leaves the victim's side of the tree
-//!   under its own quota when that side may reclaim (it would reclaim straight back);
+//!   under its own quota, when that side may reclaim and free capacity cannot give it back all it
+//!   is owed (it would reclaim straight back); a side that free capacity makes whole is fair game,
+//!   as in the reference's LessThanInitialShare case;
+//! - classic preemption takes a victim in another queue only while that queue's side borrows
+//!   without counting the workloads admitted in the current cycle (which are never victims), so
+//!   older workloads do not pay for a borrow they did not make and then reclaim straight back;
 //! - a preemptor with an infinite share (weight 0 while borrowing) never wins by fair sharing;
 //! - a workload admitted by fair-sharing preemption cannot be taken back by fair sharing from the
 //!   queues it took quota from while it runs;
@@ -85,8 +95,9 @@
 //!   afterwards only strictly lower priorities, which bounds every chain of preemptions.
 //!
 //! Internals: [`resources`] interns names into dense flavor-resource vectors, [`quota`] is the cohort
-//! tree, `flavor` assigns flavors, `preemption` and `fair_preemption` choose victims,
-//! `fair_sharing` computes shares and the admission tournament, `cycle` runs the rounds.
+//! tree, `flavor` assigns flavors, `holds` keeps quota for waiting workloads, `preemption` and
+//! `fair_preemption` choose victims (`victim_side` holds the rules about the victim's side of the
+//! tree), `fair_sharing` computes shares and the admission tournament, `cycle` runs the rounds.
 
 mod compile;
 mod cycle;
@@ -96,6 +107,7 @@ mod fair_preemption;
 mod fair_sharing;
 pub mod features;
 mod flavor;
+mod holds;
 pub mod model;
 pub mod node_match;
 mod preemption;
@@ -108,6 +120,7 @@ mod state;
 pub mod topology;
 pub mod topology_seam;
 mod validate;
+mod victim_side;
 
 pub use decision::{
     AdmissionDecision, CycleOutcome, Event, EvictionDecision, EvictionReason, EvictionRecord,

@@ -277,6 +277,9 @@ pub struct Workload {
     pub namespace: String,
     pub name: String,
     pub uid: String,
+    /// The `kueue.x-k8s.io/job-uid` label: the UID of the job the workload stands for, named in the
+    /// messages of the workloads it preempts (C.4 step 6).
+    pub job_uid: Option<String>,
     /// `spec.queueName`: a LocalQueue in the workload's namespace.
     pub queue_name: String,
     /// Effective priority (see [`resolve_priority`]).

@@ -8,6 +8,7 @@ use std::cmp::{Ordering, Reverse};
 
 use super::decision::{PreemptionReason, WorkloadKey};
 use super::fair_preemption;
+use super::fair_sharing::apply_usage;
 use super::flavor::{Mode, TopologyNeed};
 use super::model::{BorrowWithinCohortPolicy, ReclaimWithinCohort, WithinClusterQueue};
 use super::quantity::Quantity;
@@ -15,6 +16,7 @@ use super::quota::{NodeId, QuotaTree};
 use super::resources::{Fr, FrAmounts, amount_of};
 use super::state::{Wl, World};
 use super::topology_seam::{TopologyQuery, TopologyVerdict};
+use super::victim_side::{leaves_side_at_quota, side_borrowed_before_cycle};
 
 /// A chosen victim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,79 +121,6 @@ pub fn fits(tree: &QuotaTree, node: NodeId, request: &FrAmounts, allow_borrowing
         *amount <= tree.available_for_queue(node, *fr)
             && (allow_borrowing || tree.usage(node, *fr) + *amount <= tree.nominal(node, *fr))
     })
-}
-
-/// Whether `node` uses more than its subtree quota on one of the pairs in `request`.
-pub fn above_nominal(tree: &QuotaTree, node: NodeId, request: &FrAmounts) -> bool {
-    request
-        .iter()
-        .any(|(fr, _)| tree.usage(node, *fr) > tree.subtree_quota(node, *fr))
-}
-
-/// Whether every node from `cq_node` up to, but excluding, the lowest common ancestor with
-/// `preemptor_node` is above nominal: the victim's side is using quota that is not its own.
-pub fn side_borrows(
-    tree: &QuotaTree,
-    preemptor_node: NodeId,
-    cq_node: NodeId,
-    request: &FrAmounts,
-) -> bool {
-    let preemptor_path = tree.path(preemptor_node);
-    let mut at = cq_node;
-    loop {
-        if preemptor_path.contains(&at) {
-            return true;
-        }
-        if !above_nominal(tree, at, request) {
-            return false;
-        }
-        match tree.parent(at) {
-            Some(parent) => at = parent,
-            None => return true,
-        }
-    }
-}
-
-/// Whether taking `victim` leaves every node on its side of the tree (from its ClusterQueue up to,
-/// not including, the lowest common ancestor with the preemptor) at or above its own quota on the
-/// pairs the preemptor needs, when the victim's queue may reclaim. A preemptor that borrows must not
-/// push the victim's side under its guaranteed quota: that side could then reclaim the quota back
-/// (within nominal, or hierarchically), and the two would take turns.
-pub fn leaves_side_at_quota(
-    world: &World<'_>,
-    tree: &mut QuotaTree,
-    preemptor_node: NodeId,
-    victim: u32,
-    request: &FrAmounts,
-) -> bool {
-    let Some(h) = &world.workloads[victim as usize].holding else {
-        return false;
-    };
-    let Some(cq) = h.cq else {
-        return false;
-    };
-    let info = &world.cqs[cq as usize];
-    if info.preemption.reclaim_within_cohort == ReclaimWithinCohort::Never {
-        return true;
-    }
-    let needed: Vec<Fr> = h
-        .usage
-        .iter()
-        .filter(|(fr, _)| !amount_of(request, *fr).is_zero())
-        .map(|(fr, _)| *fr)
-        .collect();
-    let preemptor_path = tree.path(preemptor_node);
-    apply(world, tree, victim, -1);
-    let mut at = Some(info.node);
-    let mut kept = true;
-    while let Some(node) = at.filter(|n| !preemptor_path.contains(n)) {
-        kept &= needed
-            .iter()
-            .all(|fr| tree.usage(node, *fr) >= tree.subtree_quota(node, *fr));
-        at = tree.parent(node);
-    }
-    apply(world, tree, victim, 1);
-    kept
 }
 
 /// The lowest node on the preemptor's path whose subtree would stay within its own quota with the
@@ -300,7 +229,8 @@ pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) 
     }
 }
 
-/// How preemption would go for `request` of `wl`: Reclaim, Preempt or NoCandidates.
+/// How preemption would go for `request` of `wl`: Reclaim, Preempt or NoCandidates, with the
+/// victims the simulation chose.
 pub fn oracle(
     world: &World<'_>,
     tree: &mut QuotaTree,
@@ -308,10 +238,10 @@ pub fn oracle(
     wl: &Wl,
     request: &FrAmounts,
     topology: &[TopologyNeed],
-) -> Mode {
+) -> (Mode, Vec<Target>) {
     let p = Preemptor::new(cq, wl, request, topology);
     let targets = find_targets(world, tree, &p);
-    if targets.is_empty() {
+    let mode = if targets.is_empty() {
         Mode::NoCandidates
     } else if targets
         .iter()
@@ -320,7 +250,8 @@ pub fn oracle(
         Mode::Reclaim
     } else {
         Mode::Preempt
-    }
+    };
+    (mode, targets)
 }
 
 fn classic_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) -> Vec<Target> {
@@ -346,7 +277,7 @@ fn classic_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) -
                 continue;
             }
             if !reclaim_allows(policy.reclaim_within_cohort, p, victim)
-                || !side_borrows(tree, node, cq_node, p.request)
+                || !side_borrowed_before_cycle(world, tree, node, cq_node, p.request)
             {
                 continue;
             }
@@ -421,16 +352,21 @@ fn attempt(
                 .holding
                 .as_ref()
                 .and_then(|h| h.cq);
-            let still_borrowing = victim_cq
-                .is_some_and(|cq| side_borrows(tree, node, world.cqs[cq as usize].node, p.request));
+            let still_borrowing = victim_cq.is_some_and(|cq| {
+                let cq_node = world.cqs[cq as usize].node;
+                side_borrowed_before_cycle(world, tree, node, cq_node, p.request)
+            });
             if !still_borrowing {
                 continue;
             }
         }
-        if c.class == Class::WhileBorrowing
-            && !leaves_side_at_quota(world, tree, node, c.workload, p.request)
-        {
-            continue;
+        if c.class == Class::WhileBorrowing {
+            apply_usage(tree, node, p.request, 1);
+            let keeps = leaves_side_at_quota(world, tree, node, c.workload, p.request);
+            apply_usage(tree, node, p.request, -1);
+            if !keeps {
+                continue;
+            }
         }
         apply(world, tree, c.workload, -1);
         chosen.push(*c);

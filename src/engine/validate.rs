@@ -67,7 +67,8 @@ fn check_groups(
             for (r, quota) in flavor.resources.iter().enumerate() {
                 let at = format!("{at}.resources[{r}]");
                 let negative = |field: &str, q: Quantity| {
-                    let reason = format!("must not be negative, found {q}");
+                    let reason =
+                        format!("must not be negative, found {}", q.display_for(&quota.name));
                     ModelError::invalid(kind, name, format!("{at}.{field}"), reason)
                 };
                 if quota.nominal_quota < Quantity::ZERO {
@@ -95,8 +96,9 @@ fn check_groups(
                     && lending > quota.nominal_quota
                 {
                     let reason = format!(
-                        "must not exceed nominalQuota ({lending} > {})",
-                        quota.nominal_quota
+                        "must not exceed nominalQuota ({} > {})",
+                        lending.display_for(&quota.name),
+                        quota.nominal_quota.display_for(&quota.name)
                     );
                     return Err(ModelError::invalid(
                         kind,

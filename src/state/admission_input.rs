@@ -323,6 +323,7 @@ pub fn workload(
         .map(|c| c.last_transition_time.0.as_millisecond());
     Ok(Workload {
         uid: workload.metadata.uid.clone().unwrap_or(defaults.uid),
+        job_uid: workload.labels().get(keys::labels::JOB_UID).cloned(),
         queue_name: workload.spec.queue_name.clone().unwrap_or_default(),
         priority: workload
             .spec

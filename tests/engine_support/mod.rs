@@ -107,6 +107,7 @@ pub fn wl(name: &str, cq: &str, priority: i32, creation: i64, cpu: &str, count: 
         namespace: NS.into(),
         name: name.into(),
         uid: format!("uid-{name}"),
+        job_uid: None,
         queue_name: format!("lq-{cq}"),
         priority,
         creation,
