@@ -8,24 +8,6 @@ use kuota::engine::features::Feature;
 use kuota::engine::model::*;
 use kuota::engine::{Engine, run_until_stable};
 
-fn settle(s: &Snapshot) -> kuota::engine::RunOutcome {
-    let out = run_until_stable(s, EngineConfig::default()).unwrap();
-    assert!(out.stable);
-    out
-}
-
-fn two_queues(a: ResourceQuota, b: ResourceQuota, workloads: Vec<Workload>) -> Snapshot {
-    snapshot(
-        vec![flavor("default")],
-        vec![
-            cq("a", Some("pool"), vec![cpu_group("default", a)]),
-            cq("b", Some("pool"), vec![cpu_group("default", b)]),
-        ],
-        vec![],
-        workloads,
-    )
-}
-
 #[test]
 fn borrowing_from_the_cohort_is_reported() {
     let s = two_queues(

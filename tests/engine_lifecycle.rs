@@ -6,25 +6,7 @@ mod engine_support;
 use engine_support::*;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kuota::engine::model::*;
-use kuota::engine::{Engine, Event, ModelError, run_until_stable};
-
-fn settle(s: &Snapshot) -> kuota::engine::RunOutcome {
-    let out = run_until_stable(s, EngineConfig::default()).unwrap();
-    assert!(out.stable);
-    out
-}
-
-fn two_queues(a: ResourceQuota, b: ResourceQuota, workloads: Vec<Workload>) -> Snapshot {
-    snapshot(
-        vec![flavor("default")],
-        vec![
-            cq("a", Some("pool"), vec![cpu_group("default", a)]),
-            cq("b", Some("pool"), vec![cpu_group("default", b)]),
-        ],
-        vec![],
-        workloads,
-    )
-}
+use kuota::engine::{Engine, Event, ModelError};
 
 #[test]
 fn misconfiguration_leaves_workloads_pending_with_a_reason() {

@@ -224,3 +224,23 @@ pub fn preemptions(run: &RunOutcome) -> Vec<(String, String, String)> {
         })
         .collect()
 }
+
+/// Runs `s` with the default configuration until nothing changes, which it must.
+pub fn settle(s: &Snapshot) -> RunOutcome {
+    let out = kuota::engine::run_until_stable(s, EngineConfig::default()).unwrap();
+    assert!(out.stable);
+    out
+}
+
+/// Two ClusterQueues `a` and `b` in the cohort `pool`, each with one cpu quota on flavor `default`.
+pub fn two_queues(a: ResourceQuota, b: ResourceQuota, workloads: Vec<Workload>) -> Snapshot {
+    snapshot(
+        vec![flavor("default")],
+        vec![
+            cq("a", Some("pool"), vec![cpu_group("default", a)]),
+            cq("b", Some("pool"), vec![cpu_group("default", b)]),
+        ],
+        vec![],
+        workloads,
+    )
+}
