@@ -123,8 +123,7 @@ fn shape(cohorts: usize, queues_per_cohort: usize, per_queue: [usize; 3]) -> Sna
                             )]),
                             ..Default::default()
                         }],
-                        admission: None,
-                        quota_reserved_at: None,
+                        ..Default::default()
                     });
                 }
             }

@@ -214,13 +214,12 @@ fn workloads_added_later_and_finished_ones_free_quota() {
     let mut engine = Engine::new(&s, EngineConfig::default()).unwrap();
     engine.run_until_stable();
     engine
-        .add_workload(wl("second", "a", 0, 2, "3", 1))
+        .upsert_workload(wl("second", "a", 0, 2, "2", 1))
         .unwrap();
-    assert!(
-        engine
-            .add_workload(wl("second", "a", 0, 3, "1", 1))
-            .is_err()
-    );
+    // Replacing a workload takes its new requests: 3 cpu no longer fits beside "first".
+    engine
+        .upsert_workload(wl("second", "a", 0, 2, "3", 1))
+        .unwrap();
     let run = engine.run_until_stable();
     assert_eq!(pending(&run, "second").0, "WaitingForQuota");
     assert!(engine.finish(&key("first")));

@@ -52,6 +52,10 @@ impl TopologyPlacer for OneDomain {
     fn release(&mut self, workload: &WorkloadKey, _admission: &Admission) {
         self.used.lock().unwrap().remove(workload);
     }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
 }
 
 #[test]

@@ -5,15 +5,12 @@ use std::sync::Arc;
 
 use super::decision::{PendingReason, WorkloadKey};
 use super::error::ModelError;
-use super::model::{ResourceFlavor, ResourceGroup, Snapshot, StopPolicy, Workload};
+use super::model::{PODS, ResourceFlavor, ResourceGroup, Snapshot, StopPolicy, Workload};
 use super::quantity::Quantity;
 use super::quota::{NodeId, NodeQuota, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, Interner, add_amount};
 use super::selector;
 use super::state::{CqInfo, GroupInfo, Holding, QueueState, Wl};
-
-/// The reserved resource name for pod counts.
-pub const PODS: &str = "pods";
 
 /// Everything the engine needs, indexed.
 pub struct Compiled {
@@ -102,13 +99,14 @@ fn node_quota(names: &Interner, groups: &[ResourceGroup]) -> NodeQuota {
 }
 
 /// Builds the indexed state, taking the snapshot's workloads without copying them.
-pub fn compile(mut snapshot: Snapshot) -> Result<Compiled, ModelError> {
+pub fn compile(snapshot: Snapshot) -> Result<Compiled, ModelError> {
+    super::validate::snapshot(&snapshot)?;
+    Ok(compile_valid(snapshot))
+}
+
+/// Builds the indexed state from a snapshot whose objects were each validated already.
+pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
     let workloads = std::mem::take(&mut snapshot.workloads);
-    super::validate::validate(&snapshot)?;
-    workloads
-        .iter()
-        .try_for_each(super::validate::check_workload)?;
-    super::validate::check_unique_workloads(&workloads)?;
     let snapshot = &snapshot;
     let mut names = Interner::default();
     for flavor in &snapshot.resource_flavors {
@@ -296,7 +294,7 @@ pub fn compile(mut snapshot: Snapshot) -> Result<Compiled, ModelError> {
     for w in workloads {
         compiled.add_workload(w);
     }
-    Ok(compiled)
+    compiled
 }
 
 impl Compiled {
@@ -347,7 +345,8 @@ impl Compiled {
                 .unwrap_or(i64::MIN)
                 .saturating_add(1),
         );
-        let holding = model.admission.clone().map(|admission| {
+        let admission = model.admission.clone().filter(|_| !model.finished);
+        let holding = admission.map(|admission| {
             let cq = self.cq_index.get(&admission.cluster_queue).copied();
             let mut usage = FrAmounts::new();
             for psa in &admission.pod_set_assignments {
@@ -373,7 +372,11 @@ impl Compiled {
                 admission,
                 reserved_at: model.quota_reserved_at.unwrap_or(model.creation),
                 cycle: 0,
-                fair_share_shield: Vec::new(),
+                fair_share_shield: model
+                    .fair_share_shield
+                    .iter()
+                    .filter_map(|name| self.cq_index.get(name).copied())
+                    .collect(),
             }
         });
         if let Some(Holding {
@@ -389,7 +392,6 @@ impl Compiled {
         }
         let wl = Wl {
             uid: Arc::from(model.uid.as_str()),
-            model,
             key: key.clone(),
             per_pod,
             cq,
@@ -400,13 +402,16 @@ impl Compiled {
                 Arc::from("not evaluated yet"),
             ),
             last_eviction: None,
-            finished: false,
+            finished: model.finished,
+            removed: false,
             eq_class,
             inadmissible_at: None,
             local_queue_stop,
-            preemption_credit_spent: false,
+            preemption_credit_spent: model.preemption_credit_spent,
+            model,
         };
         if wl.holding.is_none()
+            && !wl.finished
             && wl.blocked.is_none()
             && let Some(cq) = wl.cq
         {

@@ -118,6 +118,10 @@ impl Engine {
             cycle: self.cycle,
             ..Default::default()
         };
+        if self.quiet {
+            return out;
+        }
+        self.restructure();
         self.prelude(&mut out);
         let n = self.c.cqs.len();
         let lists = (0..n)
@@ -160,6 +164,7 @@ impl Engine {
             }
         }
         st.holds.release(&mut self.c.tree);
+        self.quiet = !out.changed_anything();
         out
     }
 

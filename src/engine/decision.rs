@@ -209,6 +209,21 @@ pub struct WorkloadState {
     pub uid: String,
     pub status: WorkloadStatus,
     pub last_eviction: Option<EvictionRecord>,
+    /// Decision state carried to the next cycles, which a restarted engine must read back from the
+    /// Workload to decide the same way.
+    pub carried: CarriedState,
+}
+
+/// What the engine remembers of a workload from one cycle to the next that the Workload's spec and
+/// status do not say.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CarriedState {
+    /// When its quota was reserved, on the engine's clock; `None` when it holds none.
+    pub quota_reserved_at: Option<i64>,
+    /// It has already preempted a victim of equal or higher priority.
+    pub preemption_credit_spent: bool,
+    /// ClusterQueues it took quota from by fair-sharing preemption, by name.
+    pub fair_share_shield: Vec<String>,
 }
 
 /// The result of running cycles until nothing changes.

@@ -2,9 +2,9 @@
 //! check eligibility (taints, selectors, required affinity) and quota, and pick a flavor under the
 //! ClusterQueue's `flavorFungibility`.
 
-use super::compile::PODS;
 use super::decision::PendingReason;
 use super::features::Feature;
+use super::model::PODS;
 use super::model::{
     FungibilityPolicy, FungibilityPreference, PodSet, QuotaCheckStrategy, ResourceFlavor,
 };

@@ -108,6 +108,7 @@ mod fair_sharing;
 pub mod features;
 mod flavor;
 mod holds;
+mod incremental;
 pub mod model;
 pub mod node_match;
 mod preemption;
@@ -123,9 +124,10 @@ mod validate;
 mod victim_side;
 
 pub use decision::{
-    AdmissionDecision, CycleOutcome, Event, EvictionDecision, EvictionReason, EvictionRecord,
-    PendingDecision, PendingReason, PreemptionDecision, PreemptionReason, RunOutcome, WorkloadKey,
-    WorkloadState, WorkloadStatus,
+    AdmissionDecision, CarriedState, CycleOutcome, Event, EvictionDecision, EvictionReason,
+    EvictionRecord, PendingDecision, PendingReason, PreemptionDecision, PreemptionReason,
+    RunOutcome, WorkloadKey, WorkloadState, WorkloadStatus,
 };
 pub use error::ModelError;
+pub use incremental::Structure;
 pub use scheduler::{Engine, run_until_stable};

@@ -16,6 +16,9 @@ use super::features::FeatureGates;
 use super::quantity::Quantity;
 use crate::api::topology_assignment::TopologyAssignment;
 
+/// The reserved resource name for pod counts.
+pub const PODS: &str = "pods";
+
 /// Node or namespace labels.
 pub type Labels = BTreeMap<String, String>;
 
@@ -294,6 +297,14 @@ pub struct Workload {
     /// When quota was reserved (same clock as `creation`); orders preemption candidates.
     /// `None` for an admitted workload means "at `creation`".
     pub quota_reserved_at: Option<i64>,
+    /// `Finished=True`: the workload holds no quota and never queues again.
+    pub finished: bool,
+    /// The workload has already preempted a victim of equal or higher priority, so from now on it
+    /// may preempt only strictly lower priorities. Carried across restarts on the Workload.
+    pub preemption_credit_spent: bool,
+    /// ClusterQueues this admitted workload took quota from by fair-sharing preemption; their
+    /// workloads may not take it back by fair sharing while it runs. Carried across restarts.
+    pub fair_share_shield: Vec<String>,
 }
 
 /// The priority a workload is queued with (C.6 step 1): its WorkloadPriorityClass value, else its

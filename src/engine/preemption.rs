@@ -477,6 +477,7 @@ mod tests {
             pending: (PendingReason::PendingEvaluation, Arc::from("")),
             last_eviction: None,
             finished: false,
+            removed: false,
             eq_class: 0,
             inadmissible_at: None,
             local_queue_stop: Default::default(),

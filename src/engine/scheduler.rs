@@ -5,20 +5,19 @@ use std::sync::Arc;
 
 use super::compile::{Compiled, compile};
 use super::decision::{
-    AdmissionDecision, CycleOutcome, Event, EvictionDecision, EvictionReason, EvictionRecord,
-    PendingDecision, PendingReason, PreemptionDecision, PreemptionReason, RunOutcome, WorkloadKey,
-    WorkloadState, WorkloadStatus,
+    AdmissionDecision, CarriedState, CycleOutcome, Event, EvictionDecision, EvictionReason,
+    EvictionRecord, PendingDecision, PendingReason, PreemptionDecision, PreemptionReason,
+    RunOutcome, WorkloadKey, WorkloadState, WorkloadStatus,
 };
 use super::error::ModelError;
 use super::flavor::Assignment;
+use super::incremental::Structure;
 use super::model::{
     Admission, BorrowWithinCohortPolicy, EngineConfig, PodSetAssignment, Snapshot, StopPolicy,
-    Workload,
 };
 use super::quota::NodeId;
-use super::state::Holding;
+use super::state::{Holding, Wl};
 use super::topology_seam::{NoTopologyConstraints, TopologyPlacer};
-use super::validate::check_new_workload;
 
 /// The admission engine over one snapshot. Deterministic: the same snapshot and configuration give
 /// the same decisions in the same order.
@@ -32,7 +31,19 @@ pub struct Engine {
     pub(super) releases: Vec<u64>,
     pub(super) cycle: u64,
     pub(super) events: Vec<Event>,
-    pub(super) needs_prelude: bool,
+    /// The quota objects, kept by name so each can be replaced on its own.
+    pub(super) structure: Structure,
+    /// Quota objects changed since the last re-index.
+    pub(super) structure_changed: bool,
+    /// Slots of removed workloads not yet reclaimed by a re-index.
+    pub(super) removed_slots: usize,
+    /// The last cycle changed nothing and no input changed since: the next cycle would change
+    /// nothing either, so it is skipped.
+    pub(super) quiet: bool,
+    /// The next cycle's prelude looks at every workload (after construction or a re-index)...
+    pub(super) prelude_all: bool,
+    /// ...or only at these, added or replaced since the last cycle.
+    pub(super) prelude_pending: Vec<u32>,
 }
 
 impl Engine {
@@ -64,6 +75,7 @@ impl Engine {
                 );
             }
         }
+        let structure = Structure::from_snapshot(&snapshot);
         let c = compile(snapshot)?;
         let nodes = c.node_names.len();
         Ok(Engine {
@@ -74,16 +86,25 @@ impl Engine {
             releases: vec![0; nodes],
             cycle: 0,
             events: Vec::new(),
-            needs_prelude: true,
+            structure,
+            structure_changed: false,
+            removed_slots: 0,
+            quiet: false,
+            prelude_all: true,
+            prelude_pending: Vec::new(),
         })
     }
 
-    /// Adds a workload after construction (for callers that feed the engine incrementally).
-    pub fn add_workload(&mut self, workload: Workload) -> Result<(), ModelError> {
-        check_new_workload(&self.c, &workload)?;
-        self.c.add_workload(workload);
-        self.needs_prelude = true;
-        Ok(())
+    /// An engine with no objects yet, fed one change at a time (see the `upsert_*` and
+    /// `remove_*` methods).
+    pub fn empty(config: EngineConfig, placer: Box<dyn TopologyPlacer + Send>) -> Self {
+        Self::with_placer(Snapshot::default(), config, placer)
+            .unwrap_or_else(|_| unreachable!("an empty snapshot is valid"))
+    }
+
+    /// The placer, for callers that keep its topology inputs up to date.
+    pub fn placer_mut(&mut self) -> &mut (dyn TopologyPlacer + Send) {
+        self.placer.as_mut()
     }
 
     /// Runs cycles until one changes nothing (or `max_cycles` is reached).
@@ -113,6 +134,7 @@ impl Engine {
         if self.c.workloads[index as usize].finished {
             return false;
         }
+        self.quiet = false;
         self.release(index);
         let w = &mut self.c.workloads[index as usize];
         w.finished = true;
@@ -128,6 +150,7 @@ impl Engine {
         self.c
             .workloads
             .iter()
+            .filter(|w| !w.removed)
             .map(|w| WorkloadState {
                 workload: w.key.clone(),
                 uid: w.model.uid.clone(),
@@ -142,8 +165,22 @@ impl Engine {
                     }
                 },
                 last_eviction: w.last_eviction.clone(),
+                carried: self.carried(w),
             })
             .collect()
+    }
+
+    pub(super) fn carried(&self, w: &Wl) -> CarriedState {
+        CarriedState {
+            quota_reserved_at: w.holding.as_ref().map(|h| h.reserved_at),
+            preemption_credit_spent: w.preemption_credit_spent,
+            fair_share_shield: w
+                .holding
+                .iter()
+                .flat_map(|h| &h.fair_share_shield)
+                .map(|cq| self.c.cqs[*cq as usize].name.clone())
+                .collect(),
+        }
     }
 
     /// The ordered event log so far.
@@ -164,6 +201,7 @@ impl Engine {
         for generation in &mut self.generations {
             *generation += 1;
         }
+        self.quiet = false;
     }
 
     /// Cycles run so far.
@@ -198,54 +236,70 @@ impl Engine {
     }
 
     /// Prelude of a cycle: evict what stop policies or deactivation drain, and report workloads that
-    /// cannot queue.
+    /// cannot queue. Looks at every workload after a re-index, otherwise only at those added or
+    /// replaced since the last cycle.
     pub(super) fn prelude(&mut self, out: &mut CycleOutcome) {
-        if !std::mem::take(&mut self.needs_prelude) {
-            return;
-        }
-        for index in 0..self.c.workloads.len() as u32 {
-            let w = &self.c.workloads[index as usize];
-            if w.finished {
-                continue;
+        let pending = std::mem::take(&mut self.prelude_pending);
+        if std::mem::take(&mut self.prelude_all) {
+            for index in 0..self.c.workloads.len() as u32 {
+                self.prelude_one(index, out);
             }
-            if let Some(h) = &w.holding {
-                let cq_drains = h.cq.is_some_and(|cq| {
-                    self.c.cqs[cq as usize].stop_policy == StopPolicy::HoldAndDrain
-                });
-                let eviction = if !w.model.active {
-                    Some((EvictionReason::Deactivated, "The workload is deactivated"))
-                } else if cq_drains {
-                    Some((
-                        EvictionReason::ClusterQueueStopped,
-                        "The ClusterQueue is stopped",
-                    ))
-                } else if w.local_queue_stop == StopPolicy::HoldAndDrain {
-                    Some((
-                        EvictionReason::LocalQueueStopped,
-                        "The LocalQueue is stopped",
-                    ))
-                } else {
-                    None
+            for cq in 0..self.c.cqs.len() {
+                let Some(message) = self.c.cqs[cq].inactive.clone() else {
+                    continue;
                 };
-                if let Some((reason, message)) = eviction {
-                    self.evict(index, reason, None, message.to_string(), out);
+                let pending: Vec<u32> = self.c.queues[cq].pending.iter().map(|k| k.index).collect();
+                for index in pending {
+                    self.set_pending(index, PendingReason::Suspended, &message, out);
                 }
             }
-            let w = &self.c.workloads[index as usize];
-            if w.holding.is_none()
-                && let Some((reason, message)) = w.blocked.clone()
-            {
-                self.set_pending(index, reason, &message, out);
+        } else {
+            for index in pending {
+                self.prelude_one(index, out);
+                let w = &self.c.workloads[index as usize];
+                let inactive =
+                    w.cq.filter(|_| w.holding.is_none() && w.blocked.is_none() && !w.finished)
+                        .and_then(|cq| self.c.cqs[cq as usize].inactive.clone());
+                if let Some(message) = inactive {
+                    self.set_pending(index, PendingReason::Suspended, &message, out);
+                }
             }
         }
-        for cq in 0..self.c.cqs.len() {
-            let Some(message) = self.c.cqs[cq].inactive.clone() else {
-                continue;
+    }
+
+    fn prelude_one(&mut self, index: u32, out: &mut CycleOutcome) {
+        let w = &self.c.workloads[index as usize];
+        if w.finished {
+            return;
+        }
+        if let Some(h) = &w.holding {
+            let cq_drains = h
+                .cq
+                .is_some_and(|cq| self.c.cqs[cq as usize].stop_policy == StopPolicy::HoldAndDrain);
+            let eviction = if !w.model.active {
+                Some((EvictionReason::Deactivated, "The workload is deactivated"))
+            } else if cq_drains {
+                Some((
+                    EvictionReason::ClusterQueueStopped,
+                    "The ClusterQueue is stopped",
+                ))
+            } else if w.local_queue_stop == StopPolicy::HoldAndDrain {
+                Some((
+                    EvictionReason::LocalQueueStopped,
+                    "The LocalQueue is stopped",
+                ))
+            } else {
+                None
             };
-            let pending: Vec<u32> = self.c.queues[cq].pending.iter().map(|k| k.index).collect();
-            for index in pending {
-                self.set_pending(index, PendingReason::Suspended, &message, out);
+            if let Some((reason, message)) = eviction {
+                self.evict(index, reason, None, message.to_string(), out);
             }
+        }
+        let w = &self.c.workloads[index as usize];
+        if w.holding.is_none()
+            && let Some((reason, message)) = w.blocked.clone()
+        {
+            self.set_pending(index, reason, &message, out);
         }
     }
 
@@ -258,7 +312,7 @@ impl Engine {
     }
 
     /// Takes away a workload's quota, if it holds any. Returns the admission it held.
-    fn release(&mut self, index: u32) -> Option<Admission> {
+    pub(super) fn release(&mut self, index: u32) -> Option<Admission> {
         let holding = self.c.workloads[index as usize].holding.take()?;
         if let Some(cq) = holding.cq {
             for (fr, amount) in &holding.usage {

@@ -86,6 +86,8 @@ pub struct Wl {
     pub pending: (PendingReason, Arc<str>),
     pub last_eviction: Option<EvictionRecord>,
     pub finished: bool,
+    /// Removed from the engine: the slot stays (indexes are stable) until the next rebuild.
+    pub removed: bool,
     /// Workloads with the same class are interchangeable for admission.
     pub eq_class: u32,
     /// Set when found inadmissible: the generation of its cohort tree at that moment.
@@ -107,6 +109,9 @@ impl Wl {
         }
     }
 }
+
+/// What the engine remembers of a workload beyond its object: its pending reason and last eviction.
+pub type Remembered = ((PendingReason, Arc<str>), Option<EvictionRecord>);
 
 /// Read-only view of the engine used while deciding.
 #[derive(Clone, Copy)]

@@ -45,8 +45,15 @@ pub trait TopologyPlacer {
     /// Called once a workload is admitted, so later questions see its pods.
     fn reserve(&mut self, _workload: &WorkloadKey, _admission: &Admission) {}
 
-    /// Called once a workload's quota is released (eviction, finish).
+    /// Called once a workload's quota is released (eviction, finish, removal).
     fn release(&mut self, _workload: &WorkloadKey, _admission: &Admission) {}
+
+    /// Called when a workload that already holds an admission is added to a running engine (one
+    /// admitted before a restart, or by another writer), so later questions see its pods.
+    fn adopt(&mut self, _workload: &Workload) {}
+
+    /// The placer itself, for callers that keep its inputs (nodes, pods, topologies) up to date.
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 /// No topology constraints: every placement question fits, with no assignment.
@@ -56,5 +63,9 @@ pub struct NoTopologyConstraints;
 impl TopologyPlacer for NoTopologyConstraints {
     fn place(&self, _query: &TopologyQuery<'_>) -> TopologyVerdict {
         TopologyVerdict::Fits(None)
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }

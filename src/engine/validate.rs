@@ -2,12 +2,11 @@
 
 use std::collections::HashSet;
 
-use super::compile::{Compiled, PODS};
-use super::decision::WorkloadKey;
 use super::error::ModelError;
+use super::model::PODS;
 use super::model::{
-    BorrowWithinCohortPolicy, ClusterQueue, FungibilityPolicy, ReclaimWithinCohort, ResourceGroup,
-    Snapshot, Workload,
+    BorrowWithinCohortPolicy, ClusterQueue, Cohort, FungibilityPolicy, ReclaimWithinCohort,
+    ResourceGroup, Snapshot, Workload,
 };
 use super::quantity::Quantity;
 use super::selector;
@@ -129,7 +128,8 @@ fn check_weight(
     }
 }
 
-pub fn check_workload(w: &Workload) -> Result<(), ModelError> {
+/// What the API rejects in a Workload: pod-set counts, `minCount` and requests.
+pub fn workload(w: &Workload) -> Result<(), ModelError> {
     let name = format!("{}/{}", w.namespace, w.name);
     let mut with_min = 0;
     for (i, ps) in w.pod_sets.iter().enumerate() {
@@ -218,8 +218,8 @@ fn check_policies(cq: &ClusterQueue) -> Result<(), ModelError> {
     Ok(())
 }
 
-/// Checks every object of the snapshot.
-pub fn validate(snapshot: &Snapshot) -> Result<(), ModelError> {
+/// Checks every object of a snapshot, and that no two objects of a kind share a name.
+pub fn snapshot(snapshot: &Snapshot) -> Result<(), ModelError> {
     check_unique(
         "ResourceFlavor",
         snapshot.resource_flavors.iter().map(|f| f.name.clone()),
@@ -240,60 +240,47 @@ pub fn validate(snapshot: &Snapshot) -> Result<(), ModelError> {
             .iter()
             .map(|q| format!("{}/{}", q.namespace, q.name)),
     )?;
-    check_unique_workloads(&snapshot.workloads)?;
-    for cq in &snapshot.cluster_queues {
-        check_groups(
-            "ClusterQueue",
-            &cq.name,
-            &cq.resource_groups,
-            cq.cohort.is_some(),
-            true,
-        )?;
-        check_weight("ClusterQueue", &cq.name, cq.fair_sharing_weight)?;
-        check_policies(cq)?;
-        if let Some(sel) = &cq.namespace_selector {
-            selector::validate(sel).map_err(|reason| {
-                ModelError::invalid("ClusterQueue", &cq.name, "spec.namespaceSelector", reason)
-            })?;
-        }
-    }
-    for cohort in &snapshot.cohorts {
-        let has_parent = cohort.parent.is_some();
-        check_groups(
-            "Cohort",
-            &cohort.name,
-            &cohort.resource_groups,
-            has_parent,
-            false,
-        )?;
-        check_weight("Cohort", &cohort.name, cohort.fair_sharing_weight)?;
-    }
-    snapshot.workloads.iter().try_for_each(check_workload)
-}
-
-/// No two workloads share a namespace and name.
-pub fn check_unique_workloads(workloads: &[Workload]) -> Result<(), ModelError> {
     check_unique(
         "Workload",
-        workloads
+        snapshot
+            .workloads
             .iter()
             .map(|w| format!("{}/{}", w.namespace, w.name)),
-    )
+    )?;
+    snapshot.cluster_queues.iter().try_for_each(cluster_queue)?;
+    snapshot.cohorts.iter().try_for_each(cohort)?;
+    snapshot.workloads.iter().try_for_each(workload)
 }
 
-/// Validates a workload added after construction.
-pub fn check_new_workload(compiled: &Compiled, w: &Workload) -> Result<(), ModelError> {
-    if compiled
-        .by_key
-        .contains_key(&WorkloadKey::new(&w.namespace, &w.name))
-    {
-        let name = format!("{}/{}", w.namespace, w.name);
-        return Err(ModelError::Duplicate {
-            kind: "Workload",
-            name,
-        });
+/// What the API rejects in a ClusterQueue: its quotas, weight, policies and namespace selector.
+pub fn cluster_queue(cq: &ClusterQueue) -> Result<(), ModelError> {
+    check_groups(
+        "ClusterQueue",
+        &cq.name,
+        &cq.resource_groups,
+        cq.cohort.is_some(),
+        true,
+    )?;
+    check_weight("ClusterQueue", &cq.name, cq.fair_sharing_weight)?;
+    check_policies(cq)?;
+    if let Some(sel) = &cq.namespace_selector {
+        selector::validate(sel).map_err(|reason| {
+            ModelError::invalid("ClusterQueue", &cq.name, "spec.namespaceSelector", reason)
+        })?;
     }
-    check_workload(w)
+    Ok(())
+}
+
+/// What the API rejects in a Cohort: its quotas and weight.
+pub fn cohort(cohort: &Cohort) -> Result<(), ModelError> {
+    check_groups(
+        "Cohort",
+        &cohort.name,
+        &cohort.resource_groups,
+        cohort.parent.is_some(),
+        false,
+    )?;
+    check_weight("Cohort", &cohort.name, cohort.fair_sharing_weight)
 }
 
 #[cfg(test)]
@@ -350,7 +337,7 @@ mod tests {
             ..Default::default()
         };
         assert!(
-            check_workload(&w)
+            workload(&w)
                 .unwrap_err()
                 .to_string()
                 .contains("spec.podSets[0].minCount")
@@ -359,11 +346,6 @@ mod tests {
         w.pod_sets[0]
             .requests
             .insert(PODS.into(), Quantity::from_units(1));
-        assert!(
-            check_workload(&w)
-                .unwrap_err()
-                .to_string()
-                .contains("reserved")
-        );
+        assert!(workload(&w).unwrap_err().to_string().contains("reserved"));
     }
 }

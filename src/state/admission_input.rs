@@ -314,13 +314,43 @@ pub fn workload(
         .and_then(|s| s.admission.as_ref())
         .map(|a| admission(&label, a, &pod_sets))
         .transpose()?;
-    let quota_reserved_at = status
-        .and_then(|s| {
+    let condition_true = |type_: &str| {
+        status.and_then(|s| {
             s.conditions
                 .iter()
-                .find(|c| c.type_ == keys::condition_types::QUOTA_RESERVED && c.status == "True")
+                .find(|c| c.type_ == type_ && c.status == "True")
         })
-        .map(|c| c.last_transition_time.0.as_millisecond());
+    };
+    let annotations = workload.annotations();
+    let reserved_at_annotation = annotations
+        .get(keys::kuota_annotations::QUOTA_RESERVED_AT)
+        .map(|text| {
+            text.parse::<i64>().map_err(|e| {
+                ModelError::invalid(
+                    KIND,
+                    &label,
+                    format!(
+                        "metadata.annotations[{}]",
+                        keys::kuota_annotations::QUOTA_RESERVED_AT
+                    ),
+                    e.to_string(),
+                )
+            })
+        })
+        .transpose()?;
+    let quota_reserved_at = reserved_at_annotation.or_else(|| {
+        condition_true(keys::condition_types::QUOTA_RESERVED)
+            .map(|c| c.last_transition_time.0.as_millisecond())
+    });
+    let fair_share_shield = annotations
+        .get(keys::kuota_annotations::FAIR_SHARE_SHIELD)
+        .map(|list| {
+            list.split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(Workload {
         uid: workload.metadata.uid.clone().unwrap_or(defaults.uid),
         job_uid: workload.labels().get(keys::labels::JOB_UID).cloned(),
@@ -339,6 +369,11 @@ pub fn workload(
         pod_sets,
         admission,
         quota_reserved_at,
+        finished: condition_true(keys::condition_types::FINISHED).is_some(),
+        preemption_credit_spent: annotations
+            .get(keys::kuota_annotations::PREEMPTION_CREDIT_SPENT)
+            .is_some_and(|v| v == "true"),
+        fair_share_shield,
         namespace,
         name,
     })

@@ -17,7 +17,7 @@ use crate::api::{ResourceFlavor, Topology as ApiTopology};
 use crate::engine::ModelError;
 use crate::engine::model::Workload;
 use crate::engine::quantity::{Quantity, QuantityError};
-use crate::engine::topology::admission_placer::admitted_usage;
+use crate::engine::topology::admission_placer;
 use crate::engine::topology::model::{
     AdmittedTasUsage, BoundPod, Node, PodPhase, TasFlavor, Topology,
 };
@@ -142,28 +142,16 @@ pub fn tas_flavor(flavor: &ResourceFlavor) -> Option<TasFlavor> {
     })
 }
 
-/// The TAS usage of an admitted Workload (already in engine form): every pod-set assignment with a
-/// `topologyAssignment`, decoded. `None` when it holds no TAS assignment. `is_tas_flavor` says
-/// which flavor names are TAS flavors.
+/// The TAS usage of an admitted Workload (already in engine form), or the field of its admission
+/// that cannot be read.
 pub fn admitted_tas_usage(
     workload: &Workload,
     is_tas_flavor: impl Fn(&str) -> bool,
 ) -> Result<Option<AdmittedTasUsage>, ModelError> {
-    let Some(admission) = &workload.admission else {
-        return Ok(None);
-    };
-    let label = format!("{}/{}", workload.namespace, workload.name);
-    let per_pod = |index: usize| {
-        let name = &admission.pod_set_assignments.get(index)?.name;
-        workload
-            .pod_sets
-            .iter()
-            .find(|p| &p.name == name)
-            .map(|p| p.requests.clone())
-    };
-    let usage = admitted_usage(&label, admission, per_pod, is_tas_flavor)
-        .map_err(|e| ModelError::invalid("Workload", &label, e.field, e.reason))?;
-    Ok((!usage.pod_sets.is_empty()).then_some(usage))
+    admission_placer::admitted_tas_usage(workload, is_tas_flavor).map_err(|e| {
+        let label = format!("{}/{}", workload.namespace, workload.name);
+        ModelError::invalid("Workload", label, e.field, e.reason)
+    })
 }
 
 #[cfg(test)]

@@ -118,8 +118,7 @@ pub fn wl(name: &str, cq: &str, priority: i32, creation: i64, cpu: &str, count: 
             requests: BTreeMap::from([("cpu".to_string(), q(cpu))]),
             ..Default::default()
         }],
-        admission: None,
-        quota_reserved_at: None,
+        ..Default::default()
     }
 }
 

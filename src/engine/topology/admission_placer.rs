@@ -20,7 +20,7 @@ use super::resources::ResourceList;
 use super::snapshot::TopologySnapshot;
 use crate::engine::decision::WorkloadKey;
 use crate::engine::features::FeatureGates;
-use crate::engine::model::{Admission, PodSet, TopologyRequest};
+use crate::engine::model::{Admission, PodSet, TopologyRequest, Workload};
 use crate::engine::topology_seam::{TopologyPlacer, TopologyQuery, TopologyVerdict};
 
 /// What a pod set asks of the topology, read from its `topologyRequest`.
@@ -177,6 +177,29 @@ pub fn admitted_usage(
         workload: workload.to_string(),
         pod_sets,
     })
+}
+
+/// The TAS usage of an admitted workload: every pod-set assignment with a `topologyAssignment`,
+/// decoded, with per-pod requests from the workload's pod sets. `None` when it holds no TAS
+/// assignment. `is_tas_flavor` says which flavor names are TAS flavors.
+pub fn admitted_tas_usage(
+    workload: &Workload,
+    is_tas_flavor: impl Fn(&str) -> bool,
+) -> Result<Option<AdmittedTasUsage>, UsageError> {
+    let Some(admission) = &workload.admission else {
+        return Ok(None);
+    };
+    let label = format!("{}/{}", workload.namespace, workload.name);
+    let per_pod = |index: usize| {
+        let name = &admission.pod_set_assignments.get(index)?.name;
+        workload
+            .pod_sets
+            .iter()
+            .find(|p| &p.name == name)
+            .map(|p| p.requests.clone())
+    };
+    let usage = admitted_usage(&label, admission, per_pod, is_tas_flavor)?;
+    Ok((!usage.pod_sets.is_empty()).then_some(usage))
 }
 
 /// Per workload, the pod sets last answered "fits": index → (flavor, count, per-pod requests).
@@ -356,6 +379,24 @@ impl TopologyPlacer for SnapshotPlacer {
         let state = self.state.get_mut();
         state.answers.remove(workload);
         state.snapshot.release(&workload.to_string());
+    }
+
+    fn adopt(&mut self, workload: &Workload) {
+        let snapshot = &mut self.state.get_mut().snapshot;
+        let result = admitted_tas_usage(workload, |flavor| snapshot.tree(flavor).is_some())
+            .map_err(|e| e.to_string())
+            .and_then(|usage| match usage {
+                Some(usage) => snapshot.admit(usage).map_err(|e| e.to_string()),
+                None => Ok(()),
+            });
+        if let Err(error) = result {
+            let workload = format!("{}/{}", workload.namespace, workload.name);
+            tracing::warn!(%workload, %error, "TAS usage of an admitted workload not recorded");
+        }
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }
 

@@ -1,0 +1,269 @@
+//! Updates to a running [`Engine`]: workloads are added, replaced and removed one at a time, in
+//! time proportional to the change; quota objects (ResourceFlavors, ClusterQueues, Cohorts,
+//! LocalQueues, Namespaces) are replaced or removed by name and take effect at the next cycle, which
+//! re-indexes the engine once for any number of such changes.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::compile::compile_valid;
+use super::decision::WorkloadKey;
+use super::error::ModelError;
+use super::model::{
+    ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor, Snapshot, Workload,
+};
+use super::quota::NodeId;
+use super::scheduler::Engine;
+use super::state::Remembered;
+use super::validate;
+
+/// The quota objects an engine holds, by name. Ordered by name, as the API server lists them, so
+/// the same objects give the same engine whatever order they arrived in.
+#[derive(Clone, Debug, Default)]
+pub struct Structure {
+    pub resource_flavors: BTreeMap<String, ResourceFlavor>,
+    pub cluster_queues: BTreeMap<String, ClusterQueue>,
+    pub cohorts: BTreeMap<String, Cohort>,
+    pub local_queues: BTreeMap<(String, String), LocalQueue>,
+    pub namespaces: BTreeMap<String, Namespace>,
+}
+
+impl Structure {
+    pub(super) fn from_snapshot(snapshot: &Snapshot) -> Self {
+        Structure {
+            resource_flavors: by_name(&snapshot.resource_flavors, |f| f.name.clone()),
+            cluster_queues: by_name(&snapshot.cluster_queues, |c| c.name.clone()),
+            cohorts: by_name(&snapshot.cohorts, |c| c.name.clone()),
+            local_queues: by_name(&snapshot.local_queues, |q| {
+                (q.namespace.clone(), q.name.clone())
+            }),
+            namespaces: by_name(&snapshot.namespaces, |n| n.name.clone()),
+        }
+    }
+
+    /// The quota objects as a snapshot without workloads.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            resource_flavors: self.resource_flavors.values().cloned().collect(),
+            cluster_queues: self.cluster_queues.values().cloned().collect(),
+            cohorts: self.cohorts.values().cloned().collect(),
+            local_queues: self.local_queues.values().cloned().collect(),
+            namespaces: self.namespaces.values().cloned().collect(),
+            workloads: Vec::new(),
+        }
+    }
+}
+
+/// A workload as the engine would hold it: a finished one holds no admission, and an admission
+/// without a reservation time was reserved at creation.
+fn as_held(workload: &Workload) -> Workload {
+    let mut held = workload.clone();
+    if held.finished {
+        held.admission = None;
+    }
+    if held.admission.is_none() {
+        held.quota_reserved_at = None;
+        held.fair_share_shield.clear();
+    } else if held.quota_reserved_at.is_none() {
+        held.quota_reserved_at = Some(held.creation);
+    }
+    held
+}
+
+fn by_name<K: Ord, T: Clone>(items: &[T], key: impl Fn(&T) -> K) -> BTreeMap<K, T> {
+    items.iter().map(|i| (key(i), i.clone())).collect()
+}
+
+impl Engine {
+    /// Adds a ResourceFlavor or replaces the one of the same name.
+    pub fn upsert_resource_flavor(&mut self, flavor: ResourceFlavor) {
+        let name = flavor.name.clone();
+        self.restructure_if(|s| s.resource_flavors.insert(name, flavor.clone()) != Some(flavor));
+    }
+
+    /// Removes a ResourceFlavor; ClusterQueues that name it become inactive.
+    pub fn remove_resource_flavor(&mut self, name: &str) {
+        self.restructure_if(|s| s.resource_flavors.remove(name).is_some());
+    }
+
+    /// Adds a ClusterQueue or replaces the one of the same name.
+    pub fn upsert_cluster_queue(&mut self, queue: ClusterQueue) -> Result<(), ModelError> {
+        validate::cluster_queue(&queue)?;
+        let name = queue.name.clone();
+        self.restructure_if(|s| s.cluster_queues.insert(name, queue.clone()) != Some(queue));
+        Ok(())
+    }
+
+    /// Removes a ClusterQueue; workloads queued in it wait with a reason.
+    pub fn remove_cluster_queue(&mut self, name: &str) {
+        self.restructure_if(|s| s.cluster_queues.remove(name).is_some());
+    }
+
+    /// Adds a Cohort or replaces the one of the same name.
+    pub fn upsert_cohort(&mut self, cohort: Cohort) -> Result<(), ModelError> {
+        validate::cohort(&cohort)?;
+        let name = cohort.name.clone();
+        self.restructure_if(|s| s.cohorts.insert(name, cohort.clone()) != Some(cohort));
+        Ok(())
+    }
+
+    /// Removes a Cohort; its members stay in an implicit Cohort of that name while they name it.
+    pub fn remove_cohort(&mut self, name: &str) {
+        self.restructure_if(|s| s.cohorts.remove(name).is_some());
+    }
+
+    /// Adds a LocalQueue or replaces the one of the same namespace and name.
+    pub fn upsert_local_queue(&mut self, queue: LocalQueue) {
+        let key = (queue.namespace.clone(), queue.name.clone());
+        self.restructure_if(|s| s.local_queues.insert(key, queue.clone()) != Some(queue));
+    }
+
+    /// Removes a LocalQueue.
+    pub fn remove_local_queue(&mut self, namespace: &str, name: &str) {
+        let key = (namespace.to_string(), name.to_string());
+        self.restructure_if(|s| s.local_queues.remove(&key).is_some());
+    }
+
+    /// Adds a Namespace or replaces the one of the same name.
+    pub fn upsert_namespace(&mut self, namespace: Namespace) {
+        let name = namespace.name.clone();
+        self.restructure_if(|s| s.namespaces.insert(name, namespace.clone()) != Some(namespace));
+    }
+
+    /// Removes a Namespace.
+    pub fn remove_namespace(&mut self, name: &str) {
+        self.restructure_if(|s| s.namespaces.remove(name).is_some());
+    }
+
+    /// The quota objects the engine holds.
+    pub fn structure(&self) -> &Structure {
+        &self.structure
+    }
+
+    fn restructure_if(&mut self, change: impl FnOnce(&mut Structure) -> bool) {
+        if change(&mut self.structure) {
+            self.structure_changed = true;
+            self.quiet = false;
+        }
+    }
+
+    /// Adds a workload, or replaces the one of the same namespace and name. A replacement that
+    /// changes nothing the engine uses is a no-op; otherwise the old version's quota is released and
+    /// the new one is queued (or, when it carries an admission, counted) as the object says, keeping
+    /// what the engine remembers about it (its last eviction and pending reason).
+    pub fn upsert_workload(&mut self, workload: Workload) -> Result<(), ModelError> {
+        validate::workload(&workload)?;
+        let key = WorkloadKey::new(&workload.namespace, &workload.name);
+        let carried = match self.c.by_key.get(&key).copied() {
+            Some(index) if self.current_model(index) == as_held(&workload) => return Ok(()),
+            Some(index) => Some(self.detach(index)),
+            None => None,
+        };
+        let index = self.c.add_workload(workload);
+        let w = &mut self.c.workloads[index as usize];
+        if let Some((pending, last_eviction)) = carried {
+            w.pending = pending;
+            w.last_eviction = last_eviction;
+        }
+        if let Some(holding) = &w.holding {
+            let cq = holding.cq;
+            self.placer.adopt(&w.model);
+            if let Some(cq) = cq {
+                self.bump_usage(cq);
+            }
+        }
+        self.prelude_pending.push(index);
+        self.quiet = false;
+        Ok(())
+    }
+
+    /// Removes a workload: its quota is released and it leaves every queue. Returns whether it was
+    /// known.
+    pub fn remove_workload(&mut self, key: &WorkloadKey) -> bool {
+        let Some(index) = self.c.by_key.get(key).copied() else {
+            return false;
+        };
+        self.detach(index);
+        self.quiet = false;
+        true
+    }
+
+    /// The workload as the engine holds it now, in input form.
+    fn current_model(&self, index: u32) -> Workload {
+        let w = &self.c.workloads[index as usize];
+        let mut model = w.model.clone();
+        model.finished = w.finished;
+        model.preemption_credit_spent = w.preemption_credit_spent;
+        model.admission = w.holding.as_ref().map(|h| h.admission.clone());
+        let carried = self.carried(w);
+        model.quota_reserved_at = carried.quota_reserved_at;
+        model.fair_share_shield = carried.fair_share_shield;
+        model
+    }
+
+    /// Takes a workload out: releases its quota, leaves its queue, frees its key. The slot stays
+    /// (marked removed) so that other indexes do not move. Returns what the engine remembered.
+    fn detach(&mut self, index: u32) -> Remembered {
+        self.release(index);
+        let w = &mut self.c.workloads[index as usize];
+        let remembered = (w.pending.clone(), w.last_eviction.take());
+        w.removed = true;
+        w.finished = true;
+        let key = w.key.clone();
+        if let Some(cq) = w.cq {
+            let queue_key = w.queue_key(index);
+            self.c.queues[cq as usize].pending.remove(&queue_key);
+        }
+        self.c.by_key.remove(&key);
+        self.removed_slots += 1;
+        remembered
+    }
+
+    /// Re-indexes the engine after quota objects changed: the quota tree, queues and workloads are
+    /// rebuilt from the objects held, and every workload keeps its quota, pending reason, last
+    /// eviction and preemption history.
+    pub(super) fn restructure(&mut self) {
+        if !self.structure_changed && self.removed_slots * 2 <= self.c.workloads.len().max(64) {
+            return;
+        }
+        let mut snapshot = self.structure.snapshot();
+        let live: Vec<u32> = (0..self.c.workloads.len() as u32)
+            .filter(|i| !self.c.workloads[*i as usize].removed)
+            .collect();
+        snapshot.workloads = live.iter().map(|i| self.current_model(*i)).collect();
+        let remembered: HashMap<WorkloadKey, _> = live
+            .iter()
+            .map(|i| {
+                let w = &self.c.workloads[*i as usize];
+                let cycle = w.holding.as_ref().map_or(0, |h| h.cycle);
+                (
+                    w.key.clone(),
+                    (w.pending.clone(), w.last_eviction.clone(), cycle),
+                )
+            })
+            .collect();
+        let clock = self.c.clock;
+        self.c = compile_valid(snapshot);
+        self.c.clock = self.c.clock.max(clock);
+        for w in &mut self.c.workloads {
+            if let Some((pending, last_eviction, cycle)) = remembered.get(&w.key) {
+                w.pending = pending.clone();
+                w.last_eviction = last_eviction.clone();
+                if let Some(h) = &mut w.holding {
+                    h.cycle = *cycle;
+                }
+            }
+        }
+        let nodes = self.c.node_names.len();
+        self.generations = vec![0; nodes];
+        self.releases = vec![0; nodes];
+        self.structure_changed = false;
+        self.removed_slots = 0;
+        self.prelude_pending.clear();
+        self.prelude_all = true;
+    }
+
+    fn bump_usage(&mut self, cq: u32) {
+        let root = self.c.tree.root(NodeId(cq)).index();
+        self.generations[root] += 1;
+    }
+}
