@@ -405,7 +405,6 @@ impl Compiled {
             finished: model.finished,
             removed: false,
             eq_class,
-            inadmissible_at: None,
             local_queue_stop,
             preemption_credit_spent: model.preemption_credit_spent,
             model,

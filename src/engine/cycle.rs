@@ -10,8 +10,10 @@
 //! `SchedulingEquivalenceHashing`): identical workloads (same ClusterQueue, priority and pod-set
 //! shapes) are not evaluated again while no quota was released in the cohort tree. Within a cycle
 //! usage only grows and workloads admitted in the cycle are never preemption candidates, so the
-//! cached answer stays right. Under BestEffortFIFO an inadmissible workload is also skipped in later
-//! cycles until usage in its tree changes.
+//! cached answer stays right. Unlike Kueue, which parks an inadmissible workload until its cohort
+//! changes, every cycle that runs evaluates every waiting workload again (a cycle runs only when
+//! something changed): what a cycle decides then depends only on the objects, never on which cycle
+//! last looked at a workload, so a restarted controller decides exactly as the one before it.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
@@ -124,10 +126,15 @@ impl Engine {
         self.restructure();
         self.prelude(&mut out);
         let n = self.c.cqs.len();
+        let generations_before = self.generations.clone();
         let lists = (0..n)
-            .map(|cq| match self.c.cqs[cq].inactive {
-                Some(_) => Vec::new(),
-                None => self.c.queues[cq].pending.iter().map(|k| k.index).collect(),
+            .map(|cq| {
+                let settled = self.settled[self.root_of(cq as u32)];
+                match self.c.cqs[cq].inactive {
+                    Some(_) => Vec::new(),
+                    None if settled => Vec::new(),
+                    None => self.c.queues[cq].pending.iter().map(|k| k.index).collect(),
+                }
             })
             .collect();
         let mut st = CycleState {
@@ -164,6 +171,13 @@ impl Engine {
             }
         }
         st.holds.release(&mut self.c.tree);
+        for (settled, (now, before)) in self
+            .settled
+            .iter_mut()
+            .zip(self.generations.iter().zip(&generations_before))
+        {
+            *settled = now == before;
+        }
         self.quiet = !out.changed_anything();
         out
     }
@@ -192,14 +206,10 @@ impl Engine {
             if w.holding.is_some() || w.finished {
                 continue;
             }
-            if !strict && w.inadmissible_at == Some(self.generations[root]) {
-                continue;
-            }
             let cached = st.inadmissible.get(&w.eq_class).cloned();
             match cached {
                 Some((released, reason, message)) if released == self.releases[root] => {
                     self.set_pending(index, reason, &message, out);
-                    self.c.workloads[index as usize].inadmissible_at = Some(self.generations[root]);
                     if strict {
                         self.block_rest(cq, index, st, out);
                     }
@@ -516,9 +526,7 @@ impl Engine {
     ) {
         let root = self.root_of(cq);
         self.set_pending(index, reason, &message, out);
-        let w = &mut self.c.workloads[index as usize];
-        w.inadmissible_at = Some(self.generations[root]);
-        let class = w.eq_class;
+        let class = self.c.workloads[index as usize].eq_class;
         st.inadmissible
             .insert(class, (self.releases[root], reason, message));
         if self.c.cqs[cq as usize].strategy == QueueingStrategy::StrictFifo {

@@ -164,12 +164,11 @@ impl Engine {
             w.pending = pending;
             w.last_eviction = last_eviction;
         }
-        if let Some(holding) = &w.holding {
-            let cq = holding.cq;
+        if w.holding.is_some() {
             self.placer.adopt(&w.model);
-            if let Some(cq) = cq {
-                self.bump_usage(cq);
-            }
+        }
+        if let Some(cq) = w.holding.as_ref().and_then(|h| h.cq).or(w.cq) {
+            self.touch(cq);
         }
         self.prelude_pending.push(index);
         self.quiet = false;
@@ -215,6 +214,9 @@ impl Engine {
         }
         self.c.by_key.remove(&key);
         self.removed_slots += 1;
+        if let Some(cq) = self.c.workloads[index as usize].cq {
+            self.touch(cq);
+        }
         remembered
     }
 
@@ -256,14 +258,17 @@ impl Engine {
         let nodes = self.c.node_names.len();
         self.generations = vec![0; nodes];
         self.releases = vec![0; nodes];
+        self.settled = vec![false; nodes];
         self.structure_changed = false;
         self.removed_slots = 0;
         self.prelude_pending.clear();
         self.prelude_all = true;
     }
 
-    fn bump_usage(&mut self, cq: u32) {
+    /// Usage or the queue of `cq` changed: its tree is looked at again in the next cycle.
+    fn touch(&mut self, cq: u32) {
         let root = self.c.tree.root(NodeId(cq)).index();
         self.generations[root] += 1;
+        self.settled[root] = false;
     }
 }

@@ -479,7 +479,6 @@ mod tests {
             finished: false,
             removed: false,
             eq_class: 0,
-            inadmissible_at: None,
             local_queue_stop: Default::default(),
             preemption_credit_spent: false,
         }

@@ -29,6 +29,9 @@ pub struct Engine {
     pub(super) generations: Vec<u64>,
     /// Per tree root: bumps whenever usage in the tree is released.
     pub(super) releases: Vec<u64>,
+    /// Per tree root: the tree's last cycle changed nothing and nothing touched the tree since, so
+    /// the next cycle would change nothing there either and skips it.
+    pub(super) settled: Vec<bool>,
     pub(super) cycle: u64,
     pub(super) events: Vec<Event>,
     /// The quota objects, kept by name so each can be replaced on its own.
@@ -84,6 +87,7 @@ impl Engine {
             placer,
             generations: vec![0; nodes],
             releases: vec![0; nodes],
+            settled: vec![false; nodes],
             cycle: 0,
             events: Vec::new(),
             structure,
@@ -141,6 +145,8 @@ impl Engine {
         if let Some(cq) = w.cq {
             let key = w.queue_key(index);
             self.c.queues[cq as usize].pending.remove(&key);
+            let root = self.root_of(cq);
+            self.settled[root] = false;
         }
         true
     }
@@ -201,7 +207,7 @@ impl Engine {
         for generation in &mut self.generations {
             *generation += 1;
         }
-        self.quiet = false;
+        self.unsettle_all();
     }
 
     /// Cycles run so far.
@@ -306,9 +312,16 @@ impl Engine {
     fn bump(&mut self, cq: u32, released: bool) {
         let root = self.root_of(cq);
         self.generations[root] += 1;
+        self.settled[root] = false;
         if released {
             self.releases[root] += 1;
         }
+    }
+
+    /// Every tree is looked at again in the next cycle.
+    pub(super) fn unsettle_all(&mut self) {
+        self.settled.fill(false);
+        self.quiet = false;
     }
 
     /// Takes away a workload's quota, if it holds any. Returns the admission it held.
@@ -323,6 +336,15 @@ impl Engine {
         }
         let key = self.c.workloads[index as usize].key.clone();
         self.placer.release(&key, &holding.admission);
+        // Topology capacity is shared by every cohort tree: what it frees may fit anywhere.
+        if holding
+            .admission
+            .pod_set_assignments
+            .iter()
+            .any(|a| a.topology_assignment.is_some())
+        {
+            self.unsettle_all();
+        }
         Some(holding.admission)
     }
 
@@ -345,7 +367,6 @@ impl Engine {
             message: message.clone(),
             preemption: preemption.map(|p| p.0),
         });
-        w.inadmissible_at = None;
         w.pending = (
             PendingReason::PendingEvaluation,
             Arc::from("evicted and queued again"),
@@ -461,7 +482,6 @@ impl Engine {
             fair_share_shield: Vec::new(),
         });
         w.last_eviction = None;
-        w.inadmissible_at = None;
         self.events.push(Event::Admitted {
             cycle: self.cycle,
             workload: key.clone(),

@@ -90,8 +90,6 @@ pub struct Wl {
     pub removed: bool,
     /// Workloads with the same class are interchangeable for admission.
     pub eq_class: u32,
-    /// Set when found inadmissible: the generation of its cohort tree at that moment.
-    pub inadmissible_at: Option<u64>,
     /// Stop policy of its LocalQueue (HoldAndDrain evicts it while admitted).
     pub local_queue_stop: StopPolicy,
     /// Set once the workload has preempted a victim of equal or higher priority (see

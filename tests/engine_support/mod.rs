@@ -9,6 +9,8 @@ use kuota::engine::model::*;
 use kuota::engine::quantity::Quantity;
 use kuota::engine::{Event, RunOutcome, WorkloadKey, WorkloadStatus};
 
+pub mod cases;
+
 pub const NS: &str = "default";
 
 pub fn q(s: &str) -> Quantity {
