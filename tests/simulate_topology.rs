@@ -30,7 +30,11 @@ fn hosts(run: &Run, key: &str, index: usize) -> Vec<(String, u32)> {
         &run.workload(key)["status"]["admission"]["podSetAssignments"][index]["topologyAssignment"];
     let assignment: TopologyAssignment = serde_json::from_value(raw.clone())
         .unwrap_or_else(|e| panic!("{}: {key}: no topologyAssignment ({e}): {raw}", run.file));
-    let list = decode(&assignment).unwrap();
+    let count = run.workload(key)["status"]["admission"]["podSetAssignments"][index]["count"]
+        .as_i64()
+        .and_then(|c| i32::try_from(c).ok())
+        .unwrap_or_else(|| panic!("{}: {key}: no count", run.file));
+    let list = decode(&assignment, count).unwrap();
     assert_eq!(list.levels, [HOSTNAME], "{}: {key} levels", run.file);
     list.domains
         .iter()

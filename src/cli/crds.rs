@@ -21,10 +21,7 @@ pub struct CrdsArgs {
 pub fn run(args: &CrdsArgs) -> anyhow::Result<()> {
     let crds = crd::crds()?;
     match &args.out_dir {
-        None => {
-            print!("{}", crd::render_all(&crds)?);
-            Ok(())
-        }
+        None => Ok(super::stdio::print(&crd::render_all(&crds)?)?),
         Some(dir) => write_files(dir, &crds),
     }
 }

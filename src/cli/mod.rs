@@ -2,6 +2,7 @@
 
 mod crds;
 pub mod simulate;
+mod stdio;
 
 use std::process::ExitCode;
 
@@ -34,14 +35,14 @@ pub fn run() -> ExitCode {
         Command::Crds(args) => match crds::run(&args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
-                eprintln!("kuota crds: {error:#}");
+                stdio::report("kuota crds", format_args!("{error:#}"));
                 ExitCode::FAILURE
             }
         },
         Command::Simulate(args) => simulate::run(&args),
-        Command::Version => {
-            println!("kuota {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
+        Command::Version => stdio::print_or_report(
+            "kuota version",
+            &format!("kuota {}\n", env!("CARGO_PKG_VERSION")),
+        ),
     }
 }

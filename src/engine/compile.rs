@@ -49,22 +49,48 @@ fn cohort_names(snapshot: &Snapshot) -> Vec<String> {
     explicit.into_iter().chain(implicit).collect()
 }
 
-/// For each cohort, the cycle its ancestor chain runs into, spelled `a -> b -> a`.
+/// For each cohort, the cycle its ancestor chain runs into, spelled `a -> b -> a` from the cycle's
+/// member that comes first in `names`; every cohort reaching one cycle shares its spelling. One
+/// pass: each cohort is walked once, and a walk stops at the first cohort already settled.
 fn cohort_cycles(parents: &[Option<usize>], names: &[String]) -> Vec<Option<Arc<str>>> {
-    let mut cycles = vec![None; parents.len()];
-    for (start, cycle) in cycles.iter_mut().enumerate() {
-        let mut chain = vec![start];
-        let mut at = start;
-        while let Some(parent) = parents[at] {
-            if let Some(pos) = chain.iter().position(|c| *c == parent) {
-                let mut members: Vec<&str> =
-                    chain[pos..].iter().map(|c| names[*c].as_str()).collect();
-                members.push(&names[parent]);
-                *cycle = Some(Arc::from(members.join(" -> ")));
-                break;
+    /// Whether a cohort was walked: not yet, on the current walk (at this step), or in an earlier
+    /// walk, with its answer known.
+    #[derive(Clone, Copy)]
+    enum Seen {
+        Never,
+        OnWalk(usize),
+        Settled,
+    }
+    let mut seen = vec![Seen::Never; parents.len()];
+    let mut cycles: Vec<Option<Arc<str>>> = vec![None; parents.len()];
+    let mut path: Vec<usize> = Vec::new();
+    for walk in 0..parents.len() {
+        path.clear();
+        let mut at = Some(walk);
+        let found = loop {
+            let Some(cohort) = at else { break None };
+            match seen[cohort] {
+                Seen::Settled => break cycles[cohort].clone(),
+                Seen::OnWalk(step) => {
+                    let members = &path[step..];
+                    let first = (0..members.len()).min_by_key(|i| members[*i]).unwrap_or(0);
+                    let spelled: Vec<&str> = members[first..]
+                        .iter()
+                        .chain(&members[..=first])
+                        .map(|c| names[*c].as_str())
+                        .collect();
+                    break Some(Arc::from(spelled.join(" -> ")));
+                }
+                Seen::Never => {
+                    seen[cohort] = Seen::OnWalk(path.len());
+                    path.push(cohort);
+                    at = parents[cohort];
+                }
             }
-            chain.push(parent);
-            at = parent;
+        };
+        for cohort in &path {
+            seen[*cohort] = Seen::Settled;
+            cycles[*cohort] = found.clone();
         }
     }
     cycles
@@ -472,3 +498,6 @@ fn resolve_queue(
     }
     (cq, None)
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,7 +4,9 @@
 //! accepts, from `1n` to exabytes, is exact and sums never round. Parsing follows the API server's
 //! grammar: an optional sign, a decimal number, then a binary suffix (`Ki`..`Ei`), a decimal suffix
 //! (`n`, `u`, `m`, `k`, `M`..`E`) or a decimal exponent (`e3`, `E-2`). Precision finer than a
-//! nano-unit is rounded up, as the API server does.
+//! nano-unit is rounded up, as the API server does. Like the API server's `resource.Quantity`, no
+//! quantity beyond 2⁶³−1 units in magnitude is accepted, so sums of many quantities stay far
+//! inside the `i128` range; every operation saturates rather than overflowing.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Neg, Sub, SubAssign};
@@ -13,6 +15,8 @@ use std::str::FromStr;
 use thiserror::Error;
 
 const NANO: i128 = 1_000_000_000;
+/// The largest magnitude `resource.Quantity` accepts: 2⁶³−1 units, in nano-units.
+const LIMIT: i128 = i64::MAX as i128 * NANO;
 
 /// An exact resource amount, in nano-units.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -27,7 +31,7 @@ pub enum QuantityError {
     NoDigits(String),
     #[error("quantity {0:?} has an unknown suffix")]
     UnknownSuffix(String),
-    #[error("quantity {0:?} is too large")]
+    #[error("quantity {0:?} is too large: Kubernetes accepts at most 2^63-1 in magnitude")]
     Overflow(String),
 }
 
@@ -153,7 +157,11 @@ impl FromStr for Quantity {
                 .and_then(|d| d.checked_add(i128::from(c as u8 - b'0')))
                 .ok_or_else(overflow)?;
         }
-        let mut decimal_exponent = scale.decimal_exponent - fraction.len() as i32 + 9;
+        let mut decimal_exponent = i32::try_from(fraction.len())
+            .ok()
+            .and_then(|len| scale.decimal_exponent.checked_sub(len))
+            .ok_or_else(overflow)?
+            + 9;
         let mut numerator = digits
             .checked_mul(scale.binary_factor)
             .ok_or_else(overflow)?;
@@ -178,6 +186,9 @@ impl FromStr for Quantity {
         }
         // The API server rounds away from zero to the nearest nano-unit.
         let nanos = numerator / denominator + i128::from(numerator % denominator != 0);
+        if nanos > LIMIT {
+            return Err(overflow());
+        }
         Ok(Quantity(if negative { -nanos } else { nanos }))
     }
 }
@@ -328,6 +339,38 @@ mod tests {
             "9".repeat(60).parse::<Quantity>(),
             Err(QuantityError::Overflow(_))
         ));
+    }
+
+    #[test]
+    fn rejects_what_kubernetes_rejects_beyond_2_pow_63_units() {
+        assert_eq!(q("9223372036854775807"), Quantity::from_units(i64::MAX));
+        assert_eq!(q("-9223372036854775807"), Quantity::from_units(-i64::MAX));
+        for beyond in [
+            "9223372036854775808",
+            "-9223372036854775808",
+            "9223372036854775807001m",
+            "8Ei",
+            "1e19",
+            "10E",
+            "1e60",
+        ] {
+            let error = beyond.parse::<Quantity>().unwrap_err();
+            assert_eq!(error, QuantityError::Overflow(beyond.into()), "{beyond}");
+        }
+        assert_eq!(q("7Ei"), Quantity::from_units(7 << 60));
+    }
+
+    #[test]
+    fn the_largest_quantities_add_subtract_and_multiply_without_overflow() {
+        let most = q("9223372036854775807");
+        let many = (0..1000).fold(Quantity::ZERO, |sum, _| sum + most);
+        assert_eq!(many, Quantity::from_nanos(LIMIT * 1000));
+        assert_eq!(most.saturating_mul(i64::MAX), Quantity::MAX);
+        assert_eq!(
+            -most - most - Quantity::MAX,
+            -Quantity::MAX - Quantity::from_nanos(1)
+        );
+        assert_eq!(most.div_floor(Quantity::from_nanos(1)), Some(LIMIT));
     }
 
     #[test]

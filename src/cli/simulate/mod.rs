@@ -117,15 +117,13 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
     Ok(rendered)
 }
 
-/// Runs `kuota simulate`: prints the result, or the input error with exit code 2.
+/// Runs `kuota simulate`: prints the result (exit code 1 when it cannot be written), or the input
+/// error with exit code 2.
 pub fn run(args: &SimulateArgs) -> ExitCode {
     match simulate(args) {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
+        Ok(text) => super::stdio::print_or_report("kuota simulate", &text),
         Err(error) => {
-            eprintln!("kuota simulate: {error}");
+            super::stdio::report("kuota simulate", error);
             ExitCode::from(2)
         }
     }

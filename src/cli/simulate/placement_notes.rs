@@ -121,7 +121,7 @@ pub fn notes(
             let Some(list) = assignment
                 .topology_assignment
                 .as_ref()
-                .and_then(|t| decode(t).ok())
+                .and_then(|t| decode(t, assignment.count.unwrap_or_default()).ok())
             else {
                 continue;
             };

@@ -167,7 +167,7 @@ pub fn hot_swap(
             let Some(flavor) = assignment.flavors.values().find(|f| topo.tree(f).is_some()) else {
                 continue;
             };
-            let Ok(list) = decode(encoded) else {
+            let Ok(list) = decode(encoded, assignment.count) else {
                 continue;
             };
             if list.levels != [HOSTNAME_LABEL] {

@@ -159,7 +159,7 @@ pub fn admitted_usage(
                 field: at(".flavors"),
                 reason: "no TAS flavor for the topologyAssignment".into(),
             })?;
-        let decoded = decode(topology).map_err(|e| UsageError {
+        let decoded = decode(topology, assignment.count).map_err(|e| UsageError {
             field: at(""),
             reason: e.to_string(),
         })?;

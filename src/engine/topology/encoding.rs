@@ -35,6 +35,10 @@ pub enum DecodeError {
         field: String,
         reason: String,
     },
+    #[error(
+        "topologyAssignment.slices[].podCounts: place {claimed} pods, the pod set's count is {count}"
+    )]
+    PodTotal { claimed: u64, count: i32 },
 }
 
 fn slice_error(slice: usize, field: impl Into<String>, reason: impl Into<String>) -> DecodeError {
@@ -45,8 +49,11 @@ fn slice_error(slice: usize, field: impl Into<String>, reason: impl Into<String>
     }
 }
 
-/// Decodes and validates a compact assignment into its domain list.
-pub fn decode(assignment: &TopologyAssignment) -> Result<DomainList, DecodeError> {
+/// Decodes and validates a compact assignment of a pod set admitted with `pod_count` pods into its
+/// domain list. Every field is checked, and the pods the slices place are summed and compared with
+/// `pod_count`, before any domain is expanded: every domain holds at least one pod, so the list
+/// never grows beyond the pod set, whatever the document claims.
+pub fn decode(assignment: &TopologyAssignment, pod_count: i32) -> Result<DomainList, DecodeError> {
     let levels = assignment.levels.len();
     if levels == 0 || levels > MAX_LEVELS {
         return Err(DecodeError::LevelCount(levels));
@@ -54,7 +61,8 @@ pub fn decode(assignment: &TopologyAssignment) -> Result<DomainList, DecodeError
     if assignment.slices.len() > MAX_SLICES {
         return Err(DecodeError::SliceCount(assignment.slices.len()));
     }
-    let mut domains = Vec::new();
+    let mut slices = Vec::with_capacity(assignment.slices.len());
+    let mut claimed: u64 = 0;
     for (index, slice) in assignment.slices.iter().enumerate() {
         let count = usize::try_from(slice.domain_count)
             .ok()
@@ -86,13 +94,21 @@ pub fn decode(assignment: &TopologyAssignment) -> Result<DomainList, DecodeError
             .map(|(j, v)| level_values(index, j, v, count))
             .collect::<Result<Vec<_>, _>>()?;
         let counts = pod_counts(index, &slice.pod_counts, count)?;
-        for (i, pods) in counts.into_iter().enumerate() {
-            let values = columns.iter().map(|c| c.value(i)).collect();
-            domains.push(DomainAssignment {
-                values,
-                count: pods,
-            });
-        }
+        claimed = claimed.saturating_add(counts.total(count));
+        slices.push((count, columns, counts));
+    }
+    if u64::try_from(pod_count).ok() != Some(claimed) {
+        return Err(DecodeError::PodTotal {
+            claimed,
+            count: pod_count,
+        });
+    }
+    let mut domains = Vec::new();
+    for (count, columns, counts) in slices {
+        domains.extend((0..count).map(|i| DomainAssignment {
+            values: columns.iter().map(|c| c.value(i)).collect(),
+            count: counts.get(i),
+        }));
     }
     Ok(DomainList {
         levels: assignment.levels.clone(),
@@ -167,11 +183,39 @@ fn level_values(
     }
 }
 
+/// The pods of each domain of a slice, checked but not expanded.
+enum PodCounts<'a> {
+    Universal(u32),
+    Individual(&'a [i32]),
+}
+
+impl PodCounts<'_> {
+    fn get(&self, i: usize) -> u32 {
+        match self {
+            PodCounts::Universal(n) => *n,
+            PodCounts::Individual(list) => list
+                .get(i)
+                .and_then(|n| u32::try_from(*n).ok())
+                .unwrap_or(0),
+        }
+    }
+
+    /// Pods over the slice's `domains` domains.
+    fn total(&self, domains: usize) -> u64 {
+        match self {
+            PodCounts::Universal(n) => u64::from(*n).saturating_mul(domains as u64),
+            PodCounts::Individual(list) => {
+                list.iter().map(|n| u64::try_from(*n).unwrap_or(0)).sum()
+            }
+        }
+    }
+}
+
 fn pod_counts(
     slice: usize,
     counts: &TopologyAssignmentSlicePodCounts,
     count: usize,
-) -> Result<Vec<u32>, DecodeError> {
+) -> Result<PodCounts<'_>, DecodeError> {
     let positive = |field: &str, n: i32| {
         u32::try_from(n)
             .ok()
@@ -179,7 +223,7 @@ fn pod_counts(
             .ok_or_else(|| slice_error(slice, field, format!("must be at least 1, is {n}")))
     };
     match (&counts.universal, &counts.individual) {
-        (Some(n), None) => Ok(vec![positive("podCounts.universal", *n)?; count]),
+        (Some(n), None) => Ok(PodCounts::Universal(positive("podCounts.universal", *n)?)),
         (None, Some(list)) => {
             if list.len() != count {
                 return Err(slice_error(
@@ -188,10 +232,10 @@ fn pod_counts(
                     format!("has {} entries, domainCount is {count}", list.len()),
                 ));
             }
-            list.iter()
-                .enumerate()
-                .map(|(i, n)| positive(&format!("podCounts.individual[{i}]"), *n))
-                .collect()
+            for (i, n) in list.iter().enumerate() {
+                positive(&format!("podCounts.individual[{i}]"), *n)?;
+            }
+            Ok(PodCounts::Individual(list))
         }
         _ => Err(slice_error(
             slice,

@@ -37,7 +37,7 @@
 //! );
 //! let placed = place(&snapshot, &[request], &gates).unwrap();
 //! let assignment = encode(&placed[0].assignment, &gates);
-//! assert_eq!(decode(&assignment).unwrap(), placed[0].assignment);
+//! assert_eq!(decode(&assignment, 6).unwrap(), placed[0].assignment);
 //! assert_eq!(placed[0].domains_per_level, vec![1, 1, 1, 1]);
 //! ```
 //!

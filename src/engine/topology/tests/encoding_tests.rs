@@ -20,6 +20,11 @@ fn list(levels: &[&str], domains: &[(&[&str], u32)]) -> DomainList {
     }
 }
 
+/// The pods of a domain list, as the pod set's count.
+fn pods(list: &DomainList) -> i32 {
+    i32::try_from(list.pod_count()).unwrap()
+}
+
 #[test]
 fn worked_example_a_is_one_slice() {
     let domains = list(
@@ -35,7 +40,7 @@ fn worked_example_a_is_one_slice() {
         serde_json::to_string(&encoded).unwrap(),
         r#"{"levels":["kubernetes.io/hostname"],"slices":[{"domainCount":3,"valuesPerLevel":[{"individual":{"prefix":"gke-pool-","roots":["a-node-1","a-node-2","b-node-7"]}}],"podCounts":{"individual":[2,2,1]}}]}"#
     );
-    assert_eq!(decode(&encoded).unwrap(), domains);
+    assert_eq!(decode(&encoded, pods(&domains)).unwrap(), domains);
 }
 
 #[test]
@@ -47,7 +52,7 @@ fn worked_example_a_two_slice_form_is_larger() {
             {"domainCount":1,"valuesPerLevel":[{"universal":"gke-pool-b-node-7"}],"podCounts":{"universal":1}}]}"#,
     )
     .unwrap();
-    let one = encode(&decode(&two).unwrap(), &FeatureGates::default());
+    let one = encode(&decode(&two, 5).unwrap(), &FeatureGates::default());
     assert_eq!(one.slices.len(), 1);
     assert!(
         serde_json::to_string(&one).unwrap().len() < serde_json::to_string(&two).unwrap().len()
@@ -89,7 +94,7 @@ fn prefix_runs_win_when_smaller() {
     assert_eq!(grouped.slices[0].pod_counts.universal, Some(4));
     let off = FeatureGates::default().with(Feature::TASAssignmentsEncodingByHostnamePrefix, false);
     assert_eq!(encode(&list, &off).slices.len(), 1);
-    assert_eq!(decode(&grouped).unwrap(), list);
+    assert_eq!(decode(&grouped, pods(&list)).unwrap(), list);
 }
 
 #[test]
@@ -105,7 +110,7 @@ fn prefix_and_suffix_never_overlap() {
         (Some("aba"), None)
     );
     assert_eq!(ind.roots, vec!["".to_string(), "ba".to_string()]);
-    assert_eq!(decode(&encoded).unwrap(), domains);
+    assert_eq!(decode(&encoded, pods(&domains)).unwrap(), domains);
 }
 
 #[test]
@@ -116,11 +121,15 @@ fn empty_assignment_has_no_slices() {
         serde_json::to_string(&encoded).unwrap(),
         r#"{"levels":["kubernetes.io/hostname"],"slices":[]}"#
     );
-    assert_eq!(decode(&encoded).unwrap(), empty);
+    assert_eq!(decode(&encoded, 0).unwrap(), empty);
 }
 
 fn bad(json: &str) -> DecodeError {
-    decode(&serde_json::from_str::<TopologyAssignment>(json).unwrap()).unwrap_err()
+    decode(
+        &serde_json::from_str::<TopologyAssignment>(json).unwrap(),
+        1,
+    )
+    .unwrap_err()
 }
 
 #[test]
@@ -181,6 +190,52 @@ fn decoder_names_slice_and_field() {
     );
 }
 
+/// An assignment of `slices` slices of `domains` domains each, with universal values and one pod
+/// per domain: a few hundred bytes that claim `slices * domains` pods.
+fn amplified(slices: usize, domains: i32) -> TopologyAssignment {
+    let slice = format!(
+        r#"{{"domainCount":{domains},"valuesPerLevel":[{{"universal":"h"}}],"podCounts":{{"universal":1}}}}"#
+    );
+    let json = format!(
+        r#"{{"levels":["h"],"slices":[{}]}}"#,
+        vec![slice; slices].join(",")
+    );
+    serde_json::from_str(&json).unwrap()
+}
+
+#[test]
+fn pods_placed_must_match_the_pod_set_count_before_anything_is_expanded() {
+    // 100 slices of 100,000 domains claim 10 million pods for a one-pod pod set: refused by the
+    // count check, without expanding the 10 million domains.
+    let e = decode(&amplified(100, 100_000), 1).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "topologyAssignment.slices[].podCounts: place 10000000 pods, the pod set's count is 1"
+    );
+    assert_eq!(
+        decode(&amplified(2, 3), 5).unwrap_err(),
+        DecodeError::PodTotal {
+            claimed: 6,
+            count: 5
+        }
+    );
+    assert_eq!(decode(&amplified(2, 3), 6).unwrap().domains.len(), 6);
+    let individual = bad(
+        r#"{"levels":["h"],"slices":[{"domainCount":2,"valuesPerLevel":[{"universal":"x"}],"podCounts":{"individual":[1,2]}}]}"#,
+    );
+    assert_eq!(
+        individual,
+        DecodeError::PodTotal {
+            claimed: 3,
+            count: 1
+        }
+    );
+    assert!(matches!(
+        decode(&amplified(0, 1), -1),
+        Err(DecodeError::PodTotal { claimed: 0, .. })
+    ));
+}
+
 /// Hostnames in the styles of several clouds, `n` of them.
 fn vendor_hosts(style: usize, n: usize) -> Vec<String> {
     (0..n)
@@ -226,7 +281,11 @@ fn forty_thousand_nodes_fit_in_one_and_a_half_megabytes() {
         let encoded = encode(&list, &FeatureGates::default());
         let bytes = serde_json::to_vec(&encoded).unwrap().len();
         assert!(bytes <= 1_500_000, "style {style}: {bytes} bytes");
-        assert_eq!(decode(&encoded).unwrap(), list, "style {style}");
+        assert_eq!(
+            decode(&encoded, pods(&list)).unwrap(),
+            list,
+            "style {style}"
+        );
     }
 }
 
@@ -258,6 +317,6 @@ proptest! {
         let encoded = encode(&list, &gates);
         let json = serde_json::to_string(&encoded).unwrap();
         let parsed: TopologyAssignment = serde_json::from_str(&json).unwrap();
-        prop_assert_eq!(decode(&parsed).unwrap(), list);
+        prop_assert_eq!(decode(&parsed, pods(&list)).unwrap(), list);
     }
 }

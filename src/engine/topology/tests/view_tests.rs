@@ -77,7 +77,7 @@ fn topologies_without_hostname_assign_lowest_domains_with_every_level() {
         encoded.slices[0].values_per_level[0].universal.as_deref(),
         Some("b1")
     );
-    assert_eq!(decode(&encoded).unwrap(), placed[0].assignment);
+    assert_eq!(decode(&encoded, 10).unwrap(), placed[0].assignment);
     // The second pod set sees the first one's usage on the rack domains.
     let mut second = cpu_request(1, PlacementMode::Required(BLOCK.into()));
     second.name = "second".into();
