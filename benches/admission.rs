@@ -225,5 +225,93 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// A long-lived engine holding the 50,000-workload shape, settled, plus an idle ClusterQueue
+/// `spare` in a cohort of its own with room for one more workload.
+fn settled_engine() -> Engine {
+    let mut snapshot = shape(10, 100, [35, 11, 4]);
+    let mut spare = snapshot.cluster_queues[0].clone();
+    spare.name = "spare".into();
+    spare.cohort = Some("spare".into());
+    snapshot.local_queues.push(LocalQueue {
+        namespace: "default".into(),
+        name: "spare".into(),
+        cluster_queue: "spare".into(),
+        stop_policy: StopPolicy::None,
+    });
+    snapshot.cluster_queues.push(spare);
+    let mut engine = Engine::from_snapshot(snapshot, EngineConfig::default()).expect("valid shape");
+    engine.run_until_stable();
+    engine
+}
+
+fn one_workload(name: String, queue: &str) -> Workload {
+    Workload {
+        namespace: "default".into(),
+        uid: format!("uid-{name}"),
+        name,
+        queue_name: queue.into(),
+        creation: i64::MAX / 2,
+        active: true,
+        pod_sets: vec![PodSet {
+            name: "main".into(),
+            count: 1,
+            requests: BTreeMap::from([("cpu".to_string(), Quantity::from_units(1))]),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+/// The long-lived engine: one workload added and the cycle that decides it, and a cycle when
+/// nothing changed, with 50,000 workloads held.
+fn bench_incremental(c: &mut Criterion) {
+    let mut engine = settled_engine();
+    let mut group = c.benchmark_group("long-lived-50k");
+    group
+        .sample_size(50)
+        .measurement_time(Duration::from_secs(10))
+        .warm_up_time(Duration::from_secs(1));
+    let mut n = 0u64;
+    group.bench_function("add-one-and-admit", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                n += 1;
+                let workload = one_workload(format!("spare-{n}"), "spare");
+                let key = kuota::engine::WorkloadKey::new("default", &workload.name);
+                let start = std::time::Instant::now();
+                engine.upsert_workload(workload).expect("valid workload");
+                let outcome = engine.cycle();
+                total += start.elapsed();
+                assert_eq!(outcome.admitted.len(), 1, "the spare queue admits it");
+                engine.remove_workload(&key);
+                engine.cycle();
+            }
+            total
+        })
+    });
+    group.bench_function("add-one-to-a-busy-cohort", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                n += 1;
+                let workload = one_workload(format!("busy-{n}"), "cq-0-0");
+                let key = kuota::engine::WorkloadKey::new("default", &workload.name);
+                let start = std::time::Instant::now();
+                engine.upsert_workload(workload).expect("valid workload");
+                black_box(engine.cycle());
+                total += start.elapsed();
+                engine.remove_workload(&key);
+                engine.cycle();
+            }
+            total
+        })
+    });
+    group.bench_function("cycle-with-nothing-changed", |b| {
+        b.iter(|| black_box(engine.cycle()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_incremental);
 criterion_main!(benches);

@@ -93,6 +93,7 @@ reasons! {
         ClusterQueueStopped => evicted_reasons::CLUSTER_QUEUE_STOPPED,
         LocalQueueStopped => evicted_reasons::LOCAL_QUEUE_STOPPED,
         Deactivated => evicted_reasons::DEACTIVATED,
+        NodeFailures => evicted_reasons::NODE_FAILURES,
     }
 }
 

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::compile::compile_valid;
-use super::decision::WorkloadKey;
+use super::decision::{CycleOutcome, EvictionReason, WorkloadKey};
 use super::error::ModelError;
 use super::model::{
     ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor, Snapshot, Workload,
@@ -158,14 +158,18 @@ impl Engine {
             Some(index) => Some(self.detach(index)),
             None => None,
         };
+        let held = as_held(&workload);
+        if held.admission.is_some() {
+            self.placer.adopt(&held).map_err(|reason| {
+                let name = format!("{}/{}", workload.namespace, workload.name);
+                ModelError::invalid("Workload", name, "status.admission", reason)
+            })?;
+        }
         let index = self.c.add_workload(workload);
         let w = &mut self.c.workloads[index as usize];
         if let Some((pending, last_eviction)) = carried {
             w.pending = pending;
             w.last_eviction = last_eviction;
-        }
-        if w.holding.is_some() {
-            self.placer.adopt(&w.model);
         }
         if let Some(cq) = w.holding.as_ref().and_then(|h| h.cq).or(w.cq) {
             self.touch(cq);
@@ -173,6 +177,25 @@ impl Engine {
         self.prelude_pending.push(index);
         self.quiet = false;
         Ok(())
+    }
+
+    /// Evicts an admitted workload for a reason found outside admission (its nodes failed): its
+    /// quota is released at once and it is queued again. Returns whether it held quota.
+    pub fn evict_workload(
+        &mut self,
+        key: &WorkloadKey,
+        reason: EvictionReason,
+        message: String,
+    ) -> bool {
+        let Some(index) = self.c.by_key.get(key).copied() else {
+            return false;
+        };
+        if self.c.workloads[index as usize].holding.is_none() {
+            return false;
+        }
+        self.evict(index, reason, None, message, &mut CycleOutcome::default());
+        self.quiet = false;
+        true
     }
 
     /// Removes a workload: its quota is released and it leaves every queue. Returns whether it was
@@ -184,6 +207,12 @@ impl Engine {
         self.detach(index);
         self.quiet = false;
         true
+    }
+
+    /// A workload as the engine holds it now (with the admission it holds), in input form.
+    pub fn workload(&self, key: &WorkloadKey) -> Option<Workload> {
+        let index = *self.c.by_key.get(key)?;
+        Some(self.current_model(index))
     }
 
     /// The workload as the engine holds it now, in input form.

@@ -50,7 +50,11 @@ pub trait TopologyPlacer {
 
     /// Called when a workload that already holds an admission is added to a running engine (one
     /// admitted before a restart, or by another writer), so later questions see its pods.
-    fn adopt(&mut self, _workload: &Workload) {}
+    /// A workload whose admission the placer cannot hold (it names nodes or levels the topology
+    /// does not have) is refused with the reason.
+    fn adopt(&mut self, _workload: &Workload) -> Result<(), String> {
+        Ok(())
+    }
 
     /// The placer itself, for callers that keep its inputs (nodes, pods, topologies) up to date.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;

@@ -71,15 +71,81 @@ fn stop_policy(policy: ApiStopPolicy) -> StopPolicy {
     }
 }
 
-/// A `ResourceFlavor`.
-pub fn resource_flavor(flavor: &api::ResourceFlavor) -> ResourceFlavor {
-    ResourceFlavor {
-        name: flavor.name_any(),
-        node_labels: flavor.spec.node_labels.clone(),
-        node_taints: flavor.spec.node_taints.clone(),
-        tolerations: flavor.spec.tolerations.clone(),
-        topology_name: flavor.spec.topology_name.clone(),
+/// A `ResourceFlavor`, refused where Kueue's schema and webhook refuse it: more than 8 node labels,
+/// taints or tolerations, a taint or toleration effect Kubernetes does not know, two taints with one
+/// key and effect, an `Exists` toleration with a value, or a `topologyName` without node labels.
+pub fn resource_flavor(flavor: &api::ResourceFlavor) -> Result<ResourceFlavor, ModelError> {
+    const KIND: &str = "ResourceFlavor";
+    const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+    let name = flavor.name_any();
+    let spec = &flavor.spec;
+    let invalid = |field: String, reason: String| ModelError::invalid(KIND, &name, field, reason);
+    for (field, len) in [
+        ("spec.nodeLabels", spec.node_labels.len()),
+        ("spec.nodeTaints", spec.node_taints.len()),
+        ("spec.tolerations", spec.tolerations.len()),
+    ] {
+        if len > 8 {
+            return Err(invalid(
+                field.into(),
+                format!("must have at most 8 entries, found {len}"),
+            ));
+        }
     }
+    let mut taints = std::collections::BTreeSet::new();
+    for (i, taint) in spec.node_taints.iter().enumerate() {
+        if !EFFECTS.contains(&taint.effect.as_str()) {
+            let reason = format!("must be one of {EFFECTS:?}, found {:?}", taint.effect);
+            return Err(invalid(format!("spec.nodeTaints[{i}].effect"), reason));
+        }
+        if !taints.insert((&taint.key, &taint.effect)) {
+            let reason = format!(
+                "taint {:?} with effect {} appears twice",
+                taint.key, taint.effect
+            );
+            return Err(invalid(format!("spec.nodeTaints[{i}]"), reason));
+        }
+    }
+    for (i, toleration) in spec.tolerations.iter().enumerate() {
+        let at = |leaf: &str| format!("spec.tolerations[{i}].{leaf}");
+        if let Some(effect) = toleration.effect.as_deref().filter(|e| !e.is_empty())
+            && !EFFECTS.contains(&effect)
+        {
+            return Err(invalid(
+                at("effect"),
+                format!("must be one of {EFFECTS:?}, found {effect:?}"),
+            ));
+        }
+        match toleration.operator.as_deref() {
+            None | Some("Equal") => {}
+            Some("Exists") if toleration.value.as_deref().unwrap_or_default().is_empty() => {}
+            Some("Exists") => {
+                return Err(invalid(
+                    at("value"),
+                    "must be empty when operator is Exists".into(),
+                ));
+            }
+            Some(other) => {
+                return Err(invalid(
+                    at("operator"),
+                    format!("must be Equal or Exists, found {other:?}"),
+                ));
+            }
+        }
+    }
+    if spec.topology_name.is_some() && spec.node_labels.is_empty() {
+        return Err(invalid(
+            "spec.nodeLabels".into(),
+            "at least one nodeLabel is required when topology is set".into(),
+        ));
+    }
+    Ok(ResourceFlavor {
+        name: name.clone(),
+        node_labels: spec.node_labels.clone(),
+        node_taints: spec.node_taints.clone(),
+        tolerations: spec.tolerations.clone(),
+        topology_name: spec.topology_name.clone(),
+    })
 }
 
 fn resource_groups(

@@ -6,5 +6,13 @@
 //! `kuota simulate` share them, so a cluster and a simulation are read the same way.
 
 pub mod admission_input;
+pub mod cache;
+pub mod cluster;
+mod cluster_node_health;
+mod cluster_topology;
+mod cluster_workloads;
 pub mod pod_requests;
 pub mod topology_input;
+
+pub use cluster::{ClusterState, SetAside};
+pub use cluster_workloads::Fallback;

@@ -19,7 +19,7 @@ use crate::engine::model::Workload;
 use crate::engine::quantity::{Quantity, QuantityError};
 use crate::engine::topology::admission_placer;
 use crate::engine::topology::model::{
-    AdmittedTasUsage, BoundPod, Node, PodPhase, TasFlavor, Topology,
+    AdmittedTasUsage, BoundPod, HOSTNAME_LABEL, Node, PodPhase, TasFlavor, Topology,
 };
 
 /// Pod annotations that make a pod a TAS pod (C.7.1 step 3).
@@ -118,17 +118,37 @@ pub fn bound_pod(pod: &Pod) -> Result<Option<BoundPod>, ModelError> {
     }))
 }
 
-/// A Topology's levels, coarsest first.
-pub fn topology(topology: &ApiTopology) -> Topology {
-    Topology {
-        name: topology.name_any(),
-        levels: topology
-            .spec
-            .levels
-            .iter()
-            .map(|l| l.node_label.clone())
-            .collect(),
+/// A Topology's levels, coarsest first: 1 to 16 distinct node labels, the hostname label only last.
+pub fn topology(topology: &ApiTopology) -> Result<Topology, ModelError> {
+    let name = topology.name_any();
+    let levels: Vec<String> = topology
+        .spec
+        .levels
+        .iter()
+        .map(|l| l.node_label.clone())
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, level) in levels.iter().enumerate() {
+        let field = format!("spec.levels[{i}].nodeLabel");
+        if !seen.insert(level) {
+            let reason = format!("{level:?} appears more than once");
+            return Err(ModelError::invalid("Topology", &name, field, reason));
+        }
+        if level == HOSTNAME_LABEL && i + 1 != levels.len() {
+            let reason = format!("{HOSTNAME_LABEL:?} may only be the last level");
+            return Err(ModelError::invalid("Topology", &name, field, reason));
+        }
     }
+    if levels.is_empty() || levels.len() > 16 {
+        let reason = format!("must list 1 to 16 levels, found {}", levels.len());
+        return Err(ModelError::invalid(
+            "Topology",
+            &name,
+            "spec.levels",
+            reason,
+        ));
+    }
+    Ok(Topology { name, levels })
 }
 
 /// The TAS form of a ResourceFlavor; `None` unless `spec.topologyName` is set.

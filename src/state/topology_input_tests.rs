@@ -121,11 +121,20 @@ spec:
     );
     assert_eq!(
         topology(&t),
-        Topology {
+        Ok(Topology {
             name: "default".into(),
             levels: vec!["block".into(), HOSTNAME_LABEL.into()]
-        }
+        })
     );
+    let hostname_first: ApiTopology = yaml(
+        r#"
+metadata: {name: bad}
+spec:
+  levels: [{nodeLabel: kubernetes.io/hostname}, {nodeLabel: block}]
+"#,
+    );
+    let error = topology(&hostname_first).unwrap_err().to_string();
+    assert!(error.contains("spec.levels[0].nodeLabel"), "{error}");
     let f: ResourceFlavor = yaml(
         r#"
 metadata: {name: tas}

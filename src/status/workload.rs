@@ -147,6 +147,7 @@ fn push_eviction(
         EvictionReason::ClusterQueueStopped => (false, requeued_reasons::CLUSTER_QUEUE_STOPPED),
         EvictionReason::LocalQueueStopped => (false, requeued_reasons::LOCAL_QUEUE_STOPPED),
         EvictionReason::Deactivated => (false, requeued_reasons::DEACTIVATED),
+        EvictionReason::NodeFailures => (true, requeued_reasons::NODE_FAILURES),
     };
     conditions.push(cond(
         condition_types::REQUEUED,

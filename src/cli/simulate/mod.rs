@@ -7,21 +7,25 @@
 //! Workload with the status kuota would write.
 
 pub mod documents;
+mod load;
 pub mod objects;
 mod output;
 mod placement_notes;
-mod snapshot;
-mod topology;
+mod workloads;
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
 
-use crate::engine::Engine;
+use crate::engine::WorkloadState;
 use crate::engine::features::FeatureGates;
 use crate::engine::model::{EngineConfig, FairSharingConfig};
-use crate::engine::topology::SnapshotPlacer;
+use crate::engine::topology::node_health::HotSwap;
+use crate::state::ClusterState;
+use crate::status::annotations::set_carried;
 use crate::status::workload::{node_failure_eviction, workload_status};
 pub use output::Format;
 
@@ -66,14 +70,9 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
     };
     let documents = documents::read_all(&args.files).map_err(|e| bad(e.to_string()))?;
     let objects = objects::decode_all(documents).map_err(|e| bad(e.to_string()))?;
-    let workloads = snapshot::workloads_to_simulate(&objects).map_err(|e| bad(e.to_string()))?;
-    let mut prepared =
-        snapshot::prepare(&objects, workloads).map_err(|(at, e)| bad(format!("{at}: {e}")))?;
-    let mut topology = topology::build(&objects, &prepared.snapshot).map_err(bad)?;
-    let swaps = topology::hot_swap(&objects, &mut topology, &mut prepared.snapshot, &features);
-    let placer = SnapshotPlacer::new(topology, features.clone());
+    let workloads = workloads::workloads_to_simulate(&objects).map_err(|e| bad(e.to_string()))?;
     let config = EngineConfig {
-        features,
+        features: features.clone(),
         fair_sharing: if args.fair_sharing {
             FairSharingConfig::enabled()
         } else {
@@ -81,22 +80,38 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
         },
         ..EngineConfig::default()
     };
-    let mut engine = Engine::with_placer(prepared.snapshot.clone(), config, Box::new(placer))
-        .map_err(|e| bad(e.to_string()))?;
-    let outcome = engine.run_until_stable();
-    let results: Vec<_> = prepared
-        .workloads
+    let mut state = ClusterState::new(config);
+    load::load(&mut state, &objects, &workloads).map_err(bad)?;
+    let swaps: BTreeMap<String, HotSwap> = state
+        .replace_failed_nodes(&features)
         .into_iter()
-        .zip(&outcome.workloads)
-        .map(|(located, state)| {
+        .map(|(key, swap)| (key.to_string(), swap))
+        .collect();
+    let engine = state.engine();
+    let outcome = engine.run_until_stable();
+    let states: HashMap<String, &WorkloadState> = outcome
+        .workloads
+        .iter()
+        .map(|s| (s.workload.to_string(), s))
+        .collect();
+    let results: Vec<_> = workloads
+        .into_iter()
+        .map(|located| {
             let mut workload = located.object;
+            let key = format!(
+                "{}/{}",
+                workload.namespace().unwrap_or_default(),
+                workload.name_any()
+            );
+            let Some(state) = states.get(&key) else {
+                return workload;
+            };
             let generation = workload.metadata.generation;
             let mut status = workload_status(state, &now, generation);
-            if let Some(topology::HotSwap::Evicted { message, .. }) =
-                swaps.get(&state.workload.to_string())
-            {
-                node_failure_eviction(&mut status, message, &now, generation);
+            if let Some(HotSwap::Evicted(why)) = swaps.get(&key) {
+                node_failure_eviction(&mut status, &why.message(), &now, generation);
             }
+            set_carried(workload.annotations_mut(), &state.carried);
             workload.status = Some(status);
             workload
         })
@@ -105,7 +120,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
         Format::Table => {
             let mut notes = placement_notes::notes(&objects, &results, &swaps);
             output::add_preemption_notes(&mut notes, &outcome.events);
-            output::table(&prepared.snapshot, &results, &notes)
+            output::table(engine.structure(), &results, &notes)
         }
         Format::Json => serde_json::to_string_pretty(&output::list(&results))
             .map(|s| s + "\n")

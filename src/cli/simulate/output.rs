@@ -10,7 +10,7 @@ use super::placement_notes::Notes;
 use crate::api::Workload;
 use crate::api::keys::condition_types;
 use crate::engine::Event;
-use crate::engine::model::Snapshot;
+use crate::engine::Structure;
 
 /// `-o` values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -27,7 +27,7 @@ pub fn list(workloads: &[Workload]) -> serde_json::Value {
 }
 
 /// A readable summary: one block per ClusterQueue, each Workload with its outcome.
-pub fn table(snapshot: &Snapshot, workloads: &[Workload], notes: &Notes) -> String {
+pub fn table(structure: &Structure, workloads: &[Workload], notes: &Notes) -> String {
     if workloads.is_empty() {
         return "No Workloads or managed Jobs in the input.\n".to_string();
     }
@@ -37,14 +37,10 @@ pub fn table(snapshot: &Snapshot, workloads: &[Workload], notes: &Notes) -> Stri
         }
         let namespace = w.namespace().unwrap_or_default();
         let queue = w.spec.queue_name.clone().unwrap_or_default();
-        snapshot
-            .local_queues
-            .iter()
-            .find(|q| q.namespace == namespace && q.name == queue)
-            .map_or_else(
-                || "(no ClusterQueue)".to_string(),
-                |q| q.cluster_queue.clone(),
-            )
+        structure.local_queues.get(&(namespace, queue)).map_or_else(
+            || "(no ClusterQueue)".to_string(),
+            |q| q.cluster_queue.clone(),
+        )
     };
     let mut by_queue: BTreeMap<String, Vec<&Workload>> = BTreeMap::new();
     for workload in workloads {
@@ -55,10 +51,9 @@ pub fn table(snapshot: &Snapshot, workloads: &[Workload], notes: &Notes) -> Stri
     }
     let mut out = String::new();
     for (queue, members) in by_queue {
-        let cohort = snapshot
+        let cohort = structure
             .cluster_queues
-            .iter()
-            .find(|q| q.name == queue)
+            .get(&queue)
             .and_then(|q| q.cohort.clone())
             .map_or_else(String::new, |c| format!(" (cohort {c})"));
         let admitted = members.iter().filter(|w| admission_of(w).is_some()).count();

@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 use kube::ResourceExt;
 
 use super::objects::Objects;
-use super::topology::HotSwap;
 use crate::api::Workload;
 use crate::engine::topology::decode;
 use crate::engine::topology::model::{DomainAssignment, HOSTNAME_LABEL};
+use crate::engine::topology::node_health::HotSwap;
 use crate::state::topology_input;
 
 /// At most this many domains are listed per pod set; the rest are counted.
@@ -42,10 +42,8 @@ impl Lookup {
         let topologies: HashMap<String, Vec<String>> = objects
             .topologies
             .iter()
-            .map(|t| {
-                let t = topology_input::topology(&t.object);
-                (t.name, t.levels)
-            })
+            .filter_map(|t| topology_input::topology(&t.object).ok())
+            .map(|t| (t.name, t.levels))
             .collect();
         let levels = objects
             .resource_flavors
@@ -156,7 +154,7 @@ pub fn notes(
             ));
         }
         match swaps.get(&key) {
-            Some(HotSwap::Replaced(pod_sets)) => {
+            Some(HotSwap::Replaced { pod_sets, .. }) => {
                 for replaced in pod_sets {
                     let mut line = format!("{}: replaced node(s) ", replaced.pod_set);
                     let removed: Vec<String> = replaced
@@ -173,7 +171,8 @@ pub fn notes(
                     lines.push(line);
                 }
             }
-            Some(HotSwap::Evicted { message, detail }) => {
+            Some(HotSwap::Evicted(why)) => {
+                let (message, detail) = (why.message(), why.detail());
                 lines.push(format!("evicted (NodeFailures): {message}; {detail}"));
             }
             None => {}

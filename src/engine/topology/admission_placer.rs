@@ -232,6 +232,11 @@ impl SnapshotPlacer {
         }
     }
 
+    /// The snapshot, for callers that apply node, pod and topology events to it.
+    pub fn snapshot_mut(&mut self) -> &mut TopologySnapshot {
+        &mut self.state.get_mut().snapshot
+    }
+
     /// The snapshot as it stands (with the usage of every workload reserved so far).
     pub fn into_snapshot(self) -> TopologySnapshot {
         self.state.into_inner().snapshot
@@ -381,17 +386,12 @@ impl TopologyPlacer for SnapshotPlacer {
         state.snapshot.release(&workload.to_string());
     }
 
-    fn adopt(&mut self, workload: &Workload) {
+    fn adopt(&mut self, workload: &Workload) -> Result<(), String> {
         let snapshot = &mut self.state.get_mut().snapshot;
-        let result = admitted_tas_usage(workload, |flavor| snapshot.tree(flavor).is_some())
-            .map_err(|e| e.to_string())
-            .and_then(|usage| match usage {
-                Some(usage) => snapshot.admit(usage).map_err(|e| e.to_string()),
-                None => Ok(()),
-            });
-        if let Err(error) = result {
-            let workload = format!("{}/{}", workload.namespace, workload.name);
-            tracing::warn!(%workload, %error, "TAS usage of an admitted workload not recorded");
+        match admitted_tas_usage(workload, |flavor| snapshot.tree(flavor).is_some()) {
+            Ok(Some(usage)) => snapshot.admit(usage).map_err(|e| e.to_string()),
+            Ok(None) => Ok(()),
+            Err(error) => Err(error.to_string()),
         }
     }
 

@@ -1,0 +1,211 @@
+//! [`ClusterState`]: everything kuota decides from, kept current one watch event at a time. A cache
+//! per input kind converts and validates each object once (the same conversion the webhooks use),
+//! sets refused objects aside with their reason, and passes every change on to one long-lived
+//! engine and its topology. `kuota simulate` and the controller both feed it.
+
+use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
+use kube::ResourceExt;
+
+use super::admission_input;
+use super::cache::{Applied, Cache};
+use super::topology_input;
+use crate::api;
+use crate::engine::model::{Cohort, EngineConfig, LocalQueue, Namespace, ResourceFlavor, Workload};
+use crate::engine::topology::SnapshotPlacer;
+use crate::engine::topology::model::{BoundPod, Node, TasFlavor, Topology};
+use crate::engine::{Engine, ModelError};
+
+/// A refused object: its kind, key and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetAside<'a> {
+    pub kind: &'static str,
+    pub key: &'a str,
+    pub error: &'a ModelError,
+}
+
+/// A cached Workload: its engine form and the priority class it takes its priority from when its
+/// spec names none.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct CachedWorkload {
+    pub model: Workload,
+    pub class: Option<super::cluster_workloads::ClassRef>,
+}
+
+/// The caches and the engine they feed.
+pub struct ClusterState {
+    pub(super) engine: Engine,
+    pub(super) resource_flavors: Cache<(ResourceFlavor, Option<TasFlavor>)>,
+    pub(super) cluster_queues: Cache<crate::engine::model::ClusterQueue>,
+    pub(super) cohorts: Cache<Cohort>,
+    pub(super) local_queues: Cache<LocalQueue>,
+    pub(super) namespaces: Cache<Namespace>,
+    pub(super) workloads: Cache<CachedWorkload>,
+    pub(super) workload_priority_classes: Cache<i32>,
+    /// Value and whether it is the global default.
+    pub(super) priority_classes: Cache<(i32, bool)>,
+    pub(super) topologies: Cache<Topology>,
+    pub(super) nodes: Cache<Node>,
+    pub(super) pods: Cache<BoundPod>,
+}
+
+impl ClusterState {
+    /// Empty caches and an engine with topology-aware placement over no nodes yet.
+    pub fn new(config: EngineConfig) -> Self {
+        let placer = SnapshotPlacer::new(Default::default(), config.features.clone());
+        ClusterState {
+            engine: Engine::empty(config, Box::new(placer)),
+            resource_flavors: Cache::default(),
+            cluster_queues: Cache::default(),
+            cohorts: Cache::default(),
+            local_queues: Cache::default(),
+            namespaces: Cache::default(),
+            workloads: Cache::default(),
+            workload_priority_classes: Cache::default(),
+            priority_classes: Cache::default(),
+            topologies: Cache::default(),
+            nodes: Cache::default(),
+            pods: Cache::default(),
+        }
+    }
+
+    /// The engine, to run cycles and read decisions.
+    pub fn engine(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+
+    /// Every refused object, by kind then key.
+    pub fn set_aside(&self) -> Vec<SetAside<'_>> {
+        fn of<'a, T: PartialEq>(
+            kind: &'static str,
+            cache: &'a Cache<T>,
+        ) -> impl Iterator<Item = SetAside<'a>> {
+            cache
+                .set_aside()
+                .map(move |(key, error)| SetAside { kind, key, error })
+        }
+        of("ClusterQueue", &self.cluster_queues)
+            .chain(of("Cohort", &self.cohorts))
+            .chain(of("LocalQueue", &self.local_queues))
+            .chain(of("Namespace", &self.namespaces))
+            .chain(of("Node", &self.nodes))
+            .chain(of("Pod", &self.pods))
+            .chain(of("PriorityClass", &self.priority_classes))
+            .chain(of("ResourceFlavor", &self.resource_flavors))
+            .chain(of("Topology", &self.topologies))
+            .chain(of("Workload", &self.workloads))
+            .chain(of("WorkloadPriorityClass", &self.workload_priority_classes))
+            .collect()
+    }
+
+    /// A ResourceFlavor: quota flavor for admission and, with `spec.topologyName`, a TAS flavor.
+    pub fn apply_resource_flavor(&mut self, flavor: &api::ResourceFlavor) {
+        let converted = admission_input::resource_flavor(flavor)
+            .map(|model| (model, topology_input::tas_flavor(flavor)));
+        let name = flavor.name_any();
+        match self.resource_flavors.apply(name.clone(), converted) {
+            Applied::Changed((model, tas)) => {
+                let (model, tas) = (model.clone(), tas.clone());
+                self.engine.upsert_resource_flavor(model);
+                self.set_tas_flavor(&name, tas);
+            }
+            Applied::SetAside { had_valid: true } => {
+                self.engine.remove_resource_flavor(&name);
+                self.set_tas_flavor(&name, None);
+            }
+            Applied::SetAside { .. } | Applied::Unchanged => {}
+        }
+    }
+
+    pub fn delete_resource_flavor(&mut self, name: &str) {
+        if self.resource_flavors.delete(name) {
+            self.engine.remove_resource_flavor(name);
+            self.set_tas_flavor(name, None);
+        }
+    }
+
+    /// A ClusterQueue. A refused one leaves the engine, so its workloads wait with a reason.
+    pub fn apply_cluster_queue(&mut self, queue: &api::ClusterQueue) {
+        let converted = admission_input::cluster_queue(queue);
+        match self.cluster_queues.apply(queue.name_any(), converted) {
+            Applied::Changed(model) => {
+                let model = model.clone();
+                if let Err(error) = self.engine.upsert_cluster_queue(model) {
+                    self.cluster_queues.apply(queue.name_any(), Err(error));
+                    self.engine.remove_cluster_queue(&queue.name_any());
+                }
+            }
+            Applied::SetAside { had_valid: true } => {
+                self.engine.remove_cluster_queue(&queue.name_any())
+            }
+            Applied::SetAside { .. } | Applied::Unchanged => {}
+        }
+    }
+
+    pub fn delete_cluster_queue(&mut self, name: &str) {
+        if self.cluster_queues.delete(name) {
+            self.engine.remove_cluster_queue(name);
+        }
+    }
+
+    /// A Cohort.
+    pub fn apply_cohort(&mut self, cohort: &api::Cohort) {
+        let converted = admission_input::cohort(cohort);
+        match self.cohorts.apply(cohort.name_any(), converted) {
+            Applied::Changed(model) => {
+                let model = model.clone();
+                if let Err(error) = self.engine.upsert_cohort(model) {
+                    self.cohorts.apply(cohort.name_any(), Err(error));
+                    self.engine.remove_cohort(&cohort.name_any());
+                }
+            }
+            Applied::SetAside { had_valid: true } => self.engine.remove_cohort(&cohort.name_any()),
+            Applied::SetAside { .. } | Applied::Unchanged => {}
+        }
+    }
+
+    pub fn delete_cohort(&mut self, name: &str) {
+        if self.cohorts.delete(name) {
+            self.engine.remove_cohort(name);
+        }
+    }
+
+    /// A LocalQueue.
+    pub fn apply_local_queue(&mut self, queue: &api::LocalQueue) {
+        let model = admission_input::local_queue(queue);
+        let key = format!("{}/{}", model.namespace, model.name);
+        if let Applied::Changed(model) = self.local_queues.apply(key, Ok(model)) {
+            let model = model.clone();
+            self.engine.upsert_local_queue(model);
+        }
+    }
+
+    /// Forgets the LocalQueue `namespace/name`.
+    pub fn delete_local_queue(&mut self, namespace: &str, name: &str) {
+        if self.local_queues.delete(&format!("{namespace}/{name}")) {
+            self.engine.remove_local_queue(namespace, name);
+        }
+    }
+
+    /// A Namespace and its labels.
+    pub fn apply_namespace(&mut self, namespace: &K8sNamespace) {
+        let model = admission_input::namespace(namespace);
+        if let Applied::Changed(model) = self.namespaces.apply(model.name.clone(), Ok(model)) {
+            let model = model.clone();
+            self.engine.upsert_namespace(model);
+        }
+    }
+
+    pub fn delete_namespace(&mut self, name: &str) {
+        if self.namespaces.delete(name) {
+            self.engine.remove_namespace(name);
+        }
+    }
+
+    /// Whether a Namespace of that name is held.
+    pub fn has_namespace(&self, name: &str) -> bool {
+        self.namespaces.get(name).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,178 @@
+use k8s_openapi::api::core::v1::{Namespace as K8sNamespace, Node as K8sNode};
+use serde::de::DeserializeOwned;
+
+use super::*;
+use crate::engine::{PendingReason, WorkloadStatus};
+use crate::state::Fallback;
+
+fn parse<T: DeserializeOwned>(yaml: &str) -> T {
+    yaml_serde::from_str(yaml).unwrap_or_else(|e| panic!("test manifest: {e}\n{yaml}"))
+}
+
+fn queue(name: &str, flavor: &str, cpu: &str) -> api::ClusterQueue {
+    parse(&format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {name}}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: {flavor}
+      resources: [{{name: cpu, nominalQuota: \"{cpu}\"}}]
+"
+    ))
+}
+
+fn local_queue(name: &str, cq: &str) -> api::LocalQueue {
+    parse(&format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: {name}, namespace: team}}
+spec: {{clusterQueue: {cq}}}
+"
+    ))
+}
+
+fn workload(name: &str, queue: &str) -> api::Workload {
+    parse(&format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {{name: {name}, namespace: team, uid: uid-{name}}}
+spec:
+  queueName: {queue}
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers: [{{name: c, resources: {{requests: {{cpu: \"1\"}}}}}}]
+"
+    ))
+}
+
+fn flavor(name: &str, extra: &str) -> api::ResourceFlavor {
+    parse(&format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {name}}}
+spec: {{{extra}}}
+"
+    ))
+}
+
+fn status_of(state: &mut ClusterState, name: &str) -> WorkloadStatus {
+    state
+        .engine()
+        .states()
+        .into_iter()
+        .find(|s| s.workload.name == name)
+        .map(|s| s.status)
+        .unwrap_or_else(|| panic!("no workload {name}"))
+}
+
+/// An invalid ClusterQueue, an invalid flavor and an unreadable Node are set aside with their
+/// reasons; the queue naming the invalid flavor waits, and the valid queue goes on admitting.
+#[test]
+fn invalid_objects_are_set_aside_while_other_queues_admit() {
+    let mut state = ClusterState::new(EngineConfig::default());
+    state.apply_namespace(&parse::<K8sNamespace>("metadata: {name: team}"));
+    state.apply_resource_flavor(&flavor("good", ""));
+    state.apply_resource_flavor(&flavor("bad", "topologyName: racks"));
+    let mut invalid_queue = queue("broken", "good", "4");
+    invalid_queue.spec.resource_groups[0].flavors[0].resources[0].lending_limit = Some(
+        k8s_openapi::apimachinery::pkg::api::resource::Quantity("1".into()),
+    );
+    state.apply_cluster_queue(&invalid_queue);
+    state.apply_cluster_queue(&queue("healthy", "good", "4"));
+    state.apply_cluster_queue(&queue("on-bad-flavor", "bad", "4"));
+    state.apply_node(&parse::<K8sNode>(
+        "metadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}",
+    ));
+    for (lq, cq) in [
+        ("lq-healthy", "healthy"),
+        ("lq-bad", "on-bad-flavor"),
+        ("lq-broken", "broken"),
+    ] {
+        state.apply_local_queue(&local_queue(lq, cq));
+    }
+    for (name, lq) in [("a", "lq-healthy"), ("b", "lq-bad"), ("c", "lq-broken")] {
+        let fallback = Fallback {
+            creation: 0,
+            uid: String::new(),
+        };
+        state.apply_workload(&workload(name, lq), fallback);
+    }
+
+    let set_aside: Vec<(&str, &str, String)> = state
+        .set_aside()
+        .into_iter()
+        .map(|s| (s.kind, s.key, s.error.to_string()))
+        .collect();
+    assert_eq!(set_aside.len(), 3, "{set_aside:#?}");
+    assert!(set_aside[0].0 == "ClusterQueue" && set_aside[0].2.contains("lendingLimit"));
+    assert!(set_aside[1].0 == "Node" && set_aside[1].2.contains("status.allocatable.cpu"));
+    assert!(set_aside[2].0 == "ResourceFlavor" && set_aside[2].2.contains("spec.nodeLabels"));
+
+    state.engine().run_until_stable();
+    assert!(matches!(
+        status_of(&mut state, "a"),
+        WorkloadStatus::Admitted(_)
+    ));
+    let WorkloadStatus::Pending { reason, message } = status_of(&mut state, "b") else {
+        panic!("b must wait");
+    };
+    assert_eq!(reason, PendingReason::Suspended);
+    assert!(message.contains("flavor bad not found"), "{message}");
+    let WorkloadStatus::Pending { message, .. } = status_of(&mut state, "c") else {
+        panic!("c must wait");
+    };
+    assert!(
+        message.contains("ClusterQueue broken doesn't exist"),
+        "{message}"
+    );
+
+    // Fixing the flavor brings its queue back.
+    state.apply_resource_flavor(&flavor("bad", "nodeLabels: {pool: x}"));
+    state.engine().run_until_stable();
+    assert!(matches!(
+        status_of(&mut state, "b"),
+        WorkloadStatus::Admitted(_)
+    ));
+    assert!(state.set_aside().iter().all(|s| s.kind != "ResourceFlavor"));
+}
+
+/// A workload deleted releases its quota for the next one; re-applying an unchanged object
+/// changes nothing.
+#[test]
+fn deletes_release_quota_and_unchanged_objects_are_no_ops() {
+    let mut state = ClusterState::new(EngineConfig::default());
+    state.apply_namespace(&parse::<K8sNamespace>("metadata: {name: team}"));
+    state.apply_resource_flavor(&flavor("good", ""));
+    state.apply_cluster_queue(&queue("q", "good", "1"));
+    state.apply_local_queue(&local_queue("lq", "q"));
+    let fallback = |n: i64| Fallback {
+        creation: n,
+        uid: String::new(),
+    };
+    state.apply_workload(&workload("first", "lq"), fallback(1));
+    state.apply_workload(&workload("second", "lq"), fallback(2));
+    state.engine().run_until_stable();
+    assert!(matches!(
+        status_of(&mut state, "first"),
+        WorkloadStatus::Admitted(_)
+    ));
+    assert!(matches!(
+        status_of(&mut state, "second"),
+        WorkloadStatus::Pending { .. }
+    ));
+    state.apply_cluster_queue(&queue("q", "good", "1"));
+    assert!(!state.engine().cycle().changed_anything());
+    state.delete_workload("team", "first");
+    state.engine().run_until_stable();
+    assert!(matches!(
+        status_of(&mut state, "second"),
+        WorkloadStatus::Admitted(_)
+    ));
+}

@@ -1,0 +1,149 @@
+//! The Workloads of [`ClusterState`] and the priority classes they take their priority from when
+//! their spec names none: a class that changes re-prioritises the workloads that name it.
+
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::ResourceExt;
+
+use super::admission_input::{self, WorkloadDefaults};
+use super::cache::Applied;
+use super::cluster::{CachedWorkload, ClusterState};
+use crate::api;
+use crate::api::workload::{PriorityClassGroup, PriorityClassKind};
+use crate::engine::WorkloadKey;
+
+/// The class a workload's priority comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum ClassRef {
+    Workload(String),
+    Pod(String),
+}
+
+/// Identity and queue position for a Workload whose metadata lacks them (manifests given to
+/// `kuota simulate`); objects read from a cluster always have both.
+#[derive(Clone, Debug)]
+pub struct Fallback {
+    /// Queue order when `metadata.creationTimestamp` is absent.
+    pub creation: i64,
+    /// Used when `metadata.uid` is absent.
+    pub uid: String,
+}
+
+impl ClusterState {
+    /// A Workload. One the conversion refuses (or whose admission the topology cannot hold) is set
+    /// aside and leaves the engine.
+    pub fn apply_workload(&mut self, workload: &api::Workload, fallback: Fallback) {
+        let key = format!(
+            "{}/{}",
+            workload.namespace().unwrap_or_default(),
+            workload.name_any()
+        );
+        let class = match (&workload.spec.priority, &workload.spec.priority_class_ref) {
+            (None, Some(r)) => Some(match (&r.group, &r.kind) {
+                (PriorityClassGroup::Kueue, PriorityClassKind::WorkloadPriorityClass) => {
+                    ClassRef::Workload(r.name.clone())
+                }
+                _ => ClassRef::Pod(r.name.clone()),
+            }),
+            _ => None,
+        };
+        let defaults = WorkloadDefaults {
+            creation: fallback.creation,
+            uid: fallback.uid,
+            class_priority: class.as_ref().and_then(|c| self.class_value(c)),
+        };
+        let converted = admission_input::workload(workload, defaults)
+            .map(|model| CachedWorkload { model, class });
+        let workload_key = WorkloadKey::new(
+            workload.namespace().unwrap_or_default(),
+            workload.name_any(),
+        );
+        match self.workloads.apply(key.clone(), converted) {
+            Applied::Changed(cached) => {
+                let model = cached.model.clone();
+                if let Err(error) = self.engine.upsert_workload(model) {
+                    self.workloads.apply(key, Err(error));
+                    self.engine.remove_workload(&workload_key);
+                }
+            }
+            Applied::SetAside { had_valid: true } => {
+                self.engine.remove_workload(&workload_key);
+            }
+            Applied::SetAside { .. } | Applied::Unchanged => {}
+        }
+    }
+
+    /// Forgets the Workload `namespace/name`; its quota is released.
+    pub fn delete_workload(&mut self, namespace: &str, name: &str) {
+        if self.workloads.delete(&format!("{namespace}/{name}")) {
+            self.engine
+                .remove_workload(&WorkloadKey::new(namespace, name));
+        }
+    }
+
+    /// A WorkloadPriorityClass.
+    pub fn apply_workload_priority_class(&mut self, class: &api::WorkloadPriorityClass) {
+        let name = class.name_any();
+        if let Applied::Changed(_) = self
+            .workload_priority_classes
+            .apply(name.clone(), Ok(class.spec.value))
+        {
+            self.reprioritise(&ClassRef::Workload(name));
+        }
+    }
+
+    pub fn delete_workload_priority_class(&mut self, name: &str) {
+        if self.workload_priority_classes.delete(name) {
+            self.reprioritise(&ClassRef::Workload(name.to_string()));
+        }
+    }
+
+    /// A PriorityClass; the global default also gives pods without a class their priority when
+    /// the Workload was built.
+    pub fn apply_priority_class(&mut self, class: &PriorityClass) {
+        let name = class.name_any();
+        let value = (class.value, class.global_default.unwrap_or(false));
+        if let Applied::Changed(_) = self.priority_classes.apply(name.clone(), Ok(value)) {
+            self.reprioritise(&ClassRef::Pod(name));
+        }
+    }
+
+    pub fn delete_priority_class(&mut self, name: &str) {
+        if self.priority_classes.delete(name) {
+            self.reprioritise(&ClassRef::Pod(name.to_string()));
+        }
+    }
+
+    fn class_value(&self, class: &ClassRef) -> Option<i32> {
+        match class {
+            ClassRef::Workload(name) => self.workload_priority_classes.get(name).copied(),
+            ClassRef::Pod(name) => self.priority_classes.get(name).map(|(value, _)| *value),
+        }
+    }
+
+    /// Gives every workload that takes its priority from `class` the class's value now.
+    fn reprioritise(&mut self, class: &ClassRef) {
+        let priority = self.class_value(class).unwrap_or(0);
+        let affected: Vec<String> = self
+            .workloads
+            .iter()
+            .filter(|(_, w)| w.class.as_ref() == Some(class) && w.model.priority != priority)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in affected {
+            let Some(mut cached) = self.workloads.get(&key).cloned() else {
+                continue;
+            };
+            cached.model.priority = priority;
+            let workload_key = WorkloadKey::new(&cached.model.namespace, &cached.model.name);
+            let mut held = self
+                .engine
+                .workload(&workload_key)
+                .unwrap_or(cached.model.clone());
+            held.priority = priority;
+            self.workloads.apply(key, Ok(cached));
+            if let Err(error) = self.engine.upsert_workload(held) {
+                tracing::warn!(workload = %workload_key, %error, "priority change not applied");
+            }
+        }
+    }
+}
