@@ -179,7 +179,7 @@ fn invalid_input_names_object_and_field() {
     let err = Engine::new(&s, EngineConfig::default()).err().unwrap();
     assert_eq!(
         err.to_string(),
-        "ClusterQueue \"a\": field spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: may only be set when there is a cohort or parent"
+        "ClusterQueue \"a\": field spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: borrowingLimit must be nil when cohortName is empty"
     );
     let s = two_queues(
         quota_limits("cpu", "4", None, Some("5")),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{DNS1123_SUBDOMAIN, FairSharing, FairSharingStatus, StopPolicy, optional_spec};
 use super::quota::{FlavorUsage, ResourceGroup};
+use super::rule_messages;
 
 /// The desired state of a ClusterQueue.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -27,7 +28,7 @@ use super::quota::{FlavorUsage, ResourceGroup};
 #[serde(rename_all = "camelCase", remote = "Self")]
 #[schemars(extend("x-kubernetes-validations" = [{
     "rule": "has(self.cohortName) && self.cohortName != '' || !has(self.resourceGroups) || self.resourceGroups.all(rg, rg.flavors.all(f, f.resources.all(r, !has(r.borrowingLimit))))",
-    "message": "borrowingLimit must be nil when cohortName is empty"
+    "message": rule_messages::BORROWING_LIMIT_WITHOUT_COHORT
 }]))]
 pub struct ClusterQueueSpec {
     /// Quota per flavor and resource.
@@ -102,7 +103,7 @@ pub enum QueueingStrategy {
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-validations" = [{
     "rule": "!has(self.preference) || (has(self.whenCanBorrow) && self.whenCanBorrow == 'TryNextFlavor' && has(self.whenCanPreempt) && self.whenCanPreempt == 'TryNextFlavor')",
-    "message": "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor"
+    "message": rule_messages::PREFERENCE_NEEDS_TRY_NEXT_FLAVOR
 }]))]
 pub struct FlavorFungibility {
     /// At a flavor that fits only by borrowing. Defaults to `MayStopSearch`.
@@ -155,7 +156,7 @@ pub enum FlavorFungibilityPreference {
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-validations" = [{
     "rule": "!(has(self.reclaimWithinCohort) && self.reclaimWithinCohort == 'Never' && has(self.borrowWithinCohort) && has(self.borrowWithinCohort.policy) && self.borrowWithinCohort.policy != 'Never')",
-    "message": "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"
+    "message": rule_messages::BORROW_WITHOUT_RECLAIM
 }]))]
 pub struct ClusterQueuePreemption {
     /// Preempting in other ClusterQueues of the cohort tree that use more than their quota.

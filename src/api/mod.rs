@@ -12,6 +12,7 @@ pub mod quota;
 pub mod resource_flavor;
 #[cfg(test)]
 mod round_trip_tests;
+pub mod rule_messages;
 pub mod topology;
 pub mod topology_assignment;
 pub mod workload;

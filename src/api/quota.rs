@@ -11,7 +11,7 @@ use super::common::DNS1123_SUBDOMAIN;
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-validations" = [{
     "rule": "self.flavors.all(x, size(x.resources) == size(self.coveredResources))",
-    "message": "flavors must have the same number of resources as the coveredResources"
+    "message": super::rule_messages::RESOURCES_PER_FLAVOR
 }]))]
 pub struct ResourceGroup {
     /// Resources whose quota this group's flavors supply.

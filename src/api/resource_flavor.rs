@@ -26,7 +26,7 @@ use super::common::{DNS1123_SUBDOMAIN, optional_spec, toleration_rules};
 #[schemars(extend("x-kubernetes-validations" = [
     {
         "rule": "!has(self.topologyName) || (has(self.nodeLabels) && size(self.nodeLabels) >= 1)",
-        "message": "at least one nodeLabel is required when topology is set"
+        "message": super::rule_messages::TOPOLOGY_NEEDS_NODE_LABELS
     },
     {
         "rule": "!has(oldSelf.topologyName) || (has(self.topologyName) && self.topologyName == oldSelf.topologyName)",

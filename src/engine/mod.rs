@@ -120,7 +120,7 @@ mod selector;
 mod state;
 pub mod topology;
 pub mod topology_seam;
-mod validate;
+pub mod validate;
 mod victim_side;
 
 pub use decision::{

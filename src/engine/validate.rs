@@ -10,6 +10,10 @@ use super::model::{
 };
 use super::quantity::Quantity;
 use super::selector;
+use crate::api::rule_messages::{
+    BORROW_WITHOUT_RECLAIM, BORROWING_LIMIT_WITHOUT_COHORT, PREFERENCE_NEEDS_TRY_NEXT_FLAVOR,
+    RESOURCES_PER_FLAVOR,
+};
 
 fn check_unique<'a>(
     kind: &'static str,
@@ -52,14 +56,28 @@ fn check_groups(
                     reason,
                 ));
             }
-            let names: Vec<&str> = flavor.resources.iter().map(|r| r.name.as_str()).collect();
-            let covered: Vec<&str> = group.covered_resources.iter().map(String::as_str).collect();
-            if names != covered {
-                let reason = format!("must list {covered:?} in that order, found {names:?}");
+            if flavor.resources.len() != group.covered_resources.len() {
                 return Err(ModelError::invalid(
                     kind,
                     name,
                     format!("{at}.resources"),
+                    RESOURCES_PER_FLAVOR,
+                ));
+            }
+            let misnamed = flavor
+                .resources
+                .iter()
+                .zip(&group.covered_resources)
+                .position(|(quota, covered)| &quota.name != covered);
+            if let Some(r) = misnamed {
+                let reason = format!(
+                    "must be {:?}, the coveredResources entry at the same position",
+                    group.covered_resources[r]
+                );
+                return Err(ModelError::invalid(
+                    kind,
+                    name,
+                    format!("{at}.resources[{r}].name"),
                     reason,
                 ));
             }
@@ -82,7 +100,11 @@ fn check_groups(
                         return Err(negative(field, limit));
                     }
                     if !has_parent {
-                        let reason = "may only be set when there is a cohort or parent";
+                        let reason = match (is_queue, field) {
+                            (true, "borrowingLimit") => BORROWING_LIMIT_WITHOUT_COHORT.to_string(),
+                            (true, _) => format!("{field} must be nil when cohortName is empty"),
+                            (false, _) => format!("{field} must be nil when parentName is empty"),
+                        };
                         return Err(ModelError::invalid(
                             kind,
                             name,
@@ -131,6 +153,15 @@ fn check_weight(
 /// What the API rejects in a Workload: pod-set counts, `minCount` and requests.
 pub fn workload(w: &Workload) -> Result<(), ModelError> {
     let name = format!("{}/{}", w.namespace, w.name);
+    if w.pod_sets.is_empty() {
+        let reason = "must have at least one pod set";
+        return Err(ModelError::invalid(
+            "Workload",
+            name,
+            "spec.podSets",
+            reason,
+        ));
+    }
     let mut with_min = 0;
     for (i, ps) in w.pod_sets.iter().enumerate() {
         let at = format!("spec.podSets[{i}]");
@@ -195,7 +226,7 @@ fn check_policies(cq: &ClusterQueue) -> Result<(), ModelError> {
         && (f.when_can_borrow != FungibilityPolicy::TryNextFlavor
             || f.when_can_preempt != FungibilityPolicy::TryNextFlavor)
     {
-        let reason = "may only be set when whenCanBorrow and whenCanPreempt are both TryNextFlavor";
+        let reason = PREFERENCE_NEEDS_TRY_NEXT_FLAVOR;
         return Err(ModelError::invalid(
             "ClusterQueue",
             &cq.name,
@@ -207,7 +238,7 @@ fn check_policies(cq: &ClusterQueue) -> Result<(), ModelError> {
     if p.reclaim_within_cohort == ReclaimWithinCohort::Never
         && p.borrow_within_cohort.policy != BorrowWithinCohortPolicy::Never
     {
-        let reason = "must be Never when reclaimWithinCohort is Never";
+        let reason = BORROW_WITHOUT_RECLAIM;
         return Err(ModelError::invalid(
             "ClusterQueue",
             &cq.name,

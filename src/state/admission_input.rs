@@ -30,6 +30,7 @@ use crate::engine::model::{
     Workload,
 };
 use crate::engine::quantity::Quantity;
+use crate::engine::validate;
 
 fn quantity(
     kind: &'static str,
@@ -152,7 +153,6 @@ fn resource_groups(
     kind: &'static str,
     name: &str,
     groups: &[ApiResourceGroup],
-    has_parent: bool,
 ) -> Result<Vec<ResourceGroup>, ModelError> {
     groups
         .iter()
@@ -163,53 +163,45 @@ fn resource_groups(
                 .iter()
                 .enumerate()
                 .map(|(f, flavor)| {
-                    if flavor.resources.len() != group.covered_resources.len() {
-                        return Err(ModelError::invalid(
-                            kind,
-                            name,
-                            format!("spec.resourceGroups[{g}].flavors[{f}].resources"),
-                            "flavors must have the same number of resources as the coveredResources",
-                        ));
-                    }
                     let resources = flavor
                         .resources
                         .iter()
                         .enumerate()
                         .map(|(r, quota)| {
-                            let field = |leaf: &str| format!("spec.resourceGroups[{g}].flavors[{f}].resources[{r}].{leaf}");
-                            if quota.name != group.covered_resources[r] {
-                                return Err(ModelError::invalid(
-                                    kind,
-                                    name,
-                                    field("name"),
-                                    format!("must be {:?}, the coveredResources entry at the same position", group.covered_resources[r]),
-                                ));
-                            }
-                            let limit = |leaf: &str, value: &Option<K8sQuantity>| -> Result<Option<Quantity>, ModelError> {
-                                let Some(value) = value else { return Ok(None) };
-                                if !has_parent {
-                                    let parent = if kind == "ClusterQueue" { "cohortName" } else { "parentName" };
-                                    return Err(ModelError::invalid(kind, name, field(leaf), format!("must not be set when spec.{parent} is empty")));
-                                }
-                                non_negative(kind, name, &field(leaf), value).map(Some)
+                            let field = |leaf: &str| {
+                                format!(
+                                    "spec.resourceGroups[{g}].flavors[{f}].resources[{r}].{leaf}"
+                                )
                             };
-                            let nominal_quota = non_negative(kind, name, &field("nominalQuota"), &quota.nominal_quota)?;
-                            let lending_limit = limit("lendingLimit", &quota.lending_limit)?;
-                            if kind == "ClusterQueue" && lending_limit.is_some_and(|l| l > nominal_quota) {
-                                return Err(ModelError::invalid(kind, name, field("lendingLimit"), "must be less than or equal to nominalQuota"));
-                            }
+                            let limit = |leaf: &str, value: &Option<K8sQuantity>| {
+                                value
+                                    .as_ref()
+                                    .map(|v| quantity(kind, name, &field(leaf), v))
+                                    .transpose()
+                            };
                             Ok(ResourceQuota {
                                 name: quota.name.clone(),
-                                nominal_quota,
+                                nominal_quota: quantity(
+                                    kind,
+                                    name,
+                                    &field("nominalQuota"),
+                                    &quota.nominal_quota,
+                                )?,
                                 borrowing_limit: limit("borrowingLimit", &quota.borrowing_limit)?,
-                                lending_limit,
+                                lending_limit: limit("lendingLimit", &quota.lending_limit)?,
                             })
                         })
-                        .collect::<Result<_, _>>()?;
-                    Ok(FlavorQuotas { name: flavor.name.clone(), resources })
+                        .collect::<Result<_, ModelError>>()?;
+                    Ok(FlavorQuotas {
+                        name: flavor.name.clone(),
+                        resources,
+                    })
                 })
-                .collect::<Result<_, _>>()?;
-            Ok(ResourceGroup { covered_resources: group.covered_resources.clone(), flavors })
+                .collect::<Result<_, ModelError>>()?;
+            Ok(ResourceGroup {
+                covered_resources: group.covered_resources.clone(),
+                flavors,
+            })
         })
         .collect()
 }
@@ -220,7 +212,7 @@ fn weight(
     fair_sharing: &Option<api::common::FairSharing>,
 ) -> Result<Option<Quantity>, ModelError> {
     match fair_sharing.as_ref().and_then(|f| f.weight.as_ref()) {
-        Some(w) => non_negative(kind, name, "spec.fairSharing.weight", w).map(Some),
+        Some(w) => quantity(kind, name, "spec.fairSharing.weight", w).map(Some),
         None => Ok(None),
     }
 }
@@ -268,18 +260,8 @@ pub fn cluster_queue(queue: &api::ClusterQueue) -> Result<ClusterQueue, ModelErr
         ApiBorrowPolicy::Never => BorrowWithinCohortPolicy::Never,
         ApiBorrowPolicy::LowerPriority => BorrowWithinCohortPolicy::LowerPriority,
     };
-    if reclaim_within_cohort == ReclaimWithinCohort::Never
-        && borrow_policy != BorrowWithinCohortPolicy::Never
-    {
-        return Err(ModelError::invalid(
-            KIND,
-            &name,
-            "spec.preemption",
-            "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never",
-        ));
-    }
-    Ok(ClusterQueue {
-        resource_groups: resource_groups(KIND, &name, &spec.resource_groups, cohort.is_some())?,
+    let model = ClusterQueue {
+        resource_groups: resource_groups(KIND, &name, &spec.resource_groups)?,
         cohort,
         namespace_selector: spec.namespace_selector.clone(),
         queueing_strategy: match spec.queueing_strategy.unwrap_or_default() {
@@ -309,7 +291,9 @@ pub fn cluster_queue(queue: &api::ClusterQueue) -> Result<ClusterQueue, ModelErr
         stop_policy: stop_policy(spec.effective_stop_policy()),
         fair_sharing_weight: weight(KIND, &name, &spec.fair_sharing)?,
         name,
-    })
+    };
+    validate::cluster_queue(&model)?;
+    Ok(model)
 }
 
 /// A `Cohort`.
@@ -317,17 +301,14 @@ pub fn cohort(cohort: &api::Cohort) -> Result<Cohort, ModelError> {
     const KIND: &str = "Cohort";
     let name = cohort.name_any();
     let parent = cohort.spec.parent_name.clone().filter(|p| !p.is_empty());
-    Ok(Cohort {
-        resource_groups: resource_groups(
-            KIND,
-            &name,
-            &cohort.spec.resource_groups,
-            parent.is_some(),
-        )?,
+    let model = Cohort {
+        resource_groups: resource_groups(KIND, &name, &cohort.spec.resource_groups)?,
         parent,
         fair_sharing_weight: weight(KIND, &name, &cohort.spec.fair_sharing)?,
         name,
-    })
+    };
+    validate::cohort(&model)?;
+    Ok(model)
 }
 
 /// A `LocalQueue`.
@@ -443,41 +424,12 @@ pub fn workload(
         namespace,
         name,
     })
-    .and_then(|w| {
-        if w.pod_sets.is_empty() {
-            Err(ModelError::invalid(
-                KIND,
-                label,
-                "spec.podSets",
-                "must have at least one pod set",
-            ))
-        } else {
-            Ok(w)
-        }
-    })
+    .and_then(|w| validate::workload(&w).map(|()| w))
 }
 
 fn pod_set(workload: &str, index: usize, pod_set: &ApiPodSet) -> Result<PodSet, ModelError> {
     const KIND: &str = "Workload";
     let field = |leaf: &str| format!("spec.podSets[{index}].{leaf}");
-    if pod_set.count < 0 {
-        return Err(ModelError::invalid(
-            KIND,
-            workload,
-            field("count"),
-            "must not be negative",
-        ));
-    }
-    if let Some(min) = pod_set.min_count
-        && !(1..=pod_set.count).contains(&min)
-    {
-        return Err(ModelError::invalid(
-            KIND,
-            workload,
-            field("minCount"),
-            "minCount should be positive and less or equal to count",
-        ));
-    }
     let spec = pod_set.template.spec.clone().unwrap_or_default();
     let requests = pod_requests(&spec).map_err(|e| {
         ModelError::invalid(
@@ -487,17 +439,6 @@ fn pod_set(workload: &str, index: usize, pod_set: &ApiPodSet) -> Result<PodSet, 
             e.source.to_string(),
         )
     })?;
-    if let Some((name, _)) = requests
-        .iter()
-        .find(|(_, amount)| **amount < Quantity::ZERO)
-    {
-        return Err(ModelError::invalid(
-            KIND,
-            workload,
-            field("template.spec"),
-            format!("request for {name} must not be negative"),
-        ));
-    }
     let required_node_affinity = spec
         .affinity
         .as_ref()
