@@ -30,7 +30,10 @@ fn check(text: &str) {
             let message = error.to_string();
             assert!(message.starts_with("fuzz.yaml, document "), "{message}");
             if message.contains("refused before parsing") {
-                assert!(parser_refuses(text), "refused, yet the parser accepts: {text:?}");
+                assert!(
+                    parser_refuses(text),
+                    "refused, yet the parser accepts: {text:?}"
+                );
             }
         }
     }
@@ -38,10 +41,7 @@ fn check(text: &str) {
 
 /// An edit of a text: at a place, remove some characters, then insert some.
 fn edits() -> impl Strategy<Value = Vec<(prop::sample::Index, usize, String)>> {
-    prop::collection::vec(
-        (any::<prop::sample::Index>(), 0..4usize, text(6)),
-        1..8,
-    )
+    prop::collection::vec((any::<prop::sample::Index>(), 0..4usize, text(6)), 1..8)
 }
 
 fn edit(text: &str, edits: &[(prop::sample::Index, usize, String)]) -> String {

@@ -50,13 +50,18 @@ fn slice() -> impl Strategy<Value = TopologyAssignmentSlice> {
             universal,
             individual,
         });
-    (number(), prop::collection::vec(level_values(), 0..3), pod_counts).prop_map(
-        |(domain_count, values_per_level, pod_counts)| TopologyAssignmentSlice {
-            domain_count,
-            values_per_level,
-            pod_counts,
-        },
+    (
+        number(),
+        prop::collection::vec(level_values(), 0..3),
+        pod_counts,
     )
+        .prop_map(
+            |(domain_count, values_per_level, pod_counts)| TopologyAssignmentSlice {
+                domain_count,
+                values_per_level,
+                pod_counts,
+            },
+        )
 }
 
 fn assignment() -> impl Strategy<Value = TopologyAssignment> {

@@ -36,7 +36,11 @@ fn pointers(value: &Value, at: &str, out: &mut Vec<String>) {
             .iter()
             .map(|(k, v)| (k.replace('~', "~0").replace('/', "~1"), v))
             .collect(),
-        Value::Array(list) => list.iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect(),
+        Value::Array(list) => list
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i.to_string(), v))
+            .collect(),
         _ => Vec::new(),
     };
     for (key, child) in children {

@@ -227,9 +227,9 @@ impl Scanner {
     fn quoted(&mut self, quote: char) {
         self.bump();
         while let Some(c) = self.peek(0) {
-            if quote == '\'' && c == '\'' && self.peek(1) == Some('\'') {
-                self.bump();
-            } else if quote == '"' && c == '\\' {
+            let escape = if quote == '\'' { '\'' } else { '\\' };
+            if c == escape && (quote == '"' || self.peek(1) == Some('\'')) {
+                // `''` in single quotes, `\x` in double quotes: skip both characters.
                 self.bump();
             } else if c == quote {
                 self.bump();
