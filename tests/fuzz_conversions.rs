@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use kuota::cli::simulate::documents::{Document, Origin};
-use kuota::cli::simulate::objects::{Objects, decode_all};
+use kuota::cli::simulate::objects::{Located, Objects, decode_all};
 use kuota::engine::model::{EngineConfig, Snapshot};
 use kuota::engine::{Engine, ModelError};
 use kuota::state::admission_input::{self, WorkloadDefaults};
@@ -19,30 +19,34 @@ use kuota::state::topology_input;
 /// engine takes in a snapshot of its own.
 type Conversion = fn(&Objects) -> Result<(), ModelError>;
 
-fn validate(snapshot: Snapshot) -> Result<(), ModelError> {
-    Engine::new(&snapshot, EngineConfig::default()).map(drop)
+/// Validates, for each object, the snapshot built from it alone.
+fn validate_each<T>(
+    objects: &[Located<T>],
+    snapshot: impl Fn(&T) -> Result<Snapshot, ModelError>,
+) -> Result<(), ModelError> {
+    objects.iter().try_for_each(|located| {
+        Engine::new(&snapshot(&located.object)?, EngineConfig::default()).map(drop)
+    })
 }
 
 fn cluster_queue(objects: &Objects) -> Result<(), ModelError> {
-    for queue in &objects.cluster_queues {
-        let cluster_queues = vec![admission_input::cluster_queue(&queue.object)?];
-        validate(Snapshot {
+    validate_each(&objects.cluster_queues, |queue| {
+        let cluster_queues = vec![admission_input::cluster_queue(queue)?];
+        Ok(Snapshot {
             cluster_queues,
             ..Snapshot::default()
-        })?;
-    }
-    Ok(())
+        })
+    })
 }
 
 fn cohort(objects: &Objects) -> Result<(), ModelError> {
-    for cohort in &objects.cohorts {
-        let cohorts = vec![admission_input::cohort(&cohort.object)?];
-        validate(Snapshot {
+    validate_each(&objects.cohorts, |cohort| {
+        let cohorts = vec![admission_input::cohort(cohort)?];
+        Ok(Snapshot {
             cohorts,
             ..Snapshot::default()
-        })?;
-    }
-    Ok(())
+        })
+    })
 }
 
 fn resource_flavor(objects: &Objects) -> Result<(), ModelError> {
@@ -61,20 +65,19 @@ fn local_queue(objects: &Objects) -> Result<(), ModelError> {
 }
 
 fn workload(objects: &Objects) -> Result<(), ModelError> {
-    for workload in &objects.workloads {
+    validate_each(&objects.workloads, |workload| {
         let defaults = WorkloadDefaults {
             creation: 0,
             uid: "uid".into(),
             class_priority: None,
         };
-        let converted = admission_input::workload(&workload.object, defaults)?;
+        let converted = admission_input::workload(workload, defaults)?;
         topology_input::admitted_tas_usage(&converted, |_| true)?;
-        validate(Snapshot {
+        Ok(Snapshot {
             workloads: vec![converted],
             ..Snapshot::default()
-        })?;
-    }
-    Ok(())
+        })
+    })
 }
 
 fn node(objects: &Objects) -> Result<(), ModelError> {
