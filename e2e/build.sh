@@ -6,6 +6,10 @@
 # go.sum, the etcd main, this script) gives a new folder and the old ones are removed. Output of the
 # Go build goes to $KUOTA_E2E_BIN_ROOT/build.log.
 #
+# Runs at once on one machine (two checkouts, a test run beside a benchmark) share the root: one
+# builds while the others wait on a lock, then reuse its folder. Each build stages in a private
+# folder and renames it into place, so no run ever sees or deletes another's half-built folder.
+#
 #   e2e/build.sh          build what is missing, print the folder
 #   e2e/build.sh --dir    print the folder without building
 set -euo pipefail
@@ -33,6 +37,19 @@ if [[ -f "$bin_dir/.complete" ]]; then
   exit 0
 fi
 
+mkdir -p "$bin_root"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$bin_root/.lock"
+  if ! flock -n 9; then
+    echo "e2e/build.sh: waiting for another build in $bin_root" >&2
+    flock 9
+  fi
+  if [[ -f "$bin_dir/.complete" ]]; then
+    echo "$bin_dir"
+    exit 0
+  fi
+fi
+
 minor="${k8s_version#v1.}"
 minor="${minor%%.*}"
 version_flags=""
@@ -41,11 +58,9 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   version_flags+=" -X $pkg.gitTreeState=clean"
 done
 
-mkdir -p "$bin_root"
 log="$bin_root/build.log"
-staging="$bin_dir.partial"
-rm -rf "$staging"
-mkdir -p "$staging"
+staging="$(mktemp -d "$bin_dir.partial.XXXXXX")"
+trap 'rm -rf "$staging"' EXIT
 echo "e2e/build.sh: building ${binaries[*]} for Kubernetes $k8s_version into $bin_dir (log: $log)" >&2
 started=$SECONDS
 # One invocation, so that packages shared by the binaries are compiled once.
@@ -67,12 +82,14 @@ for b in "${binaries[@]}"; do
     exit 1
   fi
 done
-rm -rf "$bin_dir"
-mv "$staging" "$bin_dir"
-touch "$bin_dir/.complete"
+touch "$staging/.complete"
+if [[ ! -f "$bin_dir/.complete" ]]; then
+  rm -rf "$bin_dir"
+  mv "$staging" "$bin_dir"
+fi
 echo "e2e/build.sh: built in $((SECONDS - started))s" >&2
 for old in "$bin_root"/v*; do
-  if [[ -d "$old" && "$old" != "$bin_dir" ]]; then
+  if [[ -d "$old" && "$old" != "$bin_dir" && "$old" != "$bin_dir".partial.* ]]; then
     rm -rf "$old"
   fi
 done

@@ -1,12 +1,20 @@
 //! Reading manifests: files, folders (every `.yaml`, `.yml` and `.json` inside, sorted), or `-` for
 //! standard input; multi-document YAML, a single JSON object, or a `v1` `List`. Every document keeps
 //! where it came from, so errors can name the file and the document.
+//!
+//! Links to folders are not followed inside a folder (as `kubectl apply -R` does), and no file is
+//! read twice. Before parsing, flow nesting is bounded ([`nesting`]); while decoding, a mapping
+//! with a repeated key is refused ([`strict_value`]).
 
+mod nesting;
+mod strict_value;
+
+use std::collections::HashSet;
 use std::fmt;
+use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use serde_json::Value;
 use thiserror::Error;
 
@@ -40,11 +48,18 @@ pub enum ReadError {
     },
     #[error("{origin}: not valid YAML or JSON: {reason}")]
     Syntax { origin: Origin, reason: String },
+    #[error(
+        "{origin}: nested more than {} levels deep at line {line}; refused before parsing",
+        nesting::MAX_DEPTH
+    )]
+    TooDeep { origin: Origin, line: usize },
 }
 
-/// Reads every document from `paths`, in order.
+/// Reads every document from `paths`, in order; a file reached twice (through a link, or named
+/// twice) is read once.
 pub fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>, ReadError> {
     let mut documents = Vec::new();
+    let mut read = HashSet::new();
     for path in paths {
         if path.as_os_str() == "-" {
             let mut text = String::new();
@@ -55,54 +70,69 @@ pub fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>, ReadError> {
                     source,
                 })?;
             documents.extend(parse_text("<stdin>", &text)?);
+            continue;
+        }
+        let mut files = Vec::new();
+        if path.is_dir() {
+            files_under(path, &mut files)?;
+            files.sort();
         } else {
-            for file in files_under(path)? {
-                let text = std::fs::read_to_string(&file).map_err(|source| ReadError::Io {
-                    path: file.display().to_string(),
-                    source,
-                })?;
-                documents.extend(parse_text(&file.display().to_string(), &text)?);
+            files.push(path.clone());
+        }
+        for file in files {
+            let io_error = |source| ReadError::Io {
+                path: file.display().to_string(),
+                source,
+            };
+            if !read.insert(fs::canonicalize(&file).map_err(io_error)?) {
+                continue;
             }
+            let text = fs::read_to_string(&file).map_err(io_error)?;
+            documents.extend(parse_text(&file.display().to_string(), &text)?);
         }
     }
     Ok(documents)
 }
 
-/// The manifest files a path names: itself, or the YAML/JSON files below a folder, sorted.
-fn files_under(path: &Path) -> Result<Vec<PathBuf>, ReadError> {
+/// The YAML/JSON files below a folder. Links to folders are not followed, as `kubectl apply -R`
+/// does: a link back up the tree would otherwise read it again and again.
+fn files_under(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), ReadError> {
     let io_error = |source| ReadError::Io {
-        path: path.display().to_string(),
+        path: dir.display().to_string(),
         source,
     };
-    if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).map_err(io_error)? {
-        let entry_path = entry.map_err(io_error)?.path();
-        if entry_path.is_dir() {
-            files.extend(files_under(&entry_path)?);
+    for entry in fs::read_dir(dir).map_err(io_error)? {
+        let entry = entry.map_err(io_error)?;
+        let path = entry.path();
+        let kind = entry.file_type().map_err(io_error)?;
+        if kind.is_dir() {
+            files_under(&path, files)?;
         } else if matches!(
-            entry_path.extension().and_then(|e| e.to_str()),
+            path.extension().and_then(|e| e.to_str()),
             Some("yaml" | "yml" | "json")
-        ) {
-            files.push(entry_path);
+        ) && !(kind.is_symlink() && path.is_dir())
+        {
+            files.push(path);
         }
     }
-    files.sort();
-    Ok(files)
+    Ok(())
 }
 
 /// Splits one file's text into documents. `List` objects are unpacked into their items, which keep
 /// the list's document number.
 pub fn parse_text(file: &str, text: &str) -> Result<Vec<Document>, ReadError> {
+    let origin = |document: usize| Origin {
+        file: file.to_string(),
+        document,
+    };
+    nesting::check(text).map_err(|e| ReadError::TooDeep {
+        origin: origin(e.document),
+        line: e.line,
+    })?;
     let mut documents = Vec::new();
     for (index, document) in yaml_serde::Deserializer::from_str(text).enumerate() {
-        let origin = Origin {
-            file: file.to_string(),
-            document: index + 1,
-        };
-        let value = Value::deserialize(document).map_err(|e| ReadError::Syntax {
+        let origin = origin(index + 1);
+        let value = strict_value::decode(document).map_err(|e| ReadError::Syntax {
             origin: origin.clone(),
             reason: e.to_string(),
         })?;
