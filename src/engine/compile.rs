@@ -10,7 +10,7 @@ use super::quantity::Quantity;
 use super::quota::{NodeId, NodeQuota, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, Interner, add_amount};
 use super::selector;
-use super::state::{CqInfo, GroupInfo, Holding, QueueState, Wl};
+use super::state::{CqInfo, GroupInfo, Holding, Inactive, InactiveCause, QueueState, Wl};
 
 /// The reserved resource name for pod counts.
 pub const PODS: &str = "pods";
@@ -178,14 +178,20 @@ pub fn compile(mut snapshot: Snapshot) -> Result<Compiled, ModelError> {
             .cohort
             .as_deref()
             .and_then(|c| cohort_index.get(c).copied());
-        let mut inactive: Option<Arc<str>> = None;
+        let mut inactive: Option<Inactive> = None;
         match cohort {
             Some(c) if cycles[c].is_some() => {
                 let cycle = cycles[c].as_deref().unwrap_or_default();
-                inactive = Some(Arc::from(format!(
-                    "ClusterQueue {} is inactive: cohort cycle detected: {cycle}",
-                    cq.name
-                )));
+                Inactive::add(
+                    &mut inactive,
+                    InactiveCause::CohortCycle(cohorts[c].clone()),
+                    || {
+                        format!(
+                            "ClusterQueue {} is inactive: cohort cycle detected: {cycle}",
+                            cq.name
+                        )
+                    },
+                );
             }
             Some(c) => tree.set_parent(NodeId(i as u32), NodeId((n_cq + c) as u32)),
             None => {}
@@ -207,22 +213,27 @@ pub fn compile(mut snapshot: Snapshot) -> Result<Compiled, ModelError> {
                 any_flavor = true;
                 match &flavors[id.0 as usize] {
                     Some(rf) => all_tas &= rf.topology_name.is_some(),
-                    None if inactive.is_none() => {
-                        inactive = Some(Arc::from(format!(
-                            "ClusterQueue {} is inactive: flavor {} not found",
-                            cq.name, flavor.name
-                        )));
-                    }
-                    None => {}
+                    None => Inactive::add(
+                        &mut inactive,
+                        InactiveCause::FlavorNotFound(flavor.name.clone()),
+                        || {
+                            format!(
+                                "ClusterQueue {} is inactive: flavor {} not found",
+                                cq.name, flavor.name
+                            )
+                        },
+                    ),
                 }
             }
             groups.push(GroupInfo { flavors: ids });
         }
         if cq.stop_policy != StopPolicy::None {
-            inactive = Some(Arc::from(format!(
-                "ClusterQueue {} is inactive: stopPolicy is {:?}",
-                cq.name, cq.stop_policy
-            )));
+            Inactive::add(&mut inactive, InactiveCause::Stopped, || {
+                format!(
+                    "ClusterQueue {} is inactive: stopPolicy is {:?}",
+                    cq.name, cq.stop_policy
+                )
+            });
         }
         cqs.push(CqInfo {
             name: cq.name.clone(),

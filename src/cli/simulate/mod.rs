@@ -91,11 +91,11 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
         .map(|(located, state)| {
             let mut workload = located.object;
             let generation = workload.metadata.generation;
-            let mut status = workload_status(state, &now, generation);
+            let mut status = workload_status(workload.status.as_ref(), state, &now, generation);
             if let Some(topology::HotSwap::Evicted { message, .. }) =
                 swaps.get(&state.workload.to_string())
             {
-                node_failure_eviction(&mut status, message, &now, generation);
+                node_failure_eviction(&mut status, state, message, &now, generation);
             }
             workload.status = Some(status);
             workload

@@ -1,0 +1,221 @@
+//! ClusterQueue, LocalQueue and Cohort status from the engine's [`QueueReport`], merged into the
+//! status each already has, as Kueue's ClusterQueue, LocalQueue and Cohort controllers write them.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::api_quantity;
+use super::conditions::{Desired, set_condition};
+use crate::api::cluster_queue::ClusterQueueStatus;
+use crate::api::cohort::CohortStatus;
+use crate::api::common::FairSharingStatus;
+use crate::api::keys::{cluster_queue_active_reasons, condition_types, local_queue_active_reasons};
+use crate::api::local_queue::LocalQueueStatus;
+use crate::api::quota::{
+    FlavorUsage, LocalQueueFlavorUsage, LocalQueueResourceUsage, ResourceUsage,
+};
+use crate::engine::quantity::Quantity;
+use crate::engine::queue_report::{
+    ClusterQueueReport, CohortReport, Inactive, InactiveCause, LocalQueueReport, QueueReport,
+};
+
+/// A ClusterQueue's status: the `Active` condition, workload counts, usage and, while fair sharing
+/// is on, its weighted share. The engine runs no admission checks, so reservations and admissions
+/// are the same workloads and the same quota.
+pub fn cluster_queue_status(
+    old: Option<&ClusterQueueStatus>,
+    cq: &ClusterQueueReport,
+    now: &Time,
+    generation: Option<i64>,
+) -> ClusterQueueStatus {
+    let mut status = old.cloned().unwrap_or_default();
+    let active = match &cq.inactive {
+        None => Desired {
+            type_: condition_types::ACTIVE,
+            status: true,
+            reason: cluster_queue_active_reasons::READY,
+            message: "Can admit new workloads".to_string(),
+            observed_generation: generation,
+        },
+        Some(inactive) => {
+            let (reason, message) = inactive_reason(inactive);
+            Desired {
+                type_: condition_types::ACTIVE,
+                status: false,
+                reason,
+                message,
+                observed_generation: generation,
+            }
+        }
+    };
+    set_condition(&mut status.conditions, active, now);
+    let usage: Vec<FlavorUsage> = cq
+        .usage
+        .iter()
+        .map(|flavor| FlavorUsage {
+            name: flavor.flavor.clone(),
+            resources: flavor
+                .resources
+                .iter()
+                .map(|r| {
+                    // Kueue reports borrowing only for a queue in a cohort tree.
+                    let borrowed = if cq.in_cohort {
+                        (r.total - r.nominal).clamp_non_negative()
+                    } else {
+                        Quantity::ZERO
+                    };
+                    ResourceUsage {
+                        name: r.resource.clone(),
+                        total: Some(api_quantity(r.total, &r.resource)),
+                        borrowed: Some(api_quantity(borrowed, &r.resource)),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    status.flavors_reservation = usage.clone();
+    status.flavors_usage = usage;
+    status.pending_workloads = Some(count(cq.pending));
+    status.reserving_workloads = Some(count(cq.admitted));
+    status.admitted_workloads = Some(count(cq.admitted));
+    status.fair_sharing = fair_sharing(status.fair_sharing.take(), cq.weighted_share);
+    status
+}
+
+/// Kueue's reason and message for an inactive ClusterQueue: every cause in Kueue's order (stop
+/// policy, missing flavors, then the cohort cycle), the first naming the reason.
+fn inactive_reason(inactive: &Inactive) -> (&'static str, String) {
+    let mut reasons = Vec::new();
+    let mut parts = Vec::new();
+    if inactive.causes.contains(&InactiveCause::Stopped) {
+        reasons.push(cluster_queue_active_reasons::STOPPED);
+        parts.push("is stopped".to_string());
+    }
+    let missing: Vec<&str> = inactive
+        .causes
+        .iter()
+        .filter_map(|cause| match cause {
+            InactiveCause::FlavorNotFound(flavor) => Some(flavor.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !missing.is_empty() {
+        reasons.push(cluster_queue_active_reasons::FLAVOR_NOT_FOUND);
+        parts.push(format!(
+            "references missing ResourceFlavor(s): {}",
+            missing.join(",")
+        ));
+    }
+    for cause in &inactive.causes {
+        if let InactiveCause::CohortCycle(cohort) = cause {
+            reasons.push(cluster_queue_active_reasons::COHORT_CYCLE_DETECTED);
+            parts.push(format!("Cohort \"{cohort}\" has a cycle in hierarchy"));
+        }
+    }
+    match reasons.first() {
+        Some(reason) => (
+            reason,
+            format!("Can't admit new workloads: {}.", parts.join(", ")),
+        ),
+        None => (
+            cluster_queue_active_reasons::UNKNOWN,
+            "Can't admit new workloads.".to_string(),
+        ),
+    }
+}
+
+/// A LocalQueue's status: the `Active` condition (following its ClusterQueue in `report`),
+/// workload counts and usage. Its fair-sharing status belongs to Admission Fair Sharing and is
+/// kept.
+pub fn local_queue_status(
+    old: Option<&LocalQueueStatus>,
+    report: &QueueReport,
+    lq: &LocalQueueReport,
+    now: &Time,
+    generation: Option<i64>,
+) -> LocalQueueStatus {
+    let mut status = old.cloned().unwrap_or_default();
+    let cannot_submit = "Can't submit new workloads to clusterQueue";
+    let (active, reason, message) = if lq.stopped {
+        (
+            false,
+            local_queue_active_reasons::STOPPED,
+            "LocalQueue is stopped",
+        )
+    } else {
+        match report.cluster_queue(&lq.cluster_queue) {
+            None => (
+                false,
+                local_queue_active_reasons::CLUSTER_QUEUE_DOES_NOT_EXIST,
+                cannot_submit,
+            ),
+            Some(cq) if cq.inactive.is_some() => (
+                false,
+                local_queue_active_reasons::CLUSTER_QUEUE_IS_INACTIVE,
+                cannot_submit,
+            ),
+            Some(_) => (
+                true,
+                local_queue_active_reasons::READY,
+                "Can submit new workloads to localQueue",
+            ),
+        }
+    };
+    let desired = Desired {
+        type_: condition_types::ACTIVE,
+        status: active,
+        reason,
+        message: message.to_string(),
+        observed_generation: generation,
+    };
+    set_condition(&mut status.conditions, desired, now);
+    let usage: Vec<LocalQueueFlavorUsage> = lq
+        .usage
+        .iter()
+        .map(|flavor| LocalQueueFlavorUsage {
+            name: flavor.flavor.clone(),
+            resources: flavor
+                .resources
+                .iter()
+                .map(|r| LocalQueueResourceUsage {
+                    name: r.resource.clone(),
+                    total: Some(api_quantity(r.total, &r.resource)),
+                })
+                .collect(),
+        })
+        .collect();
+    // Kueue does not count the pending workloads of a stopped LocalQueue.
+    let pending = if lq.stopped { 0 } else { lq.pending };
+    status.pending_workloads = Some(count(pending));
+    status.reserving_workloads = Some(count(lq.admitted));
+    status.admitted_workloads = Some(count(lq.admitted));
+    status.flavors_reservation = usage.clone();
+    status.flavors_usage = usage;
+    status
+}
+
+/// A Cohort's status: its weighted share while fair sharing is on.
+pub fn cohort_status(old: Option<&CohortStatus>, cohort: &CohortReport) -> CohortStatus {
+    let mut status = old.cloned().unwrap_or_default();
+    status.fair_sharing = fair_sharing(status.fair_sharing.take(), cohort.weighted_share);
+    status
+}
+
+/// Fair-sharing status with `share` as Kueue stores it: rounded up, `i64::MAX` for an infinite
+/// share; none while fair sharing is off. Other fields of `old` are kept.
+fn fair_sharing(old: Option<FairSharingStatus>, share: Option<f64>) -> Option<FairSharingStatus> {
+    let share = share?;
+    let weighted_share = if share.is_infinite() {
+        i64::MAX
+    } else {
+        share.ceil() as i64
+    };
+    Some(FairSharingStatus {
+        weighted_share,
+        ..old.unwrap_or_default()
+    })
+}
+
+/// A count as the API's int32 fields hold it.
+fn count(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
