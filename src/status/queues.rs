@@ -1,7 +1,7 @@
 //! ClusterQueue, LocalQueue and Cohort status from the engine's [`QueueReport`], merged into the
 //! status each already has, as Kueue's ClusterQueue, LocalQueue and Cohort controllers write them.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::api_quantity;
 use super::conditions::{Desired, set_condition};
@@ -15,7 +15,8 @@ use crate::api::quota::{
 };
 use crate::engine::quantity::Quantity;
 use crate::engine::queue_report::{
-    ClusterQueueReport, CohortReport, Inactive, InactiveCause, LocalQueueReport, QueueReport,
+    self as report, ClusterQueueReport, CohortReport, Inactive, InactiveCause, LocalQueueReport,
+    QueueReport,
 };
 
 /// A ClusterQueue's status: the `Active` condition, workload counts, usage and, while fair sharing
@@ -29,49 +30,34 @@ pub fn cluster_queue_status(
 ) -> ClusterQueueStatus {
     let mut status = old.cloned().unwrap_or_default();
     let active = match &cq.inactive {
-        None => Desired {
-            type_: condition_types::ACTIVE,
-            status: true,
-            reason: cluster_queue_active_reasons::READY,
-            message: "Can admit new workloads".to_string(),
-            observed_generation: generation,
-        },
+        None => (
+            true,
+            cluster_queue_active_reasons::READY,
+            "Can admit new workloads".to_string(),
+        ),
         Some(inactive) => {
             let (reason, message) = inactive_reason(inactive);
-            Desired {
-                type_: condition_types::ACTIVE,
-                status: false,
-                reason,
-                message,
-                observed_generation: generation,
-            }
+            (false, reason, message)
         }
     };
-    set_condition(&mut status.conditions, active, now);
-    let usage: Vec<FlavorUsage> = cq
-        .usage
-        .iter()
-        .map(|flavor| FlavorUsage {
-            name: flavor.flavor.clone(),
-            resources: flavor
-                .resources
-                .iter()
-                .map(|r| {
-                    // Kueue reports borrowing only for a queue in a cohort tree.
-                    let borrowed = if cq.in_cohort {
-                        (r.total - r.nominal).clamp_non_negative()
-                    } else {
-                        Quantity::ZERO
-                    };
-                    ResourceUsage {
-                        name: r.resource.clone(),
-                        total: Some(api_quantity(r.total, &r.resource)),
-                        borrowed: Some(api_quantity(borrowed, &r.resource)),
-                    }
-                })
-                .collect(),
-        })
-        .collect();
+    set_active(&mut status.conditions, active, now, generation);
+    let usage = api_usage(
+        &cq.usage,
+        |r| {
+            // Kueue reports borrowing only for a queue in a cohort tree.
+            let borrowed = if cq.in_cohort {
+                (r.total - r.nominal).clamp_non_negative()
+            } else {
+                Quantity::ZERO
+            };
+            ResourceUsage {
+                name: r.resource.clone(),
+                total: Some(api_quantity(r.total, &r.resource)),
+                borrowed: Some(api_quantity(borrowed, &r.resource)),
+            }
+        },
+        |name, resources| FlavorUsage { name, resources },
+    );
     status.flavors_reservation = usage.clone();
     status.flavors_usage = usage;
     status.pending_workloads = Some(count(cq.pending));
@@ -160,29 +146,16 @@ pub fn local_queue_status(
             ),
         }
     };
-    let desired = Desired {
-        type_: condition_types::ACTIVE,
-        status: active,
-        reason,
-        message: message.to_string(),
-        observed_generation: generation,
-    };
-    set_condition(&mut status.conditions, desired, now);
-    let usage: Vec<LocalQueueFlavorUsage> = lq
-        .usage
-        .iter()
-        .map(|flavor| LocalQueueFlavorUsage {
-            name: flavor.flavor.clone(),
-            resources: flavor
-                .resources
-                .iter()
-                .map(|r| LocalQueueResourceUsage {
-                    name: r.resource.clone(),
-                    total: Some(api_quantity(r.total, &r.resource)),
-                })
-                .collect(),
-        })
-        .collect();
+    let active = (active, reason, message.to_string());
+    set_active(&mut status.conditions, active, now, generation);
+    let usage = api_usage(
+        &lq.usage,
+        |r| LocalQueueResourceUsage {
+            name: r.resource.clone(),
+            total: Some(api_quantity(r.total, &r.resource)),
+        },
+        |name, resources| LocalQueueFlavorUsage { name, resources },
+    );
     // Kueue does not count the pending workloads of a stopped LocalQueue.
     let pending = if lq.stopped { 0 } else { lq.pending };
     status.pending_workloads = Some(count(pending));
@@ -191,6 +164,41 @@ pub fn local_queue_status(
     status.flavors_reservation = usage.clone();
     status.flavors_usage = usage;
     status
+}
+
+/// `usage` in one of the API's shapes: `flavor` builds a flavor's entry from its name and its
+/// resources, each converted by `resource`.
+fn api_usage<F, R>(
+    usage: &[report::FlavorUsage],
+    resource: impl Fn(&report::ResourceUsage) -> R,
+    flavor: impl Fn(String, Vec<R>) -> F,
+) -> Vec<F> {
+    usage
+        .iter()
+        .map(|f| {
+            flavor(
+                f.flavor.clone(),
+                f.resources.iter().map(&resource).collect(),
+            )
+        })
+        .collect()
+}
+
+/// Sets a queue's `Active` condition to (status, reason, message).
+fn set_active(
+    conditions: &mut Vec<Condition>,
+    (active, reason, message): (bool, &str, String),
+    now: &Time,
+    generation: Option<i64>,
+) {
+    let desired = Desired {
+        type_: condition_types::ACTIVE,
+        status: active,
+        reason,
+        message,
+        observed_generation: generation,
+    };
+    set_condition(conditions, desired, now);
 }
 
 /// A Cohort's status: its weighted share while fair sharing is on.

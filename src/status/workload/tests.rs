@@ -57,14 +57,14 @@ fn condition<'a>(status: &'a WorkloadStatus, type_: &str) -> &'a Condition {
         .unwrap_or_else(|| panic!("no {type_} in {:?}", status.conditions))
 }
 
-/// (type, status, reason, lastTransitionTime) of every condition, in order.
-fn summary(status: &WorkloadStatus) -> Vec<(String, String, String, Time)> {
+/// `Type=Status Reason at lastTransitionTime` for every condition, in order.
+fn summary(status: &WorkloadStatus) -> Vec<String> {
     status
         .conditions
         .iter()
         .map(|c| {
-            let time = c.last_transition_time.clone();
-            (c.type_.clone(), c.status.clone(), c.reason.clone(), time)
+            let time = c.last_transition_time.0;
+            format!("{}={} {} at {time}", c.type_, c.status, c.reason)
         })
         .collect()
 }
@@ -82,18 +82,8 @@ fn a_fresh_admitted_workload_gets_its_admission_and_two_conditions_at_now() {
     assert_eq!(
         summary(&status),
         vec![
-            (
-                "QuotaReserved".into(),
-                "True".into(),
-                "QuotaReserved".into(),
-                now.clone()
-            ),
-            (
-                "Admitted".into(),
-                "True".into(),
-                "Admitted".into(),
-                now.clone()
-            ),
+            "QuotaReserved=True QuotaReserved at 2026-01-01T00:00:00Z",
+            "Admitted=True Admitted at 2026-01-01T00:00:00Z",
         ]
     );
     assert!(
@@ -210,36 +200,11 @@ fn a_pending_decision_clears_the_admission_and_a_finished_one_changes_nothing() 
     assert_eq!(
         summary(&evicted),
         vec![
-            (
-                "QuotaReserved".into(),
-                "False".into(),
-                "WaitingForQuota".into(),
-                t1.clone()
-            ),
-            (
-                "Admitted".into(),
-                "False".into(),
-                "NoReservation".into(),
-                t1.clone()
-            ),
-            (
-                "Evicted".into(),
-                "True".into(),
-                "Preempted".into(),
-                t1.clone()
-            ),
-            (
-                "Preempted".into(),
-                "True".into(),
-                "InClusterQueue".into(),
-                t1.clone()
-            ),
-            (
-                "Requeued".into(),
-                "True".into(),
-                "Preempted".into(),
-                t1.clone()
-            ),
+            "QuotaReserved=False WaitingForQuota at 2026-01-01T01:00:00Z",
+            "Admitted=False NoReservation at 2026-01-01T01:00:00Z",
+            "Evicted=True Preempted at 2026-01-01T01:00:00Z",
+            "Preempted=True InClusterQueue at 2026-01-01T01:00:00Z",
+            "Requeued=True Preempted at 2026-01-01T01:00:00Z",
         ]
     );
 }
@@ -285,30 +250,10 @@ fn a_node_failure_eviction_waits_or_is_shown_as_past_once_admitted_again() {
     assert_eq!(
         summary(&waits),
         vec![
-            (
-                "QuotaReserved".into(),
-                "False".into(),
-                "WaitingForQuota".into(),
-                t1.clone()
-            ),
-            (
-                "Admitted".into(),
-                "False".into(),
-                "NoReservation".into(),
-                t1.clone()
-            ),
-            (
-                "Evicted".into(),
-                "True".into(),
-                "NodeFailures".into(),
-                t1.clone()
-            ),
-            (
-                "Requeued".into(),
-                "True".into(),
-                "NodeFailures".into(),
-                t1.clone()
-            ),
+            "QuotaReserved=False WaitingForQuota at 2026-01-01T01:00:00Z",
+            "Admitted=False NoReservation at 2026-01-01T01:00:00Z",
+            "Evicted=True NodeFailures at 2026-01-01T01:00:00Z",
+            "Requeued=True NodeFailures at 2026-01-01T01:00:00Z",
         ]
     );
 
@@ -318,24 +263,9 @@ fn a_node_failure_eviction_waits_or_is_shown_as_past_once_admitted_again() {
     assert_eq!(
         summary(&back),
         vec![
-            (
-                "QuotaReserved".into(),
-                "True".into(),
-                "QuotaReserved".into(),
-                t1.clone()
-            ),
-            (
-                "Admitted".into(),
-                "True".into(),
-                "Admitted".into(),
-                t1.clone()
-            ),
-            (
-                "Evicted".into(),
-                "False".into(),
-                "QuotaReserved".into(),
-                t1.clone()
-            ),
+            "QuotaReserved=True QuotaReserved at 2026-01-01T01:00:00Z",
+            "Admitted=True Admitted at 2026-01-01T01:00:00Z",
+            "Evicted=False QuotaReserved at 2026-01-01T01:00:00Z",
         ]
     );
     assert_eq!(
