@@ -37,7 +37,9 @@ impl QueueReport {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClusterQueueReport {
     pub name: String,
-    /// Workloads waiting in the queue, including ones found inadmissible.
+    /// Workloads waiting in the queue, including ones found inadmissible. One that cannot queue as
+    /// things stand (deactivated, its LocalQueue stopped, its namespace not selected) is not
+    /// counted.
     pub pending: usize,
     /// Workloads holding quota. The engine runs no admission checks, so each of them is admitted.
     pub admitted: usize,
