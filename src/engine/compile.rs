@@ -10,7 +10,7 @@ use super::quantity::Quantity;
 use super::quota::{NodeId, NodeQuota, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, Interner, add_amount};
 use super::selector;
-use super::state::{CqInfo, GroupInfo, Holding, Inactive, InactiveCause, QueueState, Wl};
+use super::state::{CqInfo, GroupInfo, Holding, InactiveCause, QueueState, Wl};
 
 /// The reserved resource name for pod counts.
 pub const PODS: &str = "pods";
@@ -178,20 +178,16 @@ pub fn compile(mut snapshot: Snapshot) -> Result<Compiled, ModelError> {
             .cohort
             .as_deref()
             .and_then(|c| cohort_index.get(c).copied());
-        let mut inactive: Option<Inactive> = None;
+        let mut inactive: Option<Arc<str>> = None;
+        let mut inactive_causes = Vec::new();
         match cohort {
             Some(c) if cycles[c].is_some() => {
                 let cycle = cycles[c].as_deref().unwrap_or_default();
-                Inactive::add(
-                    &mut inactive,
-                    InactiveCause::CohortCycle(cohorts[c].clone()),
-                    || {
-                        format!(
-                            "ClusterQueue {} is inactive: cohort cycle detected: {cycle}",
-                            cq.name
-                        )
-                    },
-                );
+                inactive_causes.push(InactiveCause::CohortCycle(cohorts[c].clone()));
+                inactive = Some(Arc::from(format!(
+                    "ClusterQueue {} is inactive: cohort cycle detected: {cycle}",
+                    cq.name
+                )));
             }
             Some(c) => tree.set_parent(NodeId(i as u32), NodeId((n_cq + c) as u32)),
             None => {}
@@ -213,27 +209,25 @@ pub fn compile(mut snapshot: Snapshot) -> Result<Compiled, ModelError> {
                 any_flavor = true;
                 match &flavors[id.0 as usize] {
                     Some(rf) => all_tas &= rf.topology_name.is_some(),
-                    None => Inactive::add(
-                        &mut inactive,
-                        InactiveCause::FlavorNotFound(flavor.name.clone()),
-                        || {
-                            format!(
+                    None => {
+                        inactive_causes.push(InactiveCause::FlavorNotFound(flavor.name.clone()));
+                        inactive = inactive.or_else(|| {
+                            Some(Arc::from(format!(
                                 "ClusterQueue {} is inactive: flavor {} not found",
                                 cq.name, flavor.name
-                            )
-                        },
-                    ),
+                            )))
+                        });
+                    }
                 }
             }
             groups.push(GroupInfo { flavors: ids });
         }
         if cq.stop_policy != StopPolicy::None {
-            Inactive::add(&mut inactive, InactiveCause::Stopped, || {
-                format!(
-                    "ClusterQueue {} is inactive: stopPolicy is {:?}",
-                    cq.name, cq.stop_policy
-                )
-            });
+            inactive_causes.push(InactiveCause::Stopped);
+            inactive = Some(Arc::from(format!(
+                "ClusterQueue {} is inactive: stopPolicy is {:?}",
+                cq.name, cq.stop_policy
+            )));
         }
         cqs.push(CqInfo {
             name: cq.name.clone(),
@@ -248,6 +242,7 @@ pub fn compile(mut snapshot: Snapshot) -> Result<Compiled, ModelError> {
             preemption: cq.preemption,
             stop_policy: cq.stop_policy,
             inactive,
+            inactive_causes,
             tas_only: any_flavor && all_tas,
             weight: cq.fair_sharing_weight,
         });

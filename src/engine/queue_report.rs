@@ -11,7 +11,7 @@ use super::resources::{Fr, FrAmounts, add_amount, amount_of};
 use super::scheduler::Engine;
 use super::state::World;
 
-pub use super::state::{Inactive, InactiveCause};
+pub use super::state::InactiveCause;
 
 /// Every queue's state, each list sorted by name.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -48,7 +48,8 @@ pub struct ClusterQueueReport {
     pub usage: Vec<FlavorUsage>,
     /// Whether the queue takes part in a cohort tree, so usage above nominal quota is borrowed.
     pub in_cohort: bool,
-    pub inactive: Option<Inactive>,
+    /// What makes the queue inactive, in the order found; empty while it admits.
+    pub inactive: Vec<InactiveCause>,
     /// Dominant resource share over weight; `None` while fair sharing is off.
     pub weighted_share: Option<f64>,
 }
@@ -151,7 +152,7 @@ impl Engine {
                     admitted: queue.admitted.len(),
                     usage: self.flavor_usage(i, |fr| self.c.tree.usage(info.node, fr)),
                     in_cohort: info.has_cohort,
-                    inactive: info.inactive.clone(),
+                    inactive: info.inactive_causes.clone(),
                     weighted_share: share(info.node),
                 }
             })

@@ -239,7 +239,7 @@ impl Engine {
             }
         }
         for cq in 0..self.c.cqs.len() {
-            let Some(message) = self.c.cqs[cq].inactive.as_ref().map(|i| i.message.clone()) else {
+            let Some(message) = self.c.cqs[cq].inactive.clone() else {
                 continue;
             };
             let pending: Vec<u32> = self.c.queues[cq].pending.iter().map(|k| k.index).collect();

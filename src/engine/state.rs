@@ -38,20 +38,13 @@ pub struct CqInfo {
     pub preemption: PreemptionPolicy,
     pub stop_policy: StopPolicy,
     /// Why the queue admits nothing (stop policy, cohort cycle, missing flavor).
-    pub inactive: Option<Inactive>,
+    pub inactive: Option<Arc<str>>,
+    /// What makes the queue inactive, in the order found; empty while it admits.
+    pub inactive_causes: Vec<InactiveCause>,
     /// Every flavor of the queue has a `topologyName`.
     pub tas_only: bool,
     /// `spec.fairSharing.weight`; `None` means 1.
     pub weight: Option<Quantity>,
-}
-
-/// Why a ClusterQueue admits nothing.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Inactive {
-    /// Every cause found, in the order found.
-    pub causes: Vec<InactiveCause>,
-    /// What the queue's pending workloads show.
-    pub message: Arc<str>,
 }
 
 /// One thing that makes a ClusterQueue inactive, with what Kueue's `Active` condition names.
@@ -63,27 +56,6 @@ pub enum InactiveCause {
     FlavorNotFound(String),
     /// This Cohort, the queue's own, has a cycle in its parent chain.
     CohortCycle(String),
-}
-
-impl Inactive {
-    /// Records `cause`. Pending workloads show the message of the first cause, except that a stop
-    /// policy, set on purpose by an administrator, explains the queue best.
-    pub fn add(slot: &mut Option<Self>, cause: InactiveCause, message: impl FnOnce() -> String) {
-        match slot {
-            None => {
-                *slot = Some(Inactive {
-                    causes: vec![cause],
-                    message: Arc::from(message()),
-                });
-            }
-            Some(inactive) => {
-                if cause == InactiveCause::Stopped {
-                    inactive.message = Arc::from(message());
-                }
-                inactive.causes.push(cause);
-            }
-        }
-    }
 }
 
 /// Heap order within one ClusterQueue (C.1): higher priority, earlier creation, then uid.

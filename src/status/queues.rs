@@ -15,8 +15,7 @@ use crate::api::quota::{
 };
 use crate::engine::quantity::Quantity;
 use crate::engine::queue_report::{
-    self as report, ClusterQueueReport, CohortReport, Inactive, InactiveCause, LocalQueueReport,
-    QueueReport,
+    self as report, ClusterQueueReport, CohortReport, InactiveCause, LocalQueueReport, QueueReport,
 };
 
 /// A ClusterQueue's status: the `Active` condition, workload counts, usage and, while fair sharing
@@ -29,16 +28,15 @@ pub fn cluster_queue_status(
     generation: Option<i64>,
 ) -> ClusterQueueStatus {
     let mut status = old.cloned().unwrap_or_default();
-    let active = match &cq.inactive {
-        None => (
+    let active = if cq.inactive.is_empty() {
+        (
             true,
             cluster_queue_active_reasons::READY,
             "Can admit new workloads".to_string(),
-        ),
-        Some(inactive) => {
-            let (reason, message) = inactive_reason(inactive);
-            (false, reason, message)
-        }
+        )
+    } else {
+        let (reason, message) = inactive_reason(&cq.inactive);
+        (false, reason, message)
     };
     set_active(&mut status.conditions, active, now, generation);
     let usage = api_usage(
@@ -69,15 +67,14 @@ pub fn cluster_queue_status(
 
 /// Kueue's reason and message for an inactive ClusterQueue: every cause in Kueue's order (stop
 /// policy, missing flavors, then the cohort cycle), the first naming the reason.
-fn inactive_reason(inactive: &Inactive) -> (&'static str, String) {
+fn inactive_reason(causes: &[InactiveCause]) -> (&'static str, String) {
     let mut reasons = Vec::new();
     let mut parts = Vec::new();
-    if inactive.causes.contains(&InactiveCause::Stopped) {
+    if causes.contains(&InactiveCause::Stopped) {
         reasons.push(cluster_queue_active_reasons::STOPPED);
         parts.push("is stopped".to_string());
     }
-    let missing: Vec<&str> = inactive
-        .causes
+    let missing: Vec<&str> = causes
         .iter()
         .filter_map(|cause| match cause {
             InactiveCause::FlavorNotFound(flavor) => Some(flavor.as_str()),
@@ -91,7 +88,7 @@ fn inactive_reason(inactive: &Inactive) -> (&'static str, String) {
             missing.join(",")
         ));
     }
-    for cause in &inactive.causes {
+    for cause in causes {
         if let InactiveCause::CohortCycle(cohort) = cause {
             reasons.push(cluster_queue_active_reasons::COHORT_CYCLE_DETECTED);
             parts.push(format!("Cohort \"{cohort}\" has a cycle in hierarchy"));
@@ -134,7 +131,7 @@ pub fn local_queue_status(
                 local_queue_active_reasons::CLUSTER_QUEUE_DOES_NOT_EXIST,
                 cannot_submit,
             ),
-            Some(cq) if cq.inactive.is_some() => (
+            Some(cq) if !cq.inactive.is_empty() => (
                 false,
                 local_queue_active_reasons::CLUSTER_QUEUE_IS_INACTIVE,
                 cannot_submit,
