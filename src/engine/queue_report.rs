@@ -19,7 +19,7 @@ pub struct QueueReport {
     pub cluster_queues: Vec<ClusterQueueReport>,
     /// Sorted by namespace, then name.
     pub local_queues: Vec<LocalQueueReport>,
-    /// Cohort objects and the implicit Cohorts ClusterQueues and Cohorts name.
+    /// Every Cohort: those with an object and the implicit ones ClusterQueues and Cohorts name.
     pub cohorts: Vec<CohortReport>,
 }
 
@@ -159,12 +159,15 @@ impl Engine {
             .collect();
         cluster_queues.sort_by(|a, b| a.name.cmp(&b.name));
         let n_cq = self.c.cqs.len();
-        let mut cohorts: Vec<CohortReport> = self.c.node_names[n_cq..]
+        let mut cohorts: Vec<CohortReport> = self
+            .c
+            .node_names
             .iter()
             .enumerate()
-            .map(|(i, name)| CohortReport {
+            .skip(n_cq)
+            .map(|(node, name)| CohortReport {
                 name: name.clone(),
-                weighted_share: share(NodeId((n_cq + i) as u32)),
+                weighted_share: share(NodeId(node as u32)),
             })
             .collect();
         cohorts.sort_by(|a, b| a.name.cmp(&b.name));

@@ -42,7 +42,8 @@ pub fn cluster_queue_status(
     let usage = api_usage(
         &cq.usage,
         |r| {
-            // Kueue reports borrowing only for a queue in a cohort tree.
+            // Kueue reports borrowing only for a queue in a cohort tree, and writes a zero
+            // `borrowed` too (its zero quantity is not omitted).
             let borrowed = if cq.in_cohort {
                 (r.total - r.nominal).clamp_non_negative()
             } else {
