@@ -84,7 +84,7 @@ fn written(input: &Workload, state: &WorkloadState) -> api::Workload {
             topology_request: None,
         })
         .collect();
-    let mut status = workload_status(state, &now, None);
+    let mut status = workload_status(None, state, &now, None);
     if state.status == WorkloadStatus::Finished {
         status.conditions.push(Condition {
             type_: condition_types::FINISHED.into(),

@@ -206,6 +206,8 @@ pub mod cluster_queue_active_reasons {
     pub const MULTIKUEUE_WITH_PROVISIONING_REQUEST: &str = "MultiKueueWithProvisioningRequest";
     pub const MULTIKUEUE_WITH_CONCURRENT_ADMISSION: &str = "MultiKueueWithConcurrentAdmission";
     pub const TOPOLOGY_NOT_FOUND: &str = "TopologyNotFound";
+    /// The queue's Cohort has a cycle in its parent chain (v0.20).
+    pub const COHORT_CYCLE_DETECTED: &str = "CohortCycleDetected";
     pub const UNKNOWN: &str = "Unknown";
 }
 

@@ -10,7 +10,7 @@ use super::quantity::Quantity;
 use super::quota::{NodeId, NodeQuota, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, Interner, add_amount};
 use super::selector;
-use super::state::{CqInfo, GroupInfo, Holding, QueueState, Wl};
+use super::state::{CqInfo, GroupInfo, Holding, InactiveCause, QueueState, Wl};
 
 /// Everything the engine needs, indexed.
 pub struct Compiled {
@@ -203,9 +203,11 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
             .as_deref()
             .and_then(|c| cohort_index.get(c).copied());
         let mut inactive: Option<Arc<str>> = None;
+        let mut inactive_causes = Vec::new();
         match cohort {
             Some(c) if cycles[c].is_some() => {
                 let cycle = cycles[c].as_deref().unwrap_or_default();
+                inactive_causes.push(InactiveCause::CohortCycle(cohorts[c].clone()));
                 inactive = Some(Arc::from(format!(
                     "ClusterQueue {} is inactive: cohort cycle detected: {cycle}",
                     cq.name
@@ -231,18 +233,21 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
                 any_flavor = true;
                 match &flavors[id.0 as usize] {
                     Some(rf) => all_tas &= rf.topology_name.is_some(),
-                    None if inactive.is_none() => {
-                        inactive = Some(Arc::from(format!(
-                            "ClusterQueue {} is inactive: flavor {} not found",
-                            cq.name, flavor.name
-                        )));
+                    None => {
+                        inactive_causes.push(InactiveCause::FlavorNotFound(flavor.name.clone()));
+                        inactive = inactive.or_else(|| {
+                            Some(Arc::from(format!(
+                                "ClusterQueue {} is inactive: flavor {} not found",
+                                cq.name, flavor.name
+                            )))
+                        });
                     }
-                    None => {}
                 }
             }
             groups.push(GroupInfo { flavors: ids });
         }
         if cq.stop_policy != StopPolicy::None {
+            inactive_causes.push(InactiveCause::Stopped);
             inactive = Some(Arc::from(format!(
                 "ClusterQueue {} is inactive: stopPolicy is {:?}",
                 cq.name, cq.stop_policy
@@ -261,6 +266,7 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
             preemption: cq.preemption,
             stop_policy: cq.stop_policy,
             inactive,
+            inactive_causes,
             tas_only: any_flavor && all_tas,
             weight: cq.fair_sharing_weight,
         });

@@ -113,6 +113,7 @@ pub mod model;
 pub mod node_match;
 mod preemption;
 pub mod quantity;
+pub mod queue_report;
 pub mod quota;
 pub mod resources;
 mod scheduler;

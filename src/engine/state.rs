@@ -39,10 +39,23 @@ pub struct CqInfo {
     pub stop_policy: StopPolicy,
     /// Why the queue admits nothing (stop policy, cohort cycle, missing flavor).
     pub inactive: Option<Arc<str>>,
+    /// What makes the queue inactive, in the order found; empty while it admits.
+    pub inactive_causes: Vec<InactiveCause>,
     /// Every flavor of the queue has a `topologyName`.
     pub tas_only: bool,
     /// `spec.fairSharing.weight`; `None` means 1.
     pub weight: Option<Quantity>,
+}
+
+/// One thing that makes a ClusterQueue inactive, with what Kueue's `Active` condition names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InactiveCause {
+    /// `spec.stopPolicy` is Hold or HoldAndDrain.
+    Stopped,
+    /// This flavor of `spec.resourceGroups` does not exist.
+    FlavorNotFound(String),
+    /// This Cohort, the queue's own, has a cycle in its parent chain.
+    CohortCycle(String),
 }
 
 /// Heap order within one ClusterQueue (C.1): higher priority, earlier creation, then uid.

@@ -1,10 +1,12 @@
-//! A Workload's `status` (admission and conditions) from the engine's final state for it.
+//! A Workload's `status` (admission and conditions) from the engine's final state for it, merged
+//! into the status it had.
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use super::api_quantity;
+use super::conditions::{Desired, is_true, message_of, set_condition};
 use crate::api::WorkloadStatus;
 use crate::api::keys::{
     admitted_reasons, condition_types, evicted_reasons, quota_reserved_reasons, requeued_reasons,
@@ -28,7 +30,7 @@ pub fn admission(admission: &Admission) -> ApiAdmission {
                 resource_usage: a
                     .resource_usage
                     .iter()
-                    .map(|(name, amount)| (name.clone(), K8sQuantity(amount.display_for(name))))
+                    .map(|(name, amount)| (name.clone(), api_quantity(*amount, name)))
                     .collect::<BTreeMap<_, _>>(),
                 count: Some(a.count),
                 topology_assignment: a.topology_assignment.clone(),
@@ -38,84 +40,155 @@ pub fn admission(admission: &Admission) -> ApiAdmission {
     }
 }
 
-fn condition(
-    type_: &str,
-    status: bool,
-    reason: &str,
-    message: String,
-    now: &Time,
+/// Sets conditions on one Workload status, all at `now` and the Workload's generation.
+struct Writer<'a> {
+    status: &'a mut WorkloadStatus,
+    now: &'a Time,
     generation: Option<i64>,
-) -> Condition {
-    Condition {
-        type_: type_.to_string(),
-        status: if status { "True" } else { "False" }.to_string(),
-        reason: reason.to_string(),
-        message,
-        last_transition_time: now.clone(),
-        observed_generation: generation,
+}
+
+impl Writer<'_> {
+    fn set(&mut self, type_: &str, status: bool, reason: &str, message: String) {
+        let desired = Desired {
+            type_,
+            status,
+            reason,
+            message,
+            observed_generation: self.generation,
+        };
+        set_condition(&mut self.status.conditions, desired, self.now);
+    }
+
+    /// Kueue's quota reservation turns a condition of `type_` that is still True False, keeping
+    /// what happened in the message.
+    fn reset_if_true(&mut self, type_: &str) {
+        if !is_true(&self.status.conditions, type_) {
+            return;
+        }
+        let previously = format!(
+            "Previously: {}",
+            message_of(&self.status.conditions, type_).unwrap_or_default()
+        );
+        self.set(
+            type_,
+            false,
+            quota_reserved_reasons::QUOTA_RESERVED,
+            previously,
+        );
+    }
+
+    fn no_reservation(&mut self) {
+        self.set(
+            condition_types::ADMITTED,
+            false,
+            admitted_reasons::NO_RESERVATION,
+            "The workload has no reservation".to_string(),
+        );
+    }
+
+    fn eviction(&mut self, eviction: &EvictionRecord) {
+        self.set(
+            condition_types::EVICTED,
+            true,
+            eviction.reason.as_str(),
+            eviction.message.clone(),
+        );
+        if let Some(preemption) = eviction.preemption {
+            self.set(
+                condition_types::PREEMPTED,
+                true,
+                preemption.as_str(),
+                eviction.message.clone(),
+            );
+        }
+        let (requeued, reason) = match eviction.reason {
+            EvictionReason::Preempted => (true, requeued_reasons::PREEMPTED),
+            EvictionReason::ClusterQueueStopped => (false, requeued_reasons::CLUSTER_QUEUE_STOPPED),
+            EvictionReason::LocalQueueStopped => (false, requeued_reasons::LOCAL_QUEUE_STOPPED),
+            EvictionReason::Deactivated => (false, requeued_reasons::DEACTIVATED),
+            EvictionReason::NodeFailures => (true, requeued_reasons::NODE_FAILURES),
+        };
+        self.set(
+            condition_types::REQUEUED,
+            requeued,
+            reason,
+            eviction.message.clone(),
+        );
     }
 }
 
-/// The status a Workload has after the engine's decisions, with every condition stamped `now`.
+/// The status a Workload has after the engine's decisions, merged into `old`: the engine owns
+/// `admission` and the conditions it decides; every other field, and every other condition, stays
+/// as `old` has it. A condition's `lastTransitionTime` moves to `now` only when its status flips.
 pub fn workload_status(
+    old: Option<&WorkloadStatus>,
     state: &WorkloadState,
     now: &Time,
     generation: Option<i64>,
 ) -> WorkloadStatus {
-    let cond = |type_: &str, status: bool, reason: &str, message: String| {
-        condition(type_, status, reason, message, now, generation)
+    let mut status = old.cloned().unwrap_or_default();
+    let mut w = Writer {
+        status: &mut status,
+        now,
+        generation,
     };
-    let mut status = WorkloadStatus::default();
     match &state.status {
         EngineStatus::Admitted(admitted) => {
             let cq = &admitted.cluster_queue;
-            status.admission = Some(admission(admitted));
-            status.conditions.push(cond(
+            w.status.admission = Some(admission(admitted));
+            w.set(
                 condition_types::QUOTA_RESERVED,
                 true,
                 quota_reserved_reasons::QUOTA_RESERVED,
                 format!("Quota reserved in ClusterQueue {cq}"),
-            ));
-            status.conditions.push(cond(
+            );
+            w.set(
                 condition_types::ADMITTED,
                 true,
                 admitted_reasons::ADMITTED,
                 format!("The workload is admitted by ClusterQueue {cq}"),
-            ));
+            );
             // Re-admission after an eviction turns the old conditions off, keeping what happened.
             if let Some(eviction) = &state.last_eviction {
                 let previously = format!("Previously: {}", eviction.message);
-                status.conditions.push(cond(
+                w.set(
                     condition_types::EVICTED,
                     false,
                     quota_reserved_reasons::QUOTA_RESERVED,
                     previously.clone(),
-                ));
+                );
                 if eviction.preemption.is_some() {
-                    status.conditions.push(cond(
+                    w.set(
                         condition_types::PREEMPTED,
                         false,
                         quota_reserved_reasons::QUOTA_RESERVED,
                         previously,
-                    ));
+                    );
                 }
+            }
+            for type_ in [
+                condition_types::EVICTED,
+                condition_types::PREEMPTED,
+                condition_types::BLOCKED_ON_PREEMPTION_GATES,
+            ] {
+                w.reset_if_true(type_);
             }
         }
         EngineStatus::Pending { reason, message } => {
-            status.conditions.push(cond(
+            w.status.admission = None;
+            w.set(
                 condition_types::QUOTA_RESERVED,
                 false,
                 reason.as_str(),
                 message.clone(),
-            ));
+            );
+            if state.last_eviction.is_some()
+                || is_true(&w.status.conditions, condition_types::ADMITTED)
+            {
+                w.no_reservation();
+            }
             if let Some(eviction) = &state.last_eviction {
-                status.conditions.push(cond(
-                    condition_types::ADMITTED,
-                    false,
-                    admitted_reasons::NO_RESERVATION,
-                    "The workload has no reservation".to_string(),
-                ));
-                push_eviction(&mut status.conditions, eviction, &cond);
+                w.eviction(eviction);
             }
         }
         EngineStatus::Finished => {}
@@ -123,85 +196,55 @@ pub fn workload_status(
     status
 }
 
-fn push_eviction(
-    conditions: &mut Vec<Condition>,
-    eviction: &EvictionRecord,
-    cond: &impl Fn(&str, bool, &str, String) -> Condition,
-) {
-    conditions.push(cond(
-        condition_types::EVICTED,
-        true,
-        eviction.reason.as_str(),
-        eviction.message.clone(),
-    ));
-    if let Some(preemption) = eviction.preemption {
-        conditions.push(cond(
-            condition_types::PREEMPTED,
-            true,
-            preemption.as_str(),
-            eviction.message.clone(),
-        ));
-    }
-    let (requeued, reason) = match eviction.reason {
-        EvictionReason::Preempted => (true, requeued_reasons::PREEMPTED),
-        EvictionReason::ClusterQueueStopped => (false, requeued_reasons::CLUSTER_QUEUE_STOPPED),
-        EvictionReason::LocalQueueStopped => (false, requeued_reasons::LOCAL_QUEUE_STOPPED),
-        EvictionReason::Deactivated => (false, requeued_reasons::DEACTIVATED),
-        EvictionReason::NodeFailures => (true, requeued_reasons::NODE_FAILURES),
-    };
-    conditions.push(cond(
-        condition_types::REQUEUED,
-        requeued,
-        reason,
-        eviction.message.clone(),
-    ));
-}
-
-/// Adds what a hot-swap eviction (C.8, no replacement for failed nodes) leaves on a Workload:
-/// `Evicted=True` and `Requeued=True` with reason `NodeFailures` while it waits again, or
-/// `Evicted=False` with the previous message once it was admitted again. Conditions already
-/// written for a later eviction are kept.
+/// Adds what Kueue's hot swap leaves on a Workload whose failed nodes had no replacement and that
+/// was evicted with `message`: `Evicted=True` and `Requeued=True` with reason `NodeFailures` while
+/// it waits again, or `Evicted=False` with the previous message once it was admitted again. When
+/// the engine evicted it later itself (`state` records that), its conditions stand.
 pub fn node_failure_eviction(
     status: &mut WorkloadStatus,
+    state: &WorkloadState,
     message: &str,
     now: &Time,
     generation: Option<i64>,
 ) {
-    if status
-        .conditions
-        .iter()
-        .any(|c| c.type_ == condition_types::EVICTED)
-    {
+    if state.last_eviction.is_some() {
         return;
     }
-    let cond = |type_: &str, state: bool, reason: &str, message: String| {
-        condition(type_, state, reason, message, now, generation)
+    let mut w = Writer {
+        status,
+        now,
+        generation,
     };
-    if status.admission.is_some() {
-        status.conditions.push(cond(
+    if w.status.admission.is_some() {
+        // It lost its reservation and got one again at `now`: both conditions changed then, even
+        // though they end as they began.
+        for c in &mut w.status.conditions {
+            if c.type_ == condition_types::QUOTA_RESERVED || c.type_ == condition_types::ADMITTED {
+                c.last_transition_time = now.clone();
+            }
+        }
+        w.set(
             condition_types::EVICTED,
             false,
             quota_reserved_reasons::QUOTA_RESERVED,
             format!("Previously: {message}"),
-        ));
+        );
         return;
     }
-    status.conditions.push(cond(
-        condition_types::ADMITTED,
-        false,
-        admitted_reasons::NO_RESERVATION,
-        "The workload has no reservation".to_string(),
-    ));
-    status.conditions.push(cond(
+    w.no_reservation();
+    w.set(
         condition_types::EVICTED,
         true,
         evicted_reasons::NODE_FAILURES,
         message.to_string(),
-    ));
-    status.conditions.push(cond(
+    );
+    w.set(
         condition_types::REQUEUED,
         true,
         requeued_reasons::NODE_FAILURES,
         message.to_string(),
-    ));
+    );
 }
+
+#[cfg(test)]
+mod tests;

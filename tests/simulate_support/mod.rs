@@ -31,6 +31,30 @@ pub fn args(relative: &str, fair_sharing: bool, output: Format) -> SimulateArgs 
 pub struct Run {
     pub file: String,
     pub workloads: BTreeMap<String, Value>,
+    /// The conditions the input Workloads already had, by `namespace/name`.
+    pub input_conditions: BTreeMap<String, Vec<Value>>,
+}
+
+/// The conditions of every Workload in the input manifests, by `namespace/name`.
+fn input_conditions(arguments: &SimulateArgs) -> BTreeMap<String, Vec<Value>> {
+    let documents = kuota::cli::simulate::documents::read_all(&arguments.files).unwrap();
+    documents
+        .into_iter()
+        .filter(|d| d.value["kind"] == "Workload")
+        .map(|d| {
+            let metadata = &d.value["metadata"];
+            let key = format!(
+                "{}/{}",
+                metadata["namespace"].as_str().unwrap_or("default"),
+                metadata["name"].as_str().unwrap_or_default()
+            );
+            let conditions = d.value["status"]["conditions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            (key, conditions)
+        })
+        .collect()
 }
 
 pub fn run(relative: &str, fair_sharing: bool) -> Run {
@@ -58,6 +82,7 @@ pub fn run_args(relative: &str, arguments: &kuota::cli::simulate::SimulateArgs) 
     Run {
         file: relative.to_string(),
         workloads,
+        input_conditions: input_conditions(arguments),
     }
 }
 
@@ -102,9 +127,19 @@ impl Run {
             .flatten()
             .find(|c| c["type"] == type_)
             .map(|c| {
-                assert_eq!(
-                    c["lastTransitionTime"], NOW,
-                    "{}: {key} condition {type_} is not stamped with --now",
+                // A condition whose status is the input's keeps the input's time, unless it
+                // changed and changed back during the run (evicted, then admitted again).
+                let kept = self
+                    .input_conditions
+                    .get(key)
+                    .into_iter()
+                    .flatten()
+                    .find(|input| input["type"] == type_ && input["status"] == c["status"]);
+                let time = &c["lastTransitionTime"];
+                assert!(
+                    time == NOW || kept.is_some_and(|input| input["lastTransitionTime"] == *time),
+                    "{}: {key} condition {type_} is stamped {time}, neither --now nor kept from \
+                     the input",
                     self.file
                 );
                 Condition {

@@ -107,9 +107,9 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
                 return workload;
             };
             let generation = workload.metadata.generation;
-            let mut status = workload_status(state, &now, generation);
+            let mut status = workload_status(workload.status.as_ref(), state, &now, generation);
             if let Some(HotSwap::Evicted(why)) = swaps.get(&key) {
-                node_failure_eviction(&mut status, &why.message(), &now, generation);
+                node_failure_eviction(&mut status, state, &why.message(), &now, generation);
             }
             set_carried(workload.annotations_mut(), &state.carried);
             workload.status = Some(status);

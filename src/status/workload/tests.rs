@@ -1,0 +1,283 @@
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+use super::*;
+use crate::api::workload_status::{ReclaimablePod, RequeueState, UnhealthyNode};
+use crate::engine::model::PodSetAssignment;
+use crate::engine::quantity::Quantity;
+use crate::engine::{PendingReason, PreemptionReason, WorkloadKey};
+
+fn at(text: &str) -> Time {
+    Time(text.parse().unwrap())
+}
+
+fn state(status: EngineStatus, last_eviction: Option<EvictionRecord>) -> WorkloadState {
+    WorkloadState {
+        workload: WorkloadKey::new("ns", "job"),
+        uid: "uid".into(),
+        status,
+        last_eviction,
+        carried: Default::default(),
+    }
+}
+
+fn admitted() -> EngineStatus {
+    EngineStatus::Admitted(Admission {
+        cluster_queue: "team".into(),
+        pod_set_assignments: vec![PodSetAssignment {
+            name: "main".into(),
+            flavors: BTreeMap::from([("cpu".to_string(), "default".to_string())]),
+            resource_usage: BTreeMap::from([("cpu".to_string(), Quantity::from_units(2))]),
+            count: 2,
+            topology_assignment: None,
+        }],
+    })
+}
+
+fn waiting() -> EngineStatus {
+    EngineStatus::Pending {
+        reason: PendingReason::WaitingForQuota,
+        message: "no room".into(),
+    }
+}
+
+fn preempted() -> EvictionRecord {
+    EvictionRecord {
+        reason: EvictionReason::Preempted,
+        message: "Preempted to accommodate a workload".into(),
+        preemption: Some(PreemptionReason::InClusterQueue),
+    }
+}
+
+fn condition<'a>(status: &'a WorkloadStatus, type_: &str) -> &'a Condition {
+    status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == type_)
+        .unwrap_or_else(|| panic!("no {type_} in {:?}", status.conditions))
+}
+
+/// `Type=Status Reason at lastTransitionTime` for every condition, in order.
+fn summary(status: &WorkloadStatus) -> Vec<String> {
+    status
+        .conditions
+        .iter()
+        .map(|c| {
+            let time = c.last_transition_time.0;
+            format!("{}={} {} at {time}", c.type_, c.status, c.reason)
+        })
+        .collect()
+}
+
+#[test]
+fn a_fresh_admitted_workload_gets_its_admission_and_two_conditions_at_now() {
+    let now = at("2026-01-01T00:00:00Z");
+    let status = workload_status(None, &state(admitted(), None), &now, Some(3));
+    let admission = status.admission.as_ref().unwrap();
+    assert_eq!(admission.cluster_queue, "team");
+    assert_eq!(
+        admission.pod_set_assignments[0].resource_usage["cpu"].0,
+        "2"
+    );
+    assert_eq!(
+        summary(&status),
+        vec![
+            "QuotaReserved=True QuotaReserved at 2026-01-01T00:00:00Z",
+            "Admitted=True Admitted at 2026-01-01T00:00:00Z",
+        ]
+    );
+    assert!(
+        status
+            .conditions
+            .iter()
+            .all(|c| c.observed_generation == Some(3))
+    );
+}
+
+#[test]
+fn the_same_decision_applied_twice_gives_the_same_status() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let t1 = at("2026-01-01T01:00:00Z");
+    for decision in [
+        state(admitted(), None),
+        state(admitted(), Some(preempted())),
+        state(waiting(), None),
+        state(waiting(), Some(preempted())),
+    ] {
+        let first = workload_status(None, &decision, &t0, Some(1));
+        let second = workload_status(Some(&first), &decision, &t1, Some(1));
+        assert_eq!(first, second, "{decision:?}");
+    }
+}
+
+#[test]
+fn a_flip_moves_only_that_conditions_transition_time() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let t1 = at("2026-01-01T01:00:00Z");
+    let mut old = workload_status(None, &state(waiting(), None), &t0, Some(1));
+    let pods_ready = Condition {
+        type_: "PodsReady".into(),
+        status: "False".into(),
+        reason: "WaitForStart".into(),
+        message: "not yet".into(),
+        last_transition_time: t0.clone(),
+        observed_generation: Some(1),
+    };
+    old.conditions.push(pods_ready.clone());
+    let new = workload_status(Some(&old), &state(admitted(), None), &t1, Some(1));
+    let reserved = condition(&new, "QuotaReserved");
+    assert_eq!(
+        (reserved.status.as_str(), &reserved.last_transition_time),
+        ("True", &t1)
+    );
+    assert_eq!(condition(&new, "Admitted").last_transition_time, t1);
+    assert_eq!(condition(&new, "PodsReady"), &pods_ready);
+    // A later write with a new pending reason keeps QuotaReserved's flip time but takes the reason.
+    let t2 = at("2026-01-01T02:00:00Z");
+    let pending = workload_status(Some(&new), &state(waiting(), None), &t2, Some(1));
+    let t3 = at("2026-01-01T03:00:00Z");
+    let other_reason = EngineStatus::Pending {
+        reason: PendingReason::NoMatchingFlavor,
+        message: "no flavor".into(),
+    };
+    let again = workload_status(Some(&pending), &state(other_reason, None), &t3, Some(1));
+    let reserved = condition(&again, "QuotaReserved");
+    assert_eq!(reserved.last_transition_time, t2);
+    assert_eq!(
+        (reserved.reason.as_str(), reserved.message.as_str()),
+        ("NoMatchingFlavor", "no flavor")
+    );
+}
+
+#[test]
+fn fields_the_engine_does_not_own_are_kept() {
+    let now = at("2026-01-01T00:00:00Z");
+    let old = WorkloadStatus {
+        requeue_state: Some(RequeueState {
+            count: Some(2),
+            requeue_at: None,
+        }),
+        reclaimable_pods: vec![ReclaimablePod {
+            name: "main".into(),
+            count: 1,
+        }],
+        accumulated_past_execution_time_seconds: Some(60),
+        unhealthy_nodes: vec![UnhealthyNode {
+            name: "node-1".into(),
+        }],
+        cluster_name: Some("worker-1".into()),
+        ..Default::default()
+    };
+    for decision in [state(admitted(), None), state(waiting(), Some(preempted()))] {
+        let new = workload_status(Some(&old), &decision, &now, None);
+        assert_eq!(new.requeue_state, old.requeue_state);
+        assert_eq!(new.reclaimable_pods, old.reclaimable_pods);
+        assert_eq!(new.accumulated_past_execution_time_seconds, Some(60));
+        assert_eq!(new.unhealthy_nodes, old.unhealthy_nodes);
+        assert_eq!(new.cluster_name, old.cluster_name);
+    }
+}
+
+#[test]
+fn a_pending_decision_clears_the_admission_and_a_finished_one_changes_nothing() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let t1 = at("2026-01-01T01:00:00Z");
+    let admitted_status = workload_status(None, &state(admitted(), None), &t0, None);
+    let finished = workload_status(
+        Some(&admitted_status),
+        &state(EngineStatus::Finished, None),
+        &t1,
+        None,
+    );
+    assert_eq!(finished, admitted_status);
+    let evicted = workload_status(
+        Some(&admitted_status),
+        &state(waiting(), Some(preempted())),
+        &t1,
+        None,
+    );
+    assert_eq!(evicted.admission, None);
+    assert_eq!(
+        summary(&evicted),
+        vec![
+            "QuotaReserved=False WaitingForQuota at 2026-01-01T01:00:00Z",
+            "Admitted=False NoReservation at 2026-01-01T01:00:00Z",
+            "Evicted=True Preempted at 2026-01-01T01:00:00Z",
+            "Preempted=True InClusterQueue at 2026-01-01T01:00:00Z",
+            "Requeued=True Preempted at 2026-01-01T01:00:00Z",
+        ]
+    );
+}
+
+#[test]
+fn admission_turns_an_eviction_still_shown_as_true_false() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let t1 = at("2026-01-01T01:00:00Z");
+    // Written by an earlier run whose eviction the engine no longer remembers.
+    let evicted = workload_status(None, &state(waiting(), Some(preempted())), &t0, None);
+    let readmitted = workload_status(Some(&evicted), &state(admitted(), None), &t1, None);
+    for type_ in ["Evicted", "Preempted"] {
+        let c = condition(&readmitted, type_);
+        assert_eq!(
+            (
+                c.status.as_str(),
+                c.reason.as_str(),
+                c.message.as_str(),
+                &c.last_transition_time
+            ),
+            (
+                "False",
+                "QuotaReserved",
+                "Previously: Preempted to accommodate a workload",
+                &t1
+            )
+        );
+    }
+    let again = workload_status(Some(&readmitted), &state(admitted(), None), &t1, None);
+    assert_eq!(again, readmitted);
+}
+
+#[test]
+fn a_node_failure_eviction_waits_or_is_shown_as_past_once_admitted_again() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let t1 = at("2026-01-01T01:00:00Z");
+    let message = "no replacement for node-1";
+    let before = workload_status(None, &state(admitted(), None), &t0, None);
+
+    let waiting_state = state(waiting(), None);
+    let mut waits = workload_status(Some(&before), &waiting_state, &t1, None);
+    node_failure_eviction(&mut waits, &waiting_state, message, &t1, None);
+    assert_eq!(
+        summary(&waits),
+        vec![
+            "QuotaReserved=False WaitingForQuota at 2026-01-01T01:00:00Z",
+            "Admitted=False NoReservation at 2026-01-01T01:00:00Z",
+            "Evicted=True NodeFailures at 2026-01-01T01:00:00Z",
+            "Requeued=True NodeFailures at 2026-01-01T01:00:00Z",
+        ]
+    );
+
+    let admitted_state = state(admitted(), None);
+    let mut back = workload_status(Some(&before), &admitted_state, &t1, None);
+    node_failure_eviction(&mut back, &admitted_state, message, &t1, None);
+    assert_eq!(
+        summary(&back),
+        vec![
+            "QuotaReserved=True QuotaReserved at 2026-01-01T01:00:00Z",
+            "Admitted=True Admitted at 2026-01-01T01:00:00Z",
+            "Evicted=False QuotaReserved at 2026-01-01T01:00:00Z",
+        ]
+    );
+    assert_eq!(
+        condition(&back, "Evicted").message,
+        format!("Previously: {message}")
+    );
+
+    // A later eviction by the engine itself keeps its own conditions.
+    let preempted_state = state(waiting(), Some(preempted()));
+    let mut later = workload_status(Some(&before), &preempted_state, &t1, None);
+    let expected = later.clone();
+    node_failure_eviction(&mut later, &preempted_state, message, &t1, None);
+    assert_eq!(later, expected);
+}
