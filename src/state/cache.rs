@@ -2,6 +2,7 @@
 //! `reset` to a full list. An object its conversion refuses is set aside with the reason (kind,
 //! name, field, why) instead of its converted form, and the rest of the cache keeps working.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::ModelError;
@@ -42,8 +43,14 @@ impl<T: PartialEq> Cache<T> {
                 if self.objects.get(&key) == Some(&object) {
                     return Applied::Unchanged;
                 }
-                let slot = self.objects.entry(key).insert_entry(object);
-                Applied::Changed(slot.into_mut())
+                let slot = match self.objects.entry(key) {
+                    Entry::Occupied(mut held) => {
+                        held.insert(object);
+                        held.into_mut()
+                    }
+                    Entry::Vacant(slot) => slot.insert(object),
+                };
+                Applied::Changed(slot)
             }
             Err(error) => {
                 let had_valid = self.objects.remove(&key).is_some();
