@@ -70,7 +70,18 @@ fn json_output_is_a_list_of_workloads_with_status() {
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(list["kind"], "List");
     let items = list["items"].as_array().unwrap();
-    assert_eq!(items.len(), 2);
+    assert_eq!(
+        items.len(),
+        4,
+        "two Workloads, then the ClusterQueue and LocalQueue"
+    );
+    let queue = &items[2];
+    assert_eq!(queue["kind"], "ClusterQueue");
+    assert_eq!(queue["status"]["admittedWorkloads"], 1);
+    assert_eq!(queue["status"]["pendingWorkloads"], 1);
+    assert_eq!(queue["status"]["conditions"][0]["reason"], "Ready");
+    assert_eq!(items[3]["kind"], "LocalQueue");
+    assert_eq!(items[3]["status"]["admittedWorkloads"], 1);
     let admission = &items[0]["status"]["admission"];
     assert_eq!(admission["clusterQueue"], "team");
     assert_eq!(

@@ -121,7 +121,8 @@ fn tally_in<'t, 'a>(
 impl Engine {
     /// The state of every queue, for the status writers. Reads the per-queue sets only, so its cost
     /// follows the queued and admitted workloads, not every workload ever added.
-    pub fn queue_report(&self) -> QueueReport {
+    pub fn queue_report(&mut self) -> QueueReport {
+        self.restructure();
         let world = World {
             names: &self.c.names,
             flavors: &self.c.flavors,

@@ -70,6 +70,7 @@ pub fn run_args(relative: &str, arguments: &kuota::cli::simulate::SimulateArgs) 
         .as_array()
         .unwrap()
         .iter()
+        .filter(|item| item["kind"] == "Workload")
         .map(|w| {
             let key = format!(
                 "{}/{}",

@@ -4,7 +4,9 @@
 //! Workloads (pending, or admitted when `status.admission` is set), and for topology-aware
 //! scheduling Topologies, Nodes and bound Pods; replaces the failed nodes of admitted TAS
 //! Workloads (or evicts them), runs admission cycles until nothing changes, and prints every
-//! Workload with the status kuota would write.
+//! Workload, ClusterQueue and LocalQueue with the status kuota would write. The path is the
+//! controller's: the objects go through the state caches into one engine, and its decisions
+//! through the status writers.
 
 pub mod documents;
 mod load;
@@ -23,10 +25,13 @@ use kube::ResourceExt;
 use crate::engine::WorkloadState;
 use crate::engine::features::FeatureGates;
 use crate::engine::model::{EngineConfig, FairSharingConfig};
+use crate::engine::queue_report::QueueReport;
 use crate::engine::topology::node_health::HotSwap;
 use crate::state::ClusterState;
 use crate::status::annotations::set_carried;
+use crate::status::queues::{cluster_queue_status, local_queue_status};
 use crate::status::workload::{node_failure_eviction, workload_status};
+use objects::Objects;
 pub use output::Format;
 
 /// Arguments of `kuota simulate`.
@@ -116,18 +121,18 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
             workload
         })
         .collect();
+    let queues = queues_with_status(&objects, &engine.queue_report(), &now);
     let rendered = match args.output {
         Format::Table => {
             let mut notes = placement_notes::notes(&objects, &results, &swaps);
             output::add_preemption_notes(&mut notes, &outcome.events);
             output::table(engine.structure(), &results, &notes)
         }
-        Format::Json => serde_json::to_string_pretty(&output::list(&results))
+        Format::Json => serde_json::to_string_pretty(&output::list(&results, &queues))
             .map(|s| s + "\n")
             .map_err(|e| bad(e.to_string()))?,
-        Format::Yaml => {
-            yaml_serde::to_string(&output::list(&results)).map_err(|e| bad(e.to_string()))?
-        }
+        Format::Yaml => yaml_serde::to_string(&output::list(&results, &queues))
+            .map_err(|e| bad(e.to_string()))?,
     };
     Ok(rendered)
 }
@@ -142,4 +147,46 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The ClusterQueues and LocalQueues given, each with the status kuota would write.
+fn queues_with_status(
+    objects: &Objects,
+    report: &QueueReport,
+    now: &Time,
+) -> Vec<serde_json::Value> {
+    let mut queues = Vec::new();
+    for located in &objects.cluster_queues {
+        let mut queue = located.object.clone();
+        if let Some(cq) = report.cluster_queue(&queue.name_any()) {
+            let generation = queue.metadata.generation;
+            queue.status = Some(cluster_queue_status(
+                queue.status.as_ref(),
+                cq,
+                now,
+                generation,
+            ));
+        }
+        queues.push(serde_json::to_value(&queue).unwrap_or_default());
+    }
+    for located in &objects.local_queues {
+        let mut queue = located.object.clone();
+        let (namespace, name) = (queue.namespace().unwrap_or_default(), queue.name_any());
+        if let Some(lq) = report
+            .local_queues
+            .iter()
+            .find(|q| q.namespace == namespace && q.name == name)
+        {
+            let generation = queue.metadata.generation;
+            queue.status = Some(local_queue_status(
+                queue.status.as_ref(),
+                report,
+                lq,
+                now,
+                generation,
+            ));
+        }
+        queues.push(serde_json::to_value(&queue).unwrap_or_default());
+    }
+    queues
 }

@@ -21,9 +21,14 @@ pub enum Format {
     Json,
 }
 
-/// The Workloads as one `v1` `List`.
-pub fn list(workloads: &[Workload]) -> serde_json::Value {
-    json!({ "apiVersion": "v1", "kind": "List", "items": workloads })
+/// The Workloads, then the ClusterQueues and LocalQueues, as one `v1` `List`.
+pub fn list(workloads: &[Workload], queues: &[serde_json::Value]) -> serde_json::Value {
+    let mut items: Vec<serde_json::Value> = workloads
+        .iter()
+        .map(|w| serde_json::to_value(w).unwrap_or_default())
+        .collect();
+    items.extend_from_slice(queues);
+    json!({ "apiVersion": "v1", "kind": "List", "items": items })
 }
 
 /// A readable summary: one block per ClusterQueue, each Workload with its outcome.
