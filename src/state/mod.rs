@@ -9,6 +9,7 @@ pub mod admission_input;
 pub mod cache;
 pub mod cluster;
 mod cluster_node_health;
+mod cluster_reset;
 mod cluster_topology;
 mod cluster_workloads;
 pub mod pod_requests;

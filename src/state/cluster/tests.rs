@@ -176,3 +176,39 @@ fn deletes_release_quota_and_unchanged_objects_are_no_ops() {
         WorkloadStatus::Admitted(_)
     ));
 }
+
+/// A re-list deletes what it no longer names, keeps the rest, and clears a refusal that was fixed.
+#[test]
+fn a_full_list_replaces_what_the_cache_holds() {
+    let mut state = ClusterState::new(EngineConfig::default());
+    state.apply_namespace(&parse::<K8sNamespace>("metadata: {name: team}"));
+    state.reset_resource_flavors(&[flavor("good", ""), flavor("bad", "topologyName: racks")]);
+    state.apply_cluster_queue(&queue("q", "good", "1"));
+    state.apply_local_queue(&local_queue("lq", "q"));
+    state.reset_workloads(&[workload("first", "lq"), workload("second", "lq")]);
+    state.engine().run_until_stable();
+    assert!(matches!(
+        status_of(&mut state, "first"),
+        WorkloadStatus::Admitted(_)
+    ));
+    assert_eq!(state.set_aside().len(), 1);
+
+    state.reset_resource_flavors(&[flavor("good", "")]);
+    assert!(
+        state.set_aside().is_empty(),
+        "the refused flavor is gone with the list"
+    );
+    state.reset_workloads(&[workload("second", "lq")]);
+    state.engine().run_until_stable();
+    let names: Vec<String> = state
+        .engine()
+        .states()
+        .into_iter()
+        .map(|s| s.workload.name)
+        .collect();
+    assert_eq!(names, vec!["second".to_string()]);
+    assert!(matches!(
+        status_of(&mut state, "second"),
+        WorkloadStatus::Admitted(_)
+    ));
+}

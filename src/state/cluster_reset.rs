@@ -1,0 +1,111 @@
+//! Full lists for [`ClusterState`]: what a watch delivers when it starts or re-lists after an
+//! error. Everything of the kind that the list does not name is deleted, then every listed object
+//! is applied (unchanged ones cost a comparison), so no event is lost across a re-list.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::ResourceExt;
+
+use super::cluster::ClusterState;
+use super::cluster_workloads::Fallback;
+use crate::api;
+
+fn key_of<T: ResourceExt>(object: &T) -> String {
+    match object.namespace() {
+        Some(namespace) => format!("{namespace}/{}", object.name_any()),
+        None => object.name_any(),
+    }
+}
+
+fn split(key: &str) -> (&str, &str) {
+    key.split_once('/').unwrap_or(("", key))
+}
+
+macro_rules! reset {
+    ($(#[$doc:meta])* $reset:ident, $ty:ty, $cache:ident, $apply:ident, |$state:ident, $key:ident| $delete:expr) => {
+        $(#[$doc])*
+        pub fn $reset(&mut self, objects: &[$ty]) {
+            let listed: BTreeSet<String> = objects.iter().map(key_of).collect();
+            for $key in self.$cache.missing_from(&listed) {
+                let $state = &mut *self;
+                $delete;
+            }
+            for object in objects {
+                self.$apply(object);
+            }
+        }
+    };
+}
+
+impl ClusterState {
+    reset!(
+        /// Every ResourceFlavor.
+        reset_resource_flavors, api::ResourceFlavor, resource_flavors, apply_resource_flavor,
+        |s, key| s.delete_resource_flavor(&key)
+    );
+    reset!(
+        /// Every ClusterQueue.
+        reset_cluster_queues, api::ClusterQueue, cluster_queues, apply_cluster_queue,
+        |s, key| s.delete_cluster_queue(&key)
+    );
+    reset!(
+        /// Every Cohort.
+        reset_cohorts, api::Cohort, cohorts, apply_cohort,
+        |s, key| s.delete_cohort(&key)
+    );
+    reset!(
+        /// Every LocalQueue.
+        reset_local_queues, api::LocalQueue, local_queues, apply_local_queue,
+        |s, key| { let (namespace, name) = split(&key); s.delete_local_queue(namespace, name) }
+    );
+    reset!(
+        /// Every Namespace.
+        reset_namespaces, Namespace, namespaces, apply_namespace,
+        |s, key| s.delete_namespace(&key)
+    );
+    reset!(
+        /// Every WorkloadPriorityClass.
+        reset_workload_priority_classes, api::WorkloadPriorityClass, workload_priority_classes,
+        apply_workload_priority_class,
+        |s, key| s.delete_workload_priority_class(&key)
+    );
+    reset!(
+        /// Every PriorityClass.
+        reset_priority_classes, PriorityClass, priority_classes, apply_priority_class,
+        |s, key| s.delete_priority_class(&key)
+    );
+    reset!(
+        /// Every Topology.
+        reset_topologies, api::Topology, topologies, apply_topology,
+        |s, key| s.delete_topology(&key)
+    );
+    reset!(
+        /// Every Node.
+        reset_nodes, Node, nodes, apply_node,
+        |s, key| s.delete_node(&key)
+    );
+    reset!(
+        /// Every Pod.
+        reset_pods, Pod, pods, apply_pod,
+        |s, key| s.delete_pod(&key)
+    );
+
+    /// Every Workload. Objects read from a cluster carry their UID and creation time; the fallback
+    /// (list position) only orders manifests without them.
+    pub fn reset_workloads(&mut self, objects: &[api::Workload]) {
+        let listed: BTreeSet<String> = objects.iter().map(key_of).collect();
+        for key in self.workloads.missing_from(&listed) {
+            let (namespace, name) = split(&key);
+            self.delete_workload(namespace, name);
+        }
+        for (index, object) in objects.iter().enumerate() {
+            let fallback = Fallback {
+                creation: index as i64,
+                uid: format!("listed-{index:06}"),
+            };
+            self.apply_workload(object, fallback);
+        }
+    }
+}
