@@ -1,5 +1,5 @@
 //! Admission-engine benchmarks on the shapes of Kueue's scheduler performance tests
-//! (`performance-anchors.md` §2.2):
+//! (its scheduler performance harness):
 //! - baseline: 5 cohorts × 6 ClusterQueues, 500 workloads per queue (15,000);
 //! - large-scale: 10 cohorts × 100 ClusterQueues, 50 workloads per queue (50,000).
 //!

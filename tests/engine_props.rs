@@ -32,7 +32,7 @@ fn second_snapshot(case: &Case) -> Snapshot {
     snapshot
 }
 
-/// An independent statement of the quota rules of C.3: with usage bubbling beyond each node's local
+/// An independent statement of Kueue's hierarchical quota rules: with usage bubbling beyond each node's local
 /// quota, no root uses more than its subtree quota and no node more than its subtree quota plus its
 /// borrowing limit.
 fn quota_violation(s: &Snapshot, admitted: &BTreeMap<WorkloadKey, Admission>) -> Option<String> {

@@ -1,8 +1,8 @@
-//! The admission behaviour of the reference (C.1 to C.4), scenario by scenario: every manifest under
+//! Kueue's admission behaviour (queueing, flavors, borrowing, preemption), scenario by scenario: every manifest under
 //! `examples/admission/` (and the README demo) runs through `kuota simulate`, and each Workload must
 //! end as the reference says, down to the ClusterQueue, flavors, pod counts, pending reasons and
 //! preemption reasons. The arithmetic behind each expectation is in the header of its manifest.
-//! Fair sharing (C.5) is in `simulate_fair_sharing`.
+//! Fair sharing is in `simulate_fair_sharing`.
 
 mod simulate_support;
 
@@ -503,7 +503,7 @@ fn demo_table_shows_who_was_preempted_and_why() {
     );
 }
 
-/// C.4 step 6: the message names the preemptor's UID and its job's UID, then the cause and paths.
+/// Kueue's preemption message names the preemptor's UID and its job's UID, then the cause and paths.
 #[test]
 fn preemption_message_names_the_preemptor_and_its_job() {
     let labelled = run("admission/preempt-lower-priority.yaml", false);
@@ -536,7 +536,7 @@ fn preemption_message_names_the_preemptor_and_its_job() {
     assert!(message.contains(", JobUID: UNKNOWN) due to "), "{message}");
 }
 
-/// `resourceUsage` is written as Kubernetes writes quantities (A.6.3, worked example A:
+/// `resourceUsage` is written as Kubernetes writes quantities (as in Kueue's worked example:
 /// `memory: 5Gi`), so the admission reads like what `kubectl` shows.
 #[test]
 fn resource_usage_is_written_in_canonical_quantity_form() {
@@ -548,8 +548,8 @@ fn resource_usage_is_written_in_canonical_quantity_form() {
     assert_eq!(eval.usage[0]["memory"], "8Gi");
 }
 
-/// A Workload read as already admitted whose `podSetAssignments[].count` is unset (it is optional,
-/// A.6.3) holds its pod set's full count: it must not come back claiming zero pods.
+/// A Workload read as already admitted whose `podSetAssignments[].count` is unset (it is optional in
+/// an admission) holds its pod set's full count: it must not come back claiming zero pods.
 #[test]
 fn an_admitted_workload_without_an_assignment_count_keeps_its_pods() {
     let text = std::fs::read_to_string(example("admission/preempt-lower-priority.yaml")).unwrap();

@@ -1,9 +1,10 @@
-//! One admission cycle (C.1), better than Kueue's where Kueue is slow: instead of one head per
+//! One admission cycle as Kueue's scheduler runs it, better than Kueue's where Kueue is slow: instead of one head per
 //! ClusterQueue per cycle, a cycle runs rounds. Each round takes the next workload of every active
 //! ClusterQueue, orders them as Kueue orders heads (classic: borrowing level, priority, creation;
 //! fair sharing: the tournament), and processes them against the running quota tree. Rounds go on
 //! until every queue is exhausted or blocked, so a deep queue drains as fast as quota allows.
-//! Quota held for a waiting workload (C.1 step 5) lasts the whole cycle and keeps out only other
+//! Quota held for a workload that needs preemption but found no victims (Kueue keeps it from other
+//! ClusterQueues for the cycle) lasts the whole cycle and keeps out only other
 //! queues.
 //!
 //! A workload found inadmissible is remembered by equivalence class for the rest of the cycle (gate
@@ -36,7 +37,7 @@ enum Nomination {
     Fit(Assignment),
     Preempt(Assignment, Vec<Target>),
     /// Not admissible now. With an assignment when it needs preemption but found no victims: the
-    /// quota it is owed may be held for it (C.1 step 5).
+    /// quota it is owed may be held for it, as Kueue holds it for the rest of the cycle.
     NoFit(PendingReason, Arc<str>, Option<Assignment>),
 }
 

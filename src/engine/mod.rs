@@ -68,12 +68,12 @@
 //! ```
 //!
 //! Where the admission engine deliberately differs from Kueue (each closes a failure mode of
-//! `peers-and-pitfalls.md` C.5 or C.7, and each is covered by `tests/engine_convergence.rs` or the
+//! preemption loops or starvation users report with Kueue and its peers, and each is covered by `tests/engine_convergence.rs` or the
 //! property tests):
 //! - a cycle admits every workload that fits, in queue order, instead of one head per ClusterQueue,
 //!   and identical inadmissible workloads are evaluated once per cycle;
 //! - a workload that needs preemption but finds no victims, in a ClusterQueue that cannot always
-//!   reclaim, holds the quota it is owed (C.1 step 5) against other ClusterQueues for the rest of
+//!   reclaim, holds the quota it is owed against other ClusterQueues for the rest of
 //!   the cycle, all its rounds, but not against its own queue's later workloads (Kueue evaluates
 //!   those in later cycles, when the hold is gone); a hold never makes another workload preempt
 //!   more (one that does not fit beside it waits, evicting nothing), and holds end with the cycle;

@@ -34,7 +34,7 @@ pub struct Snapshot {
     pub workloads: Vec<Workload>,
 }
 
-/// `ResourceFlavor` (A.4).
+/// `ResourceFlavor`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceFlavor {
     pub name: String,
@@ -45,7 +45,7 @@ pub struct ResourceFlavor {
     pub topology_name: Option<String>,
 }
 
-/// One resource's quota inside a flavor (A.0 `ResourceQuota`).
+/// One resource's quota inside a flavor (`ResourceQuota`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceQuota {
     pub name: String,
@@ -68,7 +68,7 @@ impl ResourceQuota {
     }
 }
 
-/// One flavor's quotas within a resource group (A.0 `FlavorQuotas`).
+/// One flavor's quotas within a resource group (`FlavorQuotas`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlavorQuotas {
     pub name: String,
@@ -76,7 +76,7 @@ pub struct FlavorQuotas {
     pub resources: Vec<ResourceQuota>,
 }
 
-/// A resource group (A.0): flavors in preference order, all covering the same resources.
+/// A resource group: flavors in preference order, all covering the same resources.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceGroup {
     pub covered_resources: Vec<String>,
@@ -176,7 +176,7 @@ pub struct PreemptionPolicy {
     pub borrow_within_cohort: BorrowWithinCohort,
 }
 
-/// `ClusterQueue` (A.1).
+/// `ClusterQueue`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterQueue {
     pub name: String,
@@ -193,7 +193,7 @@ pub struct ClusterQueue {
     pub fair_sharing_weight: Option<Quantity>,
 }
 
-/// `Cohort` (A.3).
+/// `Cohort`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Cohort {
     pub name: String,
@@ -205,7 +205,7 @@ pub struct Cohort {
     pub fair_sharing_weight: Option<Quantity>,
 }
 
-/// `LocalQueue` (A.2).
+/// `LocalQueue`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LocalQueue {
     pub namespace: String,
@@ -254,7 +254,7 @@ pub struct PodSet {
     pub topology_request: Option<TopologyRequest>,
 }
 
-/// One entry of `status.admission.podSetAssignments` (A.6.3).
+/// One entry of `status.admission.podSetAssignments`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PodSetAssignment {
     pub name: String,
@@ -267,21 +267,21 @@ pub struct PodSetAssignment {
     pub topology_assignment: Option<TopologyAssignment>,
 }
 
-/// `status.admission` (A.6.3).
+/// `status.admission`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Admission {
     pub cluster_queue: String,
     pub pod_set_assignments: Vec<PodSetAssignment>,
 }
 
-/// A Workload (A.6) with its priority already resolved.
+/// A Workload with its priority already resolved.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Workload {
     pub namespace: String,
     pub name: String,
     pub uid: String,
     /// The `kueue.x-k8s.io/job-uid` label: the UID of the job the workload stands for, named in the
-    /// messages of the workloads it preempts (C.4 step 6).
+    /// messages of the workloads it preempts, as Kueue's preemption message does.
     pub job_uid: Option<String>,
     /// `spec.queueName`: a LocalQueue in the workload's namespace.
     pub queue_name: String,
@@ -307,7 +307,7 @@ pub struct Workload {
     pub fair_share_shield: Vec<String>,
 }
 
-/// The priority a workload is queued with (C.6 step 1): its WorkloadPriorityClass value, else its
+/// The priority a workload is queued with, as Kueue resolves it: its WorkloadPriorityClass value, else its
 /// first pod set's PriorityClass value, else the global-default PriorityClass, else 0.
 pub fn resolve_priority(
     workload_priority_class: Option<i32>,
@@ -320,7 +320,7 @@ pub fn resolve_priority(
         .unwrap_or(0)
 }
 
-/// Fair-preemption rules (C.5).
+/// Kueue's fair-sharing preemption strategies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FairPreemptionStrategy {
     /// S2-a: preemptor's new share ≤ target's new share.
@@ -359,7 +359,7 @@ impl FairSharingConfig {
     }
 }
 
-/// `resources.quotaCheckStrategy` for resources no resource group covers (C.2 step 3).
+/// `resources.quotaCheckStrategy` for resources no resource group covers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum QuotaCheckStrategy {
     #[default]

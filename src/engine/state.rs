@@ -58,7 +58,7 @@ pub enum InactiveCause {
     CohortCycle(String),
 }
 
-/// Heap order within one ClusterQueue (C.1): higher priority, earlier creation, then uid.
+/// Kueue's heap order within one ClusterQueue: higher priority, earlier creation, then uid.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct QueueKey {
     pub priority: Reverse<i32>,

@@ -19,7 +19,7 @@ pub struct TopologyQuery<'a> {
     pub count: i32,
     pub flavor: &'a ResourceFlavor,
     pub cluster_queue: &'a str,
-    /// Every flavor of the ClusterQueue has a `topologyName` (implied TAS, B.2).
+    /// Every flavor of the ClusterQueue has a `topologyName` (implied TAS: every pod set is topology-aware).
     pub tas_only_cluster_queue: bool,
     /// Admitted workloads whose capacity should count as free: victims the preemption simulation
     /// is considering. Empty outside preemption.

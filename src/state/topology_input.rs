@@ -1,4 +1,4 @@
-//! Kubernetes and Kueue objects → the topology engine's input model (B.9, C.7.1).
+//! Kubernetes and Kueue objects → the topology engine's input model.
 //!
 //! Nodes keep their labels, taints, `spec.unschedulable`, `status.allocatable` and `Ready`
 //! condition; bound Pods keep their node, effective requests, phase and whether they carry a TAS
@@ -22,7 +22,7 @@ use crate::engine::topology::model::{
     AdmittedTasUsage, BoundPod, HOSTNAME_LABEL, Node, PodPhase, TasFlavor, Topology,
 };
 
-/// Pod annotations that make a pod a TAS pod (C.7.1 step 3).
+/// Pod annotations that make a pod a TAS pod, whose usage counts through its Workload.
 const TAS_POD_ANNOTATIONS: [&str; 5] = [
     PODSET_REQUIRED_TOPOLOGY,
     PODSET_PREFERRED_TOPOLOGY,

@@ -293,7 +293,7 @@ impl Run {
     }
 
     /// Asserts that the Workload was preempted with `reason` by the preemptor whose UID is
-    /// `preemptor_uid`, along the given cohort paths (C.4 step 6), was requeued and lost its
+    /// `preemptor_uid`, along the given cohort paths (Kueue's preemption message), was requeued and lost its
     /// admission.
     pub fn preempted(
         &self,
