@@ -3,13 +3,13 @@
 //! ClusterQueue's `flavorFungibility`.
 
 use super::compile::PODS;
-use super::decision::PendingReason;
+use super::decision::{PendingReason, PreemptionReason};
 use super::features::Feature;
 use super::model::{
     FungibilityPolicy, FungibilityPreference, PodSet, QuotaCheckStrategy, ResourceFlavor,
 };
 use super::node_match::{requirement_matches, tolerates};
-use super::preemption;
+use super::preemption::{self, Preemptor, Target, TopologyNeed};
 use super::quantity::Quantity;
 use super::quota::{NodeId, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, ResourceId, add_amount, amount_of};
@@ -45,14 +45,6 @@ pub struct PodSetChoice {
     pub topology: Option<TopologyAssignment>,
     /// The flavor the topology seam was asked about, for TAS pod sets.
     pub topology_flavor: Option<FlavorId>,
-}
-
-/// A pod set whose placement the topology seam must confirm, also during preemption.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TopologyNeed {
-    pub pod_set: usize,
-    pub flavor: FlavorId,
-    pub count: i32,
 }
 
 /// A complete flavor assignment.
@@ -455,8 +447,7 @@ fn evaluate_flavor(
             })
             .into_iter()
             .collect();
-        let (simulated, targets) =
-            preemption::oracle(world, tree, cq_index, wl, &on_flavor, &needs);
+        let (simulated, targets) = preemption_mode(world, tree, cq_index, wl, &on_flavor, &needs);
         mode = simulated;
         if mode.viable() {
             level = level_after(world, tree, cq.node, &on_flavor, &targets);
@@ -472,6 +463,32 @@ fn evaluate_flavor(
     }
 }
 
+/// How preemption would go for `request` of `wl` (Kueue's preemption oracle): Reclaim when every
+/// victim is in another ClusterQueue, Preempt when one is in the preemptor's own, NoCandidates when
+/// none may go; with the victims the simulation chose.
+fn preemption_mode(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    cq: u32,
+    wl: &Wl,
+    request: &FrAmounts,
+    topology: &[TopologyNeed],
+) -> (Mode, Vec<Target>) {
+    let p = Preemptor::new(cq, wl, request, topology);
+    let targets = preemption::find_targets(world, tree, &p);
+    let mode = if targets.is_empty() {
+        Mode::NoCandidates
+    } else if targets
+        .iter()
+        .all(|t| t.reason != PreemptionReason::InClusterQueue)
+    {
+        Mode::Reclaim
+    } else {
+        Mode::Preempt
+    };
+    (mode, targets)
+}
+
 /// The borrowing level of `request` once `targets` are gone (Kueue's `borrowAfterPreemptions`): a
 /// flavor that needs preemption is ranked by the borrowing it would really do, so under
 /// `PreemptionOverBorrowing` preempting within nominal quota beats borrowing.
@@ -480,7 +497,7 @@ fn level_after(
     tree: &mut QuotaTree,
     node: NodeId,
     request: &FrAmounts,
-    targets: &[preemption::Target],
+    targets: &[Target],
 ) -> u32 {
     for t in targets {
         preemption::apply(world, tree, t.workload, -1);

@@ -103,7 +103,6 @@ mod compile;
 mod cycle;
 pub mod decision;
 pub mod error;
-mod fair_preemption;
 mod fair_sharing;
 pub mod features;
 mod flavor;
@@ -120,7 +119,6 @@ mod state;
 pub mod topology;
 pub mod topology_seam;
 mod validate;
-mod victim_side;
 
 pub use decision::{
     AdmissionDecision, CycleOutcome, Event, EvictionDecision, EvictionReason, EvictionRecord,
