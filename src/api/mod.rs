@@ -11,7 +11,7 @@ pub mod local_queue;
 pub mod quota;
 pub mod resource_flavor;
 #[cfg(test)]
-mod round_trip_tests;
+mod tests;
 pub mod topology;
 pub mod topology_assignment;
 pub mod workload;
