@@ -1,5 +1,6 @@
 //! What the admission engine decides: admissions, preemptions, evictions and pending reasons, per cycle
-//! and for a whole run. Reason spellings are exactly Kueue's (A.6.4), taken from `crate::api::keys`.
+//! and for a whole run. Reason spellings are exactly Kueue's condition reasons, taken from
+//! `crate::api::keys`.
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! Fair sharing (C.5): the dominant resource share of a node, and the admission tournament that
+//! Kueue's fair sharing: the dominant resource share of a node, and the admission tournament that
 //! orders one round's candidates across the ClusterQueues of a cohort tree.
 
 use std::cmp::Ordering;

@@ -1,6 +1,6 @@
-//! Flavor assignment (C.2): for each pod set and resource group, walk the group's flavors in order,
-//! check eligibility (taints, selectors, required affinity) and quota, and pick a flavor under the
-//! ClusterQueue's `flavorFungibility`.
+//! Kueue's flavor assignment: for each pod set and resource group, walk the group's flavors in
+//! order, check eligibility (taints, selectors, required affinity) and quota, and pick a flavor under
+//! the ClusterQueue's `flavorFungibility`.
 
 use super::compile::PODS;
 use super::decision::{PendingReason, PreemptionReason};
@@ -276,8 +276,8 @@ fn walk_group(
     let fungible = world.config.features.enabled(Feature::FlavorFungibility);
     let preference = cq.fungibility.preference.unwrap_or_default();
     let mut best: Option<(FlavorId, FlavorEval)> = None;
-    // The first flavor that needs preemption but has no candidates: worse than every viable flavor,
-    // better than none (C.2 4.4), so a workload owed quota still gets an assignment to hold.
+    // The first flavor that needs preemption but has no candidates: Kueue ranks it below every
+    // viable flavor but above none, so a workload owed quota still gets an assignment to hold.
     let mut no_candidates: Option<(FlavorId, FlavorEval)> = None;
     let mut messages = Vec::new();
     let mut worst_reason = PendingReason::NoMatchingFlavor;

@@ -1,5 +1,6 @@
-//! The quota tree (C.3): ClusterQueues are leaves, Cohorts inner nodes, and every node keeps, per
-//! flavor-resource pair, its subtree quota, the local quota its parent never sees, and its usage.
+//! The quota tree of Kueue's cohorts: ClusterQueues are leaves, Cohorts inner nodes, and every node
+//! keeps, per flavor-resource pair, its subtree quota, the local quota its parent never sees, and its
+//! usage.
 //!
 //! Usage is maintained incrementally: adding usage at a ClusterQueue bubbles up only the part beyond
 //! each node's remaining local quota, so `Available` and `PotentialAvailable` are walks up the
@@ -203,7 +204,7 @@ impl QuotaTree {
         (self.local_quota(id, fr) - self.usage(id, fr)).clamp_non_negative()
     }
 
-    /// `Available` (C.3), unclamped: may be negative when a node is over-committed.
+    /// Kueue's `Available`, unclamped: may be negative when a node is over-committed.
     pub fn available(&self, id: NodeId, fr: Fr) -> Quantity {
         let node = &self.nodes[id.index()];
         let Some(parent) = node.parent else {
@@ -229,7 +230,7 @@ impl QuotaTree {
         self.available(id, fr).clamp_non_negative()
     }
 
-    /// `PotentialAvailable` (C.3): the most `id` could use with zero usage everywhere.
+    /// Kueue's `PotentialAvailable`: the most `id` could use with zero usage everywhere.
     pub fn potential_available(&self, id: NodeId, fr: Fr) -> Quantity {
         let node = &self.nodes[id.index()];
         let Some(parent) = node.parent else {

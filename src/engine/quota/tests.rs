@@ -14,8 +14,8 @@ fn quota(nominal: i64, borrowing: Option<i64>, lending: Option<i64>) -> NodeQuot
     quota
 }
 
-/// The reference's worked example: root R (own nominal 2), A (nominal 10, lendingLimit 4),
-/// B (nominal 6).
+/// A worked example of Kueue's quota arithmetic: root R (own nominal 2), A (nominal 10,
+/// lendingLimit 4), B (nominal 6).
 fn worked_example(a_borrowing: Option<i64>) -> QuotaTree {
     let (a, b, r) = (NodeId(0), NodeId(1), NodeId(2));
     let mut tree = QuotaTree::new(
