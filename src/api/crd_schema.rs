@@ -6,6 +6,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::keys::condition_types::{ADMITTED, QUOTA_RESERVED};
+
 /// Descriptions that k8s-openapi repeats on every quantity and int-or-string node; they add
 /// hundreds of kilobytes to the Workload CRD and say nothing about the field.
 const BOILERPLATE_DESCRIPTIONS: [&str; 2] = [
@@ -166,15 +168,15 @@ fn condition_true(object: &str, kind: &str) -> String {
 
 /// The Workload rules that relate spec to status.
 fn workload_rules() -> Value {
-    let reserved = condition_true("self", "QuotaReserved");
+    let reserved = condition_true("self", QUOTA_RESERVED);
     let reserved_before_and_after = format!(
         "{reserved} && {}",
-        condition_true("oldSelf", "QuotaReserved")
+        condition_true("oldSelf", QUOTA_RESERVED)
     );
     let admitted_before_and_after = format!(
         "{} && {}",
-        condition_true("self", "Admitted"),
-        condition_true("oldSelf", "Admitted")
+        condition_true("self", ADMITTED),
+        condition_true("oldSelf", ADMITTED)
     );
     let same_optional = |field: &str| {
         format!(
