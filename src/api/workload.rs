@@ -75,11 +75,6 @@ impl WorkloadSpec {
     pub fn is_active(&self) -> bool {
         self.active.unwrap_or(true)
     }
-
-    /// The base priority, with absent meaning 0.
-    pub fn effective_priority(&self) -> i32 {
-        self.priority.unwrap_or(0)
-    }
 }
 
 fn default_count() -> i32 {

@@ -17,7 +17,7 @@ macro_rules! features {
 
         impl Feature {
             /// Every known gate.
-            pub const ALL: &'static [Feature] = &[$(Feature::$variant),+];
+            const ALL: &'static [Feature] = &[$(Feature::$variant),+];
 
             /// The gate's name as Kueue spells it.
             pub fn name(self) -> &'static str {
@@ -27,7 +27,7 @@ macro_rules! features {
             }
 
             /// Whether the gate is on when nothing says otherwise (Kueue's default).
-            pub fn default_enabled(self) -> bool {
+            fn default_enabled(self) -> bool {
                 match self {
                     $(Feature::$variant => $default),+
                 }

@@ -100,7 +100,7 @@ struct FlavorEval {
 
 /// Why `flavor` cannot host pods of `pod_set`, if it cannot: untolerated taints, or a nodeSelector
 /// or required affinity that contradicts the flavor's node labels (on the flavor's keys only).
-pub fn flavor_mismatch(flavor: &ResourceFlavor, pod_set: &PodSet) -> Option<String> {
+fn flavor_mismatch(flavor: &ResourceFlavor, pod_set: &PodSet) -> Option<String> {
     let untolerated = flavor
         .node_taints
         .iter()

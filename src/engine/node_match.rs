@@ -75,7 +75,7 @@ pub fn requirement_matches(requirement: &NodeSelectorRequirement, labels: &Label
 
 /// A node-selector term: its expressions and field requirements all hold. As in Kubernetes, a term with
 /// neither matches nothing. `metadata.name` is the only field a term may name.
-pub fn term_matches(term: &NodeSelectorTerm, labels: &Labels, node_name: &str) -> bool {
+fn term_matches(term: &NodeSelectorTerm, labels: &Labels, node_name: &str) -> bool {
     let expressions = term.match_expressions.as_deref().unwrap_or(&[]);
     let fields = term.match_fields.as_deref().unwrap_or(&[]);
     if expressions.is_empty() && fields.is_empty() {

@@ -136,7 +136,7 @@ impl QuotaTree {
         &self.nodes[id.index()].children
     }
 
-    pub fn height(&self, id: NodeId) -> u32 {
+    fn height(&self, id: NodeId) -> u32 {
         self.nodes[id.index()].height
     }
 
@@ -200,7 +200,7 @@ impl QuotaTree {
     }
 
     /// `max(0, localQuota − Usage)`.
-    pub fn local_available(&self, id: NodeId, fr: Fr) -> Quantity {
+    fn local_available(&self, id: NodeId, fr: Fr) -> Quantity {
         (self.local_quota(id, fr) - self.usage(id, fr)).clamp_non_negative()
     }
 
@@ -244,7 +244,7 @@ impl QuotaTree {
     }
 
     /// Whether `amount` more at `id` would take it beyond its own subtree quota.
-    pub fn borrowing_with(&self, id: NodeId, fr: Fr, amount: Quantity) -> bool {
+    fn borrowing_with(&self, id: NodeId, fr: Fr, amount: Quantity) -> bool {
         self.usage(id, fr) + amount > self.subtree_quota(id, fr)
     }
 

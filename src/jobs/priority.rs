@@ -79,7 +79,7 @@ impl PriorityLookup {
     }
 
     /// The value of the named PriorityClass, if it exists.
-    pub fn priority_class(&self, name: &str) -> Option<i32> {
+    fn priority_class(&self, name: &str) -> Option<i32> {
         self.priority_classes.get(name).copied()
     }
 
