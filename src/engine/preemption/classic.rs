@@ -54,6 +54,7 @@ struct Candidate {
     class: Class,
 }
 
+/// Classic victims for `p`, in candidate order and minimised; empty if it cannot fit.
 pub(super) fn find_targets(
     world: &World<'_>,
     tree: &mut QuotaTree,
