@@ -75,11 +75,6 @@ pub struct ClusterQueueSpec {
 optional_spec!(ClusterQueueSpec);
 
 impl ClusterQueueSpec {
-    /// The queueing strategy, with its API default applied.
-    pub fn effective_queueing_strategy(&self) -> QueueingStrategy {
-        self.queueing_strategy.unwrap_or_default()
-    }
-
     /// The stop policy, with its API default applied.
     pub fn effective_stop_policy(&self) -> StopPolicy {
         self.stop_policy.unwrap_or_default()

@@ -15,6 +15,13 @@ pub const DNS1123_SUBDOMAIN: &str =
 /// A DNS-1123 label: the shape of pod-set names (at most 63 characters).
 pub const DNS1123_LABEL: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 
+/// The name of a pod set when none is given, in a Workload's spec and in its admission.
+pub const DEFAULT_POD_SET_NAME: &str = "main";
+
+pub(crate) fn default_pod_set_name() -> String {
+    DEFAULT_POD_SET_NAME.to_owned()
+}
+
 /// A resource list such as `{cpu: "2", memory: 4Gi}`.
 pub type ResourceList = BTreeMap<String, Quantity>;
 

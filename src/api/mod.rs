@@ -10,9 +10,9 @@ pub mod keys;
 pub mod local_queue;
 pub mod quota;
 pub mod resource_flavor;
-#[cfg(test)]
-mod round_trip_tests;
 pub mod rule_messages;
+#[cfg(test)]
+mod tests;
 pub mod topology;
 pub mod topology_assignment;
 pub mod workload;

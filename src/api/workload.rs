@@ -7,11 +7,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{DNS1123_LABEL, DNS1123_SUBDOMAIN};
+use super::common::{DNS1123_LABEL, DNS1123_SUBDOMAIN, default_pod_set_name};
 use super::workload_status::WorkloadStatus;
-
-/// The name of a pod set when none is given.
-pub const DEFAULT_POD_SET_NAME: &str = "main";
 
 /// The desired state of a Workload.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -78,15 +75,6 @@ impl WorkloadSpec {
     pub fn is_active(&self) -> bool {
         self.active.unwrap_or(true)
     }
-
-    /// The base priority, with absent meaning 0.
-    pub fn effective_priority(&self) -> i32 {
-        self.priority.unwrap_or(0)
-    }
-}
-
-fn default_pod_set_name() -> String {
-    DEFAULT_POD_SET_NAME.to_owned()
 }
 
 fn default_count() -> i32 {

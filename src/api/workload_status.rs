@@ -7,7 +7,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{DNS1123_LABEL, DNS1123_SUBDOMAIN, ResourceList, toleration_rules};
+use super::common::{
+    DNS1123_LABEL, DNS1123_SUBDOMAIN, ResourceList, default_pod_set_name, toleration_rules,
+};
 use super::topology_assignment::TopologyAssignment;
 
 /// The observed state of a Workload.
@@ -101,10 +103,6 @@ pub struct Admission {
         extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
     )]
     pub pod_set_assignments: Vec<PodSetAssignment>,
-}
-
-fn default_pod_set_name() -> String {
-    super::workload::DEFAULT_POD_SET_NAME.to_owned()
 }
 
 /// What one pod set was given.

@@ -17,7 +17,7 @@ macro_rules! features {
 
         impl Feature {
             /// Every known gate.
-            pub const ALL: &'static [Feature] = &[$(Feature::$variant),+];
+            const ALL: &'static [Feature] = &[$(Feature::$variant),+];
 
             /// The gate's name as Kueue spells it.
             pub fn name(self) -> &'static str {
@@ -27,7 +27,7 @@ macro_rules! features {
             }
 
             /// Whether the gate is on when nothing says otherwise (Kueue's default).
-            pub fn default_enabled(self) -> bool {
+            fn default_enabled(self) -> bool {
                 match self {
                     $(Feature::$variant => $default),+
                 }
@@ -146,42 +146,4 @@ impl FromStr for FeatureGates {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_follow_kueue() {
-        let gates = FeatureGates::default();
-        assert!(!gates.enabled(Feature::TASBalancedPlacement));
-        assert!(gates.enabled(Feature::PartialAdmission));
-    }
-
-    #[test]
-    fn parses_overrides() {
-        let gates: FeatureGates = "TASBalancedPlacement=true, PartialAdmission=false"
-            .parse()
-            .unwrap();
-        assert!(gates.enabled(Feature::TASBalancedPlacement));
-        assert!(!gates.enabled(Feature::PartialAdmission));
-        assert!(gates.enabled(Feature::TopologyAwareScheduling));
-    }
-
-    #[test]
-    fn rejects_unknown_and_malformed_entries() {
-        assert_eq!(
-            "NoSuchGate=true"
-                .parse::<FeatureGates>()
-                .map(|_| ())
-                .unwrap_err(),
-            FeatureGateError::Unknown("NoSuchGate".into())
-        );
-        assert!(matches!(
-            "TASBalancedPlacement".parse::<FeatureGates>(),
-            Err(FeatureGateError::Malformed(_))
-        ));
-        assert!(matches!(
-            "TASBalancedPlacement=yes".parse::<FeatureGates>(),
-            Err(FeatureGateError::Malformed(_))
-        ));
-    }
-}
+mod tests;

@@ -1,15 +1,15 @@
-//! Flavor assignment (C.2): for each pod set and resource group, walk the group's flavors in order,
-//! check eligibility (taints, selectors, required affinity) and quota, and pick a flavor under the
-//! ClusterQueue's `flavorFungibility`.
+//! Kueue's flavor assignment: for each pod set and resource group, walk the group's flavors in
+//! order, check eligibility (taints, selectors, required affinity) and quota, and pick a flavor under
+//! the ClusterQueue's `flavorFungibility`.
 
-use super::decision::PendingReason;
+use super::decision::{PendingReason, PreemptionReason};
 use super::features::Feature;
 use super::model::PODS;
 use super::model::{
     FungibilityPolicy, FungibilityPreference, PodSet, QuotaCheckStrategy, ResourceFlavor,
 };
 use super::node_match::{requirement_matches, tolerates};
-use super::preemption;
+use super::preemption::{self, Preemptor, Target, TopologyNeed};
 use super::quantity::Quantity;
 use super::quota::{NodeId, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, ResourceId, add_amount, amount_of};
@@ -45,14 +45,6 @@ pub struct PodSetChoice {
     pub topology: Option<TopologyAssignment>,
     /// The flavor the topology seam was asked about, for TAS pod sets.
     pub topology_flavor: Option<FlavorId>,
-}
-
-/// A pod set whose placement the topology seam must confirm, also during preemption.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TopologyNeed {
-    pub pod_set: usize,
-    pub flavor: FlavorId,
-    pub count: i32,
 }
 
 /// A complete flavor assignment.
@@ -108,7 +100,7 @@ struct FlavorEval {
 
 /// Why `flavor` cannot host pods of `pod_set`, if it cannot: untolerated taints, or a nodeSelector
 /// or required affinity that contradicts the flavor's node labels (on the flavor's keys only).
-pub fn flavor_mismatch(flavor: &ResourceFlavor, pod_set: &PodSet) -> Option<String> {
+fn flavor_mismatch(flavor: &ResourceFlavor, pod_set: &PodSet) -> Option<String> {
     let untolerated = flavor
         .node_taints
         .iter()
@@ -284,8 +276,8 @@ fn walk_group(
     let fungible = world.config.features.enabled(Feature::FlavorFungibility);
     let preference = cq.fungibility.preference.unwrap_or_default();
     let mut best: Option<(FlavorId, FlavorEval)> = None;
-    // The first flavor that needs preemption but has no candidates: worse than every viable flavor,
-    // better than none (C.2 4.4), so a workload owed quota still gets an assignment to hold.
+    // The first flavor that needs preemption but has no candidates: Kueue ranks it below every
+    // viable flavor but above none, so a workload owed quota still gets an assignment to hold.
     let mut no_candidates: Option<(FlavorId, FlavorEval)> = None;
     let mut messages = Vec::new();
     let mut worst_reason = PendingReason::NoMatchingFlavor;
@@ -455,8 +447,7 @@ fn evaluate_flavor(
             })
             .into_iter()
             .collect();
-        let (simulated, targets) =
-            preemption::oracle(world, tree, cq_index, wl, &on_flavor, &needs);
+        let (simulated, targets) = preemption_mode(world, tree, cq_index, wl, &on_flavor, &needs);
         mode = simulated;
         if mode.viable() {
             level = level_after(world, tree, cq.node, &on_flavor, &targets);
@@ -472,6 +463,32 @@ fn evaluate_flavor(
     }
 }
 
+/// How preemption would go for `request` of `wl` (Kueue's preemption oracle): Reclaim when every
+/// victim is in another ClusterQueue, Preempt when one is in the preemptor's own, NoCandidates when
+/// none may go; with the victims the simulation chose.
+fn preemption_mode(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    cq: u32,
+    wl: &Wl,
+    request: &FrAmounts,
+    topology: &[TopologyNeed],
+) -> (Mode, Vec<Target>) {
+    let p = Preemptor::new(cq, wl, request, topology);
+    let targets = preemption::find_targets(world, tree, &p);
+    let mode = if targets.is_empty() {
+        Mode::NoCandidates
+    } else if targets
+        .iter()
+        .all(|t| t.reason != PreemptionReason::InClusterQueue)
+    {
+        Mode::Reclaim
+    } else {
+        Mode::Preempt
+    };
+    (mode, targets)
+}
+
 /// The borrowing level of `request` once `targets` are gone (Kueue's `borrowAfterPreemptions`): a
 /// flavor that needs preemption is ranked by the borrowing it would really do, so under
 /// `PreemptionOverBorrowing` preempting within nominal quota beats borrowing.
@@ -480,7 +497,7 @@ fn level_after(
     tree: &mut QuotaTree,
     node: NodeId,
     request: &FrAmounts,
-    targets: &[preemption::Target],
+    targets: &[Target],
 ) -> u32 {
     for t in targets {
         preemption::apply(world, tree, t.workload, -1);
@@ -497,93 +514,4 @@ fn level_after(
 }
 
 #[cfg(test)]
-mod tests {
-    use k8s_openapi::api::core::v1::{
-        NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
-    };
-
-    use super::*;
-
-    fn flavor() -> ResourceFlavor {
-        ResourceFlavor {
-            name: "gpu".into(),
-            node_labels: [("accelerator".to_string(), "a100".to_string())].into(),
-            node_taints: vec![Taint {
-                key: "gpu".into(),
-                value: Some("yes".into()),
-                effect: "NoSchedule".into(),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-    }
-
-    fn tolerant() -> PodSet {
-        PodSet {
-            tolerations: vec![Toleration {
-                key: Some("gpu".into()),
-                operator: Some("Exists".into()),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-    }
-
-    fn affinity(key: &str, op: &str, values: &[&str]) -> NodeSelector {
-        NodeSelector {
-            node_selector_terms: vec![NodeSelectorTerm {
-                match_expressions: Some(vec![NodeSelectorRequirement {
-                    key: key.into(),
-                    operator: op.into(),
-                    values: Some(values.iter().map(|v| v.to_string()).collect()),
-                }]),
-                ..Default::default()
-            }],
-        }
-    }
-
-    #[test]
-    fn taints_need_a_toleration_from_the_pod_or_the_flavor() {
-        let message = flavor_mismatch(&flavor(), &PodSet::default()).unwrap();
-        assert_eq!(
-            message,
-            "untolerated taint {gpu yes NoSchedule} in flavor gpu"
-        );
-        assert_eq!(flavor_mismatch(&flavor(), &tolerant()), None);
-        let mut self_tolerating = flavor();
-        self_tolerating.tolerations = tolerant().tolerations;
-        assert_eq!(flavor_mismatch(&self_tolerating, &PodSet::default()), None);
-    }
-
-    #[test]
-    fn selectors_and_affinity_only_look_at_the_flavors_keys() {
-        let mut pod_set = tolerant();
-        pod_set.node_selector.insert("zone".into(), "a".into());
-        assert_eq!(flavor_mismatch(&flavor(), &pod_set), None);
-        pod_set
-            .node_selector
-            .insert("accelerator".into(), "h100".into());
-        assert!(
-            flavor_mismatch(&flavor(), &pod_set)
-                .unwrap()
-                .contains("doesn't match node affinity")
-        );
-
-        let mut pod_set = tolerant();
-        pod_set.required_node_affinity = Some(affinity("accelerator", "In", &["a100", "h100"]));
-        assert_eq!(flavor_mismatch(&flavor(), &pod_set), None);
-        pod_set.required_node_affinity = Some(affinity("accelerator", "NotIn", &["a100"]));
-        assert!(flavor_mismatch(&flavor(), &pod_set).is_some());
-        pod_set.required_node_affinity = Some(affinity("zone", "In", &["b"]));
-        assert_eq!(flavor_mismatch(&flavor(), &pod_set), None);
-    }
-
-    #[test]
-    fn preference_orders_borrowing_against_preemption() {
-        let borrow_first = FungibilityPreference::BorrowingOverPreemption;
-        let preempt_first = FungibilityPreference::PreemptionOverBorrowing;
-        assert!(better(borrow_first, (Mode::Fit, 1), (Mode::Preempt, 0)));
-        assert!(better(preempt_first, (Mode::Preempt, 0), (Mode::Fit, 1)));
-        assert!(!better(borrow_first, (Mode::Fit, 1), (Mode::Fit, 1)));
-    }
-}
+mod tests;

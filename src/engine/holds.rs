@@ -1,7 +1,7 @@
-//! Quota held for waiting workloads (C.1 step 5, "Preempt without targets"): a workload that needs
-//! preemption but finds no victims, in a ClusterQueue that cannot always reclaim its quota
-//! (`reclaimWithinCohort` is not `Any`), holds the capacity it is owed for the rest of the cycle, so
-//! lower workloads of other queues cannot take it.
+//! Quota held for waiting workloads, as Kueue reserves it for a preemptor without targets: a
+//! workload that needs preemption but finds no victims, in a ClusterQueue that cannot always reclaim
+//! its quota (`reclaimWithinCohort` is not `Any`), holds the capacity it is owed for the rest of the
+//! cycle, so lower workloads of other queues cannot take it.
 //!
 //! A hold is usage added to the quota tree for the cycle only. It keeps out workloads that would fit
 //! or preempt their way in elsewhere, but it never makes anyone preempt more: workloads are nominated

@@ -3,55 +3,17 @@
 //! LocalQueues, Namespaces) are replaced or removed by name and take effect at the next cycle, which
 //! re-indexes the engine once for any number of such changes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use super::compile::compile_valid;
 use super::decision::{CycleOutcome, EvictionReason, WorkloadKey};
 use super::error::ModelError;
-use super::model::{
-    ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor, Snapshot, Workload,
-};
+use super::model::{ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor, Workload};
 use super::quota::NodeId;
 use super::scheduler::Engine;
 use super::state::Remembered;
+use super::structure::Structure;
 use super::validate;
-
-/// The quota objects an engine holds, by name. Ordered by name, as the API server lists them, so
-/// the same objects give the same engine whatever order they arrived in.
-#[derive(Clone, Debug, Default)]
-pub struct Structure {
-    pub resource_flavors: BTreeMap<String, ResourceFlavor>,
-    pub cluster_queues: BTreeMap<String, ClusterQueue>,
-    pub cohorts: BTreeMap<String, Cohort>,
-    pub local_queues: BTreeMap<(String, String), LocalQueue>,
-    pub namespaces: BTreeMap<String, Namespace>,
-}
-
-impl Structure {
-    pub(super) fn from_snapshot(snapshot: &Snapshot) -> Self {
-        Structure {
-            resource_flavors: by_name(&snapshot.resource_flavors, |f| f.name.clone()),
-            cluster_queues: by_name(&snapshot.cluster_queues, |c| c.name.clone()),
-            cohorts: by_name(&snapshot.cohorts, |c| c.name.clone()),
-            local_queues: by_name(&snapshot.local_queues, |q| {
-                (q.namespace.clone(), q.name.clone())
-            }),
-            namespaces: by_name(&snapshot.namespaces, |n| n.name.clone()),
-        }
-    }
-
-    /// The quota objects as a snapshot without workloads.
-    fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            resource_flavors: self.resource_flavors.values().cloned().collect(),
-            cluster_queues: self.cluster_queues.values().cloned().collect(),
-            cohorts: self.cohorts.values().cloned().collect(),
-            local_queues: self.local_queues.values().cloned().collect(),
-            namespaces: self.namespaces.values().cloned().collect(),
-            workloads: Vec::new(),
-        }
-    }
-}
 
 /// A workload as the engine would hold it: a finished one holds no admission, and an admission
 /// without a reservation time was reserved at creation.
@@ -67,10 +29,6 @@ fn as_held(workload: &Workload) -> Workload {
         held.quota_reserved_at = Some(held.creation);
     }
     held
-}
-
-fn by_name<K: Ord, T: Clone>(items: &[T], key: impl Fn(&T) -> K) -> BTreeMap<K, T> {
-    items.iter().map(|i| (key(i), i.clone())).collect()
 }
 
 impl Engine {

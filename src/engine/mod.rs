@@ -103,7 +103,6 @@ mod compile;
 mod cycle;
 pub mod decision;
 pub mod error;
-mod fair_preemption;
 mod fair_sharing;
 pub mod features;
 mod flavor;
@@ -119,10 +118,10 @@ pub mod resources;
 mod scheduler;
 mod selector;
 mod state;
+mod structure;
 pub mod topology;
 pub mod topology_seam;
 pub mod validate;
-mod victim_side;
 
 pub use decision::{
     AdmissionDecision, CarriedState, CycleOutcome, Event, EvictionDecision, EvictionReason,
@@ -130,5 +129,5 @@ pub use decision::{
     RunOutcome, WorkloadKey, WorkloadState, WorkloadStatus,
 };
 pub use error::ModelError;
-pub use incremental::Structure;
 pub use scheduler::{Engine, run_until_stable};
+pub use structure::Structure;

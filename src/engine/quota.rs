@@ -1,5 +1,6 @@
-//! The quota tree (C.3): ClusterQueues are leaves, Cohorts inner nodes, and every node keeps, per
-//! flavor-resource pair, its subtree quota, the local quota its parent never sees, and its usage.
+//! The quota tree of Kueue's cohorts: ClusterQueues are leaves, Cohorts inner nodes, and every node
+//! keeps, per flavor-resource pair, its subtree quota, the local quota its parent never sees, and its
+//! usage.
 //!
 //! Usage is maintained incrementally: adding usage at a ClusterQueue bubbles up only the part beyond
 //! each node's remaining local quota, so `Available` and `PotentialAvailable` are walks up the
@@ -135,7 +136,7 @@ impl QuotaTree {
         &self.nodes[id.index()].children
     }
 
-    pub fn height(&self, id: NodeId) -> u32 {
+    fn height(&self, id: NodeId) -> u32 {
         self.nodes[id.index()].height
     }
 
@@ -199,11 +200,11 @@ impl QuotaTree {
     }
 
     /// `max(0, localQuota − Usage)`.
-    pub fn local_available(&self, id: NodeId, fr: Fr) -> Quantity {
+    fn local_available(&self, id: NodeId, fr: Fr) -> Quantity {
         (self.local_quota(id, fr) - self.usage(id, fr)).clamp_non_negative()
     }
 
-    /// `Available` (C.3), unclamped: may be negative when a node is over-committed.
+    /// Kueue's `Available`, unclamped: may be negative when a node is over-committed.
     pub fn available(&self, id: NodeId, fr: Fr) -> Quantity {
         let node = &self.nodes[id.index()];
         let Some(parent) = node.parent else {
@@ -229,7 +230,7 @@ impl QuotaTree {
         self.available(id, fr).clamp_non_negative()
     }
 
-    /// `PotentialAvailable` (C.3): the most `id` could use with zero usage everywhere.
+    /// Kueue's `PotentialAvailable`: the most `id` could use with zero usage everywhere.
     pub fn potential_available(&self, id: NodeId, fr: Fr) -> Quantity {
         let node = &self.nodes[id.index()];
         let Some(parent) = node.parent else {
@@ -243,7 +244,7 @@ impl QuotaTree {
     }
 
     /// Whether `amount` more at `id` would take it beyond its own subtree quota.
-    pub fn borrowing_with(&self, id: NodeId, fr: Fr, amount: Quantity) -> bool {
+    fn borrowing_with(&self, id: NodeId, fr: Fr, amount: Quantity) -> bool {
         self.usage(id, fr) + amount > self.subtree_quota(id, fr)
     }
 
@@ -269,118 +270,4 @@ impl QuotaTree {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn q(units: i64) -> Quantity {
-        Quantity::from_units(units)
-    }
-
-    const CPU: Fr = Fr(0);
-
-    fn quota(nominal: i64, borrowing: Option<i64>, lending: Option<i64>) -> NodeQuota {
-        let mut quota = NodeQuota::empty(1);
-        quota.nominal.set(CPU, q(nominal));
-        quota.borrowing_limit[0] = borrowing.map(q);
-        quota.lending_limit[0] = lending.map(q);
-        quota
-    }
-
-    /// The reference's worked example: root R (own nominal 2), A (nominal 10, lendingLimit 4),
-    /// B (nominal 6).
-    fn worked_example(a_borrowing: Option<i64>) -> QuotaTree {
-        let (a, b, r) = (NodeId(0), NodeId(1), NodeId(2));
-        let mut tree = QuotaTree::new(
-            vec![
-                quota(10, a_borrowing, Some(4)),
-                quota(6, None, None),
-                quota(2, None, None),
-            ],
-            1,
-        );
-        tree.set_parent(a, r);
-        tree.set_parent(b, r);
-        tree.finish();
-        tree
-    }
-
-    #[test]
-    fn worked_example_from_the_reference() {
-        let (a, b, r) = (NodeId(0), NodeId(1), NodeId(2));
-        let mut tree = worked_example(None);
-        assert_eq!(tree.local_quota(a, CPU), q(6));
-        assert_eq!(tree.subtree_quota(r, CPU), q(12));
-        assert_eq!(tree.potential_available(a, CPU), q(18));
-        assert_eq!(tree.potential_available(b, CPU), q(12));
-        tree.add_usage(a, CPU, q(8));
-        tree.add_usage(b, CPU, q(5));
-        assert_eq!(tree.usage(r, CPU), q(7));
-        assert_eq!(tree.available(a, CPU), q(5));
-        assert_eq!(tree.available(b, CPU), q(5));
-    }
-
-    #[test]
-    fn worked_example_with_a_borrowing_limit() {
-        let (a, b) = (NodeId(0), NodeId(1));
-        let mut tree = worked_example(Some(3));
-        assert_eq!(tree.potential_available(a, CPU), q(13));
-        tree.add_usage(a, CPU, q(8));
-        tree.add_usage(b, CPU, q(5));
-        assert_eq!(tree.available(a, CPU), q(5));
-        // Once B leaves, the borrowing limit caps A at 13 in total.
-        tree.add_usage(b, CPU, -q(5));
-        assert_eq!(tree.available(a, CPU), q(5));
-        tree.add_usage(a, CPU, q(5));
-        assert_eq!(tree.available(a, CPU), q(0));
-    }
-
-    #[test]
-    fn usage_bubbles_only_beyond_local_quota_and_can_be_removed() {
-        let (a, r) = (NodeId(0), NodeId(2));
-        let mut tree = worked_example(None);
-        tree.add_usage(a, CPU, q(5));
-        assert_eq!(tree.usage(r, CPU), q(0));
-        tree.add_usage(a, CPU, q(3));
-        assert_eq!(tree.usage(r, CPU), q(2));
-        tree.add_usage(a, CPU, -q(8));
-        assert_eq!(tree.usage(r, CPU), q(0));
-        assert_eq!(tree.available(a, CPU), q(18));
-    }
-
-    #[test]
-    fn borrowing_level_climbs_to_the_subtree_that_fits() {
-        // root -> {left -> {a, b}, c}; a nominal 2, b nominal 2, c nominal 4.
-        let (a, b, c, left, root) = (NodeId(0), NodeId(1), NodeId(2), NodeId(3), NodeId(4));
-        let mut tree = QuotaTree::new(
-            vec![
-                quota(2, None, None),
-                quota(2, None, None),
-                quota(4, None, None),
-                quota(0, None, None),
-                quota(0, None, None),
-            ],
-            1,
-        );
-        tree.set_parent(a, left);
-        tree.set_parent(b, left);
-        tree.set_parent(left, root);
-        tree.set_parent(c, root);
-        tree.finish();
-        assert_eq!(tree.height(root), 2);
-        assert_eq!(tree.borrowing_level(a, CPU, q(2)), 0);
-        assert_eq!(tree.borrowing_level(a, CPU, q(3)), 1);
-        assert_eq!(tree.borrowing_level(a, CPU, q(6)), 2);
-        tree.add_usage(b, CPU, q(2));
-        assert_eq!(tree.borrowing_level(a, CPU, q(3)), 2);
-        assert_eq!(tree.path(a), vec![a, left, root]);
-        assert_eq!(tree.root(a), root);
-    }
-
-    #[test]
-    fn root_without_parent_ignores_lending_limit() {
-        let mut tree = QuotaTree::new(vec![quota(5, None, Some(1))], 1);
-        tree.finish();
-        assert_eq!(tree.local_quota(NodeId(0), CPU), q(0));
-        assert_eq!(tree.available(NodeId(0), CPU), q(5));
-    }
-}
+mod tests;

@@ -11,12 +11,12 @@ use super::decision::{
 };
 use super::error::ModelError;
 use super::flavor::Assignment;
-use super::incremental::Structure;
 use super::model::{
     Admission, BorrowWithinCohortPolicy, EngineConfig, PodSetAssignment, Snapshot, StopPolicy,
 };
 use super::quota::NodeId;
 use super::state::{Holding, Wl};
+use super::structure::Structure;
 use super::topology_seam::{NoTopologyConstraints, TopologyPlacer};
 
 /// The admission engine over one snapshot. Deterministic: the same snapshot and configuration give

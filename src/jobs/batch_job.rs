@@ -6,8 +6,9 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
+use crate::api::common::DEFAULT_POD_SET_NAME;
 use crate::api::keys::{annotations, finalizers, labels};
-use crate::api::workload::{DEFAULT_POD_SET_NAME, PodSet};
+use crate::api::workload::PodSet;
 use crate::api::{Workload, WorkloadSpec};
 
 use super::names::check_dns1123_subdomain;

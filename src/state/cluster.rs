@@ -28,7 +28,14 @@ pub struct SetAside<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct CachedWorkload {
     pub model: Workload,
-    pub class: Option<super::cluster_workloads::ClassRef>,
+    pub class: Option<ClassRef>,
+}
+
+/// The class a workload's priority comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum ClassRef {
+    Workload(String),
+    Pod(String),
 }
 
 /// The caches and the engine they feed.

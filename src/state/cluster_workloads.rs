@@ -6,17 +6,10 @@ use kube::ResourceExt;
 
 use super::admission_input::{self, WorkloadDefaults};
 use super::cache::Applied;
-use super::cluster::{CachedWorkload, ClusterState};
+use super::cluster::{CachedWorkload, ClassRef, ClusterState};
 use crate::api;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind};
 use crate::engine::WorkloadKey;
-
-/// The class a workload's priority comes from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum ClassRef {
-    Workload(String),
-    Pod(String),
-}
 
 /// Identity and queue position for a Workload whose metadata lacks them (manifests given to
 /// `kuota simulate`); objects read from a cluster always have both.

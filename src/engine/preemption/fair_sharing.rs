@@ -1,21 +1,22 @@
-//! Fair-sharing preemption (C.5): victims come from the ClusterQueue whose side of the tree has the
-//! highest dominant resource share, and a victim in another queue is taken only when the
-//! preemptor's new share stays at or below the target's (S2-a) or below the target's old share
-//! (S2-b), so two workloads can never take turns evicting each other.
+//! Kueue's fair-sharing preemption: victims come from the ClusterQueue whose side of the tree has
+//! the highest dominant resource share, and a victim in another queue is taken only when the
+//! preemptor's new share stays at or below the target's new share (Kueue's
+//! `LessThanOrEqualToFinalShare` strategy) or below the target's old share (`LessThanInitialShare`),
+//! so two workloads can never take turns evicting each other.
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::decision::PreemptionReason;
-use super::fair_sharing::{Share, apply_usage, dominant_share};
-use super::features::Feature;
-use super::model::{FairPreemptionStrategy, ReclaimWithinCohort};
-use super::preemption::{
+use super::common::{
     Preemptor, Target, admitted_users, apply, candidate_order, fits, minimise, reclaim_allows,
     topology_fits, within_queue_allows, workloads_of,
 };
-use super::quota::{NodeId, QuotaTree};
-use super::state::World;
 use super::victim_side::{above_nominal, leaves_side_at_quota, side_borrows};
+use crate::engine::decision::PreemptionReason;
+use crate::engine::fair_sharing::{Share, apply_usage, dominant_share};
+use crate::engine::features::Feature;
+use crate::engine::model::{FairPreemptionStrategy, ReclaimWithinCohort};
+use crate::engine::quota::{NodeId, QuotaTree};
+use crate::engine::state::World;
 
 /// The children of the lowest common ancestor of `a` and `b`, one on each side.
 fn almost_lca(tree: &QuotaTree, a: NodeId, b: NodeId) -> Option<(NodeId, NodeId)> {
@@ -76,7 +77,11 @@ impl Search<'_, '_> {
 }
 
 /// Fair-sharing victims for `p`, minimised; empty if it cannot fit.
-pub fn find_targets(world: &World<'_>, tree: &mut QuotaTree, p: &Preemptor<'_>) -> Vec<Target> {
+pub(super) fn find_targets(
+    world: &World<'_>,
+    tree: &mut QuotaTree,
+    p: &Preemptor<'_>,
+) -> Vec<Target> {
     let info = &world.cqs[p.cq as usize];
     let node = info.node;
     let policy = info.preemption;

@@ -3,15 +3,15 @@
 //! side borrows, and a borrowing preemptor does not push that side under a quota it would reclaim
 //! straight back. Shared by classic and fair-sharing preemption.
 
-use super::model::ReclaimWithinCohort;
-use super::preemption::apply;
-use super::quantity::Quantity;
-use super::quota::{NodeId, QuotaTree};
-use super::resources::{Fr, FrAmounts, amount_of};
-use super::state::World;
+use super::common::apply;
+use crate::engine::model::ReclaimWithinCohort;
+use crate::engine::quantity::Quantity;
+use crate::engine::quota::{NodeId, QuotaTree};
+use crate::engine::resources::{Fr, FrAmounts, amount_of};
+use crate::engine::state::World;
 
 /// Whether `node` uses more than its subtree quota on one of the pairs in `request`.
-pub fn above_nominal(tree: &QuotaTree, node: NodeId, request: &FrAmounts) -> bool {
+pub(super) fn above_nominal(tree: &QuotaTree, node: NodeId, request: &FrAmounts) -> bool {
     request
         .iter()
         .any(|(fr, _)| tree.usage(node, *fr) > tree.subtree_quota(node, *fr))
@@ -19,7 +19,7 @@ pub fn above_nominal(tree: &QuotaTree, node: NodeId, request: &FrAmounts) -> boo
 
 /// Whether every node from `cq_node` up to, but excluding, the lowest common ancestor with
 /// `preemptor_node` is above nominal: the victim's side is using quota that is not its own.
-pub fn side_borrows(
+pub(super) fn side_borrows(
     tree: &QuotaTree,
     preemptor_node: NodeId,
     cq_node: NodeId,
@@ -44,7 +44,7 @@ pub fn side_borrows(
 /// [`side_borrows`] without the workloads admitted in this cycle. They are never victims, so a side
 /// that borrows only because of them has nothing to give back: taking its older workloads instead
 /// would let those reclaim straight back from the preemptor.
-pub fn side_borrowed_before_cycle(
+pub(super) fn side_borrowed_before_cycle(
     world: &World<'_>,
     tree: &mut QuotaTree,
     preemptor_node: NodeId,
@@ -73,7 +73,7 @@ pub fn side_borrowed_before_cycle(
 /// guaranteed quota it cannot get back freely: that side would then reclaim the quota back (within
 /// nominal, or hierarchically), and the two would take turns. A side that can take all it is owed
 /// from free capacity has no reason to reclaim. Expects the preemptor's usage in `tree`.
-pub fn leaves_side_at_quota(
+pub(super) fn leaves_side_at_quota(
     world: &World<'_>,
     tree: &mut QuotaTree,
     preemptor_node: NodeId,

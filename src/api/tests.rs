@@ -1,5 +1,5 @@
-//! Round trips of the trickiest shapes: a Workload with a full status and the reference's worked
-//! topology-assignment examples.
+//! Round trips of the trickiest shapes: a Workload with a full status and the worked examples of
+//! Kueue's compact topology assignment.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;

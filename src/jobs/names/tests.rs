@@ -1,0 +1,46 @@
+use super::*;
+
+#[test]
+fn subdomain_accepts_dotted_lower_case_labels() {
+    assert!(check_dns1123_subdomain("tas-user-queue").is_ok());
+    assert!(check_dns1123_subdomain("a.b-c.d1").is_ok());
+}
+
+#[test]
+fn subdomain_rejects_bad_shapes() {
+    for bad in ["", "Queue", "-q", "q-", "a..b", "a_b", "q name"] {
+        assert!(check_dns1123_subdomain(bad).is_err(), "{bad:?} accepted");
+    }
+    assert!(check_dns1123_subdomain(&"a".repeat(254)).is_err());
+    assert!(check_dns1123_subdomain(&"a".repeat(253)).is_ok());
+}
+
+#[test]
+fn qualified_name_accepts_label_keys() {
+    for good in [
+        "cloud.provider.com/topology-rack",
+        "kubernetes.io/hostname",
+        "rack",
+        "Rack_1.a",
+    ] {
+        assert!(check_qualified_name(good).is_ok(), "{good:?} rejected");
+    }
+}
+
+#[test]
+fn qualified_name_rejects_bad_shapes() {
+    for bad in [
+        "",
+        "/rack",
+        "a/b/c",
+        "Cloud.com/rack",
+        "cloud.com/",
+        "-rack",
+        "rack-",
+        "ra ck",
+    ] {
+        assert!(check_qualified_name(bad).is_err(), "{bad:?} accepted");
+    }
+    assert!(check_qualified_name(&"r".repeat(64)).is_err());
+    assert!(check_qualified_name(&format!("x.io/{}", "r".repeat(63))).is_ok());
+}

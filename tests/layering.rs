@@ -1,0 +1,540 @@
+//! Layering rules, read from the source text of `src/`: the engine names neither the Kubernetes
+//! client, the async runtime nor the layers built on top of it, and no module depends on itself
+//! through other modules (an import cycle).
+//!
+//! Modules are found by following `mod` declarations from `src/lib.rs` (with `#[path]` and inline
+//! `mod name { ... }` blocks); a module depends on another when it names it in a `use` declaration
+//! or a `crate::`/`super::`/`self::` path.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The layers the engine must not name: it stays pure and synchronous, and they are built on it.
+const ENGINE_FORBIDDEN_MODULES: &[&str] = &[
+    "crate::state",
+    "crate::status",
+    "crate::cli",
+    "crate::controllers",
+    "crate::webhooks",
+];
+
+/// Crates the engine must not name: the Kubernetes client and the async runtime.
+const ENGINE_FORBIDDEN_CRATES: &[&str] = &["kube::", "kube_", "tokio"];
+
+/// Where a dependency was seen.
+#[derive(Clone, Debug)]
+struct Site {
+    file: PathBuf,
+    line: usize,
+    text: String,
+}
+
+/// The crate's modules and the dependencies between them.
+#[derive(Default)]
+struct Graph {
+    /// Module path (`crate::engine::flavor`) to the file it lives in.
+    modules: BTreeMap<String, PathBuf>,
+    /// Module to the modules it names, with the first place it names each.
+    edges: BTreeMap<String, BTreeMap<String, Site>>,
+}
+
+/// A source line with the module it belongs to (inline modules included).
+struct Line {
+    module: String,
+    number: usize,
+    text: String,
+}
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+fn is_comment(line: &str) -> bool {
+    line.trim_start().starts_with("//")
+}
+
+/// `mod name {` or `pub(crate) mod name;` without its visibility: the name and whether it is inline.
+fn module_declaration(line: &str) -> Option<(String, bool)> {
+    let mut rest = line.trim();
+    if let Some(after) = rest.strip_prefix("pub") {
+        rest = after.trim_start();
+        if rest.starts_with('(') {
+            rest = rest[rest.find(')')? + 1..].trim_start();
+        }
+    }
+    let rest = rest.strip_prefix("mod ")?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    match rest[name.len()..].trim() {
+        ";" => Some((name, false)),
+        "{" => Some((name, true)),
+        _ => None,
+    }
+}
+
+fn path_attribute(line: &str) -> Option<String> {
+    let rest = line.trim().strip_prefix("#[path")?.trim_start();
+    let rest = rest.strip_prefix('=')?.trim_start().strip_prefix('"')?;
+    Some(rest[..rest.find('"')?].to_string())
+}
+
+/// Reads `file` (module `module`), registers it and its inline modules, and follows its `mod`
+/// declarations into their files. `children_dir` is where its child modules' files live.
+fn load(graph: &mut Graph, lines: &mut Vec<Line>, module: &str, file: &Path, children_dir: &Path) {
+    graph.modules.insert(module.to_string(), file.to_path_buf());
+    let text = read(file);
+    // Inline modules open: the indentation of their `mod` line and their module path.
+    let mut open: Vec<(usize, String)> = Vec::new();
+    let mut path_attr: Option<String> = None;
+    for (index, raw) in text.lines().enumerate() {
+        let indent = raw.len() - raw.trim_start().len();
+        if let Some((at, _)) = open.last()
+            && *at == indent
+            && raw.trim() == "}"
+        {
+            open.pop();
+            continue;
+        }
+        let current = open.last().map_or(module.to_string(), |(_, m)| m.clone());
+        if let Some(path) = path_attribute(raw) {
+            path_attr = Some(path);
+            continue;
+        }
+        if let Some((name, inline)) = module_declaration(raw) {
+            let child = format!("{current}::{name}");
+            if inline {
+                graph.modules.insert(child.clone(), file.to_path_buf());
+                open.push((indent, child));
+            } else {
+                let (child_file, grandchildren) = match path_attr.take() {
+                    Some(path) => {
+                        let dir = file.parent().unwrap_or(children_dir);
+                        let child_file = dir.join(path);
+                        let stem = child_file.with_extension("");
+                        (child_file, stem)
+                    }
+                    None if children_dir.join(format!("{name}.rs")).exists() => (
+                        children_dir.join(format!("{name}.rs")),
+                        children_dir.join(&name),
+                    ),
+                    None => (
+                        children_dir.join(&name).join("mod.rs"),
+                        children_dir.join(&name),
+                    ),
+                };
+                load(graph, lines, &child, &child_file, &grandchildren);
+            }
+            continue;
+        }
+        if !raw.trim_start().starts_with("#[") {
+            path_attr = None;
+        }
+        lines.push(Line {
+            module: current,
+            number: index + 1,
+            text: raw.to_string(),
+        });
+    }
+}
+
+/// Expands one `use` tree (`super::{a, b::{c, d as e}}`) into its paths (`super::a`, `super::b::c`,
+/// `super::b::d`).
+fn expand_use(prefix: &str, tree: &str, out: &mut Vec<String>) {
+    let tree = tree.trim();
+    let join = |head: &str| match (prefix.is_empty(), head.is_empty()) {
+        (true, _) => head.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}::{head}"),
+    };
+    if let (Some(open), Some(close)) = (tree.find('{'), tree.rfind('}')) {
+        let head = join(tree[..open].trim().trim_end_matches("::"));
+        let mut depth = 0;
+        let mut start = open + 1;
+        for (i, c) in tree.char_indices().take(close).skip(open + 1) {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    expand_use(&head, &tree[start..i], out);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        expand_use(&head, &tree[start..close], out);
+        return;
+    }
+    let path = tree.split(" as ").next().unwrap_or("").trim();
+    let path = path.strip_suffix("::self").unwrap_or(path);
+    if path == "self" {
+        out.push(prefix.to_string());
+    } else if !path.is_empty() {
+        out.push(join(path));
+    }
+}
+
+/// The `use` declaration starting on `lines[at]`, if one does: its text up to the `;` and the
+/// number of lines it spans.
+fn use_declaration(lines: &[Line], at: usize) -> Option<(String, usize)> {
+    let first = lines[at].text.trim_start();
+    let rest = if let Some(rest) = first.strip_prefix("pub") {
+        let rest = rest.trim_start();
+        if rest.starts_with('(') {
+            rest[rest.find(')')? + 1..].trim_start()
+        } else {
+            rest
+        }
+    } else {
+        first
+    };
+    let rest = rest.strip_prefix("use ")?;
+    let mut text = String::new();
+    for (offset, line) in lines[at..].iter().enumerate() {
+        let part = if offset == 0 { rest } else { line.text.trim() };
+        if let Some(end) = part.find(';') {
+            text.push_str(&part[..end]);
+            return Some((text, offset + 1));
+        }
+        text.push_str(part);
+        text.push(' ');
+    }
+    None
+}
+
+/// `crate::`, `super::` and `self::` paths named outside `use` declarations.
+fn inline_paths(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for start in ["crate::", "super::", "self::"] {
+        for (at, _) in text.match_indices(start) {
+            let before = text[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
+                continue;
+            }
+            let path: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            found.push(path.trim_end_matches(':').to_string());
+        }
+    }
+    found
+}
+
+/// The module a path names from `module`: its longest prefix that is a module of the crate. `None`
+/// for paths into other crates.
+fn resolve(graph: &Graph, module: &str, path: &str) -> Option<String> {
+    let mut segments = path.split("::").filter(|s| !s.is_empty()).peekable();
+    let mut at: Vec<&str> = match *segments.peek()? {
+        "crate" => {
+            segments.next();
+            vec!["crate"]
+        }
+        "self" => {
+            segments.next();
+            module.split("::").collect()
+        }
+        "super" => {
+            let mut at: Vec<&str> = module.split("::").collect();
+            while segments.next_if_eq(&"super").is_some() {
+                at.pop();
+            }
+            at
+        }
+        first => {
+            // A relative path names a child module, or something outside the crate.
+            let child = format!("{module}::{first}");
+            if !graph.modules.contains_key(&child) {
+                return None;
+            }
+            module.split("::").collect()
+        }
+    };
+    for segment in segments {
+        at.push(segment);
+        if !graph.modules.contains_key(&at.join("::")) {
+            at.pop();
+            break;
+        }
+    }
+    Some(at.join("::"))
+}
+
+fn build() -> (Graph, Vec<Line>) {
+    let mut graph = Graph::default();
+    let mut lines = Vec::new();
+    let src = src_dir();
+    load(&mut graph, &mut lines, "crate", &src.join("lib.rs"), &src);
+    let files: BTreeMap<String, PathBuf> = graph.modules.clone();
+    let mut at = 0;
+    while at < lines.len() {
+        let line = &lines[at];
+        if is_comment(&line.text) {
+            at += 1;
+            continue;
+        }
+        let (paths, span) = match use_declaration(&lines, at) {
+            Some((tree, span)) => {
+                let mut paths = Vec::new();
+                expand_use("", &tree, &mut paths);
+                (paths, span)
+            }
+            None => (inline_paths(&line.text), 1),
+        };
+        for path in paths {
+            let Some(target) = resolve(&graph, &line.module, &path) else {
+                continue;
+            };
+            if target == line.module || target == "crate" {
+                continue;
+            }
+            graph
+                .edges
+                .entry(line.module.clone())
+                .or_default()
+                .entry(target)
+                .or_insert_with(|| Site {
+                    file: files[&line.module].clone(),
+                    line: line.number,
+                    text: line.text.trim().to_string(),
+                });
+        }
+        at += span;
+    }
+    (graph, lines)
+}
+
+/// One cycle per strongly connected component of more than one module: the modules along it (the
+/// first repeated at the end), and every module of the component.
+fn cycles(
+    edges: &BTreeMap<String, BTreeMap<String, Site>>,
+) -> Vec<(Vec<String>, BTreeSet<String>)> {
+    let nodes: BTreeSet<&String> = edges
+        .iter()
+        .flat_map(|(from, to)| std::iter::once(from).chain(to.keys()))
+        .collect();
+    let reaches = |from: &String| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.clone()];
+        while let Some(n) = stack.pop() {
+            for next in edges.get(&n).into_iter().flat_map(|t| t.keys()) {
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reach: BTreeMap<&String, BTreeSet<String>> =
+        nodes.iter().map(|n| (*n, reaches(n))).collect();
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    let mut found = Vec::new();
+    for node in &nodes {
+        if done.contains(*node) || !reach[node].contains(*node) {
+            continue;
+        }
+        let component: BTreeSet<String> = reach[node]
+            .iter()
+            .filter(|other| reach[other].contains(*node))
+            .cloned()
+            .collect();
+        done.extend(component.iter().cloned());
+        // Walk the shortest way back to `node` inside the component.
+        let mut previous: BTreeMap<String, String> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([(*node).clone()]);
+        'search: while let Some(n) = queue.pop_front() {
+            for next in edges.get(&n).into_iter().flat_map(|t| t.keys()) {
+                if !component.contains(next) || previous.contains_key(next) {
+                    continue;
+                }
+                previous.insert(next.clone(), n.clone());
+                if next == *node {
+                    break 'search;
+                }
+                queue.push_back(next.clone());
+            }
+        }
+        let mut cycle = vec![(*node).clone()];
+        let mut at = previous[*node].clone();
+        while at != **node {
+            cycle.push(at.clone());
+            at = previous[&at].clone();
+        }
+        cycle.push((*node).clone());
+        cycle.reverse();
+        found.push((cycle, component));
+    }
+    found
+}
+
+fn describe(graph: &Graph, cycle: &[String]) -> String {
+    let steps: Vec<String> = cycle
+        .windows(2)
+        .map(|pair| {
+            let site = &graph.edges[&pair[0]][&pair[1]];
+            format!(
+                "  {} -> {}  ({}:{} `{}`)",
+                pair[0],
+                pair[1],
+                relative(&site.file),
+                site.line,
+                site.text
+            )
+        })
+        .collect();
+    steps.join("\n")
+}
+
+#[test]
+fn no_module_cycles_in_src() {
+    let (graph, _) = build();
+    let found = cycles(&graph.edges);
+    let report: Vec<String> = found
+        .iter()
+        .map(|(cycle, component)| {
+            let members: Vec<&str> = component.iter().map(String::as_str).collect();
+            format!(
+                "cycle among {}:\n{}",
+                members.join(", "),
+                describe(&graph, cycle)
+            )
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "{} import cycle(s) between modules of src/:\n{}",
+        found.len(),
+        report.join("\n")
+    );
+}
+
+#[test]
+fn engine_names_no_client_runtime_or_upper_layer() {
+    let (graph, lines) = build();
+    let mut offences = Vec::new();
+    for (from, targets) in &graph.edges {
+        if !from.starts_with("crate::engine") {
+            continue;
+        }
+        for (to, site) in targets {
+            if ENGINE_FORBIDDEN_MODULES
+                .iter()
+                .any(|m| to == m || to.starts_with(&format!("{m}::")))
+            {
+                offences.push(format!(
+                    "{}:{} names {to}: `{}`",
+                    relative(&site.file),
+                    site.line,
+                    site.text
+                ));
+            }
+        }
+    }
+    for line in &lines {
+        if !line.module.starts_with("crate::engine") || is_comment(&line.text) {
+            continue;
+        }
+        for name in ENGINE_FORBIDDEN_CRATES {
+            if line.text.contains(name) {
+                offences.push(format!(
+                    "{} ({}) line {} names {name}: `{}`",
+                    relative(&graph.modules[&line.module]),
+                    line.module,
+                    line.number,
+                    line.text.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "the engine names what it must not:\n{}",
+        offences.join("\n")
+    );
+}
+
+/// The reader finds the modules and dependencies it must, so the two tests above can fail.
+#[test]
+fn the_reader_sees_modules_and_dependencies() {
+    let (graph, _) = build();
+    for module in [
+        "crate::engine",
+        "crate::engine::cycle",
+        "crate::engine::topology::placement::select",
+        "crate::state::topology_input::tests",
+        "crate::api::keys",
+    ] {
+        assert!(graph.modules.contains_key(module), "{module} not found");
+    }
+    let depends = |from: &str, to: &str| graph.edges.get(from).is_some_and(|t| t.contains_key(to));
+    assert!(depends("crate::engine::cycle", "crate::engine::flavor"));
+    assert!(depends(
+        "crate::engine::decision",
+        "crate::api::keys::evicted_reasons"
+    ));
+    assert!(depends("crate::api", "crate::api::workload"));
+}
+
+#[test]
+fn use_trees_expand_to_every_path() {
+    let mut paths = Vec::new();
+    expand_use(
+        "",
+        "super::{self, a::{b, c as d}, e::*, f::g::self}",
+        &mut paths,
+    );
+    assert_eq!(
+        paths,
+        [
+            "super",
+            "super::a::b",
+            "super::a::c",
+            "super::e::*",
+            "super::f::g"
+        ]
+    );
+    assert_eq!(
+        inline_paths("let x = super::workload::NAME + crate::a::B; $crate::c"),
+        ["crate::a::B", "super::workload::NAME"]
+    );
+}
+
+#[test]
+fn a_cycle_is_found_and_listed() {
+    let site = || Site {
+        file: PathBuf::new(),
+        line: 0,
+        text: String::new(),
+    };
+    let mut edges: BTreeMap<String, BTreeMap<String, Site>> = BTreeMap::new();
+    for (from, to) in [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "e")] {
+        edges
+            .entry(from.to_string())
+            .or_default()
+            .insert(to.to_string(), site());
+    }
+    let found = cycles(&edges);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].0, ["a", "b", "c", "a"]);
+    assert_eq!(
+        found[0].1,
+        BTreeSet::from(["a", "b", "c"].map(String::from))
+    );
+    if let Some(targets) = edges.get_mut("c") {
+        targets.remove("a");
+    }
+    assert!(cycles(&edges).is_empty());
+}
