@@ -196,3 +196,35 @@ fn unknown_feature_gates_are_refused() {
         String::from_utf8_lossy(&out.stderr).contains("feature gate \"NoSuchGate\" is unknown")
     );
 }
+
+/// Errors found after decoding (a duplicate across documents, a ClusterQueue rule, a Workload
+/// rule, an admission the topology cannot hold) name the file and document, and the object once.
+#[test]
+fn errors_after_decoding_name_file_document_and_object_once() {
+    let duplicate = format!(
+        "{QUEUES}---{}",
+        QUEUES.replace("kind: ResourceFlavor", "kind: Cohort")
+    );
+    assert_bad_input(
+        &duplicate,
+        "<stdin>, document 5: ClusterQueue team appears more than once (first in <stdin>, document 2)",
+    );
+    let borrowing = QUEUES.replace(
+        "{name: cpu, nominalQuota: \"4\"}",
+        "{name: cpu, nominalQuota: \"4\", borrowingLimit: \"1\"}",
+    );
+    assert_bad_input(
+        &borrowing,
+        "<stdin>, document 2: ClusterQueue \"team\": field spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: borrowingLimit must be nil when cohortName is empty",
+    );
+    let reserved = workload("w", "1").replace("cpu: \"1\"", "cpu: \"1\", pods: \"1\"");
+    assert_bad_input(
+        &format!("{QUEUES}{reserved}"),
+        "<stdin>, document 4: Workload \"ns/w\": field spec.podSets[0].requests",
+    );
+    for input in [duplicate, borrowing] {
+        let out = kuota(&["simulate", "-f", "-"], &input);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.matches("ClusterQueue").count(), 1, "{stderr}");
+    }
+}
