@@ -262,6 +262,31 @@ fn one_workload(name: String, queue: &str) -> Workload {
     }
 }
 
+/// Times adding one workload to `queue` and the cycle that decides it, `iterations` times; each
+/// workload is removed again (untimed) so the engine holds the same load throughout.
+fn add_and_decide(
+    engine: &mut Engine,
+    n: &mut u64,
+    iterations: u64,
+    queue: &str,
+    admitted: usize,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iterations {
+        *n += 1;
+        let workload = one_workload(format!("{queue}-{n}"), queue);
+        let key = kuota::engine::WorkloadKey::new("default", &workload.name);
+        let start = std::time::Instant::now();
+        engine.upsert_workload(workload).expect("valid workload");
+        let outcome = black_box(engine.cycle());
+        total += start.elapsed();
+        assert_eq!(outcome.admitted.len(), admitted, "admitted in {queue}");
+        engine.remove_workload(&key);
+        engine.cycle();
+    }
+    total
+}
+
 /// The long-lived engine: one workload added and the cycle that decides it, and a cycle when
 /// nothing changed, with 50,000 workloads held.
 fn bench_incremental(c: &mut Criterion) {
@@ -273,39 +298,10 @@ fn bench_incremental(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1));
     let mut n = 0u64;
     group.bench_function("add-one-and-admit", |b| {
-        b.iter_custom(|iterations| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iterations {
-                n += 1;
-                let workload = one_workload(format!("spare-{n}"), "spare");
-                let key = kuota::engine::WorkloadKey::new("default", &workload.name);
-                let start = std::time::Instant::now();
-                engine.upsert_workload(workload).expect("valid workload");
-                let outcome = engine.cycle();
-                total += start.elapsed();
-                assert_eq!(outcome.admitted.len(), 1, "the spare queue admits it");
-                engine.remove_workload(&key);
-                engine.cycle();
-            }
-            total
-        })
+        b.iter_custom(|iterations| add_and_decide(&mut engine, &mut n, iterations, "spare", 1))
     });
     group.bench_function("add-one-to-a-busy-cohort", |b| {
-        b.iter_custom(|iterations| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iterations {
-                n += 1;
-                let workload = one_workload(format!("busy-{n}"), "cq-0-0");
-                let key = kuota::engine::WorkloadKey::new("default", &workload.name);
-                let start = std::time::Instant::now();
-                engine.upsert_workload(workload).expect("valid workload");
-                black_box(engine.cycle());
-                total += start.elapsed();
-                engine.remove_workload(&key);
-                engine.cycle();
-            }
-            total
-        })
+        b.iter_custom(|iterations| add_and_decide(&mut engine, &mut n, iterations, "cq-0-0", 0))
     });
     group.bench_function("cycle-with-nothing-changed", |b| {
         b.iter(|| black_box(engine.cycle()))
