@@ -195,14 +195,15 @@ pub fn hot_swap(
             }
             // The pod set holds a TAS assignment, so it is a TAS pod set: implied when it has no
             // topology request of its own.
-            let request = match pod_set_request(pod_set, assignment.count, flavor, true, true) {
-                Ok(Some(request)) => request,
-                Ok(None) => continue,
-                Err(reason) => {
-                    failure = Some((failed_nodes, reason));
-                    break;
-                }
-            };
+            let request =
+                match pod_set_request(pod_set, assignment.count, flavor, true, true, gates) {
+                    Ok(Some(request)) => request,
+                    Ok(None) => continue,
+                    Err(reason) => {
+                        failure = Some((failed_nodes, reason));
+                        break;
+                    }
+                };
             match replace_failed_nodes(topo, &request, &list, &failed_nodes, gates) {
                 Ok(replacement) => {
                     if let Some(admission) = &mut workload.admission {
