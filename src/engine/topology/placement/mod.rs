@@ -369,7 +369,7 @@ fn choose(placer: &Placer<'_>, gates: &FeatureGates) -> Result<Vec<LeafPods>, u6
                 .map(|c| c.1)
                 .max()
                 .unwrap_or(0);
-            return Err(best * main_unit);
+            return Err(best.saturating_mul(main_unit));
         };
         placer.descend(share, &mut leaves);
         return Ok(leaves);
@@ -390,7 +390,7 @@ fn choose(placer: &Placer<'_>, gates: &FeatureGates) -> Result<Vec<LeafPods>, u6
             }
         }
         if placer.units(None, 0) < need {
-            return Err(placer.units(None, 0) * main_unit);
+            return Err(placer.units(None, 0).saturating_mul(main_unit));
         }
         placer.descend(
             Share {
@@ -406,12 +406,13 @@ fn choose(placer: &Placer<'_>, gates: &FeatureGates) -> Result<Vec<LeafPods>, u6
         placer.descend(share, &mut leaves);
         return Ok(leaves);
     }
-    let total: u64 = placer.candidates(main).iter().map(|c| c.1).sum();
+    let total = placer
+        .candidates(main)
+        .iter()
+        .fold(0u64, |sum, c| sum.saturating_add(c.1));
     if total < need {
-        return Err(total * main_unit);
+        return Err(total.saturating_mul(main_unit));
     }
-    for share in placer.spread(main, need) {
-        placer.descend(share, &mut leaves);
-    }
+    placer.descend_all(placer.spread(main, need), &mut leaves);
     Ok(leaves)
 }

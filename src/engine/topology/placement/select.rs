@@ -79,34 +79,70 @@ impl Placer<'_> {
             .collect()
     }
 
+    /// The deepest level whose unit is the outermost slice (the lowest level without slices).
+    fn slice_level(&self) -> usize {
+        let outer = self.unit(0);
+        (0..=self.leaf_level())
+            .rev()
+            .find(|l| self.unit(*l) == outer)
+            .unwrap_or(0)
+    }
+
     /// Spreads `share` over its children, down to the lowest level; leaves come out in
     /// depth-first (lexicographic) order.
     pub fn descend(&self, share: Share, out: &mut Vec<LeafPods>) {
+        self.descend_all(vec![share], out);
+    }
+
+    /// Spreads `shares` (domains of one level, in value order) down to the lowest level. Down to
+    /// the outermost slice level the children of every share are pooled and filled together, as
+    /// Kueue's BestFit descent does: the fewest children that hold the total is never more than
+    /// splitting each share on its own. Below it, each slice stays inside its own domain.
+    pub fn descend_all(&self, shares: Vec<Share>, out: &mut Vec<LeafPods>) {
         let leaf = self.leaf_level();
-        if share.level == Some(leaf) {
-            out.push(LeafPods {
-                slot: share.slot,
-                pods: share.units * self.unit(leaf),
-            });
-            return;
+        let mut frontier = shares;
+        while frontier.first().is_some_and(|s| s.level != Some(leaf)) {
+            frontier = self.next_level(&frontier);
         }
-        let child_level = share.level.map_or(0, |l| l + 1);
-        let parent_unit = share.level.map_or(self.unit(0), |l| self.unit(l));
-        let need = share.units * (parent_unit / self.unit(child_level)).max(1);
-        let children = self.children(share.level, share.slot);
-        let mut picks = self.pick(&children, need);
-        picks.sort_unstable_by_key(|(index, _)| *index);
-        for (index, units) in picks {
-            let slot = children[index].0;
-            self.descend(
-                Share {
-                    level: Some(child_level),
-                    slot,
-                    units,
-                },
-                out,
-            );
+        out.extend(frontier.into_iter().map(|s| LeafPods {
+            slot: s.slot,
+            pods: s.units * self.unit(leaf),
+        }));
+    }
+
+    /// The shares one level below `frontier` (all at one level, in value order).
+    fn next_level(&self, frontier: &[Share]) -> Vec<Share> {
+        let Some(first) = frontier.first() else {
+            return Vec::new();
+        };
+        let child_level = first.level.map_or(0, |l| l + 1);
+        let child_units = |s: &Share| {
+            let parent_unit = s.level.map_or(self.unit(0), |l| self.unit(l));
+            s.units * (parent_unit / self.unit(child_level)).max(1)
+        };
+        let spread = |parents: &[Share], out: &mut Vec<Share>| {
+            let need = parents.iter().map(child_units).sum();
+            let children: Vec<(u32, u64, u64)> = parents
+                .iter()
+                .flat_map(|p| self.children(p.level, p.slot))
+                .collect();
+            let mut picks = self.pick(&children, need);
+            picks.sort_unstable_by_key(|(index, _)| *index);
+            out.extend(picks.into_iter().map(|(index, units)| Share {
+                level: Some(child_level),
+                slot: children[index].0,
+                units,
+            }));
+        };
+        let mut next = Vec::new();
+        if child_level <= self.slice_level() {
+            spread(frontier, &mut next);
+        } else {
+            for share in frontier {
+                spread(std::slice::from_ref(share), &mut next);
+            }
         }
+        next
     }
 
     /// Which children take how many units: `(index into children, units)`.
@@ -121,12 +157,14 @@ impl Placer<'_> {
                     .then(children[*a].2.cmp(&children[*b].2))
                     .then(a.cmp(b))
             }),
-            Algorithm::LeastFree => {
-                order.sort_unstable_by(|a, b| children[*a].1.cmp(&children[*b].1).then(a.cmp(b)));
-                if let Some(&single) = order.iter().find(|i| children[**i].1 >= need) {
-                    return vec![(single, need)];
-                }
-            }
+            // Smallest first, filled in turn (Kueue's least free capacity); ties as BestFit.
+            Algorithm::LeastFree => order.sort_unstable_by(|a, b| {
+                children[*a]
+                    .1
+                    .cmp(&children[*b].1)
+                    .then(children[*a].2.cmp(&children[*b].2))
+                    .then(a.cmp(b))
+            }),
         }
         let mut picks = Vec::new();
         let mut remaining = need;
@@ -164,25 +202,11 @@ impl Placer<'_> {
     /// candidates (fewer at the next level first, then the level after, ...).
     pub fn cost(&self, share: Share) -> Vec<usize> {
         let leaf = self.leaf_level();
-        let start = share.level.map_or(0, |l| l + 1);
-        let mut counts = vec![0usize; leaf + 1 - start.min(leaf + 1)];
+        let mut counts = Vec::new();
         let mut frontier = vec![share];
-        for level in start..=leaf {
-            let mut next = Vec::new();
-            for s in &frontier {
-                let parent_unit = s.level.map_or(self.unit(0), |l| self.unit(l));
-                let need = s.units * (parent_unit / self.unit(level)).max(1);
-                let children = self.children(s.level, s.slot);
-                for (index, units) in self.pick(&children, need) {
-                    next.push(Share {
-                        level: Some(level),
-                        slot: children[index].0,
-                        units,
-                    });
-                }
-            }
-            counts[level - start] = next.len();
-            frontier = next;
+        while frontier.first().is_some_and(|s| s.level != Some(leaf)) {
+            frontier = self.next_level(&frontier);
+            counts.push(frontier.len());
         }
         counts
     }
@@ -211,9 +235,10 @@ impl Placer<'_> {
             units: need,
         };
         match self.resolved.algorithm {
+            // Least capacity, then fewest pods, then value order (Kueue's tie-breaks).
             Algorithm::LeastFree => fitting
                 .iter()
-                .min_by(|a, b| a.2.cmp(&b.2).then(a.0.cmp(&b.0)))
+                .min_by_key(|f| (f.2, self.cap.pods_at(level, f.1), f.0))
                 .map(|f| share(f.1)),
             Algorithm::BestFit => {
                 // Tie-break order first (least capacity, fewest pods, value order); then the
@@ -266,7 +291,7 @@ impl Placer<'_> {
 
     /// Several domains at `level` that together hold `need` units (used when no single domain
     /// does and the request may spread): BestFit takes the largest first with a best-fit last one,
-    /// LeastFree the fullest first.
+    /// LeastFree the least free first.
     pub fn spread(&self, level: usize, need: u64) -> Vec<Share> {
         let candidates = self.candidates(level);
         let as_children: Vec<(u32, u64, u64)> = candidates

@@ -5,6 +5,7 @@ mod encoding_tests;
 mod placement_tests;
 mod replacement_tests;
 mod structure_tests;
+mod tie_break_tests;
 mod view_tests;
 
 use super::model::{BoundPod, HOSTNAME_LABEL, Node, PodPhase};

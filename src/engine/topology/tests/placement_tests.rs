@@ -73,10 +73,12 @@ fn preferred_climbs_one_level_at_a_time() {
     let placed = place(&s, &[cpu_request(10, preferred())]).unwrap();
     assert_eq!(hosts(&placed[0]), pairs(&[("h1", 4), ("h2", 4), ("h3", 2)]));
     assert_eq!(placed[0].domains_per_level, vec![1, 1, 2, 3]);
-    // 20 pods fit in no zone: the whole topology is used, largest zone first.
+    // 20 pods fit in no zone: the whole topology is used, largest zone first; each level below
+    // is chosen over the children of every chosen domain together (blocks b1 and b3, racks r1,
+    // r2 and r4, hosts h1, h2, h3 and h6), as Kueue does.
     let placed = place(&s, &[cpu_request(20, preferred())]).unwrap();
     assert_eq!(placed[0].assignment.pod_count(), 20);
-    assert_eq!(placed[0].domains_per_level, vec![2, 3, 4, 6]);
+    assert_eq!(placed[0].domains_per_level, vec![2, 2, 3, 4]);
     let err = place(&s, &[cpu_request(27, preferred())]).unwrap_err();
     assert!(
         err.to_string().contains("allows to fit only 26 out of 27"),
