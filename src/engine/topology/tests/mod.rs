@@ -2,6 +2,7 @@
 
 mod capacity_tests;
 mod encoding_tests;
+mod group_tests;
 mod placement_tests;
 mod replacement_tests;
 mod structure_tests;
