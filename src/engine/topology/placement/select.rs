@@ -80,7 +80,7 @@ impl Placer<'_> {
     }
 
     /// The deepest level whose unit is the outermost slice (the lowest level without slices).
-    fn slice_level(&self) -> usize {
+    pub fn slice_level(&self) -> usize {
         let outer = self.unit(0);
         (0..=self.leaf_level())
             .rev()

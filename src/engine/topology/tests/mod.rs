@@ -1,5 +1,6 @@
 //! Unit tests of topology placement, shared helpers first.
 
+mod balanced_tests;
 mod capacity_tests;
 mod encoding_tests;
 mod group_tests;
