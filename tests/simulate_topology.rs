@@ -96,15 +96,27 @@ fn unconstrained_and_implied_requests_take_the_least_free_nodes() {
 
 #[test]
 fn balanced_placement_spreads_evenly_only_with_its_gate() {
+    // Kueue balances over the hosts below the preferred rack level: three hosts, 4 pods each.
     let balanced = run_with("balanced.yaml", "TASBalancedPlacement=true");
     assert_eq!(
         hosts(&balanced, "team/balanced", 0),
-        pairs(&[("host-1", 4), ("host-2", 2), ("host-3", 4), ("host-4", 2)])
+        pairs(&[("host-1", 4), ("host-2", 4), ("host-3", 4)])
     );
     let best_fit = run("balanced.yaml");
     assert_eq!(
         hosts(&best_fit, "team/balanced", 0),
         pairs(&[("host-1", 4), ("host-2", 4), ("host-3", 4)])
+    );
+    let even = run_with("balanced-even-spread.yaml", "TASBalancedPlacement=true");
+    even.expect_workloads(&["team/even-spread"]);
+    assert_eq!(
+        hosts(&even, "team/even-spread", 0),
+        pairs(&[("host-1", 11), ("host-2", 11)])
+    );
+    let uneven = run("balanced-even-spread.yaml");
+    assert_eq!(
+        hosts(&uneven, "team/even-spread", 0),
+        pairs(&[("host-1", 20), ("host-2", 2)])
     );
 }
 
@@ -337,6 +349,7 @@ fn the_table_lists_domains_quality_and_replacements() {
 #[test]
 fn every_tas_example_has_a_test() {
     let tested = [
+        "balanced-even-spread.yaml",
         "balanced.yaml",
         "multiple-pod-sets.yaml",
         "node-replacement-several.yaml",
