@@ -322,6 +322,26 @@ fn hot_swap_follows_its_feature_gates() {
 }
 
 #[test]
+fn yaml_and_json_carry_the_placement_quality_as_an_annotation() {
+    let climbs = run("preferred-climbs.yaml");
+    let annotations = &climbs.workload("team/preferred")["metadata"]["annotations"];
+    assert_eq!(
+        annotations["kuota.dev/placement-quality"],
+        "main: blocks 1, racks 2, hosts 3; lowest common level: block"
+    );
+    let even = run_with("balanced-even-spread.yaml", "TASBalancedPlacement=true");
+    assert_eq!(
+        even.workload("team/even-spread")["metadata"]["annotations"]["kuota.dev/placement-quality"],
+        "main: blocks 1, racks 2, hosts 2; lowest common level: block"
+    );
+    let yaml = simulate(&args("tas/preferred-climbs.yaml", false, Format::Yaml)).unwrap();
+    assert!(
+        yaml.contains("kuota.dev/placement-quality: 'main: blocks 1, racks 2, hosts 3; lowest common level: block'"),
+        "{yaml}"
+    );
+}
+
+#[test]
 fn the_table_lists_domains_quality_and_replacements() {
     let table = |file: &str| simulate(&args(&format!("tas/{file}"), false, Format::Table)).unwrap();
     let several = table("node-replacement-several.yaml");
@@ -336,7 +356,7 @@ fn the_table_lists_domains_quality_and_replacements() {
     }
     let climbs = table("preferred-climbs.yaml");
     assert!(
-        climbs.contains("main placement: blocks 1, racks 2, hosts 3"),
+        climbs.contains("main placement: blocks 1, racks 2, hosts 3; lowest common level: block"),
         "{climbs}"
     );
     let failed = table("placement-failed.yaml");

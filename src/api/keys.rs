@@ -125,6 +125,9 @@ pub mod annotations {
     pub const JOB_OWNER_NAME: &str = "kueue.x-k8s.io/job-owner-name";
     /// Index of a Workload among its job's Workloads.
     pub const COMPONENT_WORKLOAD_INDEX: &str = "kueue.x-k8s.io/component-workload-index";
+    /// kuota's own: the placement quality of each TAS pod set of an admitted Workload (domains
+    /// used per topology level, lowest common level), as `kuota simulate` prints it.
+    pub const PLACEMENT_QUALITY: &str = "kuota.dev/placement-quality";
     /// Flavors a concurrent-admission variant may use.
     pub const WORKLOAD_ALLOWED_RESOURCE_FLAVORS: &str =
         "kueue.x-k8s.io/workload-allowed-resource-flavors";

@@ -107,12 +107,15 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
             output::add_preemption_notes(&mut notes, &outcome.events);
             output::table(&prepared.snapshot, &results, &notes)
         }
-        Format::Json => serde_json::to_string_pretty(&output::list(&results))
-            .map(|s| s + "\n")
-            .map_err(|e| bad(e.to_string()))?,
-        Format::Yaml => {
-            yaml_serde::to_string(&output::list(&results)).map_err(|e| bad(e.to_string()))?
-        }
+        Format::Json => serde_json::to_string_pretty(&output::list(&placement_notes::annotated(
+            &objects, &results,
+        )))
+        .map(|s| s + "\n")
+        .map_err(|e| bad(e.to_string()))?,
+        Format::Yaml => yaml_serde::to_string(&output::list(&placement_notes::annotated(
+            &objects, &results,
+        )))
+        .map_err(|e| bad(e.to_string()))?,
     };
     Ok(rendered)
 }

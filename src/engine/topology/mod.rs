@@ -38,7 +38,8 @@
 //! let placed = place(&snapshot, &[request], &gates).unwrap();
 //! let assignment = encode(&placed[0].assignment, &gates);
 //! assert_eq!(decode(&assignment).unwrap(), placed[0].assignment);
-//! assert_eq!(placed[0].domains_per_level, vec![1, 1, 1, 1]);
+//! assert_eq!(placed[0].quality.domains_per_level, vec![1, 1, 1, 1]);
+//! assert_eq!(placed[0].quality.lowest_common_level(), Some(3));
 //! ```
 //!
 //! # Where placements beat Kueue's (each shown by a test in `tests/`)
@@ -70,6 +71,7 @@ pub mod encoding;
 pub mod model;
 pub mod nodes;
 pub mod placement;
+pub mod quality;
 pub mod replacement;
 pub mod request;
 pub mod resources;
@@ -81,6 +83,7 @@ pub use admission_placer::SnapshotPlacer;
 pub use capacity::CapacityView;
 pub use encoding::{DecodeError, decode, encode};
 pub use placement::{FailureReason, PlacementFailure, PodSetPlacement, place, place_with};
+pub use quality::PlacementQuality;
 pub use replacement::{Replacement, ReplacementError, replace_failed_nodes};
 pub use request::{PlacementMode, PodSetRequest, SliceLayer};
 pub use snapshot::{SnapshotError, TopologySnapshot};

@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::Toleration;
 use super::capacity::{self, Assumed, Capacity, CapacityView, PodFilter};
 use super::model::{DomainAssignment, DomainList};
 use super::nodes::NodeId;
+use super::quality::PlacementQuality;
 use super::request::{self, PodSetRequest, RequestError, ResolvedRequest};
 use super::resources::{PodShape, ResVec};
 use super::snapshot::TopologySnapshot;
@@ -28,8 +29,8 @@ pub struct PodSetPlacement {
     /// Rank-ordered domains: pod ranks fill domain 0 first, then domain 1, ...; consecutive ranks
     /// share the deepest possible domain because domains come in depth-first value order.
     pub assignment: DomainList,
-    /// Placement quality: distinct domains used at each Topology level, coarsest first.
-    pub domains_per_level: Vec<usize>,
+    /// How compact the placement is: domains used per level, the lowest shared level.
+    pub quality: PlacementQuality,
 }
 
 /// Why a workload's pod sets could not be placed.
@@ -280,7 +281,7 @@ impl<'a> Prepared<'a> {
             name: self.req.name.clone(),
             flavor: self.req.flavor.clone(),
             assignment: to_domain_list(self.tree, leaves),
-            domains_per_level: domains_per_level(self.tree, leaves),
+            quality: quality(self.tree, leaves),
         }
     }
 }
@@ -313,7 +314,7 @@ pub fn to_domain_list(tree: &FlavorTree, leaves: &[LeafPods]) -> DomainList {
 }
 
 /// Distinct domains used at each level.
-pub fn domains_per_level(tree: &FlavorTree, leaves: &[LeafPods]) -> Vec<usize> {
+pub fn quality(tree: &FlavorTree, leaves: &[LeafPods]) -> PlacementQuality {
     let depth = tree.depth();
     let mut seen: Vec<HashSet<u32>> = vec![HashSet::new(); depth];
     for leaf in leaves.iter().filter(|l| l.pods > 0) {
@@ -329,7 +330,10 @@ pub fn domains_per_level(tree: &FlavorTree, leaves: &[LeafPods]) -> Vec<usize> {
             (level, slot) = (level - 1, d.parent);
         }
     }
-    seen.iter().map(HashSet::len).collect()
+    PlacementQuality {
+        levels: tree.topology.levels.clone(),
+        domains_per_level: seen.iter().map(HashSet::len).collect(),
+    }
 }
 
 /// Places one request with the algorithm its mode selects; `Err(pods that fit)` when it cannot.

@@ -37,9 +37,9 @@ fn a_group_with_sliced_workers_is_placed_together() {
     assert_eq!(hosts(&placed[1]), pairs(&[("h1", 4), ("h2", 2)]));
     // Four slices need rack r2, where the leader costs one slice on either host.
     let placed = place(&s, &group(8, 2)).unwrap();
-    assert_eq!(placed[0].domains_per_level, vec![1, 1, 1, 1]);
+    assert_eq!(placed[0].quality.domains_per_level, vec![1, 1, 1, 1]);
     assert_eq!(placed[1].assignment.pod_count(), 8);
-    assert_eq!(placed[1].domains_per_level, vec![1, 1, 1, 2]);
+    assert_eq!(placed[1].quality.domains_per_level, vec![1, 1, 1, 2]);
     let leader_host = &placed[0].assignment.domains[0].values[0];
     assert!(leader_host == "h3" || leader_host == "h4", "{leader_host}");
     for domain in &placed[1].assignment.domains {
