@@ -71,4 +71,5 @@ fn best_fit_over_uneven_blocks_uses_the_fewest_hosts() {
     let placed = place(&s, &[req]).unwrap();
     assert_eq!(hosts(&placed[0]), pairs(&[("x1", 3), ("x3", 3), ("x6", 6)]));
     assert_eq!(placed[0].quality.domains_per_level, vec![2, 2, 2, 3]);
+    assert_eq!(placed[0].quality.lowest_common_level(), None);
 }
