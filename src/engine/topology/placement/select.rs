@@ -1,14 +1,15 @@
 //! Choosing domains at the placement level and spreading a domain's share over its children
-//! (C.7.3 phases 2a and 2b).
+//! (C.7.3 phases 2a and 2b), with Kueue's orders: BestFit takes the most units first (ties:
+//! fewest pods, then value order) and swaps the last one for the tightest that holds the rest;
+//! least free capacity takes the fewest units first and fills them in turn.
 //!
-//! Where kuota does better than Kueue:
+//! Where kuota differs (see the topology module's documentation for the tests):
 //! - Among the domains that fit a required or preferred request, kuota picks the one whose pods
 //!   end up in the fewest domains at every lower level (e.g. the rack where they fit on 2 hosts
-//!   rather than 8), and only then the best fit (least capacity left over). Kueue compares the
-//!   candidates' capacity at the placement level only.
-//! - Inside a domain, children are taken largest first, which needs the fewest children, and the
-//!   last one is the smallest child that still holds the remainder, so no child is split needlessly
-//!   and large free children stay whole for later workloads (no fragmentation).
+//!   rather than 8), and only then the best fit. Kueue compares the candidates' capacity at the
+//!   placement level only.
+//! - Below the slice level, children are taken largest first too; Kueue takes them smallest
+//!   first there.
 
 use super::super::capacity::Capacity;
 use super::super::request::{Algorithm, ResolvedRequest};

@@ -73,7 +73,11 @@ fn preferred_climbs_one_level_at_a_time() {
     let placed = place(&s, &[cpu_request(10, preferred())]).unwrap();
     assert_eq!(hosts(&placed[0]), pairs(&[("h1", 4), ("h2", 4), ("h3", 2)]));
     assert_eq!(placed[0].quality.domains_per_level, vec![1, 1, 2, 3]);
-    assert_eq!(placed[0].quality.lowest_common_level(), Some(1), "one block");
+    assert_eq!(
+        placed[0].quality.lowest_common_level(),
+        Some(1),
+        "one block"
+    );
     // 20 pods fit in no zone: the whole topology is used, largest zone first; each level below
     // is chosen over the children of every chosen domain together (blocks b1 and b3, racks r1,
     // r2 and r4, hosts h1, h2, h3 and h6), as Kueue does.

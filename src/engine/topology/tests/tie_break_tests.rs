@@ -73,3 +73,20 @@ fn best_fit_over_uneven_blocks_uses_the_fewest_hosts() {
     assert_eq!(placed[0].quality.domains_per_level, vec![2, 2, 2, 3]);
     assert_eq!(placed[0].quality.lowest_common_level(), None);
 }
+
+/// Below the slice level Kueue orders a slice's hosts by free pods, smallest first (its slice
+/// counts are zero there), and fills them in turn; kuota takes the largest first, so a slice
+/// needs no more hosts, and here one instead of four.
+#[test]
+fn below_the_slice_level_the_largest_host_goes_first() {
+    let s = cluster(&[
+        ("h1", "z1", "b1", "r1", 1),
+        ("h2", "z1", "b1", "r1", 1),
+        ("h3", "z1", "b1", "r1", 1),
+        ("h4", "z1", "b1", "r1", 1),
+        ("h5", "z1", "b1", "r1", 4),
+    ]);
+    let req = with_slices(cpu_request(4, required_rack()), RACK, 4);
+    let placed = place(&s, &[req]).unwrap();
+    assert_eq!(hosts(&placed[0]), pairs(&[("h5", 4)]));
+}
