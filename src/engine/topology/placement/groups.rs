@@ -2,14 +2,17 @@
 //! one domain of the requested level (C.7.3). A domain qualifies when some node in it takes the
 //! leader and the workers still fit around it; the leader goes where it costs the workers least.
 //! The workers may ask for slices (Kueue's grouped pod-set slicing): the leader then costs whole
-//! slices only where its pods break one.
+//! slices only where its pods break one. With `TASBalancedPlacement` a preferred group is
+//! balanced as Kueue balances it ([`super::balanced`]), the leader in the first domain filled.
 
 use super::super::capacity::{self, Assumed, CapacityView};
 use super::super::request::{self, PlacementMode, PodSetRequest, RequestError};
 use super::super::snapshot::TopologySnapshot;
 use super::super::tree::FlavorTree;
+use super::balanced::{self, LeaderCost};
 use super::select::{LeafPods, Placer, Share};
 use super::{FailureReason, PlacementFailure, PodSetPlacement, Prepared};
+use crate::engine::features::{Feature, FeatureGates};
 
 fn group_error(group: &str, reason: &str) -> RequestError {
     RequestError::Group {
@@ -76,6 +79,7 @@ pub fn place_group(
     workers: &PodSetRequest,
     view: CapacityView,
     assumed: &mut Assumed,
+    gates: &FeatureGates,
 ) -> Result<(PodSetPlacement, PodSetPlacement), PlacementFailure> {
     let invalid = |e| PlacementFailure {
         pod_set: workers.name.clone(),
@@ -108,10 +112,13 @@ pub fn place_group(
         tree.arena.iter().map(|a| vec![u64::MAX; a.len()]).collect();
     let mut leader_leaf: Vec<Vec<u32>> =
         tree.arena.iter().map(|a| vec![u32::MAX; a.len()]).collect();
+    // The fewest worker pods the leader costs in each domain (balanced placement weighs both).
+    let mut pod_delta: Vec<Vec<u64>> = tree.arena.iter().map(|a| vec![u64::MAX; a.len()]).collect();
     for (slot, cost) in costs.iter().enumerate() {
         if *cost == u64::MAX {
             continue;
         }
+        pod_delta[leaf_level][slot] = *cost;
         let pods = cap_w.pods_at(leaf_level, slot as u32);
         let u = unit(leaf_level);
         best_delta[leaf_level][slot] = pods / u - pods.saturating_sub(*cost) / u;
@@ -127,6 +134,8 @@ pub fn place_group(
                 .map(|c| cap_w.units_at(level + 1, *c))
                 .sum();
             for &child in &domain.children {
+                pod_delta[level][slot] =
+                    pod_delta[level][slot].min(pod_delta[level + 1][child as usize]);
                 let child_loss = best_delta[level + 1][child as usize];
                 if child_loss == u64::MAX {
                     continue;
@@ -147,7 +156,28 @@ pub fn place_group(
         (delta != u64::MAX).then(|| cap_w.units_at(level, slot).saturating_sub(delta))
     };
     let main = resolved_w.main_level;
-    let levels: Vec<usize> = if resolved_w.required {
+    let balanced = (gates.enabled(Feature::TASBalancedPlacement) && resolved_w.climbs)
+        .then(|| {
+            let placer = Placer {
+                tree,
+                cap: &cap_w,
+                resolved: &resolved_w,
+            };
+            let cost = LeaderCost {
+                units: &best_delta,
+                pods: &pod_delta,
+            };
+            balanced::balanced_group_shares(&placer, main, need, &cost)
+        })
+        .flatten()
+        .and_then(|(shares, host)| {
+            let at = shares.get(host)?;
+            let leader_slot = leader_leaf[at.level?][at.slot as usize];
+            Some((leader_slot, shares))
+        });
+    let levels: Vec<usize> = if balanced.is_some() {
+        Vec::new()
+    } else if resolved_w.required {
         vec![main]
     } else {
         (0..=main).rev().collect()
@@ -170,14 +200,21 @@ pub fn place_group(
         }
     }
     let wanted = u64::from(workers.count) + 1;
-    let Some((level, slot)) = chosen else {
+    let single = |(level, slot): (usize, u32)| {
+        let share = Share {
+            level: Some(level),
+            slot,
+            units: need,
+        };
+        (leader_leaf[level][slot as usize], vec![share])
+    };
+    let Some((leader_slot, shares)) = balanced.or_else(|| chosen.map(single)) else {
         let mut failure = pw.no_fit(&cap_w, best_fit.min(wanted));
         if let FailureReason::NoFit { wanted: w, .. } = &mut failure.reason {
             *w = wanted;
         }
         return Err(failure);
     };
-    let leader_slot = leader_leaf[level][slot as usize];
     let leader_leaves = vec![LeafPods {
         slot: leader_slot,
         pods: 1,
@@ -228,14 +265,9 @@ pub fn place_group(
     };
     let mut worker_leaves = Vec::new();
     if need > 0 {
-        placer.descend(
-            Share {
-                level: Some(level),
-                slot,
-                units: need,
-            },
-            &mut worker_leaves,
-        );
+        for share in shares {
+            placer.descend(share, &mut worker_leaves);
+        }
     }
     pw.assume(&worker_leaves, assumed);
     Ok((pl.placement(&leader_leaves), pw.placement(&worker_leaves)))

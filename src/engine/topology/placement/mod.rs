@@ -147,6 +147,7 @@ pub fn place_with(
                 &requests[workers],
                 view,
                 &mut assumed,
+                gates,
             )?;
             out[leader] = Some(placed.0);
             out[workers] = Some(placed.1);

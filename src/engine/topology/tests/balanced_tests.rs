@@ -4,7 +4,6 @@
 use super::*;
 use crate::engine::features::Feature;
 use crate::engine::topology::model::Topology;
-use crate::engine::topology::request::SliceLayer;
 use crate::engine::topology::synthetic::{BLOCK, ZONE};
 
 /// (name, block, rack, cpus) under one zone.
@@ -23,15 +22,11 @@ fn balanced(s: &TopologySnapshot, req: PodSetRequest) -> Vec<(String, u32)> {
 }
 
 fn preferred(count: u32, level: &str, slice: Option<(&str, u32)>) -> PodSetRequest {
-    let mut req = cpu_request(count, PlacementMode::Preferred(level.into()));
-    req.slices = slice
-        .map(|(level, size)| SliceLayer {
-            level: level.into(),
-            size,
-        })
-        .into_iter()
-        .collect();
-    req
+    let req = cpu_request(count, PlacementMode::Preferred(level.into()));
+    match slice {
+        Some((slice_level, size)) => with_slices(req, slice_level, size),
+        None => req,
+    }
 }
 
 #[test]

@@ -1,7 +1,6 @@
 //! Pod-set groups whose workers come in slices (Kueue's grouped pod-set slicing).
 
 use super::*;
-use crate::engine::topology::request::SliceLayer;
 
 fn group(workers: u32, slice: u32) -> [PodSetRequest; 2] {
     let mut leader = PodSetRequest::new(
@@ -12,13 +11,9 @@ fn group(workers: u32, slice: u32) -> [PodSetRequest; 2] {
         required_rack(),
     );
     leader.group = Some("lws".into());
-    let mut crew = cpu_request(workers, required_rack());
+    let mut crew = with_slices(cpu_request(workers, required_rack()), HOST, slice);
     crew.name = "workers".into();
     crew.group = Some("lws".into());
-    crew.slices = vec![SliceLayer {
-        level: HOST.into(),
-        size: slice,
-    }];
     [leader, crew]
 }
 
@@ -55,11 +50,7 @@ fn a_group_with_sliced_workers_is_placed_together() {
 #[test]
 fn a_sliced_leader_is_refused() {
     let s = cluster(&[("h1", "z1", "b1", "r1", 4)]);
-    let [mut leader, workers] = group(2, 2);
-    leader.slices = vec![SliceLayer {
-        level: HOST.into(),
-        size: 2,
-    }];
-    let err = place(&s, &[leader, workers]).unwrap_err();
+    let [leader, workers] = group(2, 2);
+    let err = place(&s, &[with_slices(leader, HOST, 2), workers]).unwrap_err();
     assert!(err.to_string().contains("leader"), "{err}");
 }

@@ -1,16 +1,7 @@
 //! Tie-breaks between equal domains and BestFit over uneven subdomains, as Kueue chooses.
 
 use super::*;
-use crate::engine::topology::request::SliceLayer;
 use crate::engine::topology::synthetic::ZONE;
-
-fn with_slices(mut req: PodSetRequest, level: &str, size: u32) -> PodSetRequest {
-    req.slices = vec![SliceLayer {
-        level: level.to_string(),
-        size,
-    }];
-    req
-}
 
 /// Equal slice capacity: the domain with fewer free pods wins before value order, for both
 /// algorithms (Kueue's sort: slices, then pods, then level values).
