@@ -51,10 +51,10 @@
 //! tightest one that holds the rest), least free capacity for unconstrained, implied and
 //! slice-only requests (fewest slices first, same ties, filled in turn), BestFit descent over
 //! the pooled children of every chosen domain down to the slice level, Kueue's balanced
-//! placement behind `TASBalancedPlacement` ([`placement::balanced`]), pod-set groups whose
-//! workers may use slices, and `pods` allocatable counted for every pod. The tests in
-//! `tests/` (`tie_break_tests`, `balanced_tests`, `group_tests`, `capacity_tests`) replay
-//! Kueue's own scenarios.
+//! placement behind `TASBalancedPlacement` ([`placement::balanced`], pod-set groups included),
+//! pod-set groups whose workers may use slices, and `pods` allocatable counted for every pod.
+//! The tests in `tests/` (`tie_break_tests`, `balanced_tests`, `balanced_group_tests`,
+//! `group_tests`, `capacity_tests`) replay Kueue's own scenarios.
 //!
 //! # Intended differences from Kueue (each shown by a test in `tests/`)
 //!
@@ -70,10 +70,12 @@
 //!   move pods between the same hosts (`four_levels_with_slices_below_the_balanced_level`).
 //! - Balanced shares descend with the children of each share pooled down to the slice level,
 //!   as unbalanced placements do, where Kueue descends parent by parent: never more domains.
-//! - A pod-set group's leader goes to the node where it costs the workers the fewest pods
-//!   (slices, when the workers use them), first in value order; Kueue takes the domain with the
-//!   most worker slices left beside the leader. Both keep leader and workers in one domain of
-//!   the requested level (`a_group_with_sliced_workers_is_placed_together`).
+//! - Without balanced placement, a pod-set group's leader goes to the node where it costs the
+//!   workers the fewest pods (slices, when the workers use them), first in value order, and the
+//!   workers then fill the domain largest first; Kueue fills the domain with the leader's first.
+//!   Both keep leader and workers in one domain of the requested level with as many hosts
+//!   (`a_group_with_sliced_workers_is_placed_together`,
+//!   `a_group_that_cannot_meet_the_threshold_falls_back_to_best_fit`).
 //! - Lowest-level domains pooling several nodes count pods per node, and every node is checked for
 //!   taints, selectors and affinity in every topology
 //!   (`usage_on_lowest_domains_without_hostname_level`).
@@ -84,9 +86,6 @@
 //! - The encoder keeps topology (rank) order, so consecutive ranks share racks after decoding.
 //! - Placement is all or nothing: a workload gets a whole placement or a failure, never part of
 //!   one (no half-placed gangs).
-//!
-//! Not yet as Kueue: balanced placement does not apply to pod-set groups (their leader and
-//! workers are placed with BestFit inside one domain).
 //!
 //! # Modules
 //!

@@ -114,6 +114,34 @@ fn balance(
     let best_threshold =
         |best: &Option<(u64, usize, Vec<Pruned>)>| best.as_ref().map_or(0, |b| b.0);
     for siblings in groups {
+        // A parent whose widest domains cannot beat the best so far is skipped unseen: every
+        // domain gives at most its own units, so the threshold is at most `need / used` with
+        // `used >= need / widest` below, and the domains used at `level` at least
+        // `need / widest` there.
+        if let Some((t, c, _)) = &best {
+            let widest = |level: usize, slots: &mut dyn Iterator<Item = u32>| {
+                slots
+                    .map(|s| placer.cap.units_at(level, s))
+                    .max()
+                    .unwrap_or(0)
+            };
+            let widest_here = widest(level, &mut siblings.iter().copied());
+            let widest_lower = if level < slice_level {
+                let children = siblings
+                    .iter()
+                    .flat_map(|s| placer.tree.children(Some(level), *s).iter().copied());
+                widest(level + 1, &mut children.into_iter())
+            } else {
+                widest_here
+            };
+            if widest_lower == 0 || widest_here == 0 {
+                continue;
+            }
+            let bound = need / need.div_ceil(widest_lower);
+            if bound < *t || (bound == *t && need.div_ceil(widest_here) as usize >= *c) {
+                continue;
+            }
+        }
         let domains: Vec<Pruned> = siblings
             .iter()
             .map(|&slot| Pruned {
