@@ -148,25 +148,17 @@ impl Placer<'_> {
 
     /// Which children take how many units: `(index into children, units)`.
     fn pick(&self, children: &[(u32, u64, u64)], need: u64) -> Vec<(usize, u64)> {
-        let mut order: Vec<usize> = (0..children.len()).filter(|i| children[*i].1 > 0).collect();
-        match self.resolved.algorithm {
-            // Largest first; ties: fewer pods, then value order.
-            Algorithm::BestFit => order.sort_unstable_by(|a, b| {
-                children[*b]
-                    .1
-                    .cmp(&children[*a].1)
-                    .then(children[*a].2.cmp(&children[*b].2))
-                    .then(a.cmp(b))
-            }),
-            // Smallest first, filled in turn (Kueue's least free capacity); ties as BestFit.
-            Algorithm::LeastFree => order.sort_unstable_by(|a, b| {
-                children[*a]
-                    .1
-                    .cmp(&children[*b].1)
-                    .then(children[*a].2.cmp(&children[*b].2))
-                    .then(a.cmp(b))
-            }),
-        }
+        // Sort keys side by side (no indirection while sorting): BestFit takes the largest
+        // first, least free capacity the smallest; ties: fewer pods, then value order.
+        let best_fit = self.resolved.algorithm == Algorithm::BestFit;
+        let mut keyed: Vec<(u64, u64, usize)> = children
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.1 > 0)
+            .map(|(i, c)| (if best_fit { u64::MAX - c.1 } else { c.1 }, c.2, i))
+            .collect();
+        keyed.sort_unstable();
+        let order: Vec<usize> = keyed.into_iter().map(|k| k.2).collect();
         let mut picks = Vec::new();
         let mut remaining = need;
         let mut used = vec![false; children.len()];
