@@ -101,21 +101,20 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
             workload
         })
         .collect();
+    // Printed Workloads carry their placement quality (kuota.dev/placement-quality).
+    let results = placement_notes::annotated(&objects, &results);
     let rendered = match args.output {
         Format::Table => {
             let mut notes = placement_notes::notes(&objects, &results, &swaps);
             output::add_preemption_notes(&mut notes, &outcome.events);
             output::table(&prepared.snapshot, &results, &notes)
         }
-        Format::Json => serde_json::to_string_pretty(&output::list(&placement_notes::annotated(
-            &objects, &results,
-        )))
-        .map(|s| s + "\n")
-        .map_err(|e| bad(e.to_string()))?,
-        Format::Yaml => yaml_serde::to_string(&output::list(&placement_notes::annotated(
-            &objects, &results,
-        )))
-        .map_err(|e| bad(e.to_string()))?,
+        Format::Json => serde_json::to_string_pretty(&output::list(&results))
+            .map(|s| s + "\n")
+            .map_err(|e| bad(e.to_string()))?,
+        Format::Yaml => {
+            yaml_serde::to_string(&output::list(&results)).map_err(|e| bad(e.to_string()))?
+        }
     };
     Ok(rendered)
 }
