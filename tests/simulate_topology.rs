@@ -100,15 +100,27 @@ fn unconstrained_and_implied_requests_take_the_least_free_nodes() {
 
 #[test]
 fn balanced_placement_spreads_evenly_only_with_its_gate() {
+    // Kueue balances over the hosts below the preferred rack level: three hosts, 4 pods each.
     let balanced = run_with("balanced.yaml", "TASBalancedPlacement=true");
     assert_eq!(
         hosts(&balanced, "team/balanced", 0),
-        pairs(&[("host-1", 4), ("host-2", 2), ("host-3", 4), ("host-4", 2)])
+        pairs(&[("host-1", 4), ("host-2", 4), ("host-3", 4)])
     );
     let best_fit = run("balanced.yaml");
     assert_eq!(
         hosts(&best_fit, "team/balanced", 0),
         pairs(&[("host-1", 4), ("host-2", 4), ("host-3", 4)])
+    );
+    let even = run_with("balanced-even-spread.yaml", "TASBalancedPlacement=true");
+    even.expect_workloads(&["team/even-spread"]);
+    assert_eq!(
+        hosts(&even, "team/even-spread", 0),
+        pairs(&[("host-1", 11), ("host-2", 11)])
+    );
+    let uneven = run("balanced-even-spread.yaml");
+    assert_eq!(
+        hosts(&uneven, "team/even-spread", 0),
+        pairs(&[("host-1", 20), ("host-2", 2)])
     );
 }
 
@@ -314,6 +326,26 @@ fn hot_swap_follows_its_feature_gates() {
 }
 
 #[test]
+fn yaml_and_json_carry_the_placement_quality_as_an_annotation() {
+    let climbs = run("preferred-climbs.yaml");
+    let annotations = &climbs.workload("team/preferred")["metadata"]["annotations"];
+    assert_eq!(
+        annotations["kuota.dev/placement-quality"],
+        "main: blocks 1, racks 2, hosts 3; lowest common level: block"
+    );
+    let even = run_with("balanced-even-spread.yaml", "TASBalancedPlacement=true");
+    assert_eq!(
+        even.workload("team/even-spread")["metadata"]["annotations"]["kuota.dev/placement-quality"],
+        "main: blocks 1, racks 2, hosts 2; lowest common level: block"
+    );
+    let yaml = simulate(&args("tas/preferred-climbs.yaml", false, Format::Yaml)).unwrap();
+    assert!(
+        yaml.contains("kuota.dev/placement-quality: 'main: blocks 1, racks 2, hosts 3; lowest common level: block'"),
+        "{yaml}"
+    );
+}
+
+#[test]
 fn the_table_lists_domains_quality_and_replacements() {
     let table = |file: &str| simulate(&args(&format!("tas/{file}"), false, Format::Table)).unwrap();
     let several = table("node-replacement-several.yaml");
@@ -328,7 +360,7 @@ fn the_table_lists_domains_quality_and_replacements() {
     }
     let climbs = table("preferred-climbs.yaml");
     assert!(
-        climbs.contains("main placement: blocks 1, racks 2, hosts 3"),
+        climbs.contains("main placement: blocks 1, racks 2, hosts 3; lowest common level: block"),
         "{climbs}"
     );
     let failed = table("placement-failed.yaml");
@@ -341,6 +373,7 @@ fn the_table_lists_domains_quality_and_replacements() {
 #[test]
 fn every_tas_example_has_a_test() {
     let tested = [
+        "balanced-even-spread.yaml",
         "balanced.yaml",
         "multiple-pod-sets.yaml",
         "node-replacement-several.yaml",

@@ -49,6 +49,9 @@ pub mod annotations {
         "kueue.x-k8s.io/podset-slice-required-topology-constraints";
     /// Co-placement group of two pod sets.
     pub const PODSET_GROUP_NAME: &str = "kueue.x-k8s.io/podset-group-name";
+    /// kuota's own: the placement quality of each TAS pod set of an admitted Workload (domains
+    /// used per topology level, lowest common level), as `kuota simulate` prints it.
+    pub const PLACEMENT_QUALITY: &str = "kuota.dev/placement-quality";
 }
 
 /// Finalizers.

@@ -122,6 +122,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
         })
         .collect();
     let queues = queues_with_status(&objects, &engine.queue_report(), &now);
+    // Printed Workloads carry their placement quality (kuota.dev/placement-quality).
+    let results = placement_notes::annotated(&objects, &results);
     let rendered = match args.output {
         Format::Table => {
             let mut notes = placement_notes::notes(&objects, &results, &swaps);

@@ -1,16 +1,18 @@
 //! The lines the table prints under a TAS Workload: its domains with pod counts, the placement
-//! quality (domains used at each level), and what hot swap did.
+//! quality (domains used at each level, lowest common level), and what hot swap did; and the
+//! same quality as an annotation on the printed Workloads.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use kube::ResourceExt;
 
 use super::objects::Objects;
 use crate::api::Workload;
-use crate::engine::topology::decode;
+use crate::api::keys::annotations::PLACEMENT_QUALITY;
 use crate::engine::topology::model::{DomainAssignment, HOSTNAME_LABEL};
 use crate::engine::topology::node_health::HotSwap;
+use crate::engine::topology::{PlacementQuality, decode};
 use crate::state::topology_input;
 
 /// At most this many domains are listed per pod set; the rest are counted.
@@ -18,17 +20,6 @@ const LISTED_DOMAINS: usize = 12;
 
 /// Extra table lines per Workload (`namespace/name`).
 pub type Notes = BTreeMap<String, Vec<String>>;
-
-/// The short plural name of a level key: `cloud.provider.com/topology-rack` → `racks`,
-/// `kubernetes.io/hostname` → `hosts`.
-fn level_name(key: &str) -> String {
-    let last = key.rsplit('/').next().unwrap_or(key);
-    let short = last.strip_prefix("topology-").unwrap_or(last);
-    match short {
-        "hostname" => "hosts".to_string(),
-        other => format!("{other}s"),
-    }
-}
 
 struct Lookup {
     /// Flavor name → Topology levels.
@@ -99,6 +90,71 @@ fn domains_text(paths: &[(Vec<String>, u32)]) -> String {
     text.join(", ")
 }
 
+/// One TAS pod set of an admitted Workload: its domains' full paths with pod counts, and the
+/// placement quality they give.
+struct PlacedPodSet {
+    name: String,
+    paths: Vec<(Vec<String>, u32)>,
+    quality: PlacementQuality,
+}
+
+/// The TAS pod sets of `workload`'s admission.
+fn placed_pod_sets(lookup: &Lookup, workload: &Workload) -> Vec<PlacedPodSet> {
+    let admission = workload.status.as_ref().and_then(|s| s.admission.as_ref());
+    let mut placed = Vec::new();
+    for assignment in admission.iter().flat_map(|a| &a.pod_set_assignments) {
+        let Some(list) = assignment
+            .topology_assignment
+            .as_ref()
+            .and_then(|t| decode(t, assignment.count.unwrap_or_default()).ok())
+        else {
+            continue;
+        };
+        let levels = assignment
+            .flavors
+            .values()
+            .find_map(|f| lookup.levels.get(f))
+            .cloned()
+            .unwrap_or_else(|| list.levels.clone());
+        let paths: Vec<(Vec<String>, u32)> = list
+            .domains
+            .iter()
+            .map(|d| (lookup.path(&levels, &list.levels, d), d.count))
+            .collect();
+        let quality = PlacementQuality::from_paths(levels, paths.iter().map(|(p, _)| p.as_slice()));
+        placed.push(PlacedPodSet {
+            name: assignment.name.clone(),
+            paths,
+            quality,
+        });
+    }
+    placed
+}
+
+/// The Workloads with the placement quality of their TAS pod sets in the
+/// `kuota.dev/placement-quality` annotation (`<pod set>: <quality>`, `; `-separated), so the
+/// yaml and json outputs carry it and stay valid Workloads.
+pub fn annotated(objects: &Objects, workloads: &[Workload]) -> Vec<Workload> {
+    let lookup = Lookup::new(objects);
+    workloads
+        .iter()
+        .map(|workload| {
+            let placed = placed_pod_sets(&lookup, workload);
+            let mut workload = workload.clone();
+            if !placed.is_empty() {
+                let summary: Vec<String> = placed
+                    .iter()
+                    .map(|p| format!("{}: {}", p.name, p.quality))
+                    .collect();
+                workload
+                    .annotations_mut()
+                    .insert(PLACEMENT_QUALITY.to_string(), summary.join("; "));
+            }
+            workload
+        })
+        .collect()
+}
+
 /// The notes of every Workload: TAS assignments and quality, replacements and evictions.
 pub fn notes(
     objects: &Objects,
@@ -114,44 +170,9 @@ pub fn notes(
             workload.name_any()
         );
         let mut lines = Vec::new();
-        let admission = workload.status.as_ref().and_then(|s| s.admission.as_ref());
-        for assignment in admission.iter().flat_map(|a| &a.pod_set_assignments) {
-            let Some(list) = assignment
-                .topology_assignment
-                .as_ref()
-                .and_then(|t| decode(t, assignment.count.unwrap_or_default()).ok())
-            else {
-                continue;
-            };
-            let levels = assignment
-                .flavors
-                .values()
-                .find_map(|f| lookup.levels.get(f))
-                .cloned()
-                .unwrap_or_else(|| list.levels.clone());
-            let paths: Vec<(Vec<String>, u32)> = list
-                .domains
-                .iter()
-                .map(|d| (lookup.path(&levels, &list.levels, d), d.count))
-                .collect();
-            lines.push(format!("{}: {}", assignment.name, domains_text(&paths)));
-            let quality: Vec<String> = levels
-                .iter()
-                .enumerate()
-                .map(|(depth, level)| {
-                    let used: BTreeSet<&[String]> = paths
-                        .iter()
-                        .filter(|(p, _)| p.len() == levels.len())
-                        .map(|(p, _)| &p[..=depth])
-                        .collect();
-                    format!("{} {}", level_name(level), used.len())
-                })
-                .collect();
-            lines.push(format!(
-                "{} placement: {}",
-                assignment.name,
-                quality.join(", ")
-            ));
+        for placed in placed_pod_sets(&lookup, workload) {
+            lines.push(format!("{}: {}", placed.name, domains_text(&placed.paths)));
+            lines.push(format!("{} placement: {}", placed.name, placed.quality));
         }
         match swaps.get(&key) {
             Some(HotSwap::Replaced { pod_sets, .. }) => {
@@ -182,17 +203,4 @@ pub fn notes(
         }
     }
     notes
-}
-
-#[cfg(test)]
-mod tests {
-    use super::level_name;
-
-    #[test]
-    fn level_names_are_short_plurals() {
-        assert_eq!(level_name("cloud.provider.com/topology-block"), "blocks");
-        assert_eq!(level_name("cloud.provider.com/topology-rack"), "racks");
-        assert_eq!(level_name("kubernetes.io/hostname"), "hosts");
-        assert_eq!(level_name("topology.kubernetes.io/zone"), "zones");
-    }
 }

@@ -18,8 +18,9 @@ use super::placement::{FailureReason, place};
 use super::request::{PlacementMode, PodSetRequest, SliceLayer};
 use super::resources::ResourceList;
 use super::snapshot::TopologySnapshot;
+use crate::api::keys::annotations::{PODSET_SLICE_REQUIRED_TOPOLOGY, PODSET_SLICE_SIZE};
 use crate::engine::decision::WorkloadKey;
-use crate::engine::features::FeatureGates;
+use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::model::{Admission, PodSet, TopologyRequest, Workload};
 use crate::engine::topology_seam::{TopologyPlacer, TopologyQuery, TopologyVerdict};
 
@@ -36,16 +37,24 @@ pub enum TasAsk {
     },
     /// Asks for TAS but names no level (`podset-unconstrained-topology: "false"` alone).
     LevelNotSpecified,
+    /// Names a slice level without a positive slice size: Kueue's scheduler refuses to place it.
+    SliceSizeMissing,
 }
 
 /// Reads the TAS ask of a pod set: required beats preferred, which beats unconstrained; slice
-/// annotations alone mean an unconstrained placement in whole slices (C.7.2).
-pub fn tas_ask(request: Option<&TopologyRequest>) -> TasAsk {
+/// annotations alone mean an unconstrained placement in whole slices (C.7.2). Multi-layer slice
+/// constraints count only with `TASMultiLayerTopology`: without it Kueue's job integration never
+/// reads them, so they are ignored here too.
+pub fn tas_ask(request: Option<&TopologyRequest>, gates: &FeatureGates) -> TasAsk {
     let Some(request) = request else {
         return TasAsk::None;
     };
-    let mut slices: Vec<SliceLayer> = request
-        .slice_required_topology_constraints
+    let multi_layer = if gates.enabled(Feature::TASMultiLayerTopology) {
+        request.slice_required_topology_constraints.as_slice()
+    } else {
+        &[]
+    };
+    let mut slices: Vec<SliceLayer> = multi_layer
         .iter()
         .map(|(level, size)| SliceLayer {
             level: level.clone(),
@@ -53,11 +62,18 @@ pub fn tas_ask(request: Option<&TopologyRequest>) -> TasAsk {
         })
         .collect();
     if slices.is_empty()
-        && let (Some(level), Some(size)) = (&request.slice_required_topology, request.slice_size)
+        && let Some(level) = &request.slice_required_topology
     {
+        let Some(size) = request
+            .slice_size
+            .and_then(|size| u32::try_from(size).ok())
+            .filter(|size| *size > 0)
+        else {
+            return TasAsk::SliceSizeMissing;
+        };
         slices.push(SliceLayer {
             level: level.clone(),
-            size: u32::try_from(size).unwrap_or(0),
+            size,
         });
     }
     let mode = if let Some(level) = &request.required {
@@ -86,11 +102,18 @@ pub fn pod_set_request(
     flavor: &str,
     flavor_is_tas: bool,
     tas_only_cluster_queue: bool,
+    gates: &FeatureGates,
 ) -> Result<Option<PodSetRequest>, String> {
-    let (mode, slices, group) = match tas_ask(pod_set.topology_request.as_ref()) {
+    let (mode, slices, group) = match tas_ask(pod_set.topology_request.as_ref(), gates) {
         TasAsk::LevelNotSpecified => {
             return Err(format!(
                 "pod set {}: topology level not specified",
+                pod_set.name
+            ));
+        }
+        TasAsk::SliceSizeMissing => {
+            return Err(format!(
+                "pod set {}: annotation {PODSET_SLICE_REQUIRED_TOPOLOGY} needs a positive {PODSET_SLICE_SIZE}: slice topology requested, but slice size not provided",
                 pod_set.name
             ));
         }
@@ -254,7 +277,7 @@ impl SnapshotPlacer {
         for (index, pod_set) in query.workload.pod_sets.iter().enumerate() {
             let partner = own.group.is_some()
                 && index != query.pod_set_index
-                && tas_ask(pod_set.topology_request.as_ref())
+                && tas_ask(pod_set.topology_request.as_ref(), &self.gates)
                     .group()
                     .is_some_and(|g| Some(g) == own.group.as_deref());
             if index == query.pod_set_index {
@@ -270,13 +293,20 @@ impl SnapshotPlacer {
                     &query.flavor.name,
                     query.flavor.topology_name.is_some(),
                     query.tas_only_cluster_queue,
+                    &self.gates,
                 )? {
                     requests.push(request);
                 }
             } else if index < query.pod_set_index
                 && let Some((flavor, count, _)) = answers.and_then(|a| a.get(&index))
-                && let Some(request) =
-                    pod_set_request(pod_set, *count, flavor, true, query.tas_only_cluster_queue)?
+                && let Some(request) = pod_set_request(
+                    pod_set,
+                    *count,
+                    flavor,
+                    true,
+                    query.tas_only_cluster_queue,
+                    &self.gates,
+                )?
             {
                 requests.push(request);
             }
@@ -309,6 +339,7 @@ impl TopologyPlacer for SnapshotPlacer {
             &query.flavor.name,
             query.flavor.topology_name.is_some(),
             query.tas_only_cluster_queue,
+            &self.gates,
         ) {
             Ok(Some(request)) => request,
             Ok(None) => return TopologyVerdict::Fits(None),

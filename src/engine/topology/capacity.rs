@@ -4,6 +4,9 @@
 //! Unlike Kueue, a lowest-level domain that aggregates several nodes (topologies without a hostname
 //! level) counts the pods that fit *per node*, so capacity split across nodes is never promised as
 //! if it were one machine; every node is also checked for taints, nodeSelector and affinity.
+//!
+//! Amounts are summed and subtracted with saturating arithmetic: a Node or pod may carry any
+//! quantity the parser accepts, and capacity must never wrap around.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -214,7 +217,7 @@ fn node_fit(
     for column in columns {
         let mut free = column.free(n);
         for usage in [extra, minus].into_iter().flatten() {
-            free -= usage.get(column.r).nanos();
+            free = free.saturating_sub(usage.get(column.r).nanos());
         }
         let k = fit_count(free, column.per);
         if k < fit {
@@ -295,7 +298,9 @@ impl Column<'_> {
     #[inline]
     fn free(&self, n: usize) -> i128 {
         let at = |c: &[i128]| c.get(n).copied().unwrap_or(0);
-        at(self.alloc) - at(self.non_tas) - self.tas.map_or(0, at)
+        at(self.alloc)
+            .saturating_sub(at(self.non_tas))
+            .saturating_sub(self.tas.map_or(0, at))
     }
 }
 
@@ -333,12 +338,14 @@ fn cap_pooled_leaves(
             .map(|n| *n as usize)
             .collect();
         for column in columns {
-            let mut free: i128 = feasible.iter().map(|n| column.free(*n).max(0)).sum();
+            let mut free: i128 = feasible
+                .iter()
+                .fold(0, |sum, n| sum.saturating_add(column.free(*n).max(0)));
             if domain_tas {
-                free -= domain.tas.get(column.r).nanos();
+                free = free.saturating_sub(domain.tas.get(column.r).nanos());
             }
             if let Some(extra) = extra {
-                free -= extra.get(column.r).nanos();
+                free = free.saturating_sub(extra.get(column.r).nanos());
             }
             let pods = &mut cap.pods[leaf_level][slot];
             *pods = (*pods).min(fit_count(free, column.per));
@@ -367,5 +374,8 @@ fn roll_up(tree: &FlavorTree, resolved: &ResolvedRequest, cap: &mut Capacity) {
             cap.units[level][slot] = units / ratio.max(1);
         }
     }
-    cap.root_units = tree.roots.iter().map(|s| cap.units[0][*s as usize]).sum();
+    cap.root_units = tree
+        .roots
+        .iter()
+        .fold(0, |sum, s| sum.saturating_add(cap.units[0][*s as usize]));
 }

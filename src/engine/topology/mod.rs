@@ -16,6 +16,8 @@
 //!   message for the workload's condition.
 //! - [`place_with`] with [`CapacityView::EmptyCluster`]: the placement as if no TAS workload
 //!   were admitted, to reserve capacity for a workload waiting on preemptions.
+//! - [`PlacementQuality`]: on every placement, the domains used per level and the lowest level
+//!   all pods share; [`PlacementQuality::from_paths`] rebuilds it for an admitted assignment.
 //! - [`encode`] / [`decode`]: the compact `topologyAssignment` of `status.admission` (A.6.3).
 //! - [`SnapshotPlacer`]: the admission engine's `TopologyPlacer` over a snapshot (implied TAS,
 //!   flavor/pod-set TAS mismatches, "not now" versus "never", released victims, several pod sets).
@@ -38,14 +40,42 @@
 //! let placed = place(&snapshot, &[request], &gates).unwrap();
 //! let assignment = encode(&placed[0].assignment, &gates);
 //! assert_eq!(decode(&assignment, 6).unwrap(), placed[0].assignment);
-//! assert_eq!(placed[0].domains_per_level, vec![1, 1, 1, 1]);
+//! assert_eq!(placed[0].quality.domains_per_level, vec![1, 1, 1, 1]);
+//! assert_eq!(placed[0].quality.lowest_common_level(), Some(3));
 //! ```
 //!
-//! # Where placements beat Kueue's (each shown by a test in `tests/`)
+//! # Placement as Kueue does it
+//!
+//! Placement follows Kueue's algorithms: BestFit for required and preferred requests (most
+//! slices first, then fewest free pods, then level values; the last domain swapped for the
+//! tightest one that holds the rest), least free capacity for unconstrained, implied and
+//! slice-only requests (fewest slices first, same ties, filled in turn), BestFit descent over
+//! the pooled children of every chosen domain down to the slice level, Kueue's balanced
+//! placement behind `TASBalancedPlacement` ([`placement::balanced`], pod-set groups included),
+//! pod-set groups whose workers may use slices, and `pods` allocatable counted for every pod.
+//! The tests in `tests/` (`tie_break_tests`, `balanced_tests`, `balanced_group_tests`,
+//! `group_tests`, `capacity_tests`) replay Kueue's own scenarios.
+//!
+//! # Intended differences from Kueue (each shown by a test in `tests/`)
+//!
+//! Each one uses no more domains than Kueue at any level, or keeps a guarantee Kueue lacks.
 //!
 //! - Among domains that fit a required or preferred request, the one whose pods need the fewest
-//!   domains at every lower level wins before the tightest fit
-//!   (`required_prefers_fewer_hosts_over_tighter_rack`).
+//!   domains at every lower level wins before the tightest fit: 8 pods on one 8-CPU host rather
+//!   than eight 1-CPU hosts (`required_prefers_fewer_hosts_over_tighter_rack`).
+//! - Below the slice level a slice's pods go to the largest child first, with the tightest
+//!   one for the rest; Kueue orders those children by free pods, smallest first, so a slice of 4
+//!   takes one 4-CPU host in kuota and four 1-CPU hosts in Kueue
+//!   (`below_the_slice_level_the_largest_host_goes_first`). With balanced placement this can
+//!   move pods between the same hosts (`four_levels_with_slices_below_the_balanced_level`).
+//! - Balanced shares descend with the children of each share pooled down to the slice level,
+//!   as unbalanced placements do, where Kueue descends parent by parent: never more domains.
+//! - Without balanced placement, a pod-set group's leader goes to the node where it costs the
+//!   workers the fewest pods (slices, when the workers use them), first in value order, and the
+//!   workers then fill the domain largest first; Kueue fills the domain with the leader's first.
+//!   Both keep leader and workers in one domain of the requested level with as many hosts
+//!   (`a_group_with_sliced_workers_is_placed_together`,
+//!   `a_group_that_cannot_meet_the_threshold_falls_back_to_best_fit`).
 //! - Lowest-level domains pooling several nodes count pods per node, and every node is checked for
 //!   taints, selectors and affinity in every topology
 //!   (`usage_on_lowest_domains_without_hostname_level`).
@@ -61,8 +91,9 @@
 //!
 //! [`model`] (input objects), [`request`] (the pod-set request and its resolution), [`nodes`] and
 //! [`tree`] (node columns and per-flavor domain trees), [`snapshot`], [`capacity`] (pods that
-//! fit per domain), [`placement`] (best fit, least free, balanced, slices, groups), [`encoding`],
-//! [`replacement`], [`synthetic`] (regular clusters for tests, benchmarks and demos).
+//! fit per domain), [`placement`] (best fit, least free, balanced, slices, groups), [`quality`]
+//! (domains used per level), [`encoding`], [`replacement`], [`synthetic`] (regular clusters for
+//! tests, benchmarks and demos).
 
 pub mod admission_placer;
 pub mod capacity;
@@ -71,6 +102,7 @@ pub mod model;
 pub mod node_health;
 pub mod nodes;
 pub mod placement;
+pub mod quality;
 pub mod replacement;
 pub mod request;
 pub mod resources;
@@ -82,6 +114,7 @@ pub use admission_placer::SnapshotPlacer;
 pub use capacity::CapacityView;
 pub use encoding::{DecodeError, decode, encode};
 pub use placement::{FailureReason, PlacementFailure, PodSetPlacement, place, place_with};
+pub use quality::PlacementQuality;
 pub use replacement::{Replacement, ReplacementError, replace_failed_nodes};
 pub use request::{PlacementMode, PodSetRequest, SliceLayer};
 pub use snapshot::{SnapshotError, TopologySnapshot};

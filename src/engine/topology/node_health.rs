@@ -172,7 +172,7 @@ pub fn hot_swap(
         }
         // The pod set holds a TAS assignment, so it is a TAS pod set: implied when it has no
         // topology request of its own.
-        let request = match pod_set_request(pod_set, assignment.count, flavor, true, true) {
+        let request = match pod_set_request(pod_set, assignment.count, flavor, true, true, gates) {
             Ok(Some(request)) => request,
             Ok(None) => continue,
             Err(reason) => return evicted(NoReplacementCause::NoFit(reason)),

@@ -134,7 +134,9 @@ impl NodeStore {
         let get =
             |columns: &Vec<Vec<i128>>| columns.get(r).and_then(|c| c.get(n)).copied().unwrap_or(0);
         let tas = if with_tas { get(&self.tas) } else { 0 };
-        get(&self.alloc) - get(&self.non_tas) - tas
+        get(&self.alloc)
+            .saturating_sub(get(&self.non_tas))
+            .saturating_sub(tas)
     }
 
     /// Free capacity of a node as a vector (with TAS usage).
@@ -163,7 +165,7 @@ impl NodeStore {
 fn add_columns(columns: &mut [Vec<i128>], id: NodeId, delta: &ResVec, factor: i64) {
     for (r, amount) in delta.iter() {
         if let Some(cell) = columns.get_mut(r).and_then(|c| c.get_mut(id as usize)) {
-            *cell += amount.nanos() * i128::from(factor);
+            *cell = cell.saturating_add(amount.nanos().saturating_mul(i128::from(factor)));
         }
     }
 }

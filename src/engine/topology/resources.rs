@@ -164,11 +164,14 @@ pub fn fit_count(free: i128, per: i128) -> u64 {
     if estimate.is_nan() || estimate >= 1e15 {
         return (free / per).min(u64::MAX as i128) as u64;
     }
+    // The estimate is off by a few at most; checked products keep amounts near the i128 limit
+    // from overflowing while it is corrected.
+    let fits = |q: i128| q.checked_mul(per).is_some_and(|used| used <= free);
     let mut q = estimate as i128;
-    while q > 0 && q * per > free {
+    while q > 0 && !fits(q) {
         q -= 1;
     }
-    while (q + 1) * per <= free {
+    while fits(q + 1) {
         q += 1;
     }
     q as u64
@@ -188,6 +191,16 @@ mod tests {
         assert_eq!(fit_count(6, 7), 0);
         assert_eq!(fit_count(-5, 7), 0);
         assert_eq!(fit_count(i128::MAX, 1), u64::MAX);
+        // Amounts near the largest quantity: no overflow while correcting the estimate.
+        let peta_cpu = 1_000_000_000_000_000i128 * nano;
+        assert_eq!(
+            fit_count(i128::MAX, peta_cpu),
+            (i128::MAX / peta_cpu) as u64
+        );
+        assert_eq!(
+            fit_count(i128::MAX - 1, peta_cpu + 1),
+            ((i128::MAX - 1) / (peta_cpu + 1)) as u64
+        );
         for free in 0..200i128 {
             for per in 1..20i128 {
                 assert_eq!(fit_count(free, per) as i128, free / per);

@@ -1,13 +1,18 @@
 //! Pod-set groups (`podset-group-name`): a leader pod set (count 1) and a worker pod set placed in
 //! one domain of the requested level (C.7.3). A domain qualifies when some node in it takes the
 //! leader and the workers still fit around it; the leader goes where it costs the workers least.
+//! The workers may ask for slices (Kueue's grouped pod-set slicing): the leader then costs whole
+//! slices only where its pods break one. With `TASBalancedPlacement` a preferred group is
+//! balanced as Kueue balances it ([`super::balanced`]), the leader in the first domain filled.
 
 use super::super::capacity::{self, Assumed, CapacityView};
 use super::super::request::{self, PlacementMode, PodSetRequest, RequestError};
 use super::super::snapshot::TopologySnapshot;
 use super::super::tree::FlavorTree;
+use super::balanced::{self, LeaderCost};
 use super::select::{LeafPods, Placer, Share};
 use super::{FailureReason, PlacementFailure, PodSetPlacement, Prepared};
+use crate::engine::features::{Feature, FeatureGates};
 
 fn group_error(group: &str, reason: &str) -> RequestError {
     RequestError::Group {
@@ -49,20 +54,21 @@ pub fn pair(
             "both pod sets need the same required or preferred level",
         ));
     }
-    if !ra.slices.is_empty() || !rb.slices.is_empty() {
-        return Err(group_error(
-            group,
-            "slices cannot be combined with a pod-set group",
-        ));
+    let (leader, workers) = match (ra.count, rb.count) {
+        (1, _) => (a, b),
+        (_, 1) => (b, a),
+        _ => {
+            return Err(group_error(
+                group,
+                "one of the two pod sets must have count 1 (the leader)",
+            ));
+        }
+    };
+    // Kueue's grouped pod-set slicing: the workers may come in slices, the single leader may not.
+    if requests[leader].slices.iter().any(|layer| layer.size > 1) {
+        return Err(group_error(group, "the leader pod set cannot use slices"));
     }
-    match (ra.count, rb.count) {
-        (1, _) => Ok((a, b)),
-        (_, 1) => Ok((b, a)),
-        _ => Err(group_error(
-            group,
-            "one of the two pod sets must have count 1 (the leader)",
-        )),
-    }
+    Ok((leader, workers))
 }
 
 /// Places leader and workers together; returns their placements in that order.
@@ -73,6 +79,7 @@ pub fn place_group(
     workers: &PodSetRequest,
     view: CapacityView,
     assumed: &mut Assumed,
+    gates: &FeatureGates,
 ) -> Result<(PodSetPlacement, PodSetPlacement), PlacementFailure> {
     let invalid = |e| PlacementFailure {
         pod_set: workers.name.clone(),
@@ -97,34 +104,80 @@ pub fn place_group(
         assumed,
     );
     let leaf_level = tree.depth() - 1;
-    // Per domain: the cheapest leaf for the leader (first in value order on ties), level by level.
+    let unit = |level: usize| u64::from(resolved_w.unit.get(level).copied().unwrap_or(1).max(1));
+    // Per domain: the fewest worker units the leader costs there, and the leaf where it costs
+    // that (first in value order on ties), level by level. A leaf loses whole slices only when
+    // the leader's pods break one; a parent loses what its cheapest child loses, in its own units.
     let mut best_delta: Vec<Vec<u64>> =
         tree.arena.iter().map(|a| vec![u64::MAX; a.len()]).collect();
     let mut leader_leaf: Vec<Vec<u32>> =
         tree.arena.iter().map(|a| vec![u32::MAX; a.len()]).collect();
+    // The fewest worker pods the leader costs in each domain (balanced placement weighs both).
+    let mut pod_delta: Vec<Vec<u64>> = tree.arena.iter().map(|a| vec![u64::MAX; a.len()]).collect();
     for (slot, cost) in costs.iter().enumerate() {
-        best_delta[leaf_level][slot] = *cost;
+        if *cost == u64::MAX {
+            continue;
+        }
+        pod_delta[leaf_level][slot] = *cost;
+        let pods = cap_w.pods_at(leaf_level, slot as u32);
+        let u = unit(leaf_level);
+        best_delta[leaf_level][slot] = pods / u - pods.saturating_sub(*cost) / u;
         leader_leaf[leaf_level][slot] = slot as u32;
     }
     for level in (0..leaf_level).rev() {
+        let ratio = (unit(level) / unit(level + 1)).max(1);
         for (slot, domain) in tree.arena[level].iter().enumerate() {
             let Some(domain) = domain else { continue };
+            let children_units: u64 = domain
+                .children
+                .iter()
+                .map(|c| cap_w.units_at(level + 1, *c))
+                .sum();
             for &child in &domain.children {
-                let delta = best_delta[level + 1][child as usize];
-                if delta < best_delta[level][slot] {
-                    best_delta[level][slot] = delta;
+                pod_delta[level][slot] =
+                    pod_delta[level][slot].min(pod_delta[level + 1][child as usize]);
+                let child_loss = best_delta[level + 1][child as usize];
+                if child_loss == u64::MAX {
+                    continue;
+                }
+                let loss =
+                    children_units / ratio - children_units.saturating_sub(child_loss) / ratio;
+                if loss < best_delta[level][slot] {
+                    best_delta[level][slot] = loss;
                     leader_leaf[level][slot] = leader_leaf[level + 1][child as usize];
                 }
             }
         }
     }
-    let need = u64::from(workers.count);
+    let need = resolved_w.total_units;
+    let main_unit = unit(resolved_w.main_level);
     let room = |level: usize, slot: u32| {
         let delta = best_delta[level][slot as usize];
-        (delta != u64::MAX).then(|| cap_w.pods_at(level, slot).saturating_sub(delta))
+        (delta != u64::MAX).then(|| cap_w.units_at(level, slot).saturating_sub(delta))
     };
     let main = resolved_w.main_level;
-    let levels: Vec<usize> = if resolved_w.required {
+    let balanced = (gates.enabled(Feature::TASBalancedPlacement) && resolved_w.climbs)
+        .then(|| {
+            let placer = Placer {
+                tree,
+                cap: &cap_w,
+                resolved: &resolved_w,
+            };
+            let cost = LeaderCost {
+                units: &best_delta,
+                pods: &pod_delta,
+            };
+            balanced::balanced_group_shares(&placer, main, need, &cost)
+        })
+        .flatten()
+        .and_then(|(shares, host)| {
+            let at = shares.get(host)?;
+            let leader_slot = leader_leaf[at.level?][at.slot as usize];
+            Some((leader_slot, shares))
+        });
+    let levels: Vec<usize> = if balanced.is_some() {
+        Vec::new()
+    } else if resolved_w.required {
         vec![main]
     } else {
         (0..=main).rev().collect()
@@ -135,7 +188,7 @@ pub fn place_group(
         let mut fitting: Vec<(u64, usize, u32)> = Vec::new();
         for (pos, slot) in tree.level_order(level).into_iter().enumerate() {
             if let Some(r) = room(level, slot) {
-                best_fit = best_fit.max(r + 1);
+                best_fit = best_fit.max(r.saturating_mul(main_unit) + 1);
                 if r >= need {
                     fitting.push((r, pos, slot));
                 }
@@ -146,36 +199,65 @@ pub fn place_group(
             break;
         }
     }
-    let Some((level, slot)) = chosen else {
-        let mut failure = pw.no_fit(&cap_w, best_fit.min(need + 1));
-        if let FailureReason::NoFit { wanted, .. } = &mut failure.reason {
-            *wanted = need + 1;
+    let wanted = u64::from(workers.count) + 1;
+    let single = |(level, slot): (usize, u32)| {
+        let share = Share {
+            level: Some(level),
+            slot,
+            units: need,
+        };
+        (leader_leaf[level][slot as usize], vec![share])
+    };
+    let Some((leader_slot, shares)) = balanced.or_else(|| chosen.map(single)) else {
+        let mut failure = pw.no_fit(&cap_w, best_fit.min(wanted));
+        if let FailureReason::NoFit { wanted: w, .. } = &mut failure.reason {
+            *w = wanted;
         }
         return Err(failure);
     };
-    let leader_slot = leader_leaf[level][slot as usize];
     let leader_leaves = vec![LeafPods {
         slot: leader_slot,
         pods: 1,
     }];
     pl.assume(&leader_leaves, assumed);
-    // The workers lose exactly the leader's cost on the leader's path (groups have no slices, so
-    // units are pods); no need for another pass over the nodes.
+    // The workers lose the leader's pods on the leader's path; units are recomputed along it.
     let mut cap_final = cap_w;
-    let cost = best_delta[level][slot as usize];
+    let cost = costs.get(leader_slot as usize).copied().unwrap_or(0);
     let (mut l, mut s) = (leaf_level, leader_slot);
     while let Some(d) = tree.domain(l, s) {
-        for counts in [&mut cap_final.pods, &mut cap_final.units] {
-            if let Some(c) = counts.get_mut(l).and_then(|v| v.get_mut(s as usize)) {
-                *c = c.saturating_sub(cost);
-            }
+        if let Some(pods) = cap_final
+            .pods
+            .get_mut(l)
+            .and_then(|v| v.get_mut(s as usize))
+        {
+            *pods = pods.saturating_sub(cost);
+        }
+        let units = if l == leaf_level {
+            cap_final.pods_at(l, s) / unit(l)
+        } else {
+            let children: u64 = d
+                .children
+                .iter()
+                .map(|c| cap_final.units_at(l + 1, *c))
+                .sum();
+            children / (unit(l) / unit(l + 1)).max(1)
+        };
+        if let Some(u) = cap_final
+            .units
+            .get_mut(l)
+            .and_then(|v| v.get_mut(s as usize))
+        {
+            *u = units;
         }
         if l == 0 {
             break;
         }
         (l, s) = (l - 1, d.parent);
     }
-    cap_final.root_units = cap_final.root_units.saturating_sub(cost);
+    cap_final.root_units = tree
+        .roots
+        .iter()
+        .fold(0, |sum, r| sum.saturating_add(cap_final.units_at(0, *r)));
     let placer = Placer {
         tree,
         cap: &cap_final,
@@ -183,14 +265,9 @@ pub fn place_group(
     };
     let mut worker_leaves = Vec::new();
     if need > 0 {
-        placer.descend(
-            Share {
-                level: Some(level),
-                slot,
-                units: need,
-            },
-            &mut worker_leaves,
-        );
+        for share in shares {
+            placer.descend(share, &mut worker_leaves);
+        }
     }
     pw.assume(&worker_leaves, assumed);
     Ok((pl.placement(&leader_leaves), pw.placement(&worker_leaves)))

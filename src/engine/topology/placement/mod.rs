@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::Toleration;
 use super::capacity::{self, Assumed, Capacity, CapacityView, PodFilter};
 use super::model::{DomainAssignment, DomainList};
 use super::nodes::NodeId;
+use super::quality::PlacementQuality;
 use super::request::{self, PodSetRequest, RequestError, ResolvedRequest};
 use super::resources::{PodShape, ResVec};
 use super::snapshot::TopologySnapshot;
@@ -28,8 +29,8 @@ pub struct PodSetPlacement {
     /// Rank-ordered domains: pod ranks fill domain 0 first, then domain 1, ...; consecutive ranks
     /// share the deepest possible domain because domains come in depth-first value order.
     pub assignment: DomainList,
-    /// Placement quality: distinct domains used at each Topology level, coarsest first.
-    pub domains_per_level: Vec<usize>,
+    /// How compact the placement is: domains used per level, the lowest shared level.
+    pub quality: PlacementQuality,
 }
 
 /// Why a workload's pod sets could not be placed.
@@ -146,6 +147,7 @@ pub fn place_with(
                 &requests[workers],
                 view,
                 &mut assumed,
+                gates,
             )?;
             out[leader] = Some(placed.0);
             out[workers] = Some(placed.1);
@@ -280,7 +282,7 @@ impl<'a> Prepared<'a> {
             name: self.req.name.clone(),
             flavor: self.req.flavor.clone(),
             assignment: to_domain_list(self.tree, leaves),
-            domains_per_level: domains_per_level(self.tree, leaves),
+            quality: quality(self.tree, leaves),
         }
     }
 }
@@ -313,7 +315,7 @@ pub fn to_domain_list(tree: &FlavorTree, leaves: &[LeafPods]) -> DomainList {
 }
 
 /// Distinct domains used at each level.
-pub fn domains_per_level(tree: &FlavorTree, leaves: &[LeafPods]) -> Vec<usize> {
+pub fn quality(tree: &FlavorTree, leaves: &[LeafPods]) -> PlacementQuality {
     let depth = tree.depth();
     let mut seen: Vec<HashSet<u32>> = vec![HashSet::new(); depth];
     for leaf in leaves.iter().filter(|l| l.pods > 0) {
@@ -329,7 +331,10 @@ pub fn domains_per_level(tree: &FlavorTree, leaves: &[LeafPods]) -> Vec<usize> {
             (level, slot) = (level - 1, d.parent);
         }
     }
-    seen.iter().map(HashSet::len).collect()
+    PlacementQuality {
+        levels: tree.topology.levels.clone(),
+        domains_per_level: seen.iter().map(HashSet::len).collect(),
+    }
 }
 
 /// Places one request with the algorithm its mode selects; `Err(pods that fit)` when it cannot.
@@ -369,7 +374,7 @@ fn choose(placer: &Placer<'_>, gates: &FeatureGates) -> Result<Vec<LeafPods>, u6
                 .map(|c| c.1)
                 .max()
                 .unwrap_or(0);
-            return Err(best * main_unit);
+            return Err(best.saturating_mul(main_unit));
         };
         placer.descend(share, &mut leaves);
         return Ok(leaves);
@@ -390,7 +395,7 @@ fn choose(placer: &Placer<'_>, gates: &FeatureGates) -> Result<Vec<LeafPods>, u6
             }
         }
         if placer.units(None, 0) < need {
-            return Err(placer.units(None, 0) * main_unit);
+            return Err(placer.units(None, 0).saturating_mul(main_unit));
         }
         placer.descend(
             Share {
@@ -406,12 +411,13 @@ fn choose(placer: &Placer<'_>, gates: &FeatureGates) -> Result<Vec<LeafPods>, u6
         placer.descend(share, &mut leaves);
         return Ok(leaves);
     }
-    let total: u64 = placer.candidates(main).iter().map(|c| c.1).sum();
+    let total = placer
+        .candidates(main)
+        .iter()
+        .fold(0u64, |sum, c| sum.saturating_add(c.1));
     if total < need {
-        return Err(total * main_unit);
+        return Err(total.saturating_mul(main_unit));
     }
-    for share in placer.spread(main, need) {
-        placer.descend(share, &mut leaves);
-    }
+    placer.descend_all(placer.spread(main, need), &mut leaves);
     Ok(leaves)
 }

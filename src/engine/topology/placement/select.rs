@@ -1,14 +1,15 @@
 //! Choosing domains at the placement level and spreading a domain's share over its children
-//! (C.7.3 phases 2a and 2b).
+//! (C.7.3 phases 2a and 2b), with Kueue's orders: BestFit takes the most units first (ties:
+//! fewest pods, then value order) and swaps the last one for the tightest that holds the rest;
+//! least free capacity takes the fewest units first and fills them in turn.
 //!
-//! Where kuota does better than Kueue:
+//! Where kuota differs (see the topology module's documentation for the tests):
 //! - Among the domains that fit a required or preferred request, kuota picks the one whose pods
 //!   end up in the fewest domains at every lower level (e.g. the rack where they fit on 2 hosts
-//!   rather than 8), and only then the best fit (least capacity left over). Kueue compares the
-//!   candidates' capacity at the placement level only.
-//! - Inside a domain, children are taken largest first, which needs the fewest children, and the
-//!   last one is the smallest child that still holds the remainder, so no child is split needlessly
-//!   and large free children stay whole for later workloads (no fragmentation).
+//!   rather than 8), and only then the best fit. Kueue compares the candidates' capacity at the
+//!   placement level only.
+//! - Below the slice level, children are taken largest first too; Kueue takes them smallest
+//!   first there.
 
 use super::super::capacity::Capacity;
 use super::super::request::{Algorithm, ResolvedRequest};
@@ -79,55 +80,85 @@ impl Placer<'_> {
             .collect()
     }
 
+    /// The deepest level whose unit is the outermost slice (the lowest level without slices).
+    pub fn slice_level(&self) -> usize {
+        let outer = self.unit(0);
+        (0..=self.leaf_level())
+            .rev()
+            .find(|l| self.unit(*l) == outer)
+            .unwrap_or(0)
+    }
+
     /// Spreads `share` over its children, down to the lowest level; leaves come out in
     /// depth-first (lexicographic) order.
     pub fn descend(&self, share: Share, out: &mut Vec<LeafPods>) {
+        self.descend_all(vec![share], out);
+    }
+
+    /// Spreads `shares` (domains of one level, in value order) down to the lowest level. Down to
+    /// the outermost slice level the children of every share are pooled and filled together, as
+    /// Kueue's BestFit descent does: the fewest children that hold the total is never more than
+    /// splitting each share on its own. Below it, each slice stays inside its own domain.
+    pub fn descend_all(&self, shares: Vec<Share>, out: &mut Vec<LeafPods>) {
         let leaf = self.leaf_level();
-        if share.level == Some(leaf) {
-            out.push(LeafPods {
-                slot: share.slot,
-                pods: share.units * self.unit(leaf),
-            });
-            return;
+        let mut frontier = shares;
+        while frontier.first().is_some_and(|s| s.level != Some(leaf)) {
+            frontier = self.next_level(&frontier);
         }
-        let child_level = share.level.map_or(0, |l| l + 1);
-        let parent_unit = share.level.map_or(self.unit(0), |l| self.unit(l));
-        let need = share.units * (parent_unit / self.unit(child_level)).max(1);
-        let children = self.children(share.level, share.slot);
-        let mut picks = self.pick(&children, need);
-        picks.sort_unstable_by_key(|(index, _)| *index);
-        for (index, units) in picks {
-            let slot = children[index].0;
-            self.descend(
-                Share {
-                    level: Some(child_level),
-                    slot,
-                    units,
-                },
-                out,
-            );
+        out.extend(frontier.into_iter().map(|s| LeafPods {
+            slot: s.slot,
+            pods: s.units * self.unit(leaf),
+        }));
+    }
+
+    /// The shares one level below `frontier` (all at one level, in value order).
+    fn next_level(&self, frontier: &[Share]) -> Vec<Share> {
+        let Some(first) = frontier.first() else {
+            return Vec::new();
+        };
+        let child_level = first.level.map_or(0, |l| l + 1);
+        let child_units = |s: &Share| {
+            let parent_unit = s.level.map_or(self.unit(0), |l| self.unit(l));
+            s.units * (parent_unit / self.unit(child_level)).max(1)
+        };
+        let spread = |parents: &[Share], out: &mut Vec<Share>| {
+            let need = parents.iter().map(child_units).sum();
+            let children: Vec<(u32, u64, u64)> = parents
+                .iter()
+                .flat_map(|p| self.children(p.level, p.slot))
+                .collect();
+            let mut picks = self.pick(&children, need);
+            picks.sort_unstable_by_key(|(index, _)| *index);
+            out.extend(picks.into_iter().map(|(index, units)| Share {
+                level: Some(child_level),
+                slot: children[index].0,
+                units,
+            }));
+        };
+        let mut next = Vec::new();
+        if child_level <= self.slice_level() {
+            spread(frontier, &mut next);
+        } else {
+            for share in frontier {
+                spread(std::slice::from_ref(share), &mut next);
+            }
         }
+        next
     }
 
     /// Which children take how many units: `(index into children, units)`.
     fn pick(&self, children: &[(u32, u64, u64)], need: u64) -> Vec<(usize, u64)> {
-        let mut order: Vec<usize> = (0..children.len()).filter(|i| children[*i].1 > 0).collect();
-        match self.resolved.algorithm {
-            // Largest first; ties: fewer pods, then value order.
-            Algorithm::BestFit => order.sort_unstable_by(|a, b| {
-                children[*b]
-                    .1
-                    .cmp(&children[*a].1)
-                    .then(children[*a].2.cmp(&children[*b].2))
-                    .then(a.cmp(b))
-            }),
-            Algorithm::LeastFree => {
-                order.sort_unstable_by(|a, b| children[*a].1.cmp(&children[*b].1).then(a.cmp(b)));
-                if let Some(&single) = order.iter().find(|i| children[**i].1 >= need) {
-                    return vec![(single, need)];
-                }
-            }
-        }
+        // Sort keys side by side (no indirection while sorting): BestFit takes the largest
+        // first, least free capacity the smallest; ties: fewer pods, then value order.
+        let best_fit = self.resolved.algorithm == Algorithm::BestFit;
+        let mut keyed: Vec<(u64, u64, usize)> = children
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.1 > 0)
+            .map(|(i, c)| (if best_fit { u64::MAX - c.1 } else { c.1 }, c.2, i))
+            .collect();
+        keyed.sort_unstable();
+        let order: Vec<usize> = keyed.into_iter().map(|k| k.2).collect();
         let mut picks = Vec::new();
         let mut remaining = need;
         let mut used = vec![false; children.len()];
@@ -164,25 +195,11 @@ impl Placer<'_> {
     /// candidates (fewer at the next level first, then the level after, ...).
     pub fn cost(&self, share: Share) -> Vec<usize> {
         let leaf = self.leaf_level();
-        let start = share.level.map_or(0, |l| l + 1);
-        let mut counts = vec![0usize; leaf + 1 - start.min(leaf + 1)];
+        let mut counts = Vec::new();
         let mut frontier = vec![share];
-        for level in start..=leaf {
-            let mut next = Vec::new();
-            for s in &frontier {
-                let parent_unit = s.level.map_or(self.unit(0), |l| self.unit(l));
-                let need = s.units * (parent_unit / self.unit(level)).max(1);
-                let children = self.children(s.level, s.slot);
-                for (index, units) in self.pick(&children, need) {
-                    next.push(Share {
-                        level: Some(level),
-                        slot: children[index].0,
-                        units,
-                    });
-                }
-            }
-            counts[level - start] = next.len();
-            frontier = next;
+        while frontier.first().is_some_and(|s| s.level != Some(leaf)) {
+            frontier = self.next_level(&frontier);
+            counts.push(frontier.len());
         }
         counts
     }
@@ -211,9 +228,10 @@ impl Placer<'_> {
             units: need,
         };
         match self.resolved.algorithm {
+            // Least capacity, then fewest pods, then value order (Kueue's tie-breaks).
             Algorithm::LeastFree => fitting
                 .iter()
-                .min_by(|a, b| a.2.cmp(&b.2).then(a.0.cmp(&b.0)))
+                .min_by_key(|f| (f.2, self.cap.pods_at(level, f.1), f.0))
                 .map(|f| share(f.1)),
             Algorithm::BestFit => {
                 // Tie-break order first (least capacity, fewest pods, value order); then the
@@ -266,7 +284,7 @@ impl Placer<'_> {
 
     /// Several domains at `level` that together hold `need` units (used when no single domain
     /// does and the request may spread): BestFit takes the largest first with a best-fit last one,
-    /// LeastFree the fullest first.
+    /// LeastFree the least free first.
     pub fn spread(&self, level: usize, need: u64) -> Vec<Share> {
         let candidates = self.candidates(level);
         let as_children: Vec<(u32, u64, u64)> = candidates

@@ -144,19 +144,20 @@ fn admission_of(wl: &Workload, verdicts: &[TopologyVerdict]) -> Admission {
 
 #[test]
 fn tas_asks_follow_the_annotation_precedence() {
-    assert_eq!(tas_ask(None), TasAsk::None);
+    let gates = FeatureGates::default();
+    assert_eq!(tas_ask(None, &gates), TasAsk::None);
     let rank_only = TopologyRequest {
         pod_index_label: Some("batch.kubernetes.io/job-completion-index".into()),
         ..TopologyRequest::default()
     };
-    assert_eq!(tas_ask(Some(&rank_only)), TasAsk::None);
+    assert_eq!(tas_ask(Some(&rank_only), &gates), TasAsk::None);
     let both = TopologyRequest {
         required: Some(RACK.into()),
         preferred: Some("block".into()),
         ..TopologyRequest::default()
     };
     assert!(matches!(
-        tas_ask(Some(&both)),
+        tas_ask(Some(&both), &gates),
         TasAsk::Explicit { mode: PlacementMode::Required(level), .. } if level == RACK
     ));
     let slices_only = TopologyRequest {
@@ -165,7 +166,7 @@ fn tas_asks_follow_the_annotation_precedence() {
         ..TopologyRequest::default()
     };
     assert_eq!(
-        tas_ask(Some(&slices_only)),
+        tas_ask(Some(&slices_only), &gates),
         TasAsk::Explicit {
             mode: PlacementMode::Unconstrained,
             slices: vec![SliceLayer {
@@ -179,7 +180,59 @@ fn tas_asks_follow_the_annotation_precedence() {
         unconstrained: Some(false),
         ..TopologyRequest::default()
     };
-    assert_eq!(tas_ask(Some(&not_specified)), TasAsk::LevelNotSpecified);
+    assert_eq!(
+        tas_ask(Some(&not_specified), &gates),
+        TasAsk::LevelNotSpecified
+    );
+}
+
+#[test]
+fn a_slice_level_without_a_size_is_refused_naming_the_annotation() {
+    let gates = FeatureGates::default();
+    for size in [None, Some(0), Some(-2)] {
+        let request = TopologyRequest {
+            preferred: Some(RACK.into()),
+            slice_required_topology: Some(HOSTNAME_LABEL.into()),
+            slice_size: size,
+            ..TopologyRequest::default()
+        };
+        assert_eq!(tas_ask(Some(&request), &gates), TasAsk::SliceSizeMissing);
+    }
+    let placer = SnapshotPlacer::new(cluster(), gates);
+    let request = TopologyRequest {
+        required: Some(RACK.into()),
+        slice_required_topology: Some(HOSTNAME_LABEL.into()),
+        ..TopologyRequest::default()
+    };
+    let wl = workload("no-size", vec![pod_set("main", 2, Some(request))]);
+    let verdict = ask(&placer, &wl, 0, &tas_flavor(), false, &[]);
+    let TopologyVerdict::Never { message } = verdict else {
+        panic!("expected a refusal, got {verdict:?}");
+    };
+    assert!(
+        message.contains("kueue.x-k8s.io/podset-slice-required-topology"),
+        "{message}"
+    );
+}
+
+#[test]
+fn multi_layer_slices_count_only_with_their_gate() {
+    let request = TopologyRequest {
+        required: Some(RACK.into()),
+        slice_required_topology_constraints: vec![(RACK.into(), 4), (HOSTNAME_LABEL.into(), 2)],
+        ..TopologyRequest::default()
+    };
+    let layers = |gates: &FeatureGates| match tas_ask(Some(&request), gates) {
+        TasAsk::Explicit { slices, .. } => slices.len(),
+        other => panic!("unexpected ask {other:?}"),
+    };
+    assert_eq!(layers(&FeatureGates::default()), 2);
+    let off: FeatureGates = "TASMultiLayerTopology=false".parse().unwrap();
+    assert_eq!(
+        layers(&off),
+        0,
+        "ignored as Kueue's job integration ignores them"
+    );
 }
 
 #[test]

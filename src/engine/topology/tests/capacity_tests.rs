@@ -74,6 +74,62 @@ fn pod_count_limit_counts_every_pod() {
     );
 }
 
+/// A node at rack r1 with `pods` allocatable pods and 64 CPUs.
+fn node_with_pods(name: &str, pods: i64) -> crate::engine::topology::model::Node {
+    let mut n = synthetic::node(name, "z1", "b1", "r1", 64);
+    n.allocatable.insert(
+        "pods".into(),
+        crate::engine::quantity::Quantity::from_units(pods),
+    );
+    n
+}
+
+#[test]
+fn pods_without_requests_fill_a_node_pod_count() {
+    let mut s = cluster(&[]);
+    s.upsert_node(node_with_pods("h1", 4));
+    s.upsert_node(node_with_pods("h2", 5));
+    let bare = |name: &str| {
+        let mut p = pod(name, "h1", 0, false);
+        p.requests.clear();
+        p
+    };
+    s.upsert_pod(bare("bare"));
+    // Plenty of CPU everywhere: only the pod counts decide. h1 has room for 3 more, h2 for 5.
+    let host = PlacementMode::Required(HOST.into());
+    let placed = place(&s, &[cpu_request(3, host.clone())]).unwrap();
+    assert_eq!(hosts(&placed[0]), pairs(&[("h1", 3)]));
+    s.upsert_pod(bare("second"));
+    let placed = place(&s, &[cpu_request(3, host.clone())]).unwrap();
+    assert_eq!(hosts(&placed[0]), pairs(&[("h2", 3)]));
+    assert!(place(&s, &[cpu_request(6, host)]).is_err());
+    let spread = place(&s, &[cpu_request(7, required_rack())]).unwrap();
+    assert_eq!(hosts(&spread[0]), pairs(&[("h1", 2), ("h2", 5)]));
+    assert!(place(&s, &[cpu_request(8, required_rack())]).is_err());
+}
+
+#[test]
+fn quantities_near_the_limit_do_not_overflow() {
+    let mut s = cluster(&[]);
+    let mut huge = synthetic::node("h1", "z1", "b1", "r1", 1);
+    huge.allocatable.insert(
+        "cpu".into(),
+        crate::engine::quantity::Quantity::from_nanos(i128::MAX - 7),
+    );
+    s.upsert_node(huge);
+    let mut daemon = pod("daemon", "h1", 0, false);
+    daemon.requests.insert(
+        "cpu".into(),
+        crate::engine::quantity::Quantity::from_nanos(i128::MIN + 1),
+    );
+    s.upsert_pod(daemon);
+    let peta = crate::engine::quantity::Quantity::from_units(1_000_000_000_000_000);
+    let mut req = cpu_request(2, required_rack());
+    req.per_pod.insert("cpu".into(), peta);
+    let placed = place(&s, &[req]).unwrap();
+    assert_eq!(hosts(&placed[0]), pairs(&[("h1", 2)]));
+}
+
 #[test]
 fn admitted_tas_usage_counts_across_flavors_sharing_nodes() {
     let mut s = cluster(&[("h1", "z1", "b1", "r1", 4), ("h2", "z1", "b1", "r1", 4)]);

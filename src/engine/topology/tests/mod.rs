@@ -1,10 +1,14 @@
 //! Unit tests of topology placement, shared helpers first.
 
+mod balanced_group_tests;
+mod balanced_tests;
 mod capacity_tests;
 mod encoding_tests;
+mod group_tests;
 mod placement_tests;
 mod replacement_tests;
 mod structure_tests;
+mod tie_break_tests;
 mod view_tests;
 
 use super::model::{BoundPod, HOSTNAME_LABEL, Node, PodPhase};
@@ -28,6 +32,15 @@ pub fn cluster(nodes: &[(&str, &str, &str, &str, i64)]) -> TopologySnapshot {
 /// A request of `count` one-CPU pods on flavor `tas`.
 pub fn cpu_request(count: u32, mode: PlacementMode) -> PodSetRequest {
     PodSetRequest::new("main", "tas", count, resources(&[("cpu", 1)]), mode)
+}
+
+/// `req` with one slice layer: every `size` consecutive pods share a domain of `level`.
+pub fn with_slices(mut req: PodSetRequest, level: &str, size: u32) -> PodSetRequest {
+    req.slices = vec![super::request::SliceLayer {
+        level: level.to_string(),
+        size,
+    }];
+    req
 }
 
 pub fn required_rack() -> PlacementMode {

@@ -15,7 +15,7 @@ fn required_takes_the_best_fitting_rack() {
     ]);
     let placed = place(&s, &[cpu_request(4, required_rack())]).unwrap();
     assert_eq!(hosts(&placed[0]), pairs(&[("h1", 4)]));
-    assert_eq!(placed[0].domains_per_level, vec![1, 1, 1, 1]);
+    assert_eq!(placed[0].quality.domains_per_level, vec![1, 1, 1, 1]);
     let placed = place(&s, &[cpu_request(10, required_rack())]).unwrap();
     assert_eq!(hosts(&placed[0]), pairs(&[("h2", 8), ("h3", 2)]));
 }
@@ -36,7 +36,7 @@ fn required_prefers_fewer_hosts_over_tighter_rack() {
     let s = cluster(&borrowed);
     let placed = place(&s, &[cpu_request(8, required_rack())]).unwrap();
     assert_eq!(hosts(&placed[0]), pairs(&[("b0", 8)]));
-    assert_eq!(placed[0].domains_per_level, vec![1, 1, 1, 1]);
+    assert_eq!(placed[0].quality.domains_per_level, vec![1, 1, 1, 1]);
 }
 
 #[test]
@@ -72,11 +72,18 @@ fn preferred_climbs_one_level_at_a_time() {
     let preferred = || PlacementMode::Preferred(RACK.into());
     let placed = place(&s, &[cpu_request(10, preferred())]).unwrap();
     assert_eq!(hosts(&placed[0]), pairs(&[("h1", 4), ("h2", 4), ("h3", 2)]));
-    assert_eq!(placed[0].domains_per_level, vec![1, 1, 2, 3]);
-    // 20 pods fit in no zone: the whole topology is used, largest zone first.
+    assert_eq!(placed[0].quality.domains_per_level, vec![1, 1, 2, 3]);
+    assert_eq!(
+        placed[0].quality.lowest_common_level(),
+        Some(1),
+        "one block"
+    );
+    // 20 pods fit in no zone: the whole topology is used, largest zone first; each level below
+    // is chosen over the children of every chosen domain together (blocks b1 and b3, racks r1,
+    // r2 and r4, hosts h1, h2, h3 and h6), as Kueue does.
     let placed = place(&s, &[cpu_request(20, preferred())]).unwrap();
     assert_eq!(placed[0].assignment.pod_count(), 20);
-    assert_eq!(placed[0].domains_per_level, vec![2, 3, 4, 6]);
+    assert_eq!(placed[0].quality.domains_per_level, vec![2, 2, 3, 4]);
     let err = place(&s, &[cpu_request(27, preferred())]).unwrap_err();
     assert!(
         err.to_string().contains("allows to fit only 26 out of 27"),
@@ -120,7 +127,8 @@ fn balanced_placement_is_behind_its_gate() {
         &gates,
     )
     .unwrap();
-    assert_eq!(hosts(&odd[0]), pairs(&[("h1", 6), ("h2", 7)]));
+    // The odd pod goes to the first domain in BestFit order (equal capacity: value order).
+    assert_eq!(hosts(&odd[0]), pairs(&[("h1", 7), ("h2", 6)]));
     // A pod set that fits in one rack is not spread.
     let small = placement::place(
         &s,
@@ -128,7 +136,7 @@ fn balanced_placement_is_behind_its_gate() {
         &gates,
     )
     .unwrap();
-    assert_eq!(small[0].domains_per_level, vec![1, 1, 1, 1]);
+    assert_eq!(small[0].quality.domains_per_level, vec![1, 1, 1, 1]);
 }
 
 fn sliced(count: u32, mode: PlacementMode, layers: &[(&str, u32)]) -> PodSetRequest {
