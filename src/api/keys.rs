@@ -88,6 +88,8 @@ pub mod cluster_queue_active_reasons {
     pub const UNKNOWN: &str = "Unknown";
     /// The queue's Cohort has a cycle in its parent chain (v0.20).
     pub const COHORT_CYCLE_DETECTED: &str = "CohortCycleDetected";
+    pub const ADMISSION_CHECK_NOT_FOUND: &str = "AdmissionCheckNotFound";
+    pub const ADMISSION_CHECK_INACTIVE: &str = "AdmissionCheckInactive";
 }
 
 /// Reasons of LocalQueue `Active`.

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use super::decision::{PendingReason, WorkloadKey};
 use super::error::ModelError;
-use super::model::{PODS, ResourceFlavor, ResourceGroup, Snapshot, StopPolicy, Workload};
+use super::model::{
+    AdmissionCheckState, PODS, ResourceFlavor, ResourceGroup, Snapshot, StopPolicy, Workload,
+};
 use super::quantity::Quantity;
 use super::quota::{NodeId, NodeQuota, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, Interner, add_amount};
@@ -245,6 +247,26 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
                 }
             }
             groups.push(GroupInfo { flavors: ids });
+        }
+        for (check, state) in &cq.admission_checks {
+            let (cause, why) = match state {
+                AdmissionCheckState::Active => continue,
+                AdmissionCheckState::NotFound => (
+                    InactiveCause::AdmissionCheckNotFound(check.clone()),
+                    "not found",
+                ),
+                AdmissionCheckState::Inactive => (
+                    InactiveCause::AdmissionCheckInactive(check.clone()),
+                    "inactive",
+                ),
+            };
+            inactive_causes.push(cause);
+            inactive = inactive.or_else(|| {
+                Some(Arc::from(format!(
+                    "ClusterQueue {} is inactive: admission check {check} {why}",
+                    cq.name
+                )))
+            });
         }
         if cq.stop_policy != StopPolicy::None {
             inactive_causes.push(InactiveCause::Stopped);

@@ -191,6 +191,20 @@ pub struct ClusterQueue {
     pub stop_policy: StopPolicy,
     /// `spec.fairSharing.weight`; `None` means 1.
     pub fair_sharing_weight: Option<Quantity>,
+    /// The AdmissionChecks `spec.admissionChecksStrategy` names, each with what is known of it. A
+    /// check that does not exist or is not active makes the queue inactive, as in Kueue.
+    pub admission_checks: Vec<(String, AdmissionCheckState)>,
+}
+
+/// What a ClusterQueue knows of an AdmissionCheck it names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AdmissionCheckState {
+    /// No AdmissionCheck of that name exists.
+    #[default]
+    NotFound,
+    /// It exists, but its controller has not set `Active=True`.
+    Inactive,
+    Active,
 }
 
 /// `Cohort`.

@@ -56,6 +56,10 @@ pub enum InactiveCause {
     FlavorNotFound(String),
     /// This Cohort, the queue's own, has a cycle in its parent chain.
     CohortCycle(String),
+    /// This AdmissionCheck of `spec.admissionChecksStrategy` does not exist.
+    AdmissionCheckNotFound(String),
+    /// This AdmissionCheck exists but is not active.
+    AdmissionCheckInactive(String),
 }
 
 /// Kueue's heap order within one ClusterQueue: higher priority, earlier creation, then uid.

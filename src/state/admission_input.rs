@@ -23,8 +23,8 @@ use crate::api::workload_status::Admission as ApiAdmission;
 use crate::api::{self, keys};
 use crate::engine::ModelError;
 use crate::engine::model::{
-    Admission, BorrowWithinCohort, BorrowWithinCohortPolicy, ClusterQueue, Cohort,
-    FlavorFungibility, FlavorQuotas, FungibilityPolicy, FungibilityPreference, LocalQueue,
+    Admission, AdmissionCheckState, BorrowWithinCohort, BorrowWithinCohortPolicy, ClusterQueue,
+    Cohort, FlavorFungibility, FlavorQuotas, FungibilityPolicy, FungibilityPreference, LocalQueue,
     Namespace, PodSet, PodSetAssignment, PreemptionPolicy, QueueingStrategy, ReclaimWithinCohort,
     ResourceFlavor, ResourceGroup, ResourceQuota, StopPolicy, TopologyRequest, WithinClusterQueue,
     Workload,
@@ -260,7 +260,14 @@ pub fn cluster_queue(queue: &api::ClusterQueue) -> Result<ClusterQueue, ModelErr
         ApiBorrowPolicy::Never => BorrowWithinCohortPolicy::Never,
         ApiBorrowPolicy::LowerPriority => BorrowWithinCohortPolicy::LowerPriority,
     };
+    let admission_checks = spec
+        .admission_checks_strategy
+        .iter()
+        .flat_map(|s| &s.admission_checks)
+        .map(|rule| (rule.name.clone(), AdmissionCheckState::NotFound))
+        .collect();
     let model = ClusterQueue {
+        admission_checks,
         resource_groups: resource_groups(KIND, &name, &spec.resource_groups)?,
         cohort,
         namespace_selector: spec.namespace_selector.clone(),
@@ -309,6 +316,29 @@ pub fn cohort(cohort: &api::Cohort) -> Result<Cohort, ModelError> {
     };
     validate::cohort(&model)?;
     Ok(model)
+}
+
+/// An `AdmissionCheck`: whether its controller reports it `Active`. One without a
+/// `spec.controllerName` is refused.
+pub fn admission_check(check: &api::AdmissionCheck) -> Result<AdmissionCheckState, ModelError> {
+    if check.spec.controller_name.is_empty() {
+        return Err(ModelError::invalid(
+            "AdmissionCheck",
+            check.name_any(),
+            "spec.controllerName",
+            "must not be empty",
+        ));
+    }
+    let active = check.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == keys::condition_types::ACTIVE && c.status == "True")
+    });
+    Ok(if active {
+        AdmissionCheckState::Active
+    } else {
+        AdmissionCheckState::Inactive
+    })
 }
 
 /// A `LocalQueue`.

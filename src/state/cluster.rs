@@ -10,7 +10,10 @@ use super::admission_input;
 use super::cache::{Applied, Cache};
 use super::topology_input;
 use crate::api;
-use crate::engine::model::{Cohort, EngineConfig, LocalQueue, Namespace, ResourceFlavor, Workload};
+use crate::engine::model::{
+    AdmissionCheckState, ClusterQueue, Cohort, EngineConfig, LocalQueue, Namespace, ResourceFlavor,
+    Workload,
+};
 use crate::engine::topology::SnapshotPlacer;
 use crate::engine::topology::model::{BoundPod, Node, TasFlavor, Topology};
 use crate::engine::{Engine, ModelError};
@@ -42,7 +45,8 @@ pub(super) enum ClassRef {
 pub struct ClusterState {
     pub(super) engine: Engine,
     pub(super) resource_flavors: Cache<(ResourceFlavor, Option<TasFlavor>)>,
-    pub(super) cluster_queues: Cache<crate::engine::model::ClusterQueue>,
+    pub(super) cluster_queues: Cache<ClusterQueue>,
+    pub(super) admission_checks: Cache<AdmissionCheckState>,
     pub(super) cohorts: Cache<Cohort>,
     pub(super) local_queues: Cache<LocalQueue>,
     pub(super) namespaces: Cache<Namespace>,
@@ -63,6 +67,7 @@ impl ClusterState {
             engine: Engine::empty(config, Box::new(placer)),
             resource_flavors: Cache::default(),
             cluster_queues: Cache::default(),
+            admission_checks: Cache::default(),
             cohorts: Cache::default(),
             local_queues: Cache::default(),
             namespaces: Cache::default(),
@@ -90,7 +95,8 @@ impl ClusterState {
                 .set_aside()
                 .map(move |(key, error)| SetAside { kind, key, error })
         }
-        of("ClusterQueue", &self.cluster_queues)
+        of("AdmissionCheck", &self.admission_checks)
+            .chain(of("ClusterQueue", &self.cluster_queues))
             .chain(of("Cohort", &self.cohorts))
             .chain(of("LocalQueue", &self.local_queues))
             .chain(of("Namespace", &self.namespaces))
@@ -136,6 +142,7 @@ impl ClusterState {
         match self.cluster_queues.apply(queue.name_any(), converted) {
             Applied::Changed(model) => {
                 let model = model.clone();
+                let model = self.with_check_states(model);
                 if let Err(error) = self.engine.upsert_cluster_queue(model) {
                     self.cluster_queues.apply(queue.name_any(), Err(error));
                     self.engine.remove_cluster_queue(&queue.name_any());
@@ -151,6 +158,49 @@ impl ClusterState {
     pub fn delete_cluster_queue(&mut self, name: &str) {
         if self.cluster_queues.delete(name) {
             self.engine.remove_cluster_queue(name);
+        }
+    }
+
+    /// An AdmissionCheck: the ClusterQueues that name it follow whether it exists and is active.
+    pub fn apply_admission_check(&mut self, check: &api::AdmissionCheck) {
+        let name = check.name_any();
+        let converted = admission_input::admission_check(check);
+        if !matches!(
+            self.admission_checks.apply(name.clone(), converted),
+            Applied::Unchanged
+        ) {
+            self.refresh_queues_naming(&name);
+        }
+    }
+
+    pub fn delete_admission_check(&mut self, name: &str) {
+        self.admission_checks.delete(name);
+        self.refresh_queues_naming(name);
+    }
+
+    /// `queue` with the state of every AdmissionCheck it names.
+    fn with_check_states(&self, mut queue: ClusterQueue) -> ClusterQueue {
+        for (name, state) in &mut queue.admission_checks {
+            *state = self
+                .admission_checks
+                .get(name)
+                .copied()
+                .unwrap_or(AdmissionCheckState::NotFound);
+        }
+        queue
+    }
+
+    fn refresh_queues_naming(&mut self, check: &str) {
+        let users: Vec<ClusterQueue> = self
+            .cluster_queues
+            .iter()
+            .filter(|(_, q)| q.admission_checks.iter().any(|(name, _)| name == check))
+            .map(|(_, q)| self.with_check_states(q.clone()))
+            .collect();
+        for queue in users {
+            if let Err(error) = self.engine.upsert_cluster_queue(queue) {
+                tracing::warn!(%error, "ClusterQueue not updated for AdmissionCheck {check}");
+            }
         }
     }
 

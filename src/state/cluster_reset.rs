@@ -51,6 +51,11 @@ impl ClusterState {
         |s, key| s.delete_cluster_queue(&key)
     );
     reset!(
+        /// Every AdmissionCheck.
+        reset_admission_checks, api::AdmissionCheck, admission_checks, apply_admission_check,
+        |s, key| s.delete_admission_check(&key)
+    );
+    reset!(
         /// Every Cohort.
         reset_cohorts, api::Cohort, cohorts, apply_cohort,
         |s, key| s.delete_cohort(&key)

@@ -90,9 +90,20 @@ fn inactive_reason(causes: &[InactiveCause]) -> (&'static str, String) {
         ));
     }
     for cause in causes {
-        if let InactiveCause::CohortCycle(cohort) = cause {
-            reasons.push(cluster_queue_active_reasons::COHORT_CYCLE_DETECTED);
-            parts.push(format!("Cohort \"{cohort}\" has a cycle in hierarchy"));
+        match cause {
+            InactiveCause::CohortCycle(cohort) => {
+                reasons.push(cluster_queue_active_reasons::COHORT_CYCLE_DETECTED);
+                parts.push(format!("Cohort \"{cohort}\" has a cycle in hierarchy"));
+            }
+            InactiveCause::AdmissionCheckNotFound(check) => {
+                reasons.push(cluster_queue_active_reasons::ADMISSION_CHECK_NOT_FOUND);
+                parts.push(format!("references missing AdmissionCheck(s): {check}"));
+            }
+            InactiveCause::AdmissionCheckInactive(check) => {
+                reasons.push(cluster_queue_active_reasons::ADMISSION_CHECK_INACTIVE);
+                parts.push(format!("references inactive AdmissionCheck(s): {check}"));
+            }
+            InactiveCause::Stopped | InactiveCause::FlavorNotFound(_) => {}
         }
     }
     match reasons.first() {

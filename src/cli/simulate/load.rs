@@ -87,6 +87,11 @@ pub fn load(
     );
     apply!("Node", &objects.nodes, apply_node);
     apply!("Pod", &objects.pods, apply_pod);
+    apply!(
+        "AdmissionCheck",
+        &objects.admission_checks,
+        apply_admission_check
+    );
     apply!("Cohort", &objects.cohorts, apply_cohort);
     apply!("ClusterQueue", &objects.cluster_queues, apply_cluster_queue);
     apply!("LocalQueue", &objects.local_queues, apply_local_queue);

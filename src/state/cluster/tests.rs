@@ -212,3 +212,69 @@ fn a_full_list_replaces_what_the_cache_holds() {
         WorkloadStatus::Admitted(_)
     ));
 }
+
+/// A ClusterQueue naming an AdmissionCheck waits until the check exists and is active, with
+/// Kueue's reason; a check without a controller is set aside.
+#[test]
+fn admission_checks_gate_the_queues_that_name_them() {
+    let mut state = ClusterState::new(EngineConfig::default());
+    state.apply_namespace(&parse::<K8sNamespace>("metadata: {name: team}"));
+    state.apply_resource_flavor(&flavor("good", ""));
+    let mut checked = queue("checked", "good", "4");
+    checked.spec.admission_checks_strategy = Some(parse("admissionChecks: [{name: prov}]"));
+    state.apply_cluster_queue(&checked);
+    state.apply_local_queue(&local_queue("lq", "checked"));
+    state.apply_workload(
+        &workload("w", "lq"),
+        Fallback {
+            creation: 0,
+            uid: String::new(),
+        },
+    );
+    let report = |state: &mut ClusterState| {
+        state.engine().run_until_stable();
+        let report = state.engine().queue_report();
+        report.cluster_queues[0].inactive.clone()
+    };
+    use crate::engine::queue_report::InactiveCause;
+    assert_eq!(
+        report(&mut state),
+        vec![InactiveCause::AdmissionCheckNotFound("prov".into())]
+    );
+    let check = |status: &str| -> api::AdmissionCheck {
+        parse(&format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {{name: prov}}
+spec: {{controllerName: example.com/prov}}
+status:
+  conditions:
+  - {{type: Active, status: \"{status}\", reason: R, message: m, lastTransitionTime: \"2026-01-01T00:00:00Z\"}}
+"
+        ))
+    };
+    state.apply_admission_check(&check("False"));
+    assert_eq!(
+        report(&mut state),
+        vec![InactiveCause::AdmissionCheckInactive("prov".into())]
+    );
+    assert!(matches!(
+        status_of(&mut state, "w"),
+        WorkloadStatus::Pending { .. }
+    ));
+    state.apply_admission_check(&check("True"));
+    assert_eq!(report(&mut state), vec![]);
+    assert!(matches!(
+        status_of(&mut state, "w"),
+        WorkloadStatus::Admitted(_)
+    ));
+
+    let mut no_controller = check("True");
+    no_controller.spec.controller_name.clear();
+    state.apply_admission_check(&no_controller);
+    assert_eq!(state.set_aside()[0].kind, "AdmissionCheck");
+    assert_eq!(
+        report(&mut state),
+        vec![InactiveCause::AdmissionCheckNotFound("prov".into())]
+    );
+}
