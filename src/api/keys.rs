@@ -1,6 +1,9 @@
 //! Every label, annotation, finalizer, condition type and condition reason kuota reads or writes,
 //! spelled once. Other code refers to these constants, never to the strings.
 
+/// The `apiVersion` of every Kueue object kuota serves.
+pub const API_VERSION: &str = "kueue.x-k8s.io/v1beta2";
+
 /// Labels on jobs, pods and Workloads.
 pub mod labels {
     /// Names the LocalQueue of a job or pod; marks it as managed.
@@ -90,6 +93,7 @@ pub mod cluster_queue_active_reasons {
     pub const COHORT_CYCLE_DETECTED: &str = "CohortCycleDetected";
     pub const ADMISSION_CHECK_NOT_FOUND: &str = "AdmissionCheckNotFound";
     pub const ADMISSION_CHECK_INACTIVE: &str = "AdmissionCheckInactive";
+    pub const TOPOLOGY_NOT_FOUND: &str = "TopologyNotFound";
 }
 
 /// Reasons of LocalQueue `Active`.

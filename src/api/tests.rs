@@ -244,3 +244,15 @@ fn unknown_enum_values_are_rejected() {
     .to_string();
     assert!(error.contains("Random"), "{error}");
 }
+
+#[test]
+fn the_api_version_constant_is_every_kinds_own() {
+    use kube::Resource;
+    for api_version in [
+        super::ClusterQueue::api_version(&()),
+        super::Workload::api_version(&()),
+        super::AdmissionCheck::api_version(&()),
+    ] {
+        assert_eq!(api_version, super::keys::API_VERSION);
+    }
+}

@@ -234,6 +234,16 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
             for (flavor, id) in group.flavors.iter().zip(&ids) {
                 any_flavor = true;
                 match &flavors[id.0 as usize] {
+                    Some(rf) if rf.topology_missing => {
+                        let topology = rf.topology_name.clone().unwrap_or_default();
+                        inactive = inactive.or_else(|| {
+                            Some(Arc::from(format!(
+                                "ClusterQueue {} is inactive: topology {topology} of flavor {} not found",
+                                cq.name, flavor.name
+                            )))
+                        });
+                        inactive_causes.push(InactiveCause::TopologyNotFound(topology));
+                    }
                     Some(rf) => all_tas &= rf.topology_name.is_some(),
                     None => {
                         inactive_causes.push(InactiveCause::FlavorNotFound(flavor.name.clone()));

@@ -60,6 +60,8 @@ pub enum InactiveCause {
     AdmissionCheckNotFound(String),
     /// This AdmissionCheck exists but is not active.
     AdmissionCheckInactive(String),
+    /// This Topology, named by one of the queue's flavors, does not exist.
+    TopologyNotFound(String),
 }
 
 /// Kueue's heap order within one ClusterQueue: higher priority, earlier creation, then uid.

@@ -146,6 +146,7 @@ pub fn resource_flavor(flavor: &api::ResourceFlavor) -> Result<ResourceFlavor, M
         node_taints: spec.node_taints.clone(),
         tolerations: spec.tolerations.clone(),
         topology_name: spec.topology_name.clone(),
+        topology_missing: false,
     })
 }
 

@@ -118,6 +118,7 @@ impl ClusterState {
         match self.resource_flavors.apply(name.clone(), converted) {
             Applied::Changed((model, tas)) => {
                 let (model, tas) = (model.clone(), tas.clone());
+                let model = self.with_topology_state(model);
                 self.engine.upsert_resource_flavor(model);
                 self.set_tas_flavor(&name, tas);
             }

@@ -11,6 +11,7 @@ use super::cache::Applied;
 use super::cluster::ClusterState;
 use super::topology_input;
 use crate::api;
+use crate::engine::model::ResourceFlavor;
 use crate::engine::topology::model::{HOSTNAME_LABEL, Node, TasFlavor};
 use crate::engine::topology::{SnapshotPlacer, TopologySnapshot};
 
@@ -78,10 +79,34 @@ impl ClusterState {
         if let Some(topo) = self.topology_mut() {
             topo.remove_topology(name);
         }
+        self.refresh_flavors_of(name);
         self.engine.requeue_inadmissible();
     }
 
+    /// `flavor` marked when the Topology it names is not known (Kueue's `TopologyNotFound`).
+    pub(super) fn with_topology_state(&self, mut flavor: ResourceFlavor) -> ResourceFlavor {
+        flavor.topology_missing = flavor
+            .topology_name
+            .as_ref()
+            .is_some_and(|t| self.topologies.get(t).is_none());
+        flavor
+    }
+
+    /// Tells the engine whether the Topology each flavor naming `topology` uses exists now.
+    fn refresh_flavors_of(&mut self, topology: &str) {
+        let users: Vec<ResourceFlavor> = self
+            .resource_flavors
+            .iter()
+            .filter(|(_, (model, _))| model.topology_name.as_deref() == Some(topology))
+            .map(|(_, (model, _))| self.with_topology_state(model.clone()))
+            .collect();
+        for flavor in users {
+            self.engine.upsert_resource_flavor(flavor);
+        }
+    }
+
     fn rebuild_flavors_of(&mut self, topology: &str) {
+        self.refresh_flavors_of(topology);
         let users: Vec<(String, TasFlavor)> = self
             .resource_flavors
             .iter()

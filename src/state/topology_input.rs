@@ -175,5 +175,4 @@ pub fn admitted_tas_usage(
 }
 
 #[cfg(test)]
-#[path = "topology_input_tests.rs"]
 mod tests;

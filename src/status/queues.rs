@@ -103,6 +103,10 @@ fn inactive_reason(causes: &[InactiveCause]) -> (&'static str, String) {
                 reasons.push(cluster_queue_active_reasons::ADMISSION_CHECK_INACTIVE);
                 parts.push(format!("references inactive AdmissionCheck(s): {check}"));
             }
+            InactiveCause::TopologyNotFound(topology) => {
+                reasons.push(cluster_queue_active_reasons::TOPOLOGY_NOT_FOUND);
+                parts.push(format!("references missing Topology: {topology}"));
+            }
             InactiveCause::Stopped | InactiveCause::FlavorNotFound(_) => {}
         }
     }

@@ -278,3 +278,35 @@ status:
         vec![InactiveCause::AdmissionCheckNotFound("prov".into())]
     );
 }
+
+/// A ClusterQueue whose TAS flavor names a Topology that does not exist yet is inactive with
+/// Kueue's TopologyNotFound, until the Topology arrives.
+#[test]
+fn a_missing_topology_makes_its_queues_inactive() {
+    use crate::engine::queue_report::InactiveCause;
+    let mut state = ClusterState::new(EngineConfig::default());
+    state.apply_resource_flavor(&flavor("tas", "topologyName: racks, nodeLabels: {pool: x}"));
+    state.apply_cluster_queue(&queue("q", "tas", "4"));
+    let causes = |state: &mut ClusterState| {
+        state.engine().queue_report().cluster_queues[0]
+            .inactive
+            .clone()
+    };
+    assert_eq!(
+        causes(&mut state),
+        vec![InactiveCause::TopologyNotFound("racks".into())]
+    );
+    state.apply_topology(&parse(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: racks}
+spec: {levels: [{nodeLabel: rack}, {nodeLabel: kubernetes.io/hostname}]}
+",
+    ));
+    assert_eq!(causes(&mut state), vec![]);
+    state.delete_topology("racks");
+    assert_eq!(
+        causes(&mut state),
+        vec![InactiveCause::TopologyNotFound("racks".into())]
+    );
+}
