@@ -1,6 +1,7 @@
 //! Validation of a snapshot: what the Kueue API (CRD schemas, CEL rules and webhooks) would reject.
 
 use std::collections::HashSet;
+use std::hash::Hash;
 
 use super::error::ModelError;
 use super::model::PODS;
@@ -15,15 +16,19 @@ use crate::api::rule_messages::{
     RESOURCES_PER_FLAVOR,
 };
 
-fn check_unique<'a>(
+/// No two keys are equal; `name` spells a duplicate for the error.
+fn check_unique<K: Eq + Hash>(
     kind: &'static str,
-    names: impl Iterator<Item = String> + 'a,
+    keys: impl Iterator<Item = K>,
+    name: impl Fn(&K) -> String,
 ) -> Result<(), ModelError> {
-    let mut seen = HashSet::new();
-    for name in names {
-        if !seen.insert(name.clone()) {
+    let mut seen = HashSet::with_capacity(keys.size_hint().0);
+    for key in keys {
+        if seen.contains(&key) {
+            let name = name(&key);
             return Err(ModelError::Duplicate { kind, name });
         }
+        seen.insert(key);
     }
     Ok(())
 }
@@ -152,12 +157,12 @@ fn check_weight(
 
 /// What the API rejects in a Workload: pod-set counts, `minCount` and requests.
 pub fn workload(w: &Workload) -> Result<(), ModelError> {
-    let name = format!("{}/{}", w.namespace, w.name);
+    let name = || format!("{}/{}", w.namespace, w.name);
     if w.pod_sets.is_empty() {
         let reason = "must have at least one pod set";
         return Err(ModelError::invalid(
             "Workload",
-            name,
+            name(),
             "spec.podSets",
             reason,
         ));
@@ -169,7 +174,7 @@ pub fn workload(w: &Workload) -> Result<(), ModelError> {
             let reason = format!("must not be negative, found {}", ps.count);
             return Err(ModelError::invalid(
                 "Workload",
-                name,
+                name(),
                 format!("{at}.count"),
                 reason,
             ));
@@ -180,7 +185,7 @@ pub fn workload(w: &Workload) -> Result<(), ModelError> {
                 let reason = format!("must be between 0 and count ({}), found {min}", ps.count);
                 return Err(ModelError::invalid(
                     "Workload",
-                    name,
+                    name(),
                     format!("{at}.minCount"),
                     reason,
                 ));
@@ -191,7 +196,7 @@ pub fn workload(w: &Workload) -> Result<(), ModelError> {
                 let reason = "\"pods\" is a reserved resource name";
                 return Err(ModelError::invalid(
                     "Workload",
-                    name,
+                    name(),
                     format!("{at}.requests"),
                     reason,
                 ));
@@ -200,7 +205,7 @@ pub fn workload(w: &Workload) -> Result<(), ModelError> {
                 let reason = format!("request for {resource} must not be negative, found {amount}");
                 return Err(ModelError::invalid(
                     "Workload",
-                    name,
+                    name(),
                     format!("{at}.requests"),
                     reason,
                 ));
@@ -211,7 +216,7 @@ pub fn workload(w: &Workload) -> Result<(), ModelError> {
         let reason = "at most one pod set may set minCount";
         return Err(ModelError::invalid(
             "Workload",
-            name,
+            name(),
             "spec.podSets",
             reason,
         ));
@@ -251,32 +256,43 @@ fn check_policies(cq: &ClusterQueue) -> Result<(), ModelError> {
 
 /// Checks every object of a snapshot, and that no two objects of a kind share a name.
 pub fn snapshot(snapshot: &Snapshot) -> Result<(), ModelError> {
+    let plain = |name: &&str| name.to_string();
+    let namespaced = |(namespace, name): &(&str, &str)| format!("{namespace}/{name}");
     check_unique(
         "ResourceFlavor",
-        snapshot.resource_flavors.iter().map(|f| f.name.clone()),
+        snapshot.resource_flavors.iter().map(|f| f.name.as_str()),
+        plain,
     )?;
     check_unique(
         "ClusterQueue",
-        snapshot.cluster_queues.iter().map(|c| c.name.clone()),
+        snapshot.cluster_queues.iter().map(|c| c.name.as_str()),
+        plain,
     )?;
-    check_unique("Cohort", snapshot.cohorts.iter().map(|c| c.name.clone()))?;
+    check_unique(
+        "Cohort",
+        snapshot.cohorts.iter().map(|c| c.name.as_str()),
+        plain,
+    )?;
     check_unique(
         "Namespace",
-        snapshot.namespaces.iter().map(|n| n.name.clone()),
+        snapshot.namespaces.iter().map(|n| n.name.as_str()),
+        plain,
     )?;
     check_unique(
         "LocalQueue",
         snapshot
             .local_queues
             .iter()
-            .map(|q| format!("{}/{}", q.namespace, q.name)),
+            .map(|q| (q.namespace.as_str(), q.name.as_str())),
+        namespaced,
     )?;
     check_unique(
         "Workload",
         snapshot
             .workloads
             .iter()
-            .map(|w| format!("{}/{}", w.namespace, w.name)),
+            .map(|w| (w.namespace.as_str(), w.name.as_str())),
+        namespaced,
     )?;
     snapshot.cluster_queues.iter().try_for_each(cluster_queue)?;
     snapshot.cohorts.iter().try_for_each(cohort)?;
