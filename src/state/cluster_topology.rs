@@ -25,11 +25,6 @@ impl ClusterState {
             .map(SnapshotPlacer::snapshot_mut)
     }
 
-    /// The topology snapshot as it stands.
-    pub fn topology(&mut self) -> Option<&TopologySnapshot> {
-        self.topology_mut().map(|t| &*t)
-    }
-
     /// Builds, replaces or drops the tree of a TAS flavor. A flavor whose Topology is not known yet
     /// gets its tree when the Topology arrives.
     pub(super) fn set_tas_flavor(&mut self, name: &str, tas: Option<TasFlavor>) {
@@ -152,7 +147,7 @@ impl ClusterState {
     }
 
     /// The Nodes held, by their hostname label (or name when they have none).
-    pub fn nodes_by_hostname(&self) -> HashMap<String, Node> {
+    pub(super) fn nodes_by_hostname(&self) -> HashMap<String, Node> {
         self.nodes
             .iter()
             .map(|(name, node)| {

@@ -260,11 +260,6 @@ impl SnapshotPlacer {
         &mut self.state.get_mut().snapshot
     }
 
-    /// The snapshot as it stands (with the usage of every workload reserved so far).
-    pub fn into_snapshot(self) -> TopologySnapshot {
-        self.state.into_inner().snapshot
-    }
-
     /// The requests to place for the query: earlier pod sets answered "fits", the pod-set group
     /// partner, then the pod set asked about, in pod-set order.
     fn requests(

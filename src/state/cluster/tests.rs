@@ -310,3 +310,47 @@ spec: {levels: [{nodeLabel: rack}, {nodeLabel: kubernetes.io/hostname}]}
         vec![InactiveCause::TopologyNotFound("racks".into())]
     );
 }
+
+/// An empty full list of every kind leaves nothing behind: no queue, no workload, no node, no
+/// refused object.
+#[test]
+fn empty_full_lists_clear_every_kind() {
+    let mut state = ClusterState::new(EngineConfig::default());
+    state.apply_namespace(&parse::<K8sNamespace>("metadata: {name: team}"));
+    state.apply_resource_flavor(&flavor("good", ""));
+    state.apply_cluster_queue(&queue("q", "good", "1"));
+    state.apply_local_queue(&local_queue("lq", "q"));
+    state.apply_workload(
+        &workload("w", "lq"),
+        Fallback {
+            creation: 0,
+            uid: String::new(),
+        },
+    );
+    state.apply_node(&parse::<K8sNode>(
+        "metadata: {name: n1}\nstatus: {allocatable: {cpu: bad}}",
+    ));
+    state.engine().run_until_stable();
+    assert!(matches!(
+        status_of(&mut state, "w"),
+        WorkloadStatus::Admitted(_)
+    ));
+    state.reset_workloads(&[]);
+    state.reset_local_queues(&[]);
+    state.reset_cluster_queues(&[]);
+    state.reset_cohorts(&[]);
+    state.reset_admission_checks(&[]);
+    state.reset_resource_flavors(&[]);
+    state.reset_topologies(&[]);
+    state.reset_nodes(&[]);
+    state.reset_pods(&[]);
+    state.reset_priority_classes(&[]);
+    state.reset_workload_priority_classes(&[]);
+    state.reset_namespaces(&[]);
+    state.engine().run_until_stable();
+    assert!(state.engine().states().is_empty());
+    assert!(state.set_aside().is_empty());
+    let structure = state.engine().structure();
+    assert!(structure.cluster_queues.is_empty() && structure.namespaces.is_empty());
+    assert!(structure.resource_flavors.is_empty() && structure.local_queues.is_empty());
+}
