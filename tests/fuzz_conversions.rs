@@ -19,31 +19,6 @@ use kuota::state::topology_input;
 /// engine takes in a snapshot of its own.
 type Conversion = fn(&Objects) -> Result<(), ModelError>;
 
-/// A conversion's outcome: a refusal names its field; a conversion that cannot fail gives its
-/// value. Either form is accepted, so a conversion that starts to check its input needs no change
-/// here.
-trait Converted {
-    fn checked(self) -> Result<(), ModelError>;
-}
-
-impl<T> Converted for Result<T, ModelError> {
-    fn checked(self) -> Result<(), ModelError> {
-        self.map(drop)
-    }
-}
-
-impl Converted for kuota::engine::model::ResourceFlavor {
-    fn checked(self) -> Result<(), ModelError> {
-        Ok(())
-    }
-}
-
-impl Converted for kuota::engine::topology::model::Topology {
-    fn checked(self) -> Result<(), ModelError> {
-        Ok(())
-    }
-}
-
 /// Validates, for each object, the snapshot built from it alone.
 fn validate_each<T>(
     objects: &[Located<T>],
@@ -76,7 +51,7 @@ fn cohort(objects: &Objects) -> Result<(), ModelError> {
 
 fn resource_flavor(objects: &Objects) -> Result<(), ModelError> {
     for flavor in &objects.resource_flavors {
-        admission_input::resource_flavor(&flavor.object).checked()?;
+        admission_input::resource_flavor(&flavor.object)?;
         topology_input::tas_flavor(&flavor.object);
     }
     Ok(())
@@ -120,7 +95,7 @@ fn pod(objects: &Objects) -> Result<(), ModelError> {
         topology_input::bound_pod(&pod.object)?;
     }
     for topology in &objects.topologies {
-        topology_input::topology(&topology.object).checked()?;
+        topology_input::topology(&topology.object)?;
     }
     Ok(())
 }
