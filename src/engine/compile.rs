@@ -4,7 +4,6 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::decision::{PendingReason, WorkloadKey};
-use super::error::ModelError;
 use super::model::{
     AdmissionCheckState, PODS, ResourceFlavor, ResourceGroup, Snapshot, StopPolicy, Workload,
 };
@@ -124,12 +123,6 @@ fn node_quota(names: &Interner, groups: &[ResourceGroup]) -> NodeQuota {
         }
     }
     quota
-}
-
-/// Builds the indexed state, taking the snapshot's workloads without copying them.
-pub fn compile(snapshot: Snapshot) -> Result<Compiled, ModelError> {
-    super::validate::snapshot(&snapshot)?;
-    Ok(compile_valid(snapshot))
 }
 
 /// Builds the indexed state from a snapshot whose objects were each validated already.

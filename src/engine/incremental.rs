@@ -10,7 +10,7 @@ use super::decision::{CycleOutcome, EvictionReason, WorkloadKey};
 use super::error::ModelError;
 use super::model::{ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor, Workload};
 use super::quota::NodeId;
-use super::scheduler::Engine;
+use super::scheduler::{Engine, warn_ignored_borrowing};
 use super::state::Remembered;
 use super::structure::Structure;
 use super::validate;
@@ -46,6 +46,7 @@ impl Engine {
     /// Adds a ClusterQueue or replaces the one of the same name.
     pub fn upsert_cluster_queue(&mut self, queue: ClusterQueue) -> Result<(), ModelError> {
         validate::cluster_queue(&queue)?;
+        warn_ignored_borrowing(&self.config, &queue);
         let name = queue.name.clone();
         self.restructure_if(|s| s.cluster_queues.insert(name, queue.clone()) != Some(queue));
         Ok(())
@@ -111,12 +112,12 @@ impl Engine {
     pub fn upsert_workload(&mut self, workload: Workload) -> Result<(), ModelError> {
         validate::workload(&workload)?;
         let key = WorkloadKey::new(&workload.namespace, &workload.name);
+        let held = as_held(&workload);
         let carried = match self.c.by_key.get(&key).copied() {
-            Some(index) if self.current_model(index) == as_held(&workload) => return Ok(()),
+            Some(index) if self.current_model(index) == held => return Ok(()),
             Some(index) => Some(self.detach(index)),
             None => None,
         };
-        let held = as_held(&workload);
         if held.admission.is_some() {
             self.placer.adopt(&held).map_err(|reason| {
                 let name = format!("{}/{}", workload.namespace, workload.name);

@@ -1,10 +1,12 @@
 //! Pure, synchronous, deterministic admission and placement decisions.
 //!
-//! Nothing here talks to Kubernetes: callers hand in a snapshot and get decisions with reasons.
+//! Nothing here talks to Kubernetes: callers hand in objects and get decisions with reasons.
 //!
 //! The admission engine's public surface:
-//! - [`model`]: the input snapshot ([`model::Snapshot`]) and configuration ([`model::EngineConfig`]);
-//! - [`Engine`]: built from a snapshot; [`Engine::cycle`] runs one admission cycle,
+//! - [`model`]: the input objects ([`model::Snapshot`]) and configuration ([`model::EngineConfig`]);
+//! - [`Engine`]: built from a snapshot, or [`Engine::empty`] and fed one object at a time
+//!   (`upsert_*`, `remove_*`, [`Engine::evict_workload`]) for as long as the controller runs;
+//!   [`validate`] holds what the API rejects, per kind; [`Engine::cycle`] runs one admission cycle,
 //!   [`Engine::run_until_stable`] runs cycles until nothing changes, [`Engine::finish`] releases a
 //!   workload's quota, [`Engine::states`] reports every workload;
 //! - [`decision`]: what comes out (admissions, preemptions, evictions, pending reasons, the event log);
@@ -95,9 +97,10 @@
 //!   afterwards only strictly lower priorities, which bounds every chain of preemptions.
 //!
 //! Internals: [`resources`] interns names into dense flavor-resource vectors, [`quota`] is the cohort
-//! tree, `flavor` assigns flavors, `holds` keeps quota for waiting workloads, `preemption` and
-//! `fair_preemption` choose victims (`victim_side` holds the rules about the victim's side of the
-//! tree), `fair_sharing` computes shares and the admission tournament, `cycle` runs the rounds.
+//! tree, `flavor` assigns flavors, `holds` keeps quota for waiting workloads, `preemption` chooses victims
+//! (classic and fair-sharing preemption beside their shared parts), `fair_sharing` computes shares
+//! and the admission tournament, `cycle` runs the rounds, `incremental` applies changes to a
+//! running engine and `structure` keeps its quota objects by name.
 
 mod compile;
 mod cycle;

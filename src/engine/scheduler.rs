@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::compile::{Compiled, compile};
+use super::compile::{Compiled, compile_valid};
 use super::decision::{
     AdmissionDecision, CarriedState, CycleOutcome, Event, EvictionDecision, EvictionReason,
     EvictionRecord, PendingDecision, PendingReason, PreemptionDecision, PreemptionReason,
@@ -12,7 +12,8 @@ use super::decision::{
 use super::error::ModelError;
 use super::flavor::Assignment;
 use super::model::{
-    Admission, BorrowWithinCohortPolicy, EngineConfig, PodSetAssignment, Snapshot, StopPolicy,
+    Admission, BorrowWithinCohortPolicy, ClusterQueue, EngineConfig, PodSetAssignment, Snapshot,
+    StopPolicy,
 };
 use super::quota::NodeId;
 use super::state::{Holding, Wl};
@@ -67,21 +68,28 @@ impl Engine {
         config: EngineConfig,
         placer: Box<dyn TopologyPlacer + Send>,
     ) -> Result<Self, ModelError> {
-        if config.fair_sharing.enabled {
-            let ignored = snapshot.cluster_queues.iter().filter(|cq| {
-                cq.preemption.borrow_within_cohort.policy != BorrowWithinCohortPolicy::Never
-            });
-            for cq in ignored {
-                tracing::warn!(
-                    cluster_queue = %cq.name,
-                    "spec.preemption.borrowWithinCohort is ignored while fair sharing is enabled"
-                );
-            }
+        super::validate::snapshot(&snapshot)?;
+        Ok(Self::from_valid(snapshot, config, placer))
+    }
+
+    /// An engine with no objects yet, fed one change at a time (see the `upsert_*` and
+    /// `remove_*` methods).
+    pub fn empty(config: EngineConfig, placer: Box<dyn TopologyPlacer + Send>) -> Self {
+        Self::from_valid(Snapshot::default(), config, placer)
+    }
+
+    fn from_valid(
+        snapshot: Snapshot,
+        config: EngineConfig,
+        placer: Box<dyn TopologyPlacer + Send>,
+    ) -> Self {
+        for cq in &snapshot.cluster_queues {
+            warn_ignored_borrowing(&config, cq);
         }
         let structure = Structure::from_snapshot(&snapshot);
-        let c = compile(snapshot)?;
+        let c = compile_valid(snapshot);
         let nodes = c.node_names.len();
-        Ok(Engine {
+        Engine {
             config,
             c,
             placer,
@@ -96,14 +104,7 @@ impl Engine {
             quiet: false,
             prelude_all: true,
             prelude_pending: Vec::new(),
-        })
-    }
-
-    /// An engine with no objects yet, fed one change at a time (see the `upsert_*` and
-    /// `remove_*` methods).
-    pub fn empty(config: EngineConfig, placer: Box<dyn TopologyPlacer + Send>) -> Self {
-        Self::with_placer(Snapshot::default(), config, placer)
-            .unwrap_or_else(|_| unreachable!("an empty snapshot is valid"))
+        }
     }
 
     /// The placer, for callers that keep its topology inputs up to date.
@@ -502,4 +503,16 @@ pub fn run_until_stable(
     config: EngineConfig,
 ) -> Result<RunOutcome, ModelError> {
     Ok(Engine::new(snapshot, config)?.run_until_stable())
+}
+
+/// Kueue ignores `borrowWithinCohort` while fair sharing is on; say so for the queue that sets it.
+pub(super) fn warn_ignored_borrowing(config: &EngineConfig, cq: &ClusterQueue) {
+    if config.fair_sharing.enabled
+        && cq.preemption.borrow_within_cohort.policy != BorrowWithinCohortPolicy::Never
+    {
+        tracing::warn!(
+            cluster_queue = %cq.name,
+            "spec.preemption.borrowWithinCohort is ignored while fair sharing is enabled"
+        );
+    }
 }

@@ -89,14 +89,6 @@ impl<T: PartialEq> Cache<T> {
     pub fn set_aside(&self) -> impl Iterator<Item = (&String, &ModelError)> {
         self.set_aside.iter()
     }
-
-    pub fn len(&self) -> usize {
-        self.objects.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.objects.is_empty()
-    }
 }
 
 #[cfg(test)]

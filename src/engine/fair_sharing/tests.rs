@@ -1,5 +1,5 @@
 use super::*;
-use crate::engine::compile::compile;
+use crate::engine::compile::compile_valid;
 use crate::engine::model::{
     ClusterQueue, Cohort, EngineConfig, FlavorQuotas, ResourceGroup, ResourceQuota, Snapshot,
 };
@@ -37,7 +37,7 @@ fn dominant_share_takes_the_most_borrowed_resource_over_its_weight() {
         }],
         ..Default::default()
     };
-    let mut c = compile(snapshot).unwrap();
+    let mut c = compile_valid(snapshot);
     let config = EngineConfig::default();
     let (cpu, memory) = (Fr(0), Fr(1));
     for node in [NodeId(0), NodeId(1), NodeId(2)] {

@@ -84,7 +84,7 @@ impl NoReplacement {
 /// Whether a node has failed for pods with `tolerations`: absent, not Ready, or (gate
 /// `TASReplaceNodeOnNodeTaints`) carrying a NoSchedule/NoExecute taint they do not tolerate
 /// (`spec.unschedulable` counts as the taint the node lifecycle controller adds for it).
-pub fn node_failed(node: Option<&Node>, tolerations: &[Toleration], gates: &FeatureGates) -> bool {
+fn node_failed(node: Option<&Node>, tolerations: &[Toleration], gates: &FeatureGates) -> bool {
     let Some(node) = node else {
         return true;
     };
