@@ -10,6 +10,8 @@
 
 pub mod api;
 pub mod cli;
+pub mod config;
+pub mod controllers;
 pub mod engine;
 pub mod jobs;
 pub mod state;
