@@ -10,6 +10,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod config;
 pub mod engine;
 pub mod jobs;
 pub mod state;
