@@ -6,6 +6,8 @@
 //! - [`jobs`]: the Workload each job integration creates for a job.
 //! - [`state`]: Kubernetes objects reduced to the engine's input.
 //! - [`status`]: engine decisions written as API status.
+//! - [`config`]: Kueue's manager configuration file.
+//! - [`controllers`]: the controller process: watches, the admission loop, the one API writer.
 //! - [`cli`]: the `kuota` subcommands.
 
 pub mod api;

@@ -16,10 +16,15 @@ use super::metrics::Metrics;
 /// Where the probes answer.
 #[derive(Clone, Debug)]
 pub struct ProbePaths {
-    /// Kueue's `health.readinessEndpointName`, without the leading slash.
+    /// Kueue's `health.readinessEndpointName` (`/readyz`).
     pub readiness: String,
     /// Kueue's `health.livenessEndpointName`.
     pub liveness: String,
+}
+
+/// An endpoint name as a route: Kueue's names start with a slash, a bare name gets one.
+fn route(name: &str) -> String {
+    format!("/{}", name.trim_start_matches('/'))
 }
 
 async fn listen(what: &'static str, addr: SocketAddr) -> Result<TcpListener, ControllerError> {
@@ -37,9 +42,9 @@ pub async fn health(
 ) -> Result<impl Future<Output = Result<(), ControllerError>>, ControllerError> {
     let listener = listen("health probes", addr).await?;
     let app = Router::new()
-        .route(&format!("/{}", paths.liveness), get(|| async { "ok" }))
+        .route(&route(&paths.liveness), get(|| async { "ok" }))
         .route(
-            &format!("/{}", paths.readiness),
+            &route(&paths.readiness),
             get(move || {
                 let ready = ready.clone();
                 async move {
