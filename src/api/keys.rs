@@ -71,6 +71,8 @@ pub mod condition_types {
     pub const ADMITTED: &str = "Admitted";
     /// The Workload finished.
     pub const FINISHED: &str = "Finished";
+    /// Every pod of the admitted Workload is ready (waitForPodsReady).
+    pub const PODS_READY: &str = "PodsReady";
     /// The Workload was evicted.
     pub const EVICTED: &str = "Evicted";
     /// The Workload was preempted.

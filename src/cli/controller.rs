@@ -56,6 +56,10 @@ fn settings(config: &Configuration) -> Result<Settings, config::ConfigError> {
         },
         qps: config.client_connection.qps,
         burst: config.client_connection.burst,
+        block_admission: config
+            .wait_for_pods_ready
+            .as_ref()
+            .is_some_and(|w| w.block_admission),
         instance: std::env::var("POD_NAME").ok().filter(|n| !n.is_empty()),
     })
 }

@@ -45,6 +45,9 @@ pub struct Settings {
     /// Client-side limit on writes, as Kueue's `clientConnection` (negative `qps`: none).
     pub qps: f32,
     pub burst: i32,
+    /// Kueue's `waitForPodsReady.blockAdmission`: nothing is admitted while an admitted
+    /// Workload's pods are not all ready.
+    pub block_admission: bool,
     /// This replica's name on the events it records (the pod name in a cluster).
     pub instance: Option<String>,
 }
@@ -80,6 +83,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         MetricsFeed::new(metrics),
         requests,
         ready,
+        settings.block_admission,
     );
     tokio::select! {
         () = admission.run(received, done) => Err(ControllerError::LoopStopped),

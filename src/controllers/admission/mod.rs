@@ -8,6 +8,7 @@
 mod assumed;
 mod inputs;
 pub mod plan;
+mod pods_ready;
 mod queues;
 mod results;
 
@@ -164,6 +165,8 @@ pub struct AdmissionLoop {
     stale: BTreeMap<String, Option<String>>,
     /// Workloads whose last write failed for a transient reason, and when to try again.
     retries: BTreeMap<String, Instant>,
+    /// Admitted Workloads whose pods are not ready, for `waitForPodsReady.blockAdmission`.
+    unready: pods_ready::Unready,
     /// How compact each unwritten TAS admission's placement is, for its event and metric.
     placements: BTreeMap<String, Vec<(String, PlacementQuality)>>,
     /// Workloads waiting out Kueue's requeue backoff, kept out of the engine until then.
@@ -184,6 +187,7 @@ impl AdmissionLoop {
         metrics: MetricsFeed,
         requests: mpsc::UnboundedSender<WriteRequest>,
         ready: Ready,
+        block_admission: bool,
     ) -> Self {
         AdmissionLoop {
             state,
@@ -200,6 +204,7 @@ impl AdmissionLoop {
             retries: BTreeMap::new(),
             backoff: BTreeMap::new(),
             placements: BTreeMap::new(),
+            unready: pods_ready::Unready::new(block_admission),
             queue_writes_in_flight: BTreeMap::new(),
             report_due: true,
             last_report: None,
@@ -239,7 +244,11 @@ impl AdmissionLoop {
         if self.synced.len() < Kind::ALL.len() {
             return;
         }
-        self.decide();
+        if self.unready.blocks() {
+            tracing::debug!("admission waits until every admitted workload's pods are ready");
+        } else {
+            self.decide();
+        }
         self.flush();
         self.report();
     }
@@ -311,6 +320,7 @@ impl AdmissionLoop {
             return;
         }
         self.backoff.remove(&key);
+        self.unready.seen(&key, &workload);
         match self.assumed.get(&key) {
             Some(assumption) => self
                 .state
@@ -331,6 +341,7 @@ impl AdmissionLoop {
         self.stale.remove(key);
         self.backoff.remove(key);
         self.placements.remove(key);
+        self.unready.gone(key);
         self.dirty.remove(key);
         let wk = workload_key(key);
         self.state.delete_workload(&wk.namespace, &wk.name);

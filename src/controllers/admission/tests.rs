@@ -77,6 +77,11 @@ struct Harness {
 
 impl Harness {
     fn new() -> Self {
+        Self::blocking(false)
+    }
+
+    /// A loop with `waitForPodsReady.blockAdmission` set as given.
+    fn blocking(block_admission: bool) -> Self {
         let (requests_tx, requests) = mpsc::unbounded_channel();
         let metrics = Arc::new(Metrics::new(
             ReplicaRole::Standalone,
@@ -90,6 +95,7 @@ impl Harness {
             MetricsFeed::new(metrics),
             requests_tx,
             Ready::default(),
+            block_admission,
         );
         let mut ns = Namespace::default();
         ns.metadata.name = Some("ns".into());
@@ -198,6 +204,7 @@ fn nothing_is_decided_before_every_cache_is_listed() {
         MetricsFeed::new(metrics),
         requests_tx,
         Ready::default(),
+        false,
     );
     admission.take(Input::Workload(Change::Reset(vec![workload("a", 1, 0, 0)])));
     admission.pass();
@@ -357,4 +364,39 @@ fn a_workload_deleted_while_its_admission_is_written_stays_deleted() {
     h.store(claim);
     assert!(!h.admission.workloads.contains_key("ns/a"));
     assert!(h.admission.state.engine().state(&workload_key("ns/a")).is_none());
+}
+
+#[test]
+fn with_block_admission_nothing_is_admitted_until_admitted_pods_are_ready() {
+    let mut h = Harness::blocking(true);
+    h.apply(workload("a", 2, 0, 0));
+    let mut stored = Vec::new();
+    for request in h.workload_requests() {
+        stored.push(request.0.clone());
+        h.store(request);
+    }
+    assert_eq!(stored, ["ns/a"]);
+    h.apply(workload("b", 2, 0, 1));
+    assert!(!h.admitted_in_engine("ns/b"), "a's pods are not ready yet");
+    for request in h.workload_requests() {
+        assert_eq!(request.2.effect, Effect::Update);
+        h.store(request);
+    }
+    let mut ready = h.admission.workloads.get("ns/a").cloned().expect("a is known");
+    h.revision += 1;
+    ready.metadata.resource_version = Some(h.revision.to_string());
+    if let Some(status) = ready.status.as_mut() {
+        status.conditions.push(k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+            type_: "PodsReady".into(),
+            status: "True".into(),
+            reason: "Started".into(),
+            message: String::new(),
+            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                "2026-11-23T10:01:00Z".parse().unwrap(),
+            ),
+            observed_generation: None,
+        });
+    }
+    h.apply(ready);
+    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
 }
