@@ -68,7 +68,10 @@ async fn start(args: &ControllerArgs) -> Result<(), StartError> {
     let loaded = config::load(args.config.as_deref(), &args.feature_gates)?;
     tracing::info!(config = ?loaded.config, "configuration loaded");
     for field in &loaded.ignored {
-        tracing::warn!(field, "configuration field accepted but not acted on by kuota yet");
+        tracing::warn!(
+            field,
+            "configuration field accepted but not acted on by kuota yet"
+        );
     }
     let settings = settings(&loaded.config)?;
     let client = kube::Client::try_from(kube::Config::infer().await?)?;
@@ -84,7 +87,10 @@ pub fn run(args: &ControllerArgs) -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             super::stdio::report("kuota controller", StartError::Runtime(error));

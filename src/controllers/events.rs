@@ -88,12 +88,17 @@ pub fn for_change(
             format!("Admitted by ClusterQueue {cq}, wait time since reservation was 0s"),
         ));
     }
-    if is_true(new, condition_types::PREEMPTED) && !is_true(old, condition_types::PREEMPTED)
+    if is_true(new, condition_types::PREEMPTED)
+        && !is_true(old, condition_types::PREEMPTED)
         && let Some(c) = condition(new, condition_types::PREEMPTED)
     {
-        events.push(WorkloadEvent::normal(condition_types::PREEMPTED, c.message.clone()));
+        events.push(WorkloadEvent::normal(
+            condition_types::PREEMPTED,
+            c.message.clone(),
+        ));
     }
-    if is_true(new, condition_types::EVICTED) && !is_true(old, condition_types::EVICTED)
+    if is_true(new, condition_types::EVICTED)
+        && !is_true(old, condition_types::EVICTED)
         && let Some(c) = condition(new, condition_types::EVICTED)
     {
         events.push(WorkloadEvent::normal(

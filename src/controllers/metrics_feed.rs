@@ -9,13 +9,17 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
 use super::events::queued_at;
-use super::metrics::{Metrics, QueueGauges, WorkloadLabels};
+use super::metrics::{Metrics, WorkloadLabels};
+use super::queue_gauges;
 use crate::api::keys::condition_types;
 use crate::api::{Workload, WorkloadStatus};
 use crate::engine::PreemptionDecision;
 use crate::engine::Structure;
 use crate::engine::queue_report::QueueReport;
 use crate::engine::topology::PlacementQuality;
+use crate::engine::topology::quality::short_level_name;
+
+pub use super::queue_gauges::PendingWorkload;
 
 /// The loop's handle on the metrics.
 pub struct MetricsFeed {
@@ -42,7 +46,11 @@ impl Labels {
 }
 
 /// The ClusterQueue a Workload is admitted to, else the one its LocalQueue points at.
-fn cluster_queue_of(workload: &Workload, status: Option<&WorkloadStatus>, structure: &Structure) -> Option<String> {
+fn cluster_queue_of(
+    workload: &Workload,
+    status: Option<&WorkloadStatus>,
+    structure: &Structure,
+) -> Option<String> {
     if let Some(admission) = status.and_then(|s| s.admission.as_ref()) {
         return Some(admission.cluster_queue.clone());
     }
@@ -50,10 +58,17 @@ fn cluster_queue_of(workload: &Workload, status: Option<&WorkloadStatus>, struct
         workload.namespace().unwrap_or_default(),
         workload.spec.queue_name.clone().unwrap_or_default(),
     );
-    structure.local_queues.get(&key).map(|q| q.cluster_queue.clone())
+    structure
+        .local_queues
+        .get(&key)
+        .map(|q| q.cluster_queue.clone())
 }
 
-fn labels(workload: &Workload, status: Option<&WorkloadStatus>, structure: &Structure) -> Option<Labels> {
+fn labels(
+    workload: &Workload,
+    status: Option<&WorkloadStatus>,
+    structure: &Structure,
+) -> Option<Labels> {
     Some(Labels {
         cluster_queue: cluster_queue_of(workload, status, structure)?,
         namespace: workload.namespace().unwrap_or_default(),
@@ -67,21 +82,14 @@ fn labels(workload: &Workload, status: Option<&WorkloadStatus>, structure: &Stru
     })
 }
 
-/// The Cohorts above a ClusterQueue, nearest first (a cycle stops the walk).
+/// The Cohorts above a ClusterQueue, nearest first.
 fn ancestors(cluster_queue: &str, structure: &Structure) -> Vec<String> {
-    let mut chain: Vec<String> = Vec::new();
-    let mut next = structure
+    structure
         .cluster_queues
         .get(cluster_queue)
-        .and_then(|q| q.cohort.clone());
-    while let Some(cohort) = next {
-        if chain.contains(&cohort) {
-            break;
-        }
-        next = structure.cohorts.get(&cohort).and_then(|c| c.parent.clone());
-        chain.push(cohort);
-    }
-    chain
+        .and_then(|q| q.cohort.as_deref())
+        .map(|cohort| queue_gauges::chain(cohort, structure))
+        .unwrap_or_default()
 }
 
 fn condition_true(status: Option<&WorkloadStatus>, type_: &str) -> Option<String> {
@@ -126,27 +134,33 @@ impl MetricsFeed {
         structure: &Structure,
     ) {
         let old = before.status.as_ref();
-        let Some(labels) = labels(before, Some(after), structure)
-            .or_else(|| labels(before, old, structure))
+        let Some(labels) =
+            labels(before, Some(after), structure).or_else(|| labels(before, old, structure))
         else {
             return;
         };
         let admitted_now = after.admission.is_some()
             && old.and_then(|s| s.admission.as_ref()) != after.admission.as_ref();
         if admitted_now {
-            let waited = queued_at(before)
-                .map_or(0.0, |at| (now.0.as_millisecond() - at.0.as_millisecond()).max(0) as f64 / 1000.0);
+            let waited = queued_at(before).map_or(0.0, |at| {
+                (now.0.as_millisecond() - at.0.as_millisecond()).max(0) as f64 / 1000.0
+            });
             let cohorts = ancestors(&labels.cluster_queue, structure);
             let cohorts: Vec<&str> = cohorts.iter().map(String::as_str).collect();
             self.metrics.quota_reserved(&labels.borrowed(), waited);
             self.metrics.admitted(&labels.borrowed(), waited, &cohorts);
             for (_, quality) in placement {
-                let lowest = quality.domains_per_level.last().copied().unwrap_or_default();
-                self.metrics.placement_quality(
-                    &labels.cluster_queue,
-                    lowest,
-                    quality.lowest_common_level(),
-                );
+                let lowest = quality
+                    .domains_per_level
+                    .last()
+                    .copied()
+                    .unwrap_or_default();
+                let common = quality
+                    .lowest_common_level()
+                    .and_then(|level| quality.levels.get(level))
+                    .map(|key| short_level_name(key));
+                self.metrics
+                    .placement_quality(&labels.cluster_queue, lowest, common);
             }
         }
         let evicted = condition_true(Some(after), condition_types::EVICTED);
@@ -158,13 +172,22 @@ impl MetricsFeed {
                     .iter()
                     .any(|c| c.type_ == condition_types::EVICTED && c.reason == reason)
             });
-            self.metrics.evicted(&labels.borrowed(), &reason, "", first_time);
+            self.metrics
+                .evicted(&labels.borrowed(), &reason, "", first_time);
         }
     }
 
-    /// Replaces the queue gauges from the engine's report.
-    pub fn queues(&self, report: &QueueReport, structure: &Structure) {
-        let _ = (report, structure);
-        self.metrics.set_queues(&QueueGauges::default());
+    /// A Workload whose `Finished` condition turned true.
+    pub fn finished(&self, workload: &Workload, structure: &Structure) {
+        if let Some(labels) = labels(workload, workload.status.as_ref(), structure) {
+            self.metrics.finished(&labels.borrowed());
+        }
+    }
+
+    /// Replaces the queue gauges from the engine's report, its quota objects, and the pending
+    /// workloads with the LocalQueue each waits in and its reason.
+    pub fn queues(&self, report: &QueueReport, structure: &Structure, pending: &[PendingWorkload]) {
+        self.metrics
+            .set_queues(&queue_gauges::gauges(report, structure, pending));
     }
 }

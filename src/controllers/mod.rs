@@ -7,6 +7,7 @@ mod error;
 pub mod events;
 pub mod metrics;
 mod metrics_feed;
+pub mod queue_gauges;
 pub mod queue_status;
 mod serve;
 pub mod watches;

@@ -38,7 +38,11 @@ impl QueueObjects {
 
 /// A LocalQueue's key: `namespace/name`.
 pub fn local_queue_key(queue: &LocalQueue) -> String {
-    format!("{}/{}", queue.namespace().unwrap_or_default(), queue.name_any())
+    format!(
+        "{}/{}",
+        queue.namespace().unwrap_or_default(),
+        queue.name_any()
+    )
 }
 
 /// A queue object with the status to write.
@@ -56,12 +60,8 @@ pub fn changed(objects: &QueueObjects, report: &QueueReport, now: &Time) -> Vec<
         let Some(object) = objects.cluster_queues.get(&cq.name) else {
             continue;
         };
-        let status = cluster_queue_status(
-            object.status.as_ref(),
-            cq,
-            now,
-            object.metadata.generation,
-        );
+        let status =
+            cluster_queue_status(object.status.as_ref(), cq, now, object.metadata.generation);
         if object.status.as_ref() != Some(&status) {
             let mut object = object.clone();
             object.status = Some(status);

@@ -60,7 +60,10 @@ pub async fn health(
     Ok(async move {
         axum::serve(listener, app)
             .await
-            .map_err(|source| ControllerError::Serve { what: "health probes", source })
+            .map_err(|source| ControllerError::Serve {
+                what: "health probes",
+                source,
+            })
     })
 }
 
@@ -76,7 +79,10 @@ pub async fn metrics(
             let metrics = metrics.clone();
             async move {
                 (
-                    [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+                    [(
+                        header::CONTENT_TYPE,
+                        "text/plain; version=0.0.4; charset=utf-8",
+                    )],
                     metrics.encode(),
                 )
                     .into_response()
@@ -87,6 +93,9 @@ pub async fn metrics(
     Ok(async move {
         axum::serve(listener, app)
             .await
-            .map_err(|source| ControllerError::Serve { what: "metrics", source })
+            .map_err(|source| ControllerError::Serve {
+                what: "metrics",
+                source,
+            })
     })
 }

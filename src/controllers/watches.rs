@@ -8,8 +8,8 @@ use std::fmt;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Container, Namespace, Node, Pod, PodSpec, PodStatus};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
@@ -21,8 +21,8 @@ use crate::state::topology_input::TAS_POD_ANNOTATIONS;
 /// One change of one kind.
 #[derive(Debug)]
 pub enum Change<K> {
-    Apply(K),
-    Delete(K),
+    Apply(Box<K>),
+    Delete(Box<K>),
     /// Every object of the kind: what is not listed is gone.
     Reset(Vec<K>),
 }
@@ -129,13 +129,62 @@ impl Input {
 /// Starts one watch per kind; each runs until `inputs` is closed.
 pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<Input>, tasks: &mut JoinSet<()>) {
     let all = watcher::Config::default();
-    spawn(tasks, Api::all(client.clone()), all.clone(), inputs, Input::ResourceFlavor, slim);
-    spawn(tasks, Api::all(client.clone()), all.clone(), inputs, Input::ClusterQueue, slim);
-    spawn(tasks, Api::all(client.clone()), all.clone(), inputs, Input::AdmissionCheck, slim);
-    spawn(tasks, Api::all(client.clone()), all.clone(), inputs, Input::Cohort, slim);
-    spawn(tasks, Api::all(client.clone()), all.clone(), inputs, Input::LocalQueue, slim);
-    spawn(tasks, Api::all(client.clone()), all.clone(), inputs, Input::Namespace, slim);
-    spawn(tasks, Api::all(client.clone()), all.clone(), inputs, Input::Workload, slim);
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::ResourceFlavor,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::ClusterQueue,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::AdmissionCheck,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::Cohort,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::LocalQueue,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::Namespace,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::Workload,
+        slim,
+    );
     spawn(
         tasks,
         Api::all(client.clone()),
@@ -144,13 +193,41 @@ pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<Input>, tasks: &mut Join
         Input::WorkloadPriorityClass,
         slim,
     );
-    spawn(tasks, Api::all(client.clone()), all.clone(), inputs, Input::PriorityClass, slim);
-    spawn(tasks, Api::all(client.clone()), all.clone(), inputs, Input::Topology, slim);
-    spawn(tasks, Api::all(client.clone()), all.clone(), inputs, Input::Node, slim);
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::PriorityClass,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::Topology,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::Node,
+        slim,
+    );
     // Only pods bound to a node and not terminal use capacity; a pod that leaves this selection
     // (finishes) arrives as a deletion.
     let bound = all.fields("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed");
-    spawn(tasks, Api::all(client.clone()), bound, inputs, Input::Pod, slim_pod);
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        bound,
+        inputs,
+        Input::Pod,
+        slim_pod,
+    );
 }
 
 fn spawn<K>(
@@ -165,7 +242,10 @@ fn spawn<K>(
 {
     let inputs = inputs.clone();
     tasks.spawn(async move {
-        let kind = std::any::type_name::<K>().rsplit("::").next().unwrap_or("object");
+        let kind = std::any::type_name::<K>()
+            .rsplit("::")
+            .next()
+            .unwrap_or("object");
         let mut stream = watcher::watcher(api, config).default_backoff().boxed();
         let mut listed = Vec::new();
         while let Some(event) = stream.next().await {
@@ -179,8 +259,8 @@ fn spawn<K>(
                     continue;
                 }
                 Ok(Event::InitDone) => Change::Reset(std::mem::take(&mut listed)),
-                Ok(Event::Apply(object)) => Change::Apply(slim(object)),
-                Ok(Event::Delete(object)) => Change::Delete(slim(object)),
+                Ok(Event::Apply(object)) => Change::Apply(Box::new(slim(object))),
+                Ok(Event::Delete(object)) => Change::Delete(Box::new(slim(object))),
                 Err(error) => {
                     tracing::warn!(kind, %error, "watch failed; it lists again after a backoff");
                     continue;

@@ -94,7 +94,8 @@ impl RateLimit {
             let mut state = self.state.lock().await;
             let (tokens, last) = &mut *state;
             let now = Instant::now();
-            *tokens = (*tokens + now.duration_since(*last).as_secs_f64() * self.qps).min(self.burst);
+            *tokens =
+                (*tokens + now.duration_since(*last).as_secs_f64() * self.qps).min(self.burst);
             *last = now;
             *tokens -= 1.0;
             (*tokens < 0.0).then(|| Duration::from_secs_f64(-*tokens / self.qps))
@@ -152,10 +153,18 @@ impl Writer {
         } else {
             let body = status_apply(read, status);
             let params = PatchParams::apply(field_managers::ADMISSION).force();
-            self.send(&label, api.patch_status(&name, &params, &Patch::Apply(&body)))
-                .await?
+            self.send(
+                &label,
+                api.patch_status(&name, &params, &Patch::Apply(&body)),
+            )
+            .await?
         };
-        if status.admission.is_none() && written.status.as_ref().is_some_and(|s| s.admission.is_some()) {
+        if status.admission.is_none()
+            && written
+                .status
+                .as_ref()
+                .is_some_and(|s| s.admission.is_some())
+        {
             // Another manager owns the admission, so applying without it kept it: clear it
             // outright, still fenced.
             let body = json!({
@@ -164,7 +173,10 @@ impl Writer {
             });
             let params = PatchParams::default();
             written = self
-                .send(&label, api.patch_status(&name, &params, &Patch::Merge(&body)))
+                .send(
+                    &label,
+                    api.patch_status(&name, &params, &Patch::Merge(&body)),
+                )
                 .await?;
         }
         if let Some(annotations) = annotations {
@@ -218,9 +230,12 @@ impl Writer {
             field_manager: Some(field_managers::KUOTA.to_string()),
             ..PatchParams::default()
         };
-        self.send(&label, api.patch_status(&name, &params, &Patch::Merge(&body)))
-            .await
-            .map(|_| ())
+        self.send(
+            &label,
+            api.patch_status(&name, &params, &Patch::Merge(&body)),
+        )
+        .await
+        .map(|_| ())
     }
 }
 

@@ -53,7 +53,7 @@ pub enum WriteRequest {
     },
     Queue {
         key: String,
-        write: QueueWrite,
+        write: Box<QueueWrite>,
     },
 }
 
@@ -81,7 +81,7 @@ pub async fn write_all(
                     }
                 }
                 WriteRequest::Queue { key, write } => {
-                    let result = match &write {
+                    let result = match write.as_ref() {
                         QueueWrite::ClusterQueue(q) => writer.cluster_queue_status(q).await,
                         QueueWrite::LocalQueue(q) => writer.local_queue_status(q).await,
                         QueueWrite::Cohort(c) => writer.cohort_status(c).await,
@@ -93,7 +93,6 @@ pub async fn write_all(
         });
     }
 }
-
 
 /// A write's result, sent back to the loop.
 #[derive(Debug)]
@@ -120,7 +119,6 @@ impl Ready {
     }
 }
 
-
 /// Workloads read from a cluster always have a UID and a creation time.
 fn fallback() -> Fallback {
     Fallback {
@@ -129,6 +127,13 @@ fn fallback() -> Fallback {
     }
 }
 
+fn is_finished(workload: &Workload) -> bool {
+    workload.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == crate::api::keys::condition_types::FINISHED && c.status == "True")
+    })
+}
 
 fn key_of(workload: &Workload) -> String {
     format!(
@@ -183,7 +188,7 @@ pub struct AdmissionLoop {
 impl AdmissionLoop {
     pub fn new(
         state: ClusterState,
-            events: EventSink,
+        events: EventSink,
         metrics: MetricsFeed,
         requests: mpsc::UnboundedSender<WriteRequest>,
         ready: Ready,
@@ -215,7 +220,11 @@ impl AdmissionLoop {
     }
 
     /// Runs until the watches stop.
-    pub async fn run(mut self, mut inputs: mpsc::Receiver<Input>, mut done: mpsc::Receiver<Written>) {
+    pub async fn run(
+        mut self,
+        mut inputs: mpsc::Receiver<Input>,
+        mut done: mpsc::Receiver<Written>,
+    ) {
         let mut tick = tokio::time::interval(REPORT_PERIOD);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -274,7 +283,7 @@ impl AdmissionLoop {
     fn workload_change(&mut self, change: Change<Workload>) {
         self.report_due = true;
         match change {
-            Change::Apply(workload) => self.seen(workload),
+            Change::Apply(workload) => self.seen(*workload),
             Change::Delete(workload) => self.gone(&key_of(&workload)),
             Change::Reset(list) => {
                 let listed: BTreeSet<String> = list.iter().map(key_of).collect();
@@ -321,6 +330,11 @@ impl AdmissionLoop {
         }
         self.backoff.remove(&key);
         self.unready.seen(&key, &workload);
+        let was_finished = self.workloads.get(&key).is_some_and(is_finished);
+        if !was_finished && self.workloads.contains_key(&key) && is_finished(&workload) {
+            self.metrics
+                .finished(&workload, self.state.engine().structure());
+        }
         match self.assumed.get(&key) {
             Some(assumption) => self
                 .state

@@ -5,7 +5,9 @@ use kube::ResourceExt;
 use tokio::time::Instant;
 
 use super::{AdmissionLoop, REPORT_PERIOD, WriteRequest};
+use crate::controllers::metrics_feed::PendingWorkload;
 use crate::controllers::queue_status::{self, QueueWrite};
+use crate::engine::WorkloadStatus as EngineStatus;
 
 impl AdmissionLoop {
     /// Queue status and gauges, at most every [`REPORT_PERIOD`].
@@ -21,7 +23,25 @@ impl AdmissionLoop {
         self.last_report = Some(Instant::now());
         let now = Time(k8s_openapi::jiff::Timestamp::now());
         let report = self.state.engine().queue_report();
-        self.metrics.queues(&report, self.state.engine().structure());
+        let pending: Vec<PendingWorkload> = self
+            .state
+            .engine()
+            .states()
+            .into_iter()
+            .filter_map(|state| {
+                let EngineStatus::Pending { reason, .. } = state.status else {
+                    return None;
+                };
+                let read = self.workloads.get(&state.workload.to_string())?;
+                Some(PendingWorkload {
+                    namespace: state.workload.namespace,
+                    local_queue: read.spec.queue_name.clone().unwrap_or_default(),
+                    reason,
+                })
+            })
+            .collect();
+        self.metrics
+            .queues(&report, self.state.engine().structure(), &pending);
         for write in queue_status::changed(&self.queues, &report, &now) {
             self.send_queue(write);
         }
@@ -49,7 +69,10 @@ impl AdmissionLoop {
         self.queue_writes_in_flight.insert(key.clone(), before);
         if self
             .requests
-            .send(WriteRequest::Queue { key, write })
+            .send(WriteRequest::Queue {
+                key,
+                write: Box::new(write),
+            })
             .is_err()
         {
             tracing::error!("the writer stopped; queue status is no longer written");

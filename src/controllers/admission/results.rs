@@ -80,7 +80,8 @@ impl AdmissionLoop {
                     self.release_failed = true;
                 }
                 if error.is_transient() {
-                    self.retries.insert(key.clone(), Instant::now() + RETRY_AFTER);
+                    self.retries
+                        .insert(key.clone(), Instant::now() + RETRY_AFTER);
                 } else {
                     self.stale
                         .insert(key.clone(), before.metadata.resource_version.clone());
@@ -159,5 +160,4 @@ impl AdmissionLoop {
             self.send(key, planned);
         }
     }
-
 }

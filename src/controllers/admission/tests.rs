@@ -126,7 +126,8 @@ impl Harness {
     }
 
     fn apply(&mut self, workload: api::Workload) {
-        self.admission.take(Input::Workload(Change::Apply(workload)));
+        self.admission
+            .take(Input::Workload(Change::Apply(Box::new(workload))));
         self.admission.pass();
     }
 
@@ -176,7 +177,11 @@ impl Harness {
 
     fn admitted_in_engine(&mut self, key: &str) -> bool {
         matches!(
-            self.admission.state.engine().state(&workload_key(key)).map(|s| s.status),
+            self.admission
+                .state
+                .engine()
+                .state(&workload_key(key))
+                .map(|s| s.status),
             Some(EngineStatus::Admitted(_))
         )
     }
@@ -285,7 +290,10 @@ fn an_admission_that_preempts_is_undone_when_the_victim_cannot_be_written() {
     for request in requests {
         h.store(request);
     }
-    assert_eq!(effects(&h.workload_requests()), [("ns/high", Effect::Claim)]);
+    assert_eq!(
+        effects(&h.workload_requests()),
+        [("ns/high", Effect::Claim)]
+    );
 }
 
 #[test]
@@ -331,7 +339,9 @@ fn a_deleted_workload_frees_its_quota_for_the_next() {
     }
     assert!(!h.admitted_in_engine("ns/b"));
     h.admission
-        .take(Input::Workload(Change::Delete(workload("a", 4, 0, 0))));
+        .take(Input::Workload(Change::Delete(Box::new(workload(
+            "a", 4, 0, 0,
+        )))));
     h.admission.pass();
     assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
 }
@@ -348,7 +358,12 @@ fn a_full_list_forgets_what_it_does_not_name() {
         h.store(request);
     }
     // The watch expired while `a` was deleted: the re-list no longer names it.
-    let b = h.admission.workloads.get("ns/b").cloned().expect("b is known");
+    let b = h
+        .admission
+        .workloads
+        .get("ns/b")
+        .cloned()
+        .expect("b is known");
     h.admission.take(Input::Workload(Change::Reset(vec![b])));
     h.admission.pass();
     assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
@@ -360,10 +375,18 @@ fn a_workload_deleted_while_its_admission_is_written_stays_deleted() {
     h.apply(workload("a", 4, 0, 0));
     let claim = h.workload_requests().pop().expect("a claim");
     h.admission
-        .take(Input::Workload(Change::Delete(workload("a", 4, 0, 0))));
+        .take(Input::Workload(Change::Delete(Box::new(workload(
+            "a", 4, 0, 0,
+        )))));
     h.store(claim);
     assert!(!h.admission.workloads.contains_key("ns/a"));
-    assert!(h.admission.state.engine().state(&workload_key("ns/a")).is_none());
+    assert!(
+        h.admission
+            .state
+            .engine()
+            .state(&workload_key("ns/a"))
+            .is_none()
+    );
 }
 
 #[test]
@@ -382,20 +405,27 @@ fn with_block_admission_nothing_is_admitted_until_admitted_pods_are_ready() {
         assert_eq!(request.2.effect, Effect::Update);
         h.store(request);
     }
-    let mut ready = h.admission.workloads.get("ns/a").cloned().expect("a is known");
+    let mut ready = h
+        .admission
+        .workloads
+        .get("ns/a")
+        .cloned()
+        .expect("a is known");
     h.revision += 1;
     ready.metadata.resource_version = Some(h.revision.to_string());
     if let Some(status) = ready.status.as_mut() {
-        status.conditions.push(k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
-            type_: "PodsReady".into(),
-            status: "True".into(),
-            reason: "Started".into(),
-            message: String::new(),
-            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-                "2026-11-23T10:01:00Z".parse().unwrap(),
-            ),
-            observed_generation: None,
-        });
+        status
+            .conditions
+            .push(k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+                type_: "PodsReady".into(),
+                status: "True".into(),
+                reason: "Started".into(),
+                message: String::new(),
+                last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                    "2026-11-23T10:01:00Z".parse().unwrap(),
+                ),
+                observed_generation: None,
+            });
     }
     h.apply(ready);
     assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);

@@ -68,8 +68,18 @@ fn a_preemption_records_preempted_and_evicted_due_to_preempted() {
     let before = created_at("2026-11-23T09:00:00Z");
     let after = WorkloadStatus {
         conditions: vec![
-            condition("Evicted", "True", "Preempted", "Preempted to accommodate a workload"),
-            condition("Preempted", "True", "InClusterQueue", "Preempted to accommodate a workload"),
+            condition(
+                "Evicted",
+                "True",
+                "Preempted",
+                "Preempted to accommodate a workload",
+            ),
+            condition(
+                "Preempted",
+                "True",
+                "InClusterQueue",
+                "Preempted to accommodate a workload",
+            ),
         ],
         ..WorkloadStatus::default()
     };
@@ -98,7 +108,10 @@ fn a_new_pending_reason_is_a_warning_and_an_unchanged_one_is_not_repeated() {
     );
     let mut unchanged = before.clone();
     unchanged.status = Some(after.clone());
-    assert_eq!(for_change(&unchanged, &after, &at("2026-11-23T10:00:05Z"), &[]), []);
+    assert_eq!(
+        for_change(&unchanged, &after, &at("2026-11-23T10:00:05Z"), &[]),
+        []
+    );
 }
 
 #[test]
@@ -120,10 +133,18 @@ fn a_topology_aware_admission_says_how_compact_it_is() {
         ..WorkloadStatus::default()
     };
     let quality = PlacementQuality {
-        levels: vec!["cloud.provider.com/topology-rack".into(), "kubernetes.io/hostname".into()],
+        levels: vec![
+            "cloud.provider.com/topology-rack".into(),
+            "kubernetes.io/hostname".into(),
+        ],
         domains_per_level: vec![1, 2],
     };
-    let events = for_change(&before, &after, &at("2026-11-23T10:00:00Z"), &[("main".into(), quality)]);
+    let events = for_change(
+        &before,
+        &after,
+        &at("2026-11-23T10:00:00Z"),
+        &[("main".into(), quality)],
+    );
     assert_eq!(
         events[0].note,
         "Quota reserved in ClusterQueue team, wait time since queued was 0s; placement of pod set \

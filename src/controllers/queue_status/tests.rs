@@ -55,8 +55,14 @@ fn queues_whose_status_differs_are_written_once() {
     let counts: Vec<QueueWrite> = changed(&objects, &report(3), &later);
     match counts.as_slice() {
         [QueueWrite::ClusterQueue(cq), QueueWrite::LocalQueue(lq)] => {
-            assert_eq!(cq.status.as_ref().and_then(|s| s.admitted_workloads), Some(3));
-            assert_eq!(lq.status.as_ref().and_then(|s| s.admitted_workloads), Some(3));
+            assert_eq!(
+                cq.status.as_ref().and_then(|s| s.admitted_workloads),
+                Some(3)
+            );
+            assert_eq!(
+                lq.status.as_ref().and_then(|s| s.admitted_workloads),
+                Some(3)
+            );
         }
         other => panic!("expected the ClusterQueue and LocalQueue, got {other:?}"),
     }
@@ -76,7 +82,10 @@ fn put_returns_the_object_it_replaces() {
         Some(QueueWrite::ClusterQueue(old)) if old.metadata.generation == Some(1)
     ));
     assert_eq!(
-        objects.put(QueueWrite::ClusterQueue(ClusterQueue::new("other", Default::default()))),
+        objects.put(QueueWrite::ClusterQueue(ClusterQueue::new(
+            "other",
+            Default::default()
+        ))),
         None
     );
 }

@@ -23,7 +23,11 @@ fn the_apply_body_holds_only_what_admission_owns_at_the_read_version() {
     read.metadata.namespace = Some("ns".into());
     read.metadata.resource_version = Some("42".into());
     let status = WorkloadStatus {
-        conditions: vec![condition("QuotaReserved"), condition("PodsReady"), condition("Finished")],
+        conditions: vec![
+            condition("QuotaReserved"),
+            condition("PodsReady"),
+            condition("Finished"),
+        ],
         ..WorkloadStatus::default()
     };
     let body = status_apply(&read, &status);

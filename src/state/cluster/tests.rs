@@ -398,13 +398,25 @@ status:
         )]
         .into(),
     );
-    state.apply_workload(&two_pods, Fallback { creation: 0, uid: String::new() });
+    state.apply_workload(
+        &two_pods,
+        Fallback {
+            creation: 0,
+            uid: String::new(),
+        },
+    );
     let out = state.engine().cycle();
     let [decision] = out.admitted.as_slice() else {
-        panic!("expected one admission, got {:?}", status_of(&mut state, "w"));
+        panic!(
+            "expected one admission, got {:?}",
+            status_of(&mut state, "w")
+        );
     };
     let [(pod_set, quality)] = decision.placement_quality.as_slice() else {
-        panic!("expected one TAS pod set, got {:?}", decision.placement_quality);
+        panic!(
+            "expected one TAS pod set, got {:?}",
+            decision.placement_quality
+        );
     };
     assert_eq!(pod_set, "main");
     assert_eq!(quality.domains_per_level, vec![1, 2]);

@@ -33,7 +33,10 @@ fn backing_off() -> Workload {
 
 #[test]
 fn an_evicted_workload_waits_until_its_requeue_time() {
-    assert_eq!(waiting_until(&backing_off()), Some(&at("2026-11-23T10:00:00Z")));
+    assert_eq!(
+        waiting_until(&backing_off()),
+        Some(&at("2026-11-23T10:00:00Z"))
+    );
 }
 
 #[test]
@@ -62,8 +65,16 @@ fn the_end_of_a_backoff_requeues_and_keeps_the_count() {
     assert_eq!((state.count, state.requeue_at.as_ref()), (Some(2), None));
     let condition = &status.conditions[0];
     assert_eq!(
-        (condition.status.as_str(), condition.reason.as_str(), condition.message.as_str()),
-        ("True", "BackoffFinished", "The workload backoff was finished")
+        (
+            condition.status.as_str(),
+            condition.reason.as_str(),
+            condition.message.as_str()
+        ),
+        (
+            "True",
+            "BackoffFinished",
+            "The workload backoff was finished"
+        )
     );
     assert_eq!(condition.last_transition_time, now);
     assert_eq!(condition.observed_generation, Some(3));

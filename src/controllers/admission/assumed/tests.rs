@@ -28,7 +28,10 @@ fn overlay_shows_the_decision_and_keeps_what_others_wrote() {
     let mut read = Workload::new("job", Default::default());
     read.metadata.annotations = Some(BTreeMap::from([
         ("user".to_string(), "keep".to_string()),
-        (kuota_annotations::FAIR_SHARE_SHIELD.to_string(), "old".to_string()),
+        (
+            kuota_annotations::FAIR_SHARE_SHIELD.to_string(),
+            "old".to_string(),
+        ),
     ]));
     read.status = Some(WorkloadStatus {
         conditions: vec![
@@ -62,7 +65,11 @@ fn overlay_shows_the_decision_and_keeps_what_others_wrote() {
         .collect();
     assert_eq!(
         types,
-        [("PodsReady", "False"), ("QuotaReserved", "True"), ("Admitted", "True")]
+        [
+            ("PodsReady", "False"),
+            ("QuotaReserved", "True"),
+            ("Admitted", "True")
+        ]
     );
     let annotations = seen.metadata.annotations.expect("annotations");
     assert_eq!(annotations["user"], "keep");

@@ -58,8 +58,12 @@ fn waiting() -> EngineStatus {
 
 #[test]
 fn an_admission_claims_quota_and_carries_its_reservation_time() {
-    let planned = plan(&workload(), &state(EngineStatus::Admitted(admission(2)), Some(5)), &now())
-        .expect("a write");
+    let planned = plan(
+        &workload(),
+        &state(EngineStatus::Admitted(admission(2)), Some(5)),
+        &now(),
+    )
+    .expect("a write");
     assert_eq!(planned.effect, Effect::Claim);
     assert!(planned.status.admission.is_some());
     let annotations = planned.annotations.expect("annotations change");
