@@ -6,10 +6,14 @@
 //! - [`jobs`]: the Workload each job integration creates for a job.
 //! - [`state`]: Kubernetes objects reduced to the engine's input.
 //! - [`status`]: engine decisions written as API status.
+//! - [`config`]: Kueue's manager configuration file.
+//! - [`controllers`]: the controller process: watches, the admission loop, the one API writer.
 //! - [`cli`]: the `kuota` subcommands.
 
 pub mod api;
 pub mod cli;
+pub mod config;
+pub mod controllers;
 pub mod engine;
 pub mod jobs;
 pub mod state;

@@ -71,6 +71,8 @@ pub mod condition_types {
     pub const ADMITTED: &str = "Admitted";
     /// The Workload finished.
     pub const FINISHED: &str = "Finished";
+    /// Every pod of the admitted Workload is ready (waitForPodsReady).
+    pub const PODS_READY: &str = "PodsReady";
     /// The Workload was evicted.
     pub const EVICTED: &str = "Evicted";
     /// The Workload was preempted.
@@ -148,6 +150,8 @@ pub mod requeued_reasons {
     pub const PREEMPTED: &str = "Preempted";
     /// True.
     pub const NODE_FAILURES: &str = "NodeFailures";
+    /// True: the requeue backoff after an eviction ran out.
+    pub const BACKOFF_FINISHED: &str = "BackoffFinished";
     /// False.
     pub const DEACTIVATED: &str = "Deactivated";
     /// False.
@@ -167,4 +171,13 @@ pub mod kuota_annotations {
     /// Comma-separated ClusterQueues the admitted workload took quota from by fair-sharing
     /// preemption; their workloads may not take it back by fair sharing while it runs.
     pub const FAIR_SHARE_SHIELD: &str = "kuota.dev/fair-share-shield";
+}
+
+/// Server-side-apply field managers and event reporters, named as Kueue names them so that
+/// ownership of a field passes between Kueue and kuota without conflicts.
+pub mod field_managers {
+    /// Kueue's scheduler: a Workload's `status.admission` and admission conditions.
+    pub const ADMISSION: &str = "kueue-admission";
+    /// kuota's own writes that Kueue makes with plain updates (queue status, annotations).
+    pub const KUOTA: &str = "kuota";
 }

@@ -1,5 +1,6 @@
 //! The `kuota` binary's subcommands.
 
+mod controller;
 mod crds;
 pub mod simulate;
 mod stdio;
@@ -20,6 +21,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the controller: watch the cluster, admit Workloads and write their status.
+    Controller(controller::ControllerArgs),
     /// Print the CustomResourceDefinitions kuota serves, as multi-document YAML.
     Crds(crds::CrdsArgs),
     /// Run admission decisions on manifests, without a cluster, and print every Workload's status.
@@ -32,6 +35,7 @@ enum Command {
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Controller(args) => controller::run(&args),
         Command::Crds(args) => match crds::run(&args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use super::model::Admission;
+use super::topology::PlacementQuality;
 use crate::api::keys::{evicted_reasons, preempted_reasons, quota_reserved_reasons};
 
 /// A workload's identity: namespace and name.
@@ -107,6 +108,9 @@ pub struct AdmissionDecision {
     pub borrowing: bool,
     /// Victims evicted in the same cycle to make room (empty for a plain fit).
     pub preempted: Vec<WorkloadKey>,
+    /// How compact each topology-aware pod set's placement is, by pod set name (empty without
+    /// TAS).
+    pub placement_quality: Vec<(String, PlacementQuality)>,
 }
 
 /// A victim chosen for a preemptor.

@@ -65,6 +65,72 @@ features! {
     QuotaCheckStrategy => true,
     ReclaimablePods => true,
     PriorityBoost => false,
+    // Gates the engine does not consult (the controller and its configuration read some); known so
+    // that every gate a Kueue user may set is accepted.
+    VisibilityOnDemand => true,
+    DisableWaitForPodsReady => false,
+    MultiKueue => true,
+    LocalQueueMetrics => true,
+    ElasticJobsViaWorkloadSlices => true,
+    ElasticJobsViaWorkloadSlicesWithTAS => false,
+    SkipReassignmentForPodOwnedWorkloads => true,
+    TASReplaceNodeDueToNotReadyOverFixedTime => false,
+    ManagedJobsNamespaceSelectorAlwaysRespected => true,
+    KueueDRAIntegration => true,
+    KueueDRAIntegrationExtendedResource => true,
+    KueueDRARejectWorkloadsWhenDRADisabled => true,
+    KueueDRAIntegrationPartitionableDevices => true,
+    KueueDRAIntegrationConsumableCapacity => false,
+    MultiKueueAdaptersForCustomJobs => true,
+    WorkloadRequestUseMergePatch => false,
+    MultiKueueKubeConfigPathValidation => true,
+    MultiKueueClusterProfile => false,
+    FailureRecoveryPolicy => false,
+    TLSOptions => true,
+    RemoveFinalizersWithStrictPatch => true,
+    AssignQueueLabelsForPods => true,
+    CustomMetricLabels => false,
+    SparkApplicationIntegration => false,
+    MultiKueueOrchestratedPreemption => false,
+    ShortWorkloadNames => false,
+    FastQuotaReleaseInPodIntegration => false,
+    RejectUpdatesToCQWithInvalidOnFlavors => false,
+    FinishOrphanedWorkloads => true,
+    MultiKueueIncrementalDispatcherConfig => true,
+    MultiKueueIncrementalDispatcherRespectConfigOrder => true,
+    ConcurrentAdmission => false,
+    MetricForWorkloadCreationLatency => true,
+    MultiKueueManagerQuotaAutomation => false,
+    WorkloadIdentifierAnnotations => true,
+    WorkloadPriorityClassDefaulting => true,
+    MetricsForCohorts => true,
+    CleanupProvisioningRequestsOnEviction => true,
+    UnadmittedWorkloadsExplicitStatus => false,
+    DeferRayServiceFinalizationForRedisCleanup => true,
+    TASCacheNodeMatchResults => true,
+    TASCachingRemainingResources => true,
+    TASCacheTopologyTree => true,
+    SchedulerLibraryIntegration => false,
+    VectorizedResourceRequests => true,
+    WorkloadValidateResourcesAreNonNegative => true,
+    TASValidateWorkloadSliceSize => true,
+    WorkloadValidationForPodSetMetadata => true,
+    LWSImmutableGroupSize => true,
+    SkipAncestorCheckForDeletedWorkloads => true,
+    MultiKueueRemoteSpecSync => true,
+    PodIntegrationValidateGroupOwner => true,
+    ValidateRayAndSparkJobUpdates => true,
+}
+
+impl Feature {
+    /// Whether the gate is GA and locked to its default, as Kueue marks it: setting it to the other
+    /// value is an error.
+    fn locked(self) -> bool {
+        matches!(
+            self,
+            Feature::ManagedJobsNamespaceSelectorAlwaysRespected | Feature::TLSOptions
+        )
+    }
 }
 
 impl fmt::Display for Feature {
@@ -80,6 +146,8 @@ pub enum FeatureGateError {
     Unknown(String),
     #[error("feature gate entry {0:?} must have the form Name=true or Name=false")]
     Malformed(String),
+    #[error("cannot set feature gate {feature} to {requested}, feature is locked to {locked_to}", requested = !locked_to)]
+    Locked { feature: Feature, locked_to: bool },
 }
 
 fn known_names() -> String {
@@ -110,6 +178,19 @@ impl FeatureGates {
         self.overrides.insert(feature, enabled);
     }
 
+    /// Switches one gate as a user asked, refusing to move a locked gate off its default (Kubernetes
+    /// feature-gate semantics).
+    pub fn try_set(&mut self, feature: Feature, enabled: bool) -> Result<(), FeatureGateError> {
+        if feature.locked() && enabled != feature.default_enabled() {
+            return Err(FeatureGateError::Locked {
+                feature,
+                locked_to: feature.default_enabled(),
+            });
+        }
+        self.set(feature, enabled);
+        Ok(())
+    }
+
     /// Builder form of [`FeatureGates::set`].
     pub fn with(mut self, feature: Feature, enabled: bool) -> Self {
         self.set(feature, enabled);
@@ -132,16 +213,26 @@ impl FromStr for Feature {
 impl FromStr for FeatureGates {
     type Err = FeatureGateError;
 
-    /// Parses `Name=bool[,Name=bool...]`, the form Kubernetes components take.
+    /// Parses `Name=bool[,Name=bool...]`, the form Kubernetes components take; values are spelled
+    /// as Go's `strconv.ParseBool` accepts them (`true`, `1`, `t`, `False`, ...).
     fn from_str(spec: &str) -> Result<Self, Self::Err> {
         let mut gates = FeatureGates::default();
         for entry in spec.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             let malformed = || FeatureGateError::Malformed(entry.to_string());
             let (name, value) = entry.split_once('=').ok_or_else(malformed)?;
-            let enabled = value.trim().parse::<bool>().map_err(|_| malformed())?;
-            gates.set(name.trim().parse()?, enabled);
+            let enabled = parse_go_bool(value.trim()).ok_or_else(malformed)?;
+            gates.try_set(name.trim().parse()?, enabled)?;
         }
         Ok(gates)
+    }
+}
+
+/// The spellings Go's `strconv.ParseBool` accepts, which Kubernetes uses for gate values.
+fn parse_go_bool(value: &str) -> Option<bool> {
+    match value {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
+        _ => None,
     }
 }
 

@@ -14,8 +14,7 @@ use super::quantity::Quantity;
 use super::quota::{NodeId, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, ResourceId, add_amount, amount_of};
 use super::state::{CqInfo, Wl, World};
-use super::topology_seam::{TopologyQuery, TopologyVerdict};
-use crate::api::topology_assignment::TopologyAssignment;
+use super::topology_seam::{Placement, TopologyQuery, TopologyVerdict};
 
 /// How a flavor (or a whole assignment) can be had, best first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -42,7 +41,7 @@ pub struct PodSetChoice {
     pub count: i32,
     pub flavors: Vec<(ResourceId, FlavorId)>,
     pub usage: Vec<(ResourceId, Quantity)>,
-    pub topology: Option<TopologyAssignment>,
+    pub topology: Option<Placement>,
     /// The flavor the topology seam was asked about, for TAS pod sets.
     pub topology_flavor: Option<FlavorId>,
 }
@@ -94,7 +93,7 @@ struct FlavorEval {
     level: u32,
     reason: PendingReason,
     message: String,
-    topology: Option<TopologyAssignment>,
+    topology: Option<Placement>,
     topology_involved: bool,
 }
 
@@ -424,7 +423,7 @@ fn evaluate_flavor(
             released: &[],
         };
         match world.placer.place(&query) {
-            TopologyVerdict::Fits(assignment) => topology = assignment,
+            TopologyVerdict::Fits(placement) => topology = placement,
             TopologyVerdict::NotNow { message: why } => {
                 mode = Mode::Preempt;
                 message = if message.is_empty() {

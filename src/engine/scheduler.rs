@@ -158,23 +158,33 @@ impl Engine {
             .workloads
             .iter()
             .filter(|w| !w.removed)
-            .map(|w| WorkloadState {
-                workload: w.key.clone(),
-                uid: w.model.uid.clone(),
-                status: if w.finished {
-                    WorkloadStatus::Finished
-                } else if let Some(h) = &w.holding {
-                    WorkloadStatus::Admitted(h.admission.clone())
-                } else {
-                    WorkloadStatus::Pending {
-                        reason: w.pending.0,
-                        message: w.pending.1.to_string(),
-                    }
-                },
-                last_eviction: w.last_eviction.clone(),
-                carried: self.carried(w),
-            })
+            .map(|w| self.state_of(w))
             .collect()
+    }
+
+    /// One workload's current state, when the engine holds it.
+    pub fn state(&self, key: &WorkloadKey) -> Option<WorkloadState> {
+        let index = *self.c.by_key.get(key)?;
+        Some(self.state_of(&self.c.workloads[index as usize]))
+    }
+
+    fn state_of(&self, w: &Wl) -> WorkloadState {
+        WorkloadState {
+            workload: w.key.clone(),
+            uid: w.model.uid.clone(),
+            status: if w.finished {
+                WorkloadStatus::Finished
+            } else if let Some(h) = &w.holding {
+                WorkloadStatus::Admitted(h.admission.clone())
+            } else {
+                WorkloadStatus::Pending {
+                    reason: w.pending.0,
+                    message: w.pending.1.to_string(),
+                }
+            },
+            last_eviction: w.last_eviction.clone(),
+            carried: self.carried(w),
+        }
     }
 
     pub(super) fn carried(&self, w: &Wl) -> CarriedState {
@@ -433,6 +443,16 @@ impl Engine {
             .iter()
             .any(|(fr, q)| self.c.tree.usage(node, *fr) + *q > self.c.tree.nominal(node, *fr));
         let w = &self.c.workloads[index as usize];
+        let placement_quality: Vec<_> = w
+            .model
+            .pod_sets
+            .iter()
+            .zip(&assignment.pod_sets)
+            .filter_map(|(ps, choice)| {
+                let placement = choice.topology.as_ref()?;
+                Some((ps.name.clone(), placement.quality.clone()))
+            })
+            .collect();
         let pod_set_assignments = w
             .model
             .pod_sets
@@ -456,7 +476,7 @@ impl Engine {
                     .map(|(r, q)| (self.c.names.resource_name(*r).to_string(), *q))
                     .collect(),
                 count: choice.count,
-                topology_assignment: choice.topology,
+                topology_assignment: choice.topology.map(|p| p.assignment),
             })
             .collect();
         let admission = Admission {
@@ -493,6 +513,7 @@ impl Engine {
             admission,
             borrowing,
             preempted,
+            placement_quality,
         });
     }
 }

@@ -7,6 +7,7 @@
 
 use super::decision::WorkloadKey;
 use super::model::{Admission, PodSet, ResourceFlavor, Workload};
+use super::topology::PlacementQuality;
 use crate::api::topology_assignment::TopologyAssignment;
 
 /// One placement question: may `count` pods of `pod_set` go to `flavor`?
@@ -26,11 +27,18 @@ pub struct TopologyQuery<'a> {
     pub released: &'a [WorkloadKey],
 }
 
+/// Where the placer put one pod set: the assignment to record and how compact it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub assignment: TopologyAssignment,
+    pub quality: PlacementQuality,
+}
+
 /// The placer's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TopologyVerdict {
-    /// Fits now; the assignment to record, if any.
-    Fits(Option<TopologyAssignment>),
+    /// Fits now; the placement to record, if any.
+    Fits(Option<Placement>),
     /// Does not fit with current usage, but would on an empty cluster: preemption may help.
     NotNow { message: String },
     /// Would not fit even on an empty cluster (`TopologyPlacementFailed`).

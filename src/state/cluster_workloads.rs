@@ -65,6 +65,18 @@ impl ClusterState {
         }
     }
 
+    /// Makes the engine hold `workload` exactly as the object says even when the cache has it
+    /// unchanged: a decision the engine made that could not be written is undone this way.
+    pub fn restore_workload(&mut self, workload: &api::Workload, fallback: Fallback) {
+        let key = format!(
+            "{}/{}",
+            workload.namespace().unwrap_or_default(),
+            workload.name_any()
+        );
+        self.workloads.delete(&key);
+        self.apply_workload(workload, fallback);
+    }
+
     /// Forgets the Workload `namespace/name`; its quota is released.
     pub fn delete_workload(&mut self, namespace: &str, name: &str) {
         if self.workloads.delete(&format!("{namespace}/{name}")) {

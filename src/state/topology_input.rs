@@ -23,7 +23,7 @@ use crate::engine::topology::model::{
 };
 
 /// Pod annotations that make a pod a TAS pod, whose usage counts through its Workload.
-const TAS_POD_ANNOTATIONS: [&str; 5] = [
+pub const TAS_POD_ANNOTATIONS: [&str; 5] = [
     PODSET_REQUIRED_TOPOLOGY,
     PODSET_PREFERRED_TOPOLOGY,
     PODSET_UNCONSTRAINED_TOPOLOGY,

@@ -6,6 +6,7 @@
 pub mod annotations;
 pub mod conditions;
 pub mod queues;
+pub mod requeue;
 pub mod workload;
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;

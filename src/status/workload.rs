@@ -87,6 +87,10 @@ impl Writer<'_> {
     }
 
     fn eviction(&mut self, eviction: &EvictionRecord) {
+        // Kueue forgets the requeue backoff of a deactivated workload; reactivation starts over.
+        if eviction.reason == EvictionReason::Deactivated {
+            self.status.requeue_state = None;
+        }
         self.set(
             condition_types::EVICTED,
             true,

@@ -35,3 +35,34 @@ fn rejects_unknown_and_malformed_entries() {
         Err(FeatureGateError::Malformed(_))
     ));
 }
+
+#[test]
+fn accepts_go_bool_spellings() {
+    let gates: FeatureGates = "TASBalancedPlacement=T,PartialAdmission=0".parse().unwrap();
+    assert!(gates.enabled(Feature::TASBalancedPlacement));
+    assert!(!gates.enabled(Feature::PartialAdmission));
+}
+
+#[test]
+fn knows_kueue_gates_the_engine_does_not_consult() {
+    let gates: FeatureGates = "VisibilityOnDemand=false,ConcurrentAdmission=true"
+        .parse()
+        .unwrap();
+    assert!(!gates.enabled(Feature::VisibilityOnDemand));
+    assert!(gates.enabled(Feature::ConcurrentAdmission));
+    assert!(!FeatureGates::default().enabled(Feature::DisableWaitForPodsReady));
+    assert!(FeatureGates::default().enabled(Feature::TASCacheTopologyTree));
+}
+
+#[test]
+fn locked_gates_keep_their_default() {
+    let err = "TLSOptions=false".parse::<FeatureGates>().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot set feature gate TLSOptions to false, feature is locked to true"
+    );
+    let gates: FeatureGates = "ManagedJobsNamespaceSelectorAlwaysRespected=true"
+        .parse()
+        .unwrap();
+    assert!(gates.enabled(Feature::ManagedJobsNamespaceSelectorAlwaysRespected));
+}

@@ -22,7 +22,7 @@ use crate::api::keys::annotations::{PODSET_SLICE_REQUIRED_TOPOLOGY, PODSET_SLICE
 use crate::engine::decision::WorkloadKey;
 use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::model::{Admission, PodSet, TopologyRequest, Workload};
-use crate::engine::topology_seam::{TopologyPlacer, TopologyQuery, TopologyVerdict};
+use crate::engine::topology_seam::{Placement, TopologyPlacer, TopologyQuery, TopologyVerdict};
 
 /// What a pod set asks of the topology, read from its `topologyRequest`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -374,7 +374,10 @@ impl TopologyPlacer for SnapshotPlacer {
                         query.pod_set.requests.clone(),
                     ),
                 );
-                TopologyVerdict::Fits(Some(encode(&mine.assignment, &self.gates)))
+                TopologyVerdict::Fits(Some(Placement {
+                    assignment: encode(&mine.assignment, &self.gates),
+                    quality: mine.quality.clone(),
+                }))
             }
             Err(failure) => {
                 let message = failure.to_string();

@@ -354,3 +354,71 @@ fn empty_full_lists_clear_every_kind() {
     assert!(structure.cluster_queues.is_empty() && structure.namespaces.is_empty());
     assert!(structure.resource_flavors.is_empty() && structure.local_queues.is_empty());
 }
+
+/// A TAS admission decision says how compact its placement is: domains used at each level and
+/// the lowest level every pod shares.
+#[test]
+fn a_tas_admission_carries_its_placement_quality() {
+    let mut state = ClusterState::new(EngineConfig::default());
+    state.apply_topology(&parse(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: racks}
+spec: {levels: [{nodeLabel: rack}, {nodeLabel: kubernetes.io/hostname}]}
+",
+    ));
+    state.apply_resource_flavor(&flavor("tas", "topologyName: racks, nodeLabels: {pool: x}"));
+    assert_eq!(state.set_aside(), []);
+    for (name, rack) in [("n1", "r1"), ("n2", "r1"), ("n3", "r2")] {
+        state.apply_node(&parse::<K8sNode>(&format!(
+            "apiVersion: v1
+kind: Node
+metadata: {{name: {name}, labels: {{pool: x, rack: {rack}, kubernetes.io/hostname: {name}}}}}
+status:
+  allocatable: {{cpu: \"1\", pods: \"10\"}}
+  conditions: [{{type: Ready, status: \"True\"}}]
+"
+        )));
+    }
+    let mut ns = K8sNamespace::default();
+    ns.metadata.name = Some("team".into());
+    state.apply_namespace(&ns);
+    state.apply_cluster_queue(&queue("q", "tas", "8"));
+    state.apply_local_queue(&local_queue("lq", "q"));
+    let mut two_pods = workload("w", "lq");
+    two_pods.spec.pod_sets[0].count = 2;
+    two_pods.spec.pod_sets[0]
+        .template
+        .metadata
+        .get_or_insert_with(Default::default)
+        .annotations = Some(
+        [(
+            "kueue.x-k8s.io/podset-required-topology".to_string(),
+            "rack".to_string(),
+        )]
+        .into(),
+    );
+    state.apply_workload(
+        &two_pods,
+        Fallback {
+            creation: 0,
+            uid: String::new(),
+        },
+    );
+    let out = state.engine().cycle();
+    let [decision] = out.admitted.as_slice() else {
+        panic!(
+            "expected one admission, got {:?}",
+            status_of(&mut state, "w")
+        );
+    };
+    let [(pod_set, quality)] = decision.placement_quality.as_slice() else {
+        panic!(
+            "expected one TAS pod set, got {:?}",
+            decision.placement_quality
+        );
+    };
+    assert_eq!(pod_set, "main");
+    assert_eq!(quality.domains_per_level, vec![1, 2]);
+    assert_eq!(quality.lowest_common_level(), Some(0));
+}

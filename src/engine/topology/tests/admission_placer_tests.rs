@@ -102,9 +102,10 @@ fn ask(
 
 /// (hostname, pods) of a verdict that fits.
 fn hosts(verdict: &TopologyVerdict) -> Vec<(String, u32)> {
-    let TopologyVerdict::Fits(Some(assignment)) = verdict else {
+    let TopologyVerdict::Fits(Some(placement)) = verdict else {
         panic!("expected a fit with an assignment, got {verdict:?}");
     };
+    let assignment = &placement.assignment;
     let placed: i32 = assignment
         .slices
         .iter()
@@ -133,7 +134,7 @@ fn admission_of(wl: &Workload, verdicts: &[TopologyVerdict]) -> Admission {
                 flavors: [("cpu".to_string(), "tas".to_string())].into(),
                 count: ps.count,
                 topology_assignment: match verdict {
-                    TopologyVerdict::Fits(a) => a.clone(),
+                    TopologyVerdict::Fits(p) => p.as_ref().map(|p| p.assignment.clone()),
                     _ => None,
                 },
                 ..PodSetAssignment::default()

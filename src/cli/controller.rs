@@ -1,0 +1,108 @@
+//! `kuota controller`: Kueue's manager configuration file and flags → [`Settings`], a client,
+//! and the controller run until it is stopped.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::config::{self, Configuration};
+use crate::controllers::{self, ProbePaths, Settings};
+
+/// Arguments of `kuota controller`.
+#[derive(Debug, clap::Args)]
+pub struct ControllerArgs {
+    /// Kueue's configuration file (`config.kueue.x-k8s.io`, kind `Configuration`); without it,
+    /// Kueue's defaults.
+    #[arg(long = "config")]
+    pub config: Option<PathBuf>,
+    /// Feature gates, `Name=true,Name=false`; not allowed together with the file's
+    /// `featureGates`.
+    #[arg(long = "feature-gates", default_value = "")]
+    pub feature_gates: String,
+}
+
+/// Why the controller did not start or stopped.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    #[error("no Kubernetes configuration (in-cluster or KUBECONFIG): {0}")]
+    Kubeconfig(#[from] kube::config::InferConfigError),
+    #[error("cannot build a Kubernetes client: {0}")]
+    Client(#[from] kube::Error),
+    #[error(transparent)]
+    Controller(#[from] controllers::ControllerError),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+}
+
+fn settings(config: &Configuration) -> Result<Settings, config::ConfigError> {
+    let health = config::socket_addr(&config.health.health_probe_bind_address)?.map(|addr| {
+        (
+            addr,
+            ProbePaths {
+                readiness: config.health.readiness_endpoint_name.clone(),
+                liveness: config.health.liveness_endpoint_name.clone(),
+            },
+        )
+    });
+    Ok(Settings {
+        engine: config.engine_config(),
+        health,
+        metrics_addr: config::socket_addr(&config.metrics.bind_address)?,
+        metrics: controllers::metrics::MetricsOptions {
+            local_queue_metrics: config.metrics.local_queue_metrics.enable,
+            cluster_queue_resources: config.metrics.enable_cluster_queue_resources,
+            fair_sharing: config.engine_config().fair_sharing.enabled,
+        },
+        qps: config.client_connection.qps,
+        burst: config.client_connection.burst,
+        block_admission: config
+            .wait_for_pods_ready
+            .as_ref()
+            .is_some_and(|w| w.block_admission),
+        instance: std::env::var("POD_NAME").ok().filter(|n| !n.is_empty()),
+    })
+}
+
+async fn start(args: &ControllerArgs) -> Result<(), StartError> {
+    let loaded = config::load(args.config.as_deref(), &args.feature_gates)?;
+    tracing::info!(config = ?loaded.config, "configuration loaded");
+    for field in &loaded.ignored {
+        tracing::warn!(
+            field,
+            "configuration field accepted but not acted on by kuota yet"
+        );
+    }
+    let settings = settings(&loaded.config)?;
+    let client = kube::Client::try_from(kube::Config::infer().await?)?;
+    controllers::run(client, settings).await?;
+    Ok(())
+}
+
+/// Runs `kuota controller`: exit code 0 after SIGTERM, 1 when it cannot start or fails.
+pub fn run(args: &ControllerArgs) -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            super::stdio::report("kuota controller", StartError::Runtime(error));
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(start(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(%error, "kuota controller stopped");
+            super::stdio::report("kuota controller", error);
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! From the decoded file to the resolved [`Configuration`]: Kueue's defaults (`SetDefaults_
+//! Configuration`) filled in, presence rules applied, every field kuota acts on validated.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+
+use super::configuration::{
+    ClientConnection, Configuration, Health, LeaderElection, LocalQueueMetrics, Metrics,
+    RequeuingStrategy, RequeuingTimestamp, WaitForPodsReady, Webhook,
+};
+use super::duration::GoDuration;
+use super::error::ConfigError;
+use super::selector;
+use super::types::{self, FileConfiguration};
+use super::validate::{self, KUBE_SYSTEM, NAMESPACE_NAME_LABEL, Problems};
+use crate::engine::features::{Feature, FeatureGates};
+
+/// Kueue's code defaults.
+pub mod defaults {
+    use super::GoDuration;
+
+    pub const WEBHOOK_PORT: u16 = 9443;
+    pub const WEBHOOK_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
+    pub const METRICS_BIND_ADDRESS: &str = ":8443";
+    pub const HEALTH_PROBE_BIND_ADDRESS: &str = ":8081";
+    /// controller-runtime's probe paths.
+    pub const READINESS_ENDPOINT_NAME: &str = "/readyz";
+    pub const LIVENESS_ENDPOINT_NAME: &str = "/healthz";
+    pub const LEADER_ELECTION_ID: &str = "c1f6bfd2.kueue.x-k8s.io";
+    pub const LEASE_DURATION: GoDuration = GoDuration::from_secs(15);
+    pub const RENEW_DEADLINE: GoDuration = GoDuration::from_secs(10);
+    pub const RETRY_PERIOD: GoDuration = GoDuration::from_secs(2);
+    pub const CLIENT_QPS: f32 = 300.0;
+    pub const CLIENT_BURST: i32 = 500;
+    pub const WAIT_FOR_PODS_READY_TIMEOUT: GoDuration = GoDuration::from_secs(30 * 60);
+    pub const REQUEUING_BACKOFF_BASE_SECONDS: i32 = 60;
+    pub const REQUEUING_BACKOFF_MAX_SECONDS: i32 = 3600;
+}
+
+/// Which version the file was written in; `v1beta1` arrives already defaulted and converted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    V1beta2,
+    V1beta1,
+}
+
+/// Resolves and validates a decoded file (an empty one stands for "no file").
+pub fn resolve(
+    file: FileConfiguration,
+    origin: Origin,
+    default_namespace: &str,
+    gates: FeatureGates,
+) -> Result<Configuration, ConfigError> {
+    // Checks run in Kueue's order, so that errors are listed as Kueue lists them.
+    let mut problems = Problems::default();
+    let wait_for_pods_ready = match (file.wait_for_pods_ready, origin) {
+        _ if gates.enabled(Feature::DisableWaitForPodsReady) => None,
+        (Some(block), _) => Some(wait_for_pods_ready(block, origin, &mut problems)),
+        (None, Origin::V1beta2) => Some(wait_for_pods_ready(
+            types::WaitForPodsReady::default(),
+            origin,
+            &mut problems,
+        )),
+        (None, Origin::V1beta1) => None,
+    };
+    let integrations =
+        validate::integrations(file.integrations.unwrap_or_default(), &gates, &mut problems);
+    let fair_sharing = validate::fair_sharing(file.fair_sharing, &mut problems);
+    let namespace = file
+        .namespace
+        .unwrap_or_else(|| default_namespace.to_string());
+    let managed_jobs_namespace_selector = file
+        .managed_jobs_namespace_selector
+        .map(LabelSelector::from)
+        .unwrap_or_else(|| default_managed_jobs_namespace_selector(&namespace));
+    validate::managed_jobs_namespace_selector(
+        &managed_jobs_namespace_selector,
+        &namespace,
+        &mut problems,
+    );
+    let quota_check = validate::quota_check(file.resources.as_ref(), &gates, &mut problems);
+    let client_connection = file.client_connection.unwrap_or_default();
+    let configuration = Configuration {
+        manage_jobs_without_queue_name: file.manage_jobs_without_queue_name.unwrap_or(false),
+        managed_jobs_namespace_selector,
+        wait_for_pods_ready,
+        integrations,
+        leader_election: leader_election(file.leader_election.unwrap_or_default(), &mut problems),
+        client_connection: ClientConnection {
+            qps: client_connection.qps.unwrap_or(defaults::CLIENT_QPS),
+            burst: client_connection.burst.unwrap_or(defaults::CLIENT_BURST),
+        },
+        metrics: metrics(file.metrics.unwrap_or_default(), &gates, &mut problems),
+        health: health(file.health.unwrap_or_default()),
+        webhook: webhook(file.webhook.unwrap_or_default(), &mut problems),
+        feature_gates: gates,
+        fair_sharing,
+        quota_check,
+        namespace,
+    };
+    if problems.0.is_empty() {
+        Ok(configuration)
+    } else {
+        Err(ConfigError::Invalid(problems.0))
+    }
+}
+
+/// Every namespace except `kube-system` and Kueue's own.
+fn default_managed_jobs_namespace_selector(namespace: &str) -> LabelSelector {
+    LabelSelector {
+        match_expressions: Some(vec![LabelSelectorRequirement {
+            key: NAMESPACE_NAME_LABEL.to_string(),
+            operator: "NotIn".to_string(),
+            values: Some(vec![KUBE_SYSTEM.to_string(), namespace.to_string()]),
+        }]),
+        match_labels: None,
+    }
+}
+
+/// `v1beta2` replaces a missing or zero timeout with 30m; a `v1beta1` block was defaulted before
+/// conversion, so a zero timeout there is an error.
+fn wait_for_pods_ready(
+    block: types::WaitForPodsReady,
+    origin: Origin,
+    problems: &mut Problems,
+) -> WaitForPodsReady {
+    const FIELD: &str = "waitForPodsReady";
+    let timeout = match (block.timeout, origin) {
+        (Some(timeout), Origin::V1beta1) => timeout,
+        (Some(timeout), Origin::V1beta2) if !timeout.is_zero() => timeout,
+        _ => defaults::WAIT_FOR_PODS_READY_TIMEOUT,
+    };
+    if timeout.is_zero() {
+        problems.required(&format!("{FIELD}.timeout"), "must be specified");
+    }
+    let recovery_timeout = block.recovery_timeout.unwrap_or(timeout);
+    let strategy = block.requeuing_strategy.unwrap_or_default();
+    let strategy_field = format!("{FIELD}.requeuingStrategy");
+    let timestamp = match strategy.timestamp.as_deref() {
+        None | Some("Eviction") => RequeuingTimestamp::Eviction,
+        Some("Creation") => RequeuingTimestamp::Creation,
+        Some(other) => {
+            problems.not_supported(
+                &format!("{strategy_field}.timestamp"),
+                other,
+                &["Creation", "Eviction"],
+            );
+            RequeuingTimestamp::Eviction
+        }
+    };
+    WaitForPodsReady {
+        timeout: problems.non_negative(&format!("{FIELD}.timeout"), timeout),
+        block_admission: block.block_admission.unwrap_or(false),
+        recovery_timeout: Some(
+            problems.non_negative(&format!("{FIELD}.recoveryTimeout"), recovery_timeout),
+        )
+        .filter(|d| !d.is_zero()),
+        requeuing_strategy: RequeuingStrategy {
+            timestamp,
+            backoff_limit_count: strategy.backoff_limit_count.map(|count| {
+                problems.non_negative_int(&format!("{strategy_field}.backoffLimitCount"), count)
+            }),
+            backoff_base_seconds: problems.non_negative_int(
+                &format!("{strategy_field}.backoffBaseSeconds"),
+                strategy
+                    .backoff_base_seconds
+                    .unwrap_or(defaults::REQUEUING_BACKOFF_BASE_SECONDS),
+            ),
+            backoff_max_seconds: problems.non_negative_int(
+                &format!("{strategy_field}.backoffMaxSeconds"),
+                strategy
+                    .backoff_max_seconds
+                    .unwrap_or(defaults::REQUEUING_BACKOFF_MAX_SECONDS),
+            ),
+        },
+    }
+}
+
+/// component-base defaults (zero durations take the recommended values); while electing, the
+/// durations must satisfy client-go's leader-elector rules or the manager would fail to start.
+fn leader_election(block: types::LeaderElection, problems: &mut Problems) -> LeaderElection {
+    const FIELD: &str = "leaderElection";
+    let duration = |value: Option<GoDuration>, default: GoDuration| {
+        value.filter(|d| !d.is_zero()).unwrap_or(default)
+    };
+    let lease = duration(block.lease_duration, defaults::LEASE_DURATION);
+    let renew = duration(block.renew_deadline, defaults::RENEW_DEADLINE);
+    let retry = duration(block.retry_period, defaults::RETRY_PERIOD);
+    let leader_elect = block.leader_elect.unwrap_or(true);
+    let lease_duration = problems.non_negative(&format!("{FIELD}.leaseDuration"), lease);
+    let renew_deadline = problems.non_negative(&format!("{FIELD}.renewDeadline"), renew);
+    let retry_period = problems.non_negative(&format!("{FIELD}.retryPeriod"), retry);
+    if leader_elect && lease_duration <= renew_deadline {
+        problems.invalid(
+            &format!("{FIELD}.leaseDuration"),
+            format!("{:?}", lease.to_string()),
+            "leaseDuration must be greater than renewDeadline",
+        );
+    }
+    if leader_elect && renew_deadline.as_secs_f64() <= 1.2 * retry_period.as_secs_f64() {
+        problems.invalid(
+            &format!("{FIELD}.renewDeadline"),
+            format!("{:?}", renew.to_string()),
+            "renewDeadline must be greater than retryPeriod*JitterFactor (1.2)",
+        );
+    }
+    LeaderElection {
+        leader_elect,
+        resource_name: block
+            .resource_name
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| defaults::LEADER_ELECTION_ID.to_string()),
+        resource_namespace: block.resource_namespace.filter(|ns| !ns.is_empty()),
+        lease_duration,
+        renew_deadline,
+        retry_period,
+    }
+}
+
+/// `localQueueMetrics` is on when the block is absent; a present block is on only with
+/// `enable: true`. Gate `LocalQueueMetrics` must be on too.
+fn metrics(block: types::Metrics, gates: &FeatureGates, problems: &mut Problems) -> Metrics {
+    let (enable, selector) = match block.local_queue_metrics {
+        None => (true, None),
+        Some(lq) => (
+            lq.enable.unwrap_or(false),
+            lq.local_queue_selector.map(LabelSelector::from),
+        ),
+    };
+    if let Some(selector) = &selector {
+        problems.0.extend(selector::validate(
+            selector,
+            "metrics.localQueueMetrics.localQueueSelector",
+        ));
+    }
+    Metrics {
+        bind_address: non_empty_or(block.bind_address, defaults::METRICS_BIND_ADDRESS),
+        local_queue_metrics: LocalQueueMetrics {
+            enable: enable && gates.enabled(Feature::LocalQueueMetrics),
+            local_queue_selector: selector,
+        },
+        enable_cluster_queue_resources: block.enable_cluster_queue_resources.unwrap_or(false),
+    }
+}
+
+fn health(block: types::Health) -> Health {
+    Health {
+        health_probe_bind_address: non_empty_or(
+            block.health_probe_bind_address,
+            defaults::HEALTH_PROBE_BIND_ADDRESS,
+        ),
+        readiness_endpoint_name: non_empty_or(
+            block.readiness_endpoint_name,
+            defaults::READINESS_ENDPOINT_NAME,
+        ),
+        liveness_endpoint_name: non_empty_or(
+            block.liveness_endpoint_name,
+            defaults::LIVENESS_ENDPOINT_NAME,
+        ),
+    }
+}
+
+/// controller-runtime serves on 9443 when the port is not positive.
+fn webhook(block: types::Webhook, problems: &mut Problems) -> Webhook {
+    let port = match block.port {
+        Some(port) if port > 0 => u16::try_from(port).unwrap_or_else(|_| {
+            problems.invalid(
+                "webhook.port",
+                port,
+                "must be a valid port number (1-65535)",
+            );
+            defaults::WEBHOOK_PORT
+        }),
+        _ => defaults::WEBHOOK_PORT,
+    };
+    Webhook {
+        port,
+        host: block.host.unwrap_or_default(),
+        cert_dir: non_empty_or(block.cert_dir, defaults::WEBHOOK_CERT_DIR),
+    }
+}
+
+/// Go's `cmp.Or` on a string: empty means unset.
+fn non_empty_or(value: Option<String>, default: &str) -> String {
+    value
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| default.to_string())
+}
+
+#[cfg(test)]
+mod tests;

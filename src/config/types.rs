@@ -1,0 +1,275 @@
+//! The `config.kueue.x-k8s.io/v1beta2` `Configuration` as a file spells it. Every field is optional
+//! so that presence is visible (Kueue's presence rules depend on it) and every struct refuses
+//! unknown and duplicated fields, as Kueue's strict decoder does. Blocks kuota does not act on are
+//! [`Inert`]: checked, not kept.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+
+use super::duration::GoDuration;
+use super::inert::{self, Inert};
+
+/// The whole file (`ControllerManager` is inlined, so its fields sit at the top level).
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FileConfiguration {
+    /// Read before decoding, to choose the version; accepted here.
+    #[serde(rename = "apiVersion")]
+    pub _api_version: Option<String>,
+    #[serde(rename = "kind")]
+    pub _kind: Option<String>,
+    pub namespace: Option<String>,
+    pub webhook: Option<Webhook>,
+    pub leader_election: Option<LeaderElection>,
+    pub metrics: Option<Metrics>,
+    pub health: Option<Health>,
+    pub pprof_bind_address: Option<String>,
+    pub controller: Option<Controller>,
+    pub tls: Option<Inert<inert::Tls>>,
+    pub manage_jobs_without_queue_name: Option<bool>,
+    pub managed_jobs_namespace_selector: Option<LabelSelector>,
+    pub internal_cert_management: Option<Inert<inert::InternalCertManagement>>,
+    pub wait_for_pods_ready: Option<WaitForPodsReady>,
+    pub client_connection: Option<ClientConnection>,
+    pub integrations: Option<Integrations>,
+    pub multi_kueue: Option<Inert<inert::MultiKueue>>,
+    pub fair_sharing: Option<FairSharing>,
+    pub admission_fair_sharing: Option<Inert<inert::AdmissionFairSharing>>,
+    pub resources: Option<Resources>,
+    pub feature_gates: Option<StrictMap<bool>>,
+    pub object_retention_policies: Option<Inert<inert::ObjectRetentionPolicies>>,
+    pub visibility_server: Option<Inert<inert::VisibilityServer>>,
+}
+
+impl FileConfiguration {
+    /// Dotted paths of the fields present in the file that kuota accepts but does not act on.
+    pub fn ignored_fields(&self) -> Vec<String> {
+        let controller = self.controller.as_ref();
+        let metrics = self.metrics.as_ref();
+        let resources = self.resources.as_ref();
+        let present = [
+            (
+                "internalCertManagement",
+                self.internal_cert_management.is_some(),
+            ),
+            ("multiKueue", self.multi_kueue.is_some()),
+            (
+                "admissionFairSharing",
+                self.admission_fair_sharing.is_some(),
+            ),
+            (
+                "objectRetentionPolicies",
+                self.object_retention_policies.is_some(),
+            ),
+            ("visibilityServer", self.visibility_server.is_some()),
+            ("tls", self.tls.is_some()),
+            ("pprofBindAddress", self.pprof_bind_address.is_some()),
+            (
+                "controller.groupKindConcurrency",
+                controller.is_some_and(|c| c.group_kind_concurrency.is_some()),
+            ),
+            (
+                "controller.cacheSyncTimeout",
+                controller.is_some_and(|c| c.cache_sync_timeout.is_some()),
+            ),
+            (
+                "leaderElection.resourceLock",
+                self.leader_election
+                    .as_ref()
+                    .is_some_and(|l| l.resource_lock.is_some()),
+            ),
+            (
+                "metrics.customLabels",
+                metrics.is_some_and(|m| m.custom_labels.is_some()),
+            ),
+            (
+                "resources.excludeResourcePrefixes",
+                resources.is_some_and(|r| r.exclude_resource_prefixes.is_some()),
+            ),
+            (
+                "resources.transformations",
+                resources.is_some_and(|r| r.transformations.is_some()),
+            ),
+            (
+                "resources.deviceClassMappings",
+                resources.is_some_and(|r| r.device_class_mappings.is_some()),
+            ),
+        ];
+        present
+            .into_iter()
+            .filter(|(_, present)| *present)
+            .map(|(path, _)| path.to_string())
+            .collect()
+    }
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Webhook {
+    pub port: Option<i64>,
+    pub host: Option<String>,
+    pub cert_dir: Option<String>,
+}
+
+/// component-base `LeaderElectionConfiguration`.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LeaderElection {
+    pub leader_elect: Option<bool>,
+    pub lease_duration: Option<GoDuration>,
+    pub renew_deadline: Option<GoDuration>,
+    pub retry_period: Option<GoDuration>,
+    pub resource_lock: Option<String>,
+    pub resource_name: Option<String>,
+    pub resource_namespace: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Metrics {
+    pub bind_address: Option<String>,
+    pub enable_cluster_queue_resources: Option<bool>,
+    pub custom_labels: Option<Inert<inert::CustomLabels>>,
+    pub local_queue_metrics: Option<LocalQueueMetrics>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LocalQueueMetrics {
+    pub enable: Option<bool>,
+    pub local_queue_selector: Option<LabelSelector>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Health {
+    pub health_probe_bind_address: Option<String>,
+    pub readiness_endpoint_name: Option<String>,
+    pub liveness_endpoint_name: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Controller {
+    pub group_kind_concurrency: Option<Inert<inert::GroupKindConcurrency>>,
+    pub cache_sync_timeout: Option<Inert<inert::Nanoseconds>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WaitForPodsReady {
+    pub timeout: Option<GoDuration>,
+    pub block_admission: Option<bool>,
+    pub requeuing_strategy: Option<RequeuingStrategy>,
+    pub recovery_timeout: Option<GoDuration>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RequeuingStrategy {
+    /// Kept as text so that an unknown value fails validation with the allowed values listed.
+    pub timestamp: Option<String>,
+    pub backoff_limit_count: Option<i32>,
+    pub backoff_base_seconds: Option<i32>,
+    pub backoff_max_seconds: Option<i32>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClientConnection {
+    pub qps: Option<f32>,
+    pub burst: Option<i32>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Integrations {
+    pub frameworks: Option<Vec<String>>,
+    pub external_frameworks: Option<Vec<String>>,
+    pub label_keys_to_copy: Option<Vec<String>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FairSharing {
+    pub preemption_strategies: Option<Vec<String>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Resources {
+    pub quota_check_strategy: Option<String>,
+    pub exclude_resource_prefixes: Option<Vec<String>>,
+    pub transformations: Option<Inert<inert::Transformations>>,
+    pub device_class_mappings: Option<Inert<inert::DeviceClassMappings>>,
+}
+
+/// `metav1.LabelSelector`, decoded strictly (the `k8s-openapi` type skips unknown fields).
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LabelSelector {
+    pub match_labels: Option<StrictMap<String>>,
+    pub match_expressions: Option<Vec<LabelSelectorRequirement>>,
+}
+
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LabelSelectorRequirement {
+    pub key: Option<String>,
+    pub operator: Option<String>,
+    pub values: Option<Vec<String>>,
+}
+
+impl From<LabelSelector> for k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
+    fn from(selector: LabelSelector) -> Self {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement as Requirement;
+        Self {
+            match_labels: selector.match_labels.map(|labels| labels.0),
+            match_expressions: selector.match_expressions.map(|requirements| {
+                requirements
+                    .into_iter()
+                    .map(|r| Requirement {
+                        key: r.key.unwrap_or_default(),
+                        operator: r.operator.unwrap_or_default(),
+                        values: r.values,
+                    })
+                    .collect()
+            }),
+        }
+    }
+}
+
+/// A map with string keys that refuses a key given twice (serde's maps keep the last one).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StrictMap<V>(pub BTreeMap<String, V>);
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for StrictMap<V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MapVisitor<V>(std::marker::PhantomData<V>);
+
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for MapVisitor<V> {
+            type Value = StrictMap<V>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+                let mut map = BTreeMap::new();
+                while let Some(key) = access.next_key::<String>()? {
+                    if map.contains_key(&key) {
+                        return Err(de::Error::custom(format_args!("duplicate field `{key}`")));
+                    }
+                    let value = access.next_value()?;
+                    map.insert(key, value);
+                }
+                Ok(StrictMap(map))
+            }
+        }
+
+        deserializer.deserialize_map(MapVisitor(std::marker::PhantomData))
+    }
+}

@@ -1,0 +1,108 @@
+//! Watch changes of every kind but Workload, applied to the state caches (and, for queues, kept
+//! as read so their status can be merged and written).
+
+use kube::ResourceExt;
+
+use super::super::queue_status::{QueueObjects, local_queue_key};
+use super::super::watches::{Change, Input};
+use crate::state::ClusterState;
+
+/// Applies one change. `$apply`, `$delete` and `$reset` are the `ClusterState` methods of the
+/// kind; `$delete` takes the object.
+macro_rules! route {
+    ($state:expr, $change:expr, $apply:ident, $reset:ident, |$s:ident, $o:ident| $delete:expr) => {
+        match $change {
+            Change::Apply(object) => $state.$apply(&object),
+            Change::Delete($o) => {
+                let $s = &mut *$state;
+                $delete
+            }
+            Change::Reset(list) => $state.$reset(&list),
+        }
+    };
+}
+
+pub fn apply(state: &mut ClusterState, queues: &mut QueueObjects, input: Input) {
+    match input {
+        Input::ResourceFlavor(c) => route!(
+            state,
+            c,
+            apply_resource_flavor,
+            reset_resource_flavors,
+            |s, o| s.delete_resource_flavor(&o.name_any())
+        ),
+        Input::ClusterQueue(c) => {
+            keep(&mut queues.cluster_queues, &c, |q| q.name_any());
+            route!(
+                state,
+                c,
+                apply_cluster_queue,
+                reset_cluster_queues,
+                |s, o| s.delete_cluster_queue(&o.name_any())
+            )
+        }
+        Input::AdmissionCheck(c) => route!(
+            state,
+            c,
+            apply_admission_check,
+            reset_admission_checks,
+            |s, o| s.delete_admission_check(&o.name_any())
+        ),
+        Input::Cohort(c) => {
+            keep(&mut queues.cohorts, &c, |q| q.name_any());
+            route!(state, c, apply_cohort, reset_cohorts, |s, o| s
+                .delete_cohort(&o.name_any()))
+        }
+        Input::LocalQueue(c) => {
+            keep(&mut queues.local_queues, &c, local_queue_key);
+            route!(state, c, apply_local_queue, reset_local_queues, |s, o| s
+                .delete_local_queue(
+                    &o.namespace().unwrap_or_default(),
+                    &o.name_any()
+                ))
+        }
+        Input::Namespace(c) => route!(state, c, apply_namespace, reset_namespaces, |s, o| s
+            .delete_namespace(&o.name_any())),
+        Input::WorkloadPriorityClass(c) => route!(
+            state,
+            c,
+            apply_workload_priority_class,
+            reset_workload_priority_classes,
+            |s, o| s.delete_workload_priority_class(&o.name_any())
+        ),
+        Input::PriorityClass(c) => route!(
+            state,
+            c,
+            apply_priority_class,
+            reset_priority_classes,
+            |s, o| s.delete_priority_class(&o.name_any())
+        ),
+        Input::Topology(c) => route!(state, c, apply_topology, reset_topologies, |s, o| s
+            .delete_topology(&o.name_any())),
+        Input::Node(c) => route!(state, c, apply_node, reset_nodes, |s, o| s
+            .delete_node(&o.name_any())),
+        Input::Pod(c) => route!(state, c, apply_pod, reset_pods, |s, o| s.delete_pod(
+            &format!("{}/{}", o.namespace().unwrap_or_default(), o.name_any())
+        )),
+        Input::Workload(_) => {}
+    }
+}
+
+/// Keeps the queue objects as read, for merging their status.
+fn keep<K: Clone>(
+    objects: &mut std::collections::BTreeMap<String, K>,
+    change: &Change<K>,
+    key: impl Fn(&K) -> String,
+) {
+    match change {
+        Change::Apply(object) => {
+            objects.insert(key(object), (**object).clone());
+        }
+        Change::Delete(object) => {
+            objects.remove(&key(object));
+        }
+        Change::Reset(list) => {
+            *objects = list.iter().map(|o| (key(o), o.clone())).collect();
+        }
+    }
+}

@@ -1,0 +1,548 @@
+//! The admission loop: the one task that owns [`ClusterState`]. It takes watch changes in
+//! bursts, runs engine cycles once every cache holds its first full list, and hands each
+//! decision to the writer as soon as it is made. A decision is held in memory (an
+//! [`assumed::Assumption`]) until its write lands; a write that fails undoes it, so the workload
+//! waits again and its quota is free. Admissions are written only while no released quota is
+//! still unwritten, so the admissions the API shows never exceed what quota allows.
+
+mod assumed;
+mod inputs;
+pub mod plan;
+mod pods_ready;
+mod queues;
+mod results;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use self::assumed::{Assumption, is_older, overlay};
+use self::plan::{Effect, Planned, plan};
+use super::events::EventSink;
+use super::metrics_feed::MetricsFeed;
+use super::queue_status::{QueueObjects, QueueWrite};
+use super::watches::{Change, Input, Kind};
+use super::writer::{WriteError, Writer};
+use crate::api::Workload;
+use crate::engine::topology::PlacementQuality;
+use crate::engine::{WorkloadKey, WorkloadStatus as EngineStatus};
+use crate::state::{ClusterState, Fallback};
+use crate::status::requeue::waiting_until;
+
+/// Cycles one pass may run before it writes what it has (a safety bound; a pass normally ends
+/// when a cycle changes nothing).
+const MAX_CYCLES_PER_PASS: usize = 100;
+/// How often queue status and gauges are refreshed at most.
+const REPORT_PERIOD: Duration = Duration::from_millis(500);
+/// Wait before a write that failed for a transient reason is tried again.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// A write the loop asks for; the answer comes back as [`Written`].
+#[derive(Debug)]
+pub enum WriteRequest {
+    Workload {
+        key: String,
+        read: Box<Workload>,
+        planned: Box<Planned>,
+    },
+    Queue {
+        key: String,
+        write: Box<QueueWrite>,
+    },
+}
+
+/// Carries out the loop's write requests concurrently (the writer bounds how many are in
+/// flight) and sends each answer back.
+pub async fn write_all(
+    writer: Writer,
+    mut requests: mpsc::UnboundedReceiver<WriteRequest>,
+    results: mpsc::Sender<Written>,
+) {
+    while let Some(request) = requests.recv().await {
+        let (writer, results) = (writer.clone(), results.clone());
+        tokio::spawn(async move {
+            let written = match request {
+                WriteRequest::Workload { key, read, planned } => {
+                    let result = writer
+                        .workload(&read, &planned.status, planned.annotations.as_ref())
+                        .await
+                        .map(Box::new);
+                    Written::Workload {
+                        key,
+                        before: read,
+                        planned,
+                        result,
+                    }
+                }
+                WriteRequest::Queue { key, write } => {
+                    let result = match write.as_ref() {
+                        QueueWrite::ClusterQueue(q) => writer.cluster_queue_status(q).await,
+                        QueueWrite::LocalQueue(q) => writer.local_queue_status(q).await,
+                        QueueWrite::Cohort(c) => writer.cohort_status(c).await,
+                    };
+                    Written::Queue { key, result }
+                }
+            };
+            let _ = results.send(written).await;
+        });
+    }
+}
+
+/// A write's result, sent back to the loop.
+#[derive(Debug)]
+pub enum Written {
+    Workload {
+        key: String,
+        before: Box<Workload>,
+        planned: Box<Planned>,
+        result: Result<Box<Workload>, WriteError>,
+    },
+    Queue {
+        key: String,
+        result: Result<(), WriteError>,
+    },
+}
+
+/// Readiness: set once every watch delivered its first full list.
+#[derive(Clone, Default)]
+pub struct Ready(Arc<AtomicBool>);
+
+impl Ready {
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Workloads read from a cluster always have a UID and a creation time.
+fn fallback() -> Fallback {
+    Fallback {
+        creation: 0,
+        uid: String::new(),
+    }
+}
+
+fn is_finished(workload: &Workload) -> bool {
+    workload.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == crate::api::keys::condition_types::FINISHED && c.status == "True")
+    })
+}
+
+fn key_of(workload: &Workload) -> String {
+    format!(
+        "{}/{}",
+        workload.namespace().unwrap_or_default(),
+        workload.name_any()
+    )
+}
+
+fn workload_key(key: &str) -> WorkloadKey {
+    let (namespace, name) = key.split_once('/').unwrap_or(("", key));
+    WorkloadKey::new(namespace, name)
+}
+
+/// The loop's state.
+pub struct AdmissionLoop {
+    state: ClusterState,
+    /// Every Workload as last read from the API.
+    workloads: BTreeMap<String, Workload>,
+    queues: QueueObjects,
+    synced: BTreeSet<Kind>,
+    ready: Ready,
+    /// Workloads whose status may need a write.
+    dirty: BTreeSet<String>,
+    /// Decisions that claim or release quota and are not written yet.
+    assumed: BTreeMap<String, Assumption>,
+    /// Claims waiting until no release is outstanding.
+    held: BTreeSet<String>,
+    /// A release failed while claims were held: they were decided on quota that is not free.
+    release_failed: bool,
+    in_flight: BTreeSet<String>,
+    /// Workloads whose last write conflicted at this resource version: nothing is written for
+    /// them until a newer version is read.
+    stale: BTreeMap<String, Option<String>>,
+    /// Workloads whose last write failed for a transient reason, and when to try again.
+    retries: BTreeMap<String, Instant>,
+    /// Admitted Workloads whose pods are not ready, for `waitForPodsReady.blockAdmission`.
+    unready: pods_ready::Unready,
+    /// How compact each unwritten TAS admission's placement is, for its event and metric.
+    placements: BTreeMap<String, Vec<(String, PlacementQuality)>>,
+    /// Workloads waiting out Kueue's requeue backoff, kept out of the engine until then.
+    backoff: BTreeMap<String, Time>,
+    /// Queue status writes in flight, with the object as it was before.
+    queue_writes_in_flight: BTreeMap<String, QueueWrite>,
+    report_due: bool,
+    last_report: Option<Instant>,
+    events: EventSink,
+    metrics: MetricsFeed,
+    requests: mpsc::UnboundedSender<WriteRequest>,
+}
+
+impl AdmissionLoop {
+    pub fn new(
+        state: ClusterState,
+        events: EventSink,
+        metrics: MetricsFeed,
+        requests: mpsc::UnboundedSender<WriteRequest>,
+        ready: Ready,
+        block_admission: bool,
+    ) -> Self {
+        AdmissionLoop {
+            state,
+            workloads: BTreeMap::new(),
+            queues: QueueObjects::default(),
+            synced: BTreeSet::new(),
+            ready,
+            dirty: BTreeSet::new(),
+            assumed: BTreeMap::new(),
+            held: BTreeSet::new(),
+            release_failed: false,
+            in_flight: BTreeSet::new(),
+            stale: BTreeMap::new(),
+            retries: BTreeMap::new(),
+            backoff: BTreeMap::new(),
+            placements: BTreeMap::new(),
+            unready: pods_ready::Unready::new(block_admission),
+            queue_writes_in_flight: BTreeMap::new(),
+            report_due: true,
+            last_report: None,
+            events,
+            metrics,
+            requests,
+        }
+    }
+
+    /// Runs until the watches stop.
+    pub async fn run(
+        mut self,
+        mut inputs: mpsc::Receiver<Input>,
+        mut done: mpsc::Receiver<Written>,
+    ) {
+        let mut tick = tokio::time::interval(REPORT_PERIOD);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                input = inputs.recv() => match input {
+                    Some(input) => self.take(input),
+                    None => return,
+                },
+                Some(written) = done.recv() => self.written(written),
+                _ = tick.tick() => self.due_retries(),
+            }
+            // Coalesce a burst: everything already delivered goes into one pass.
+            while let Ok(input) = inputs.try_recv() {
+                self.take(input);
+            }
+            while let Ok(written) = done.try_recv() {
+                self.written(written);
+            }
+            self.pass();
+        }
+    }
+
+    /// Decides on everything taken in so far and asks for the writes; nothing before every
+    /// cache holds its first full list.
+    fn pass(&mut self) {
+        if self.synced.len() < Kind::ALL.len() {
+            return;
+        }
+        if self.unready.blocks() {
+            tracing::debug!("admission waits until every admitted workload's pods are ready");
+        } else {
+            self.decide();
+        }
+        self.flush();
+        self.report();
+    }
+
+    fn take(&mut self, input: Input) {
+        let kind = input.kind();
+        if input.is_reset() && self.synced.insert(kind) {
+            tracing::info!(%kind, "first full list read");
+            if self.synced.len() == Kind::ALL.len() {
+                tracing::info!("every cache is synced; admission starts");
+                self.ready.0.store(true, Ordering::Relaxed);
+            }
+        }
+        match input {
+            Input::Workload(change) => self.workload_change(change),
+            other => {
+                inputs::apply(&mut self.state, &mut self.queues, other);
+                self.report_due = true;
+            }
+        }
+    }
+
+    fn workload_change(&mut self, change: Change<Workload>) {
+        self.report_due = true;
+        match change {
+            Change::Apply(workload) => self.seen(*workload),
+            Change::Delete(workload) => self.gone(&key_of(&workload)),
+            Change::Reset(list) => {
+                let listed: BTreeSet<String> = list.iter().map(key_of).collect();
+                let missing: Vec<String> = self
+                    .workloads
+                    .keys()
+                    .filter(|k| !listed.contains(*k))
+                    .cloned()
+                    .collect();
+                for key in missing {
+                    self.gone(&key);
+                }
+                for workload in list {
+                    self.seen(workload);
+                }
+            }
+        }
+    }
+
+    /// A Workload read from the API (a watch event or a write's answer).
+    fn seen(&mut self, workload: Workload) {
+        let key = key_of(&workload);
+        if let Some(known) = self.workloads.get(&key)
+            && is_older(
+                workload.metadata.resource_version.as_deref(),
+                known.metadata.resource_version.as_deref(),
+            )
+        {
+            return;
+        }
+        if self
+            .stale
+            .get(&key)
+            .is_some_and(|rv| *rv != workload.metadata.resource_version)
+        {
+            self.stale.remove(&key);
+        }
+        if let Some(until) = waiting_until(&workload).cloned() {
+            let wk = workload_key(&key);
+            self.state.delete_workload(&wk.namespace, &wk.name);
+            self.workloads.insert(key.clone(), workload);
+            self.backoff.insert(key, until);
+            return;
+        }
+        self.backoff.remove(&key);
+        self.unready.seen(&key, &workload);
+        let was_finished = self.workloads.get(&key).is_some_and(is_finished);
+        if !was_finished && self.workloads.contains_key(&key) && is_finished(&workload) {
+            self.metrics
+                .finished(&workload, self.state.engine().structure());
+        }
+        match self.assumed.get(&key) {
+            Some(assumption) => self
+                .state
+                .apply_workload(&overlay(&workload, assumption), fallback()),
+            None => self.state.apply_workload(&workload, fallback()),
+        }
+        self.workloads.insert(key.clone(), workload);
+        self.dirty.insert(key);
+    }
+
+    /// A Workload deleted: its quota is free for real, whatever was decided about it.
+    fn gone(&mut self, key: &str) {
+        if self.workloads.remove(key).is_none() {
+            return;
+        }
+        self.assumed.remove(key);
+        self.held.remove(key);
+        self.stale.remove(key);
+        self.backoff.remove(key);
+        self.placements.remove(key);
+        self.unready.gone(key);
+        self.dirty.remove(key);
+        let wk = workload_key(key);
+        self.state.delete_workload(&wk.namespace, &wk.name);
+        self.resolve_held();
+    }
+
+    /// Runs cycles until one changes nothing and marks every workload they touched.
+    fn decide(&mut self) {
+        let started = Instant::now();
+        let mut evaluated = false;
+        let mut admitted_any = false;
+        for _ in 0..MAX_CYCLES_PER_PASS {
+            let out = self.state.engine().cycle();
+            let touched = out
+                .admitted
+                .iter()
+                .map(|a| &a.workload)
+                .chain(out.preempted.iter().map(|p| &p.victim))
+                .chain(out.evicted.iter().map(|e| &e.workload))
+                .chain(out.pending.iter().map(|p| &p.workload));
+            for key in touched {
+                self.dirty.insert(key.to_string());
+                evaluated = true;
+            }
+            for preemption in &out.preempted {
+                self.metrics.preemption_issued(
+                    preemption,
+                    &self.workloads,
+                    self.state.engine().structure(),
+                );
+            }
+            let changed = out.changed_anything();
+            for admitted in out.admitted {
+                if !admitted.placement_quality.is_empty() {
+                    self.placements
+                        .insert(admitted.workload.to_string(), admitted.placement_quality);
+                }
+                admitted_any = true;
+            }
+            if !changed {
+                break;
+            }
+        }
+        // The engine's event log is not needed: each decision is read from its state.
+        self.state.engine().take_events();
+        if evaluated {
+            self.report_due = true;
+            self.metrics
+                .admission_attempt(admitted_any, started.elapsed().as_secs_f64());
+        }
+    }
+
+    fn releases_outstanding(&self) -> bool {
+        self.assumed.values().any(|a| a.effect == Effect::Release)
+    }
+
+    /// Plans and starts the writes of every dirty workload.
+    fn flush(&mut self) {
+        let now = Time(k8s_openapi::jiff::Timestamp::now());
+        let mut claims = Vec::new();
+        let mut others = Vec::new();
+        for key in std::mem::take(&mut self.dirty) {
+            let Some(read) = self.workloads.get(&key) else {
+                continue;
+            };
+            let Some(state) = self.state.engine().state(&workload_key(&key)) else {
+                continue;
+            };
+            if self.in_flight.contains(&key) {
+                self.assume_release_in_flight(&key, &state, &now);
+                self.dirty.insert(key);
+                continue;
+            }
+            let Some(planned) = plan(read, &state, &now) else {
+                self.assumed.remove(&key);
+                continue;
+            };
+            if self.retries.contains_key(&key) {
+                // Written again once the retry is due; until then the decision holds in memory.
+                if planned.effect != Effect::Update {
+                    self.assume(&key, &planned);
+                }
+                continue;
+            }
+            if self
+                .stale
+                .get(&key)
+                .is_some_and(|rv| *rv == read.metadata.resource_version)
+            {
+                // The decision rests on an object that has changed: undo it until the newer
+                // version is read.
+                if planned.effect != Effect::Update {
+                    let read = read.clone();
+                    self.assumed.remove(&key);
+                    self.state.restore_workload(&read, fallback());
+                }
+                continue;
+            }
+            match planned.effect {
+                Effect::Update => {
+                    self.assumed.remove(&key);
+                    others.push((key, planned));
+                }
+                Effect::Release => {
+                    self.assume(&key, &planned);
+                    others.push((key, planned));
+                }
+                Effect::Claim => {
+                    self.assume(&key, &planned);
+                    claims.push((key, planned));
+                }
+            }
+        }
+        for (key, planned) in others {
+            self.send(key, planned);
+        }
+        let hold = self.releases_outstanding();
+        for (key, planned) in claims {
+            if hold {
+                self.held.insert(key);
+            } else {
+                self.send(key, planned);
+            }
+        }
+    }
+
+    fn assume(&mut self, key: &str, planned: &Planned) {
+        self.assumed.insert(
+            key.to_string(),
+            Assumption {
+                effect: planned.effect,
+                status: planned.status.clone(),
+                annotations: planned.annotations.clone(),
+            },
+        );
+    }
+
+    /// A workload whose admission is being written, and that the engine has since evicted: the
+    /// release is outstanding from now on, so no admission that uses its quota is written before
+    /// it lands.
+    fn assume_release_in_flight(
+        &mut self,
+        key: &str,
+        state: &crate::engine::WorkloadState,
+        now: &Time,
+    ) {
+        let Some(assumption) = self.assumed.get(key) else {
+            return;
+        };
+        let admitted = matches!(&state.status, EngineStatus::Admitted(_));
+        if assumption.effect != Effect::Claim || admitted {
+            return;
+        }
+        let Some(read) = self.workloads.get(key) else {
+            return;
+        };
+        let status = crate::status::workload::workload_status(
+            read.status.as_ref(),
+            state,
+            now,
+            read.metadata.generation,
+        );
+        self.assumed.insert(
+            key.to_string(),
+            Assumption {
+                effect: Effect::Release,
+                status,
+                annotations: None,
+            },
+        );
+    }
+
+    fn send(&mut self, key: String, planned: Planned) {
+        let Some(read) = self.workloads.get(&key).cloned() else {
+            return;
+        };
+        self.in_flight.insert(key.clone());
+        let request = WriteRequest::Workload {
+            key,
+            read: Box::new(read),
+            planned: Box::new(planned),
+        };
+        if self.requests.send(request).is_err() {
+            tracing::error!("the writer stopped; decisions are no longer written");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,61 @@
+//! Kueue's `waitForPodsReady.blockAdmission`: while an admitted Workload's pods are not all
+//! ready, nothing else is admitted, so two gangs never wait on each other's half-started pods.
+
+use std::collections::BTreeSet;
+
+use crate::api::Workload;
+use crate::api::keys::condition_types;
+
+/// Whether `workload` holds an admission whose pods are not all ready yet.
+pub fn admitted_not_ready(workload: &Workload) -> bool {
+    let Some(status) = workload.status.as_ref() else {
+        return false;
+    };
+    let finished = status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == condition_types::FINISHED && c.status == "True");
+    let ready = status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == condition_types::PODS_READY && c.status == "True");
+    status.admission.is_some() && !finished && !ready
+}
+
+/// The admitted Workloads whose pods are not ready, kept as Workloads are read.
+#[derive(Debug, Default)]
+pub struct Unready {
+    /// `blockAdmission` is on.
+    block: bool,
+    keys: BTreeSet<String>,
+}
+
+impl Unready {
+    pub fn new(block: bool) -> Self {
+        Unready {
+            block,
+            keys: BTreeSet::new(),
+        }
+    }
+
+    /// Records `workload` as read under `key`.
+    pub fn seen(&mut self, key: &str, workload: &Workload) {
+        if self.block && admitted_not_ready(workload) {
+            self.keys.insert(key.to_string());
+        } else {
+            self.keys.remove(key);
+        }
+    }
+
+    pub fn gone(&mut self, key: &str) {
+        self.keys.remove(key);
+    }
+
+    /// Whether admission waits: `blockAdmission` is on and some admitted Workload is not ready.
+    pub fn blocks(&self) -> bool {
+        self.block && !self.keys.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests;

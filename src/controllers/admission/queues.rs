@@ -1,0 +1,81 @@
+//! Queue status and gauges from the engine's queue report, written only where they changed.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
+use tokio::time::Instant;
+
+use super::{AdmissionLoop, REPORT_PERIOD, WriteRequest};
+use crate::controllers::metrics_feed::PendingWorkload;
+use crate::controllers::queue_status::{self, QueueWrite};
+use crate::engine::WorkloadStatus as EngineStatus;
+
+impl AdmissionLoop {
+    /// Queue status and gauges, at most every [`REPORT_PERIOD`].
+    pub(super) fn report(&mut self) {
+        if !self.report_due
+            || self
+                .last_report
+                .is_some_and(|at| at.elapsed() < REPORT_PERIOD)
+        {
+            return;
+        }
+        self.report_due = false;
+        self.last_report = Some(Instant::now());
+        let now = Time(k8s_openapi::jiff::Timestamp::now());
+        let report = self.state.engine().queue_report();
+        let pending: Vec<PendingWorkload> = self
+            .state
+            .engine()
+            .states()
+            .into_iter()
+            .filter_map(|state| {
+                let EngineStatus::Pending { reason, .. } = state.status else {
+                    return None;
+                };
+                let read = self.workloads.get(&state.workload.to_string())?;
+                Some(PendingWorkload {
+                    namespace: state.workload.namespace,
+                    local_queue: read.spec.queue_name.clone().unwrap_or_default(),
+                    reason,
+                })
+            })
+            .collect();
+        self.metrics
+            .queues(&report, self.state.engine().structure(), &pending);
+        for write in queue_status::changed(&self.queues, &report, &now) {
+            self.send_queue(write);
+        }
+    }
+
+    pub(super) fn send_queue(&mut self, write: QueueWrite) {
+        let key = match &write {
+            QueueWrite::ClusterQueue(q) => format!("ClusterQueue/{}", q.name_any()),
+            QueueWrite::LocalQueue(q) => format!(
+                "LocalQueue/{}/{}",
+                q.namespace().unwrap_or_default(),
+                q.name_any()
+            ),
+            QueueWrite::Cohort(c) => format!("Cohort/{}", c.name_any()),
+        };
+        if self.queue_writes_in_flight.contains_key(&key) {
+            self.report_due = true;
+            return;
+        }
+        // The status is taken as written until the watch says otherwise, so the next report
+        // does not write it again; a failed write puts the object back as it was.
+        let Some(before) = self.queues.put(write.clone()) else {
+            return;
+        };
+        self.queue_writes_in_flight.insert(key.clone(), before);
+        if self
+            .requests
+            .send(WriteRequest::Queue {
+                key,
+                write: Box::new(write),
+            })
+            .is_err()
+        {
+            tracing::error!("the writer stopped; queue status is no longer written");
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! What the admission loop does when a write lands or fails, and with the retries and requeue
+//! backoffs whose time has come.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use tokio::time::Instant;
+
+use super::plan::{Effect, Planned};
+use super::{AdmissionLoop, RETRY_AFTER, Written, fallback};
+use crate::api::Workload;
+use crate::controllers::events::for_change;
+use crate::controllers::writer::WriteError;
+use crate::status::requeue::{backoff_finished, waiting_until};
+
+impl AdmissionLoop {
+    pub(super) fn written(&mut self, written: Written) {
+        match written {
+            Written::Workload {
+                key,
+                before,
+                planned,
+                result,
+            } => self.workload_written(key, *before, *planned, result),
+            Written::Queue { key, result } => {
+                let before = self.queue_writes_in_flight.remove(&key);
+                if let Err(error) = result {
+                    tracing::warn!(%error, "queue status not written; it is computed again");
+                    if let Some(before) = before {
+                        self.queues.put(before);
+                    }
+                    self.report_due = true;
+                }
+            }
+        }
+    }
+
+    pub(super) fn workload_written(
+        &mut self,
+        key: String,
+        before: Workload,
+        planned: Planned,
+        result: Result<Box<Workload>, WriteError>,
+    ) {
+        self.in_flight.remove(&key);
+        match result {
+            Ok(stored) => {
+                let now = Time(k8s_openapi::jiff::Timestamp::now());
+                let placement = if planned.effect == Effect::Claim {
+                    self.placements.remove(&key).unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                let events = for_change(&before, &planned.status, &now, &placement);
+                self.metrics.written(
+                    &before,
+                    &planned.status,
+                    &now,
+                    &placement,
+                    self.state.engine().structure(),
+                );
+                self.events.record(&before, events);
+                if self
+                    .assumed
+                    .get(&key)
+                    .is_some_and(|a| a.status == planned.status)
+                {
+                    self.assumed.remove(&key);
+                }
+                tracing::debug!(workload = %key, effect = ?planned.effect, "status written");
+                // A Workload deleted while its write was in flight stays deleted.
+                if self.workloads.contains_key(&key) {
+                    self.seen(*stored);
+                }
+            }
+            Err(error) => {
+                tracing::info!(workload = %key, %error, effect = ?planned.effect, "write failed; the decision is undone");
+                let dropped = self.assumed.remove(&key);
+                if planned.effect == Effect::Release
+                    || dropped.is_some_and(|a| a.effect == Effect::Release)
+                {
+                    self.release_failed = true;
+                }
+                if error.is_transient() {
+                    self.retries
+                        .insert(key.clone(), Instant::now() + RETRY_AFTER);
+                } else {
+                    self.stale
+                        .insert(key.clone(), before.metadata.resource_version.clone());
+                }
+                if let Some(read) = self.workloads.get(&key).cloned() {
+                    match waiting_until(&read).cloned() {
+                        Some(until) => {
+                            self.backoff.insert(key, until);
+                        }
+                        None => self.state.restore_workload(&read, fallback()),
+                    }
+                }
+            }
+        }
+        self.resolve_held();
+    }
+
+    /// Once no release is outstanding, the held claims are written, or, when a release failed,
+    /// undone (they were decided on quota that turned out not to be free).
+    pub(super) fn resolve_held(&mut self) {
+        if self.releases_outstanding() {
+            return;
+        }
+        let failed = std::mem::take(&mut self.release_failed);
+        for key in std::mem::take(&mut self.held) {
+            if failed {
+                self.assumed.remove(&key);
+                if let Some(read) = self.workloads.get(&key).cloned() {
+                    self.state.restore_workload(&read, fallback());
+                }
+            }
+            self.dirty.insert(key);
+        }
+    }
+
+    pub(super) fn due_retries(&mut self) {
+        let now = Instant::now();
+        let due: Vec<String> = self
+            .retries
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in due {
+            self.retries.remove(&key);
+            self.dirty.insert(key);
+        }
+        self.end_backoffs();
+    }
+
+    /// Ends the backoffs that ran out by marking those workloads requeued; the write's answer
+    /// brings them into the engine.
+    pub(super) fn end_backoffs(&mut self) {
+        let now = Time(k8s_openapi::jiff::Timestamp::now());
+        let due: Vec<String> = self
+            .backoff
+            .iter()
+            .filter(|(key, until)| **until <= now && !self.in_flight.contains(*key))
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in due {
+            self.backoff.remove(&key);
+            let Some(read) = self.workloads.get(&key) else {
+                continue;
+            };
+            let status = backoff_finished(
+                &read.status.clone().unwrap_or_default(),
+                &now,
+                read.metadata.generation,
+            );
+            let planned = Planned {
+                effect: Effect::Update,
+                status,
+                annotations: None,
+            };
+            self.send(key, planned);
+        }
+    }
+}

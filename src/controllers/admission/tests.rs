@@ -1,0 +1,432 @@
+//! The loop driven without a server: watch changes go in, write requests come out, and each
+//! request is answered as the API server would (stored, or refused).
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use tokio::sync::mpsc;
+
+use super::*;
+use crate::api;
+use crate::controllers::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};
+use crate::engine::model::EngineConfig;
+
+const ADMIN: &str = r#"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: "4"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: ns}
+spec: {clusterQueue: team}
+"#;
+
+fn parse<K: serde::de::DeserializeOwned>(yaml: &str) -> K {
+    yaml_serde::from_str(yaml).expect("test object")
+}
+
+fn workload(name: &str, cpu: u32, priority: i32, created_second: u32) -> api::Workload {
+    let mut w: api::Workload = parse(&format!(
+        r#"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: {name}
+  namespace: ns
+  uid: uid-{name}
+  resourceVersion: "1"
+  creationTimestamp: "2026-11-23T10:00:{created_second:02}Z"
+spec:
+  queueName: lq
+  priority: {priority}
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: c
+          resources: {{requests: {{cpu: "{cpu}"}}}}
+"#
+    ));
+    w.metadata.generation = Some(1);
+    w
+}
+
+/// A loop with every cache listed, and the write requests it makes.
+struct Harness {
+    admission: AdmissionLoop,
+    requests: mpsc::UnboundedReceiver<WriteRequest>,
+    revision: u64,
+}
+
+impl Harness {
+    fn new() -> Self {
+        Self::blocking(false)
+    }
+
+    /// A loop with `waitForPodsReady.blockAdmission` set as given.
+    fn blocking(block_admission: bool) -> Self {
+        let (requests_tx, requests) = mpsc::unbounded_channel();
+        let metrics = Arc::new(Metrics::new(
+            ReplicaRole::Standalone,
+            MetricsOptions::default(),
+            BuildInfo::current(),
+        ));
+        let (events, _) = EventSink::detached();
+        let mut admission = AdmissionLoop::new(
+            ClusterState::new(EngineConfig::default()),
+            events,
+            MetricsFeed::new(metrics),
+            requests_tx,
+            Ready::default(),
+            block_admission,
+        );
+        let mut ns = Namespace::default();
+        ns.metadata.name = Some("ns".into());
+        let docs: Vec<&str> = ADMIN.split("\n---\n").collect();
+        let inputs = vec![
+            Input::ResourceFlavor(Change::Reset(vec![parse(docs[0])])),
+            Input::ClusterQueue(Change::Reset(vec![parse(docs[1])])),
+            Input::LocalQueue(Change::Reset(vec![parse(docs[2])])),
+            Input::Namespace(Change::Reset(vec![ns])),
+            Input::AdmissionCheck(Change::Reset(Vec::new())),
+            Input::Cohort(Change::Reset(Vec::new())),
+            Input::Workload(Change::Reset(Vec::new())),
+            Input::WorkloadPriorityClass(Change::Reset(Vec::new())),
+            Input::PriorityClass(Change::Reset(Vec::<PriorityClass>::new())),
+            Input::Topology(Change::Reset(Vec::new())),
+            Input::Node(Change::Reset(Vec::<Node>::new())),
+            Input::Pod(Change::Reset(Vec::<Pod>::new())),
+        ];
+        for input in inputs {
+            admission.take(input);
+        }
+        assert!(admission.ready.get(), "ready once every kind is listed");
+        Harness {
+            admission,
+            requests,
+            revision: 100,
+        }
+    }
+
+    fn apply(&mut self, workload: api::Workload) {
+        self.admission
+            .take(Input::Workload(Change::Apply(Box::new(workload))));
+        self.admission.pass();
+    }
+
+    /// The Workload writes asked for since the last call, by key and effect.
+    fn workload_requests(&mut self) -> Vec<(String, Box<api::Workload>, Box<Planned>)> {
+        let mut out = Vec::new();
+        while let Ok(request) = self.requests.try_recv() {
+            if let WriteRequest::Workload { key, read, planned } = request {
+                out.push((key, read, planned));
+            }
+        }
+        out
+    }
+
+    /// Answers a write as the API server does when it stores it.
+    fn store(&mut self, (key, read, planned): (String, Box<api::Workload>, Box<Planned>)) {
+        self.revision += 1;
+        let mut stored = (*read).clone();
+        stored.status = Some(planned.status.clone());
+        if let Some(annotations) = &planned.annotations {
+            stored.metadata.annotations = Some(annotations.clone());
+        }
+        stored.metadata.resource_version = Some(self.revision.to_string());
+        self.admission.written(Written::Workload {
+            key,
+            before: read,
+            planned,
+            result: Ok(Box::new(stored)),
+        });
+        self.admission.pass();
+    }
+
+    /// Answers a write with `error`.
+    fn refuse(
+        &mut self,
+        (key, read, planned): (String, Box<api::Workload>, Box<Planned>),
+        error: WriteError,
+    ) {
+        self.admission.written(Written::Workload {
+            key,
+            before: read,
+            planned,
+            result: Err(error),
+        });
+        self.admission.pass();
+    }
+
+    fn admitted_in_engine(&mut self, key: &str) -> bool {
+        matches!(
+            self.admission
+                .state
+                .engine()
+                .state(&workload_key(key))
+                .map(|s| s.status),
+            Some(EngineStatus::Admitted(_))
+        )
+    }
+}
+
+fn effects(requests: &[(String, Box<api::Workload>, Box<Planned>)]) -> Vec<(&str, Effect)> {
+    requests
+        .iter()
+        .map(|(key, _, planned)| (key.as_str(), planned.effect))
+        .collect()
+}
+
+#[test]
+fn nothing_is_decided_before_every_cache_is_listed() {
+    let (requests_tx, mut requests) = mpsc::unbounded_channel();
+    let metrics = Arc::new(Metrics::new(
+        ReplicaRole::Standalone,
+        MetricsOptions::default(),
+        BuildInfo::current(),
+    ));
+    let (events, _) = EventSink::detached();
+    let mut admission = AdmissionLoop::new(
+        ClusterState::new(EngineConfig::default()),
+        events,
+        MetricsFeed::new(metrics),
+        requests_tx,
+        Ready::default(),
+        false,
+    );
+    admission.take(Input::Workload(Change::Reset(vec![workload("a", 1, 0, 0)])));
+    admission.pass();
+    assert!(requests.try_recv().is_err());
+    assert!(!admission.ready.get());
+}
+
+#[test]
+fn an_admission_is_written_once_and_its_answer_needs_nothing_more() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 2, 0, 0));
+    let requests = h.workload_requests();
+    assert_eq!(effects(&requests), [("ns/a", Effect::Claim)]);
+    for request in requests {
+        h.store(request);
+    }
+    assert_eq!(effects(&h.workload_requests()), []);
+    assert!(h.admitted_in_engine("ns/a"));
+}
+
+#[test]
+fn a_refused_admission_frees_its_quota() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 4, 0, 0));
+    let claim = h.workload_requests().pop().expect("a claim");
+    h.refuse(claim, WriteError::Conflict("Workload ns/a".into()));
+    // `a` stays first in line: until a newer version of it is read nothing is written for it,
+    // and a later workload does not jump ahead into the quota `a` did not get.
+    h.apply(workload("b", 4, 0, 1));
+    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Update)]);
+    let mut newer = workload("a", 4, 0, 0);
+    newer.metadata.resource_version = Some("60".into());
+    h.apply(newer);
+    let requests = h.workload_requests();
+    assert_eq!(effects(&requests), [("ns/a", Effect::Claim)]);
+    assert_eq!(
+        requests[0].1.metadata.resource_version.as_deref(),
+        Some("60"),
+        "written at the version read"
+    );
+}
+
+#[test]
+fn an_admission_that_preempts_waits_until_the_victim_is_written() {
+    let mut h = Harness::new();
+    h.apply(workload("low", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    h.apply(workload("high", 4, 10, 1));
+    let requests = h.workload_requests();
+    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
+    for request in requests {
+        h.store(request);
+    }
+    let requests = h.workload_requests();
+    assert_eq!(effects(&requests), [("ns/high", Effect::Claim)]);
+}
+
+#[test]
+fn an_admission_that_preempts_is_undone_when_the_victim_cannot_be_written() {
+    let mut h = Harness::new();
+    h.apply(workload("low", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    h.apply(workload("high", 4, 10, 1));
+    let release = h.workload_requests().pop().expect("the victim's release");
+    h.refuse(release, WriteError::Timeout("Workload ns/low".into()));
+    // The preemption is decided again but waits for the retry; the preemptor's admission is not
+    // written while the victim's release is not.
+    assert_eq!(effects(&h.workload_requests()), []);
+    h.admission.retries.insert("ns/low".into(), Instant::now());
+    h.admission.due_retries();
+    h.admission.pass();
+    let requests = h.workload_requests();
+    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
+    for request in requests {
+        h.store(request);
+    }
+    assert_eq!(
+        effects(&h.workload_requests()),
+        [("ns/high", Effect::Claim)]
+    );
+}
+
+#[test]
+fn an_update_read_while_an_admission_is_written_keeps_its_quota_taken() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 4, 0, 0));
+    let claim = h.workload_requests().pop().expect("a claim");
+    // Someone labels `a` before the admission lands: the newer object has no admission yet.
+    let mut labelled = workload("a", 4, 0, 0);
+    labelled.metadata.resource_version = Some("50".into());
+    labelled.metadata.labels = Some([("team".to_string(), "x".to_string())].into());
+    h.apply(labelled);
+    h.apply(workload("b", 4, 0, 1));
+    assert!(h.admitted_in_engine("ns/a"));
+    assert!(!h.admitted_in_engine("ns/b"));
+    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Update)]);
+    drop(claim);
+}
+
+#[test]
+fn an_older_version_read_after_a_newer_one_is_ignored() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    // The watch delivers the version from before the write after the write's answer.
+    h.apply(workload("a", 4, 0, 0));
+    assert!(h.admitted_in_engine("ns/a"));
+    assert_eq!(effects(&h.workload_requests()), []);
+}
+
+#[test]
+fn a_deleted_workload_frees_its_quota_for_the_next() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    h.apply(workload("b", 4, 0, 1));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    assert!(!h.admitted_in_engine("ns/b"));
+    h.admission
+        .take(Input::Workload(Change::Delete(Box::new(workload(
+            "a", 4, 0, 0,
+        )))));
+    h.admission.pass();
+    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
+}
+
+#[test]
+fn a_full_list_forgets_what_it_does_not_name() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    h.apply(workload("b", 4, 0, 1));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    // The watch expired while `a` was deleted: the re-list no longer names it.
+    let b = h
+        .admission
+        .workloads
+        .get("ns/b")
+        .cloned()
+        .expect("b is known");
+    h.admission.take(Input::Workload(Change::Reset(vec![b])));
+    h.admission.pass();
+    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
+}
+
+#[test]
+fn a_workload_deleted_while_its_admission_is_written_stays_deleted() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 4, 0, 0));
+    let claim = h.workload_requests().pop().expect("a claim");
+    h.admission
+        .take(Input::Workload(Change::Delete(Box::new(workload(
+            "a", 4, 0, 0,
+        )))));
+    h.store(claim);
+    assert!(!h.admission.workloads.contains_key("ns/a"));
+    assert!(
+        h.admission
+            .state
+            .engine()
+            .state(&workload_key("ns/a"))
+            .is_none()
+    );
+}
+
+#[test]
+fn with_block_admission_nothing_is_admitted_until_admitted_pods_are_ready() {
+    let mut h = Harness::blocking(true);
+    h.apply(workload("a", 2, 0, 0));
+    let mut stored = Vec::new();
+    for request in h.workload_requests() {
+        stored.push(request.0.clone());
+        h.store(request);
+    }
+    assert_eq!(stored, ["ns/a"]);
+    h.apply(workload("b", 2, 0, 1));
+    assert!(!h.admitted_in_engine("ns/b"), "a's pods are not ready yet");
+    for request in h.workload_requests() {
+        assert_eq!(request.2.effect, Effect::Update);
+        h.store(request);
+    }
+    let mut ready = h
+        .admission
+        .workloads
+        .get("ns/a")
+        .cloned()
+        .expect("a is known");
+    h.revision += 1;
+    ready.metadata.resource_version = Some(h.revision.to_string());
+    if let Some(status) = ready.status.as_mut() {
+        status
+            .conditions
+            .push(k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+                type_: "PodsReady".into(),
+                status: "True".into(),
+                reason: "Started".into(),
+                message: String::new(),
+                last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                    "2026-11-23T10:01:00Z".parse().unwrap(),
+                ),
+                observed_generation: None,
+            });
+    }
+    h.apply(ready);
+    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
+}

@@ -1,0 +1,22 @@
+//! Why the controller stopped.
+
+use std::net::SocketAddr;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    #[error("cannot listen for {what} on {addr}: {source}")]
+    Listen {
+        what: &'static str,
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("serving {what} failed: {source}")]
+    Serve {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the admission loop stopped")]
+    LoopStopped,
+}

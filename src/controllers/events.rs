@@ -1,0 +1,195 @@
+//! Events on Workloads as Kueue's scheduler records them (`events.k8s.io/v1`, reporting
+//! controller `kueue-admission`): derived from what a written status changed, so an event is
+//! recorded only for a change that landed.
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Client, Resource, ResourceExt};
+use tokio::sync::mpsc;
+
+use crate::api::keys::{condition_types, field_managers, quota_reserved_reasons};
+use crate::api::{Workload, WorkloadStatus};
+use crate::engine::topology::PlacementQuality;
+
+/// The longest note Kueue records, in bytes.
+const MAX_NOTE_BYTES: usize = 1024;
+/// Events waiting to be recorded; beyond this, new ones are dropped (and logged) rather than
+/// slowing admission.
+const QUEUE_DEPTH: usize = 4096;
+
+/// One event to record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadEvent {
+    pub warning: bool,
+    pub reason: String,
+    pub note: String,
+}
+
+impl WorkloadEvent {
+    fn normal(reason: &str, note: String) -> Self {
+        WorkloadEvent {
+            warning: false,
+            reason: reason.to_string(),
+            note,
+        }
+    }
+}
+
+fn condition<'a>(status: Option<&'a WorkloadStatus>, type_: &str) -> Option<&'a Condition> {
+    status?.conditions.iter().find(|c| c.type_ == type_)
+}
+
+fn is_true(status: Option<&WorkloadStatus>, type_: &str) -> bool {
+    condition(status, type_).is_some_and(|c| c.status == "True")
+}
+
+/// Whole seconds from `since` to `now`, never negative.
+fn seconds(since: &Time, now: &Time) -> i64 {
+    (now.0.as_second() - since.0.as_second()).max(0)
+}
+
+/// When the workload last entered its queue: its last requeue, else its creation.
+pub fn queued_at(workload: &Workload) -> Option<Time> {
+    condition(workload.status.as_ref(), condition_types::REQUEUED)
+        .filter(|c| c.status == "True")
+        .map(|c| c.last_transition_time.clone())
+        .or_else(|| workload.metadata.creation_timestamp.clone())
+}
+
+/// The events Kueue's scheduler records for a Workload whose status went from `before` to
+/// `after` at `now`. A topology-aware admission's `QuotaReserved` note ends with how compact
+/// each pod set's placement is (kuota's addition; Kueue's text comes first, unchanged).
+pub fn for_change(
+    before: &Workload,
+    after: &WorkloadStatus,
+    now: &Time,
+    placement: &[(String, PlacementQuality)],
+) -> Vec<WorkloadEvent> {
+    let old = before.status.as_ref();
+    let new = Some(after);
+    let mut events = Vec::new();
+    if let Some(admission) = after.admission.as_ref()
+        && old.and_then(|s| s.admission.as_ref()) != Some(admission)
+    {
+        let cq = &admission.cluster_queue;
+        let waited = queued_at(before).map_or(0, |at| seconds(&at, now));
+        let mut note =
+            format!("Quota reserved in ClusterQueue {cq}, wait time since queued was {waited}s");
+        for (pod_set, quality) in placement {
+            note.push_str(&format!("; placement of pod set {pod_set}: {quality}"));
+        }
+        events.push(WorkloadEvent::normal(
+            quota_reserved_reasons::QUOTA_RESERVED,
+            note,
+        ));
+        events.push(WorkloadEvent::normal(
+            condition_types::ADMITTED,
+            format!("Admitted by ClusterQueue {cq}, wait time since reservation was 0s"),
+        ));
+    }
+    if is_true(new, condition_types::PREEMPTED)
+        && !is_true(old, condition_types::PREEMPTED)
+        && let Some(c) = condition(new, condition_types::PREEMPTED)
+    {
+        events.push(WorkloadEvent::normal(
+            condition_types::PREEMPTED,
+            c.message.clone(),
+        ));
+    }
+    if is_true(new, condition_types::EVICTED)
+        && !is_true(old, condition_types::EVICTED)
+        && let Some(c) = condition(new, condition_types::EVICTED)
+    {
+        events.push(WorkloadEvent::normal(
+            &format!("EvictedDueTo{}", c.reason),
+            c.message.clone(),
+        ));
+    }
+    if let Some(c) = condition(new, condition_types::QUOTA_RESERVED)
+        && c.status == "False"
+        && condition(old, condition_types::QUOTA_RESERVED)
+            .is_none_or(|o| o.reason != c.reason || o.message != c.message || o.status != c.status)
+    {
+        events.push(WorkloadEvent {
+            warning: true,
+            reason: c.reason.clone(),
+            note: c.message.clone(),
+        });
+    }
+    events
+}
+
+/// Cuts a note to Kueue's limit on a character boundary, ending it with ` ...`.
+fn truncate(mut note: String) -> String {
+    if note.len() <= MAX_NOTE_BYTES {
+        return note;
+    }
+    let mut end = MAX_NOTE_BYTES - 4;
+    while !note.is_char_boundary(end) {
+        end -= 1;
+    }
+    note.truncate(end);
+    note.push_str(" ...");
+    note
+}
+
+/// Records events in the background so that the admission loop never waits on them.
+#[derive(Clone)]
+pub struct EventSink {
+    queue: mpsc::Sender<(ObjectReference, WorkloadEvent)>,
+}
+
+impl EventSink {
+    /// Starts the recorder task.
+    pub fn start(client: Client, instance: Option<String>) -> Self {
+        let (queue, mut events) = mpsc::channel::<(ObjectReference, WorkloadEvent)>(QUEUE_DEPTH);
+        let reporter = Reporter {
+            controller: field_managers::ADMISSION.to_string(),
+            instance,
+        };
+        let recorder = Recorder::new(client, reporter);
+        tokio::spawn(async move {
+            while let Some((regarding, event)) = events.recv().await {
+                let event = Event {
+                    type_: if event.warning {
+                        EventType::Warning
+                    } else {
+                        EventType::Normal
+                    },
+                    action: event.reason.clone(),
+                    reason: event.reason,
+                    note: Some(truncate(event.note)),
+                    secondary: None,
+                };
+                if let Err(error) = recorder.publish(&event, &regarding).await {
+                    tracing::warn!(%error, object = ?regarding.name, "event not recorded");
+                }
+            }
+        });
+        EventSink { queue }
+    }
+
+    /// A sink whose events are read from the returned receiver instead of recorded.
+    #[cfg(test)]
+    pub fn detached() -> (Self, mpsc::Receiver<(ObjectReference, WorkloadEvent)>) {
+        let (queue, events) = mpsc::channel(QUEUE_DEPTH);
+        (EventSink { queue }, events)
+    }
+
+    /// Queues `events` about `workload`.
+    pub fn record(&self, workload: &Workload, events: Vec<WorkloadEvent>) {
+        let regarding = workload.object_ref(&());
+        for event in events {
+            if self.queue.try_send((regarding.clone(), event)).is_err() {
+                tracing::warn!(
+                    workload = %format!("{}/{}", workload.namespace().unwrap_or_default(), workload.name_any()),
+                    "event queue full; event dropped"
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,153 @@
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+use super::*;
+use crate::api::workload_status::Admission;
+
+fn at(text: &str) -> Time {
+    Time(text.parse().unwrap())
+}
+
+fn condition(type_: &str, status: &str, reason: &str, message: &str) -> Condition {
+    Condition {
+        type_: type_.into(),
+        status: status.into(),
+        reason: reason.into(),
+        message: message.into(),
+        last_transition_time: at("2026-11-23T10:00:00Z"),
+        observed_generation: None,
+    }
+}
+
+fn created_at(text: &str) -> Workload {
+    let mut w = Workload::new("job", Default::default());
+    w.metadata.name = Some("job".into());
+    w.metadata.creation_timestamp = Some(at(text));
+    w
+}
+
+#[test]
+fn an_admission_records_quota_reserved_and_admitted_with_the_wait() {
+    let before = created_at("2026-11-23T09:59:30Z");
+    let after = WorkloadStatus {
+        admission: Some(Admission {
+            cluster_queue: "team".into(),
+            pod_set_assignments: Vec::new(),
+        }),
+        ..WorkloadStatus::default()
+    };
+    let events = for_change(&before, &after, &at("2026-11-23T10:00:00Z"), &[]);
+    assert_eq!(
+        events,
+        [
+            WorkloadEvent::normal(
+                "QuotaReserved",
+                "Quota reserved in ClusterQueue team, wait time since queued was 30s".into()
+            ),
+            WorkloadEvent::normal(
+                "Admitted",
+                "Admitted by ClusterQueue team, wait time since reservation was 0s".into()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn the_wait_counts_from_the_last_requeue() {
+    let mut before = created_at("2026-11-23T09:00:00Z");
+    let mut requeued = condition("Requeued", "True", "Preempted", "");
+    requeued.last_transition_time = at("2026-11-23T09:59:50Z");
+    before.status = Some(WorkloadStatus {
+        conditions: vec![requeued],
+        ..WorkloadStatus::default()
+    });
+    assert_eq!(queued_at(&before), Some(at("2026-11-23T09:59:50Z")));
+}
+
+#[test]
+fn a_preemption_records_preempted_and_evicted_due_to_preempted() {
+    let before = created_at("2026-11-23T09:00:00Z");
+    let after = WorkloadStatus {
+        conditions: vec![
+            condition(
+                "Evicted",
+                "True",
+                "Preempted",
+                "Preempted to accommodate a workload",
+            ),
+            condition(
+                "Preempted",
+                "True",
+                "InClusterQueue",
+                "Preempted to accommodate a workload",
+            ),
+        ],
+        ..WorkloadStatus::default()
+    };
+    let events = for_change(&before, &after, &at("2026-11-23T10:00:00Z"), &[]);
+    let reasons: Vec<&str> = events.iter().map(|e| e.reason.as_str()).collect();
+    assert_eq!(reasons, ["Preempted", "EvictedDueToPreempted"]);
+    assert!(events.iter().all(|e| !e.warning));
+}
+
+#[test]
+fn a_new_pending_reason_is_a_warning_and_an_unchanged_one_is_not_repeated() {
+    let waiting = condition("QuotaReserved", "False", "WaitingForQuota", "no room");
+    let before = created_at("2026-11-23T09:00:00Z");
+    let after = WorkloadStatus {
+        conditions: vec![waiting.clone()],
+        ..WorkloadStatus::default()
+    };
+    let events = for_change(&before, &after, &at("2026-11-23T10:00:00Z"), &[]);
+    assert_eq!(
+        events,
+        [WorkloadEvent {
+            warning: true,
+            reason: "WaitingForQuota".into(),
+            note: "no room".into()
+        }]
+    );
+    let mut unchanged = before.clone();
+    unchanged.status = Some(after.clone());
+    assert_eq!(
+        for_change(&unchanged, &after, &at("2026-11-23T10:00:05Z"), &[]),
+        []
+    );
+}
+
+#[test]
+fn long_notes_are_cut_at_kueues_limit() {
+    let note = truncate("é".repeat(2000));
+    assert!(note.len() <= MAX_NOTE_BYTES);
+    assert!(note.ends_with(" ..."));
+    assert_eq!(truncate("short".into()), "short");
+}
+
+#[test]
+fn a_topology_aware_admission_says_how_compact_it_is() {
+    let before = created_at("2026-11-23T10:00:00Z");
+    let after = WorkloadStatus {
+        admission: Some(Admission {
+            cluster_queue: "team".into(),
+            pod_set_assignments: Vec::new(),
+        }),
+        ..WorkloadStatus::default()
+    };
+    let quality = PlacementQuality {
+        levels: vec![
+            "cloud.provider.com/topology-rack".into(),
+            "kubernetes.io/hostname".into(),
+        ],
+        domains_per_level: vec![1, 2],
+    };
+    let events = for_change(
+        &before,
+        &after,
+        &at("2026-11-23T10:00:00Z"),
+        &[("main".into(), quality)],
+    );
+    assert_eq!(
+        events[0].note,
+        "Quota reserved in ClusterQueue team, wait time since queued was 0s; placement of pod set \
+         main: racks 1, hosts 2; lowest common level: rack"
+    );
+}

@@ -1,0 +1,219 @@
+use std::collections::BTreeMap;
+
+use super::*;
+
+fn metrics(options: MetricsOptions) -> Metrics {
+    Metrics::new(ReplicaRole::Standalone, options, BuildInfo::current())
+}
+
+fn all_on() -> MetricsOptions {
+    MetricsOptions {
+        local_queue_metrics: true,
+        cluster_queue_resources: true,
+        fair_sharing: true,
+    }
+}
+
+const W: WorkloadLabels<'static> = WorkloadLabels {
+    cluster_queue: "team",
+    local_queue_namespace: "ns",
+    local_queue: "lq",
+    priority_class: "high",
+};
+
+/// The sample lines of `name` (exact metric name, any labels).
+fn samples<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| l.split(['{', ' ']).next() == Some(name))
+        .collect()
+}
+
+fn queue(name: &str) -> ClusterQueueGauge {
+    ClusterQueueGauge {
+        name: name.into(),
+        parent_cohort: "org".into(),
+        root_cohort: "org".into(),
+        status: "active",
+        pending_active: 1,
+        pending_inadmissible: 2,
+        unadmitted: BTreeMap::from([(("NoReservation".into(), "WaitingForQuota".into()), 2)]),
+        reserving: 3,
+        admitted: 3,
+        resources: vec![ResourceGauge {
+            flavor: "default".into(),
+            resource: "cpu".into(),
+            nominal: 4.0,
+            borrowing_limit: None,
+            lending_limit: Some(1.0),
+            reservation: 3.0,
+            usage: 3.0,
+        }],
+        weighted_share: Some(0.5),
+    }
+}
+
+#[test]
+fn admissions_count_under_kueues_names_labels_and_buckets() {
+    let m = metrics(all_on());
+    m.admission_attempt(true, 0.002);
+    m.quota_reserved(&W, 3.0);
+    m.admitted(&W, 3.0, &["org", "root"]);
+    m.admitted(&W, 30000.0, &[]);
+    let text = m.encode();
+    assert!(text.contains("# TYPE kueue_admitted_workloads_total counter"));
+    assert_eq!(
+        samples(&text, "kueue_admitted_workloads_total"),
+        [
+            "kueue_admitted_workloads_total{cluster_queue=\"team\",priority_class=\"high\",replica_role=\"standalone\"} 2"
+        ]
+    );
+    assert_eq!(
+        samples(&text, "kueue_admission_attempts_total"),
+        ["kueue_admission_attempts_total{replica_role=\"standalone\",result=\"success\"} 1"]
+    );
+    // The ClusterQueue's admission wait has Kueue's 16 buckets, the LocalQueue's twin 14.
+    let cq_buckets = samples(&text, "kueue_admission_wait_time_seconds_bucket");
+    let lq_buckets = samples(
+        &text,
+        "kueue_local_queue_admission_wait_time_seconds_bucket",
+    );
+    assert_eq!(cq_buckets.len(), 17, "16 bounds and +Inf");
+    assert_eq!(lq_buckets.len(), 15, "14 bounds and +Inf");
+    assert!(cq_buckets.iter().any(|l| l.contains("le=\"40960\"")));
+    assert_eq!(
+        samples(&text, "kueue_cohort_subtree_admitted_workloads_total").len(),
+        2,
+        "one per ancestor cohort"
+    );
+    assert!(samples(&text, "kueue_admission_checks_wait_time_seconds_count")[0].ends_with(" 2"));
+}
+
+#[test]
+fn every_series_but_build_info_carries_the_replica_role() {
+    let m = metrics(all_on());
+    m.evicted(&W, "Preempted", "", true);
+    m.preempted("other", "InCohortReclamation");
+    m.finished(&W);
+    m.placement_quality("team", 2, Some("rack"));
+    m.set_queues(&QueueGauges {
+        cluster_queues: vec![queue("team")],
+        ..QueueGauges::default()
+    });
+    let text = m.encode();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        if line.starts_with("kueue_build_info") {
+            assert!(!line.contains("replica_role"), "{line}");
+            assert!(line.contains("compiler=\"rustc\""), "{line}");
+        } else {
+            assert!(line.contains("replica_role=\"standalone\""), "{line}");
+        }
+    }
+    assert_eq!(
+        samples(&text, "kueue_evicted_workloads_once_total").len(),
+        1
+    );
+    assert!(
+        samples(&text, "kuota_tas_placements_total")[0].contains("lowest_common_level=\"rack\"")
+    );
+}
+
+#[test]
+fn a_queue_no_longer_listed_loses_its_series() {
+    let m = metrics(all_on());
+    m.set_queues(&QueueGauges {
+        cluster_queues: vec![queue("a"), queue("b")],
+        ..QueueGauges::default()
+    });
+    assert!(m.encode().contains("cluster_queue=\"b\""));
+    m.set_queues(&QueueGauges {
+        cluster_queues: vec![queue("a")],
+        ..QueueGauges::default()
+    });
+    let text = m.encode();
+    assert!(!text.contains("cluster_queue=\"b\""));
+    let status = samples(&text, "kueue_cluster_queue_status");
+    assert_eq!(status.len(), 3, "one series per status");
+    assert!(
+        status
+            .iter()
+            .any(|l| l.contains("status=\"active\"") && l.ends_with(" 1"))
+    );
+    assert!(
+        status
+            .iter()
+            .any(|l| l.contains("status=\"terminating\"") && l.ends_with(" 0"))
+    );
+    let limit = samples(&text, "kueue_cluster_queue_borrowing_limit");
+    // Prometheus reads `inf` as +Inf (Go's ParseFloat).
+    assert!(
+        limit[0].ends_with(" inf") || limit[0].ends_with("+Inf"),
+        "{limit:?}"
+    );
+}
+
+#[test]
+fn a_new_role_drops_the_gauges_of_the_old_one() {
+    let m = metrics(all_on());
+    m.set_queues(&QueueGauges {
+        cluster_queues: vec![queue("a")],
+        ..QueueGauges::default()
+    });
+    m.set_role(ReplicaRole::Leader);
+    let text = m.encode();
+    assert_eq!(
+        samples(&text, "kueue_pending_workloads"),
+        Vec::<&str>::new()
+    );
+    m.set_queues(&QueueGauges {
+        cluster_queues: vec![queue("a")],
+        ..QueueGauges::default()
+    });
+    assert!(
+        samples(&m.encode(), "kueue_pending_workloads")
+            .iter()
+            .all(|l| l.contains("replica_role=\"leader\""))
+    );
+}
+
+#[test]
+fn optional_families_follow_the_configuration() {
+    let m = metrics(MetricsOptions::default());
+    m.admitted(&W, 1.0, &[]);
+    m.set_queues(&QueueGauges {
+        cluster_queues: vec![queue("a")],
+        local_queues: vec![LocalQueueGauge {
+            namespace: "ns".into(),
+            name: "lq".into(),
+            cluster_queue: "a".into(),
+            active: "True",
+            ..LocalQueueGauge::default()
+        }],
+        ..QueueGauges::default()
+    });
+    let text = m.encode();
+    assert!(!text.contains("kueue_local_queue_"));
+    assert!(!text.contains("kueue_cluster_queue_nominal_quota{"));
+    assert!(!text.contains("kueue_cluster_queue_weighted_share{"));
+    assert!(text.contains("kueue_pending_workloads{"));
+}
+
+#[test]
+fn cohort_subtree_series_at_zero_are_dropped() {
+    let m = metrics(all_on());
+    let cohort = |quota: f64| CohortGauge {
+        name: "org".into(),
+        quota: BTreeMap::from([(("default".into(), "cpu".into()), quota)]),
+        ..CohortGauge::default()
+    };
+    m.set_queues(&QueueGauges {
+        cohorts: vec![cohort(8.0)],
+        ..QueueGauges::default()
+    });
+    assert_eq!(samples(&m.encode(), "kueue_cohort_subtree_quota").len(), 1);
+    m.set_queues(&QueueGauges {
+        cohorts: vec![cohort(0.0)],
+        ..QueueGauges::default()
+    });
+    assert_eq!(samples(&m.encode(), "kueue_cohort_subtree_quota").len(), 0);
+}

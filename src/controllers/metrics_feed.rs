@@ -1,0 +1,193 @@
+//! What the admission loop tells [`Metrics`]: the labels of a Workload (its ClusterQueue,
+//! LocalQueue and priority class), counters derived from each status change that was written,
+//! and the queue gauges from the engine's queue report.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
+
+use super::events::queued_at;
+use super::metrics::{Metrics, WorkloadLabels};
+use super::queue_gauges;
+use crate::api::keys::condition_types;
+use crate::api::{Workload, WorkloadStatus};
+use crate::engine::PreemptionDecision;
+use crate::engine::Structure;
+use crate::engine::queue_report::QueueReport;
+use crate::engine::topology::PlacementQuality;
+use crate::engine::topology::quality::short_level_name;
+
+pub use super::queue_gauges::PendingWorkload;
+
+/// The loop's handle on the metrics.
+pub struct MetricsFeed {
+    metrics: Arc<Metrics>,
+}
+
+/// Owned label values of one Workload.
+struct Labels {
+    cluster_queue: String,
+    namespace: String,
+    local_queue: String,
+    priority_class: String,
+}
+
+impl Labels {
+    fn borrowed(&self) -> WorkloadLabels<'_> {
+        WorkloadLabels {
+            cluster_queue: &self.cluster_queue,
+            local_queue_namespace: &self.namespace,
+            local_queue: &self.local_queue,
+            priority_class: &self.priority_class,
+        }
+    }
+}
+
+/// The ClusterQueue a Workload is admitted to, else the one its LocalQueue points at.
+fn cluster_queue_of(
+    workload: &Workload,
+    status: Option<&WorkloadStatus>,
+    structure: &Structure,
+) -> Option<String> {
+    if let Some(admission) = status.and_then(|s| s.admission.as_ref()) {
+        return Some(admission.cluster_queue.clone());
+    }
+    let key = (
+        workload.namespace().unwrap_or_default(),
+        workload.spec.queue_name.clone().unwrap_or_default(),
+    );
+    structure
+        .local_queues
+        .get(&key)
+        .map(|q| q.cluster_queue.clone())
+}
+
+fn labels(
+    workload: &Workload,
+    status: Option<&WorkloadStatus>,
+    structure: &Structure,
+) -> Option<Labels> {
+    Some(Labels {
+        cluster_queue: cluster_queue_of(workload, status, structure)?,
+        namespace: workload.namespace().unwrap_or_default(),
+        local_queue: workload.spec.queue_name.clone().unwrap_or_default(),
+        priority_class: workload
+            .spec
+            .priority_class_ref
+            .as_ref()
+            .map(|r| r.name.clone())
+            .unwrap_or_default(),
+    })
+}
+
+/// The Cohorts above a ClusterQueue, nearest first.
+fn ancestors(cluster_queue: &str, structure: &Structure) -> Vec<String> {
+    structure
+        .cluster_queues
+        .get(cluster_queue)
+        .and_then(|q| q.cohort.as_deref())
+        .map(|cohort| queue_gauges::chain(cohort, structure))
+        .unwrap_or_default()
+}
+
+fn condition_true(status: Option<&WorkloadStatus>, type_: &str) -> Option<String> {
+    status?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == type_ && c.status == "True")
+        .map(|c| c.reason.clone())
+}
+
+impl MetricsFeed {
+    pub fn new(metrics: Arc<Metrics>) -> Self {
+        MetricsFeed { metrics }
+    }
+
+    pub fn admission_attempt(&self, admitted_any: bool, seconds: f64) {
+        self.metrics.admission_attempt(admitted_any, seconds);
+    }
+
+    /// A preemption the engine issued, counted under the preemptor's ClusterQueue.
+    pub fn preemption_issued(
+        &self,
+        preemption: &PreemptionDecision,
+        workloads: &BTreeMap<String, Workload>,
+        structure: &Structure,
+    ) {
+        let Some(preemptor) = workloads.get(&preemption.preemptor.to_string()) else {
+            return;
+        };
+        if let Some(cq) = cluster_queue_of(preemptor, None, structure) {
+            self.metrics.preempted(&cq, preemption.reason.as_str());
+        }
+    }
+
+    /// Counters for a status change that was written.
+    pub fn written(
+        &self,
+        before: &Workload,
+        after: &WorkloadStatus,
+        now: &Time,
+        placement: &[(String, PlacementQuality)],
+        structure: &Structure,
+    ) {
+        let old = before.status.as_ref();
+        let Some(labels) =
+            labels(before, Some(after), structure).or_else(|| labels(before, old, structure))
+        else {
+            return;
+        };
+        let admitted_now = after.admission.is_some()
+            && old.and_then(|s| s.admission.as_ref()) != after.admission.as_ref();
+        if admitted_now {
+            let waited = queued_at(before).map_or(0.0, |at| {
+                (now.0.as_millisecond() - at.0.as_millisecond()).max(0) as f64 / 1000.0
+            });
+            let cohorts = ancestors(&labels.cluster_queue, structure);
+            let cohorts: Vec<&str> = cohorts.iter().map(String::as_str).collect();
+            self.metrics.quota_reserved(&labels.borrowed(), waited);
+            self.metrics.admitted(&labels.borrowed(), waited, &cohorts);
+            for (_, quality) in placement {
+                let lowest = quality
+                    .domains_per_level
+                    .last()
+                    .copied()
+                    .unwrap_or_default();
+                let common = quality
+                    .lowest_common_level()
+                    .and_then(|level| quality.levels.get(level))
+                    .map(|key| short_level_name(key));
+                self.metrics
+                    .placement_quality(&labels.cluster_queue, lowest, common);
+            }
+        }
+        let evicted = condition_true(Some(after), condition_types::EVICTED);
+        if let Some(reason) = evicted
+            && condition_true(old, condition_types::EVICTED).is_none()
+        {
+            let first_time = old.is_none_or(|s| {
+                !s.conditions
+                    .iter()
+                    .any(|c| c.type_ == condition_types::EVICTED && c.reason == reason)
+            });
+            self.metrics
+                .evicted(&labels.borrowed(), &reason, "", first_time);
+        }
+    }
+
+    /// A Workload whose `Finished` condition turned true.
+    pub fn finished(&self, workload: &Workload, structure: &Structure) {
+        if let Some(labels) = labels(workload, workload.status.as_ref(), structure) {
+            self.metrics.finished(&labels.borrowed());
+        }
+    }
+
+    /// Replaces the queue gauges from the engine's report, its quota objects, and the pending
+    /// workloads with the LocalQueue each waits in and its reason.
+    pub fn queues(&self, report: &QueueReport, structure: &Structure, pending: &[PendingWorkload]) {
+        self.metrics
+            .set_queues(&queue_gauges::gauges(report, structure, pending));
+    }
+}

@@ -1,0 +1,122 @@
+//! The controller: watches feed the state caches, one admission loop decides and hands its
+//! decisions to the writer, and the probes and metrics are served beside them. `kuota
+//! controller` builds its [`Settings`] from Kueue's configuration file and calls [`run`].
+
+pub mod admission;
+mod error;
+pub mod events;
+pub mod metrics;
+mod metrics_feed;
+pub mod queue_gauges;
+pub mod queue_status;
+mod serve;
+pub mod watches;
+pub mod writer;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use kube::Client;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+pub use error::ControllerError;
+pub use serve::ProbePaths;
+
+use self::admission::{AdmissionLoop, Ready};
+use self::events::EventSink;
+use self::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};
+use self::metrics_feed::MetricsFeed;
+use self::writer::Writer;
+use crate::engine::model::EngineConfig;
+use crate::state::ClusterState;
+
+/// Watch changes waiting for the admission loop; a full channel slows the watches down.
+const INPUT_DEPTH: usize = 4096;
+
+/// What the controller runs with.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub engine: EngineConfig,
+    /// Probe address and paths; `None` serves no probes.
+    pub health: Option<(SocketAddr, ProbePaths)>,
+    /// `None` serves no metrics.
+    pub metrics_addr: Option<SocketAddr>,
+    pub metrics: MetricsOptions,
+    /// Client-side limit on writes, as Kueue's `clientConnection` (negative `qps`: none).
+    pub qps: f32,
+    pub burst: i32,
+    /// Kueue's `waitForPodsReady.blockAdmission`: nothing is admitted while an admitted
+    /// Workload's pods are not all ready.
+    pub block_admission: bool,
+    /// This replica's name on the events it records (the pod name in a cluster).
+    pub instance: Option<String>,
+}
+
+/// Runs the controller until SIGTERM or Ctrl-C (then `Ok`), or until a part of it fails.
+pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerError> {
+    let ready = Ready::default();
+    let metrics = Arc::new(Metrics::new(
+        ReplicaRole::Standalone,
+        settings.metrics.clone(),
+        BuildInfo::current(),
+    ));
+    let mut servers = JoinSet::new();
+    if let Some((addr, paths)) = settings.health.clone() {
+        servers.spawn(serve::health(addr, paths, ready.clone()).await?);
+    }
+    if let Some(addr) = settings.metrics_addr {
+        servers.spawn(serve::metrics(addr, metrics.clone()).await?);
+    }
+
+    let (inputs, received) = mpsc::channel(INPUT_DEPTH);
+    let mut watches = JoinSet::new();
+    watches::spawn_all(&client, &inputs, &mut watches);
+    drop(inputs);
+
+    let (results, done) = mpsc::channel(INPUT_DEPTH);
+    let (requests, to_write) = mpsc::unbounded_channel();
+    let writer = Writer::new(client.clone(), settings.qps, settings.burst);
+    tokio::spawn(admission::write_all(writer, to_write, results));
+    let admission = AdmissionLoop::new(
+        ClusterState::new(settings.engine.clone()),
+        EventSink::start(client.clone(), settings.instance.clone()),
+        MetricsFeed::new(metrics),
+        requests,
+        ready,
+        settings.block_admission,
+    );
+    tokio::select! {
+        () = admission.run(received, done) => Err(ControllerError::LoopStopped),
+        Some(served) = servers.join_next() => match served {
+            Ok(result) => result,
+            Err(_) => Err(ControllerError::LoopStopped),
+        },
+        () = shutdown_signal() => {
+            tracing::info!("shutting down");
+            Ok(())
+        }
+    }
+}
+
+/// Resolves on SIGTERM (how Kubernetes stops a pod) or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

@@ -1,0 +1,237 @@
+//! The queue gauges' input, from the engine's queue report, its quota objects and the pending
+//! workloads: counts by status and reason, quota and usage per flavor and resource, and each
+//! Cohort's subtree totals.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::metrics::{ClusterQueueGauge, CohortGauge, LocalQueueGauge, QueueGauges, ResourceGauge};
+use crate::api::keys::admitted_reasons;
+use crate::engine::quantity::Quantity;
+use crate::engine::queue_report::QueueReport;
+use crate::engine::{PendingReason, Structure};
+
+/// A workload waiting: where and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingWorkload {
+    pub namespace: String,
+    pub local_queue: String,
+    pub reason: PendingReason,
+}
+
+fn amount(q: Quantity) -> f64 {
+    q.nanos() as f64 / 1e9
+}
+
+/// Counts of one queue's pending workloads.
+#[derive(Default)]
+struct Pending {
+    active: usize,
+    inadmissible: usize,
+    unadmitted: BTreeMap<(String, String), usize>,
+}
+
+impl Pending {
+    fn add(&mut self, reason: PendingReason, queue_active: bool) {
+        // Not evaluated yet is Kueue's active heap; anything found inadmissible, or waiting in
+        // an inactive queue, is inadmissible.
+        if queue_active && reason == PendingReason::PendingEvaluation {
+            self.active += 1;
+        } else {
+            self.inadmissible += 1;
+        }
+        *self
+            .unadmitted
+            .entry((
+                admitted_reasons::NO_RESERVATION.to_string(),
+                reason.as_str().to_string(),
+            ))
+            .or_default() += 1;
+    }
+}
+
+/// The cohort chain above `cohort`, itself first (a cycle stops the walk).
+pub(super) fn chain(cohort: &str, structure: &Structure) -> Vec<String> {
+    let mut chain = vec![cohort.to_string()];
+    let mut next = structure.cohorts.get(cohort).and_then(|c| c.parent.clone());
+    while let Some(parent) = next {
+        if chain.contains(&parent) {
+            break;
+        }
+        next = structure
+            .cohorts
+            .get(&parent)
+            .and_then(|c| c.parent.clone());
+        chain.push(parent);
+    }
+    chain
+}
+
+/// Builds every gauge's input.
+pub fn gauges(
+    report: &QueueReport,
+    structure: &Structure,
+    pending: &[PendingWorkload],
+) -> QueueGauges {
+    let active: BTreeSet<&str> = report
+        .cluster_queues
+        .iter()
+        .filter(|cq| cq.inactive.is_empty())
+        .map(|cq| cq.name.as_str())
+        .collect();
+    let mut by_cq: BTreeMap<String, Pending> = BTreeMap::new();
+    let mut by_lq: BTreeMap<(String, String), Pending> = BTreeMap::new();
+    for w in pending {
+        let lq_key = (w.namespace.clone(), w.local_queue.clone());
+        let Some(cq) = structure
+            .local_queues
+            .get(&lq_key)
+            .map(|q| q.cluster_queue.clone())
+        else {
+            continue;
+        };
+        let queue_active = active.contains(cq.as_str());
+        by_cq.entry(cq).or_default().add(w.reason, queue_active);
+        by_lq.entry(lq_key).or_default().add(w.reason, queue_active);
+    }
+
+    let mut cohorts: BTreeMap<String, CohortGauge> = BTreeMap::new();
+    for name in report.cohorts.iter().map(|c| c.name.clone()) {
+        let path = chain(&name, structure);
+        let gauge = CohortGauge {
+            parent: path.get(1).cloned().unwrap_or_default(),
+            root: path.last().cloned().unwrap_or_default(),
+            weighted_share: report
+                .cohorts
+                .iter()
+                .find(|c| c.name == name)
+                .and_then(|c| c.weighted_share),
+            name: name.clone(),
+            ..CohortGauge::default()
+        };
+        cohorts.insert(name, gauge);
+    }
+    for (name, cohort) in &structure.cohorts {
+        for group in &cohort.resource_groups {
+            for flavor in &group.flavors {
+                for quota in &flavor.resources {
+                    for ancestor in chain(name, structure) {
+                        if let Some(gauge) = cohorts.get_mut(&ancestor) {
+                            *gauge
+                                .quota
+                                .entry((flavor.name.clone(), quota.name.clone()))
+                                .or_default() += amount(quota.nominal_quota);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    let mut cluster_queues = Vec::new();
+    for cq in &report.cluster_queues {
+        let model = structure.cluster_queues.get(&cq.name);
+        let ancestors = model
+            .and_then(|m| m.cohort.as_deref())
+            .map(|c| chain(c, structure))
+            .unwrap_or_default();
+        let mut resources = Vec::new();
+        for group in model.iter().flat_map(|m| &m.resource_groups) {
+            for flavor in &group.flavors {
+                for quota in &flavor.resources {
+                    let used = cq
+                        .usage
+                        .iter()
+                        .filter(|u| u.flavor == flavor.name)
+                        .flat_map(|u| &u.resources)
+                        .find(|r| r.resource == quota.name)
+                        .map_or(0.0, |r| amount(r.total));
+                    let key = (flavor.name.clone(), quota.name.clone());
+                    for ancestor in &ancestors {
+                        if let Some(gauge) = cohorts.get_mut(ancestor) {
+                            *gauge.quota.entry(key.clone()).or_default() +=
+                                amount(quota.nominal_quota);
+                            *gauge.reservations.entry(key.clone()).or_default() += used;
+                        }
+                    }
+                    resources.push(ResourceGauge {
+                        flavor: flavor.name.clone(),
+                        resource: quota.name.clone(),
+                        nominal: amount(quota.nominal_quota),
+                        borrowing_limit: quota.borrowing_limit.map(amount),
+                        lending_limit: quota.lending_limit.map(amount),
+                        reservation: used,
+                        usage: used,
+                    });
+                }
+            }
+        }
+        for ancestor in &ancestors {
+            if let Some(gauge) = cohorts.get_mut(ancestor) {
+                gauge.admitted_active += cq.admitted;
+            }
+        }
+        let counts = by_cq.remove(&cq.name).unwrap_or_default();
+        cluster_queues.push(ClusterQueueGauge {
+            name: cq.name.clone(),
+            parent_cohort: ancestors.first().cloned().unwrap_or_default(),
+            root_cohort: ancestors.last().cloned().unwrap_or_default(),
+            status: if cq.inactive.is_empty() {
+                "active"
+            } else {
+                "pending"
+            },
+            pending_active: counts.active,
+            pending_inadmissible: counts.inadmissible,
+            unadmitted: counts.unadmitted,
+            reserving: cq.admitted,
+            admitted: cq.admitted,
+            resources,
+            weighted_share: cq.weighted_share,
+        });
+    }
+
+    let local_queues = report
+        .local_queues
+        .iter()
+        .map(|lq| {
+            let counts = by_lq
+                .remove(&(lq.namespace.clone(), lq.name.clone()))
+                .unwrap_or_default();
+            let cq_active = active.contains(lq.cluster_queue.as_str());
+            LocalQueueGauge {
+                namespace: lq.namespace.clone(),
+                name: lq.name.clone(),
+                cluster_queue: lq.cluster_queue.clone(),
+                active: if cq_active && !lq.stopped {
+                    "True"
+                } else {
+                    "False"
+                },
+                pending_active: counts.active,
+                pending_inadmissible: counts.inadmissible,
+                unadmitted: counts.unadmitted,
+                reserving: lq.admitted,
+                admitted: lq.admitted,
+                resources: lq
+                    .usage
+                    .iter()
+                    .flat_map(|u| {
+                        u.resources.iter().map(|r| {
+                            let used = amount(r.total);
+                            (u.flavor.clone(), r.resource.clone(), used, used)
+                        })
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+
+    QueueGauges {
+        cluster_queues,
+        local_queues,
+        cohorts: cohorts.into_values().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

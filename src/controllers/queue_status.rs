@@ -1,0 +1,104 @@
+//! ClusterQueue, LocalQueue and Cohort status as the engine's queue report gives it, merged into
+//! the status each object has, and kept only where it differs, so an unchanged queue costs no
+//! write.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
+
+use crate::api::{ClusterQueue, Cohort, LocalQueue};
+use crate::engine::queue_report::QueueReport;
+use crate::status::queues::{cluster_queue_status, cohort_status, local_queue_status};
+
+/// The queue objects as last read, by name (LocalQueues by `namespace/name`).
+#[derive(Default)]
+pub struct QueueObjects {
+    pub cluster_queues: BTreeMap<String, ClusterQueue>,
+    pub local_queues: BTreeMap<String, LocalQueue>,
+    pub cohorts: BTreeMap<String, Cohort>,
+}
+
+impl QueueObjects {
+    /// Stores the object `write` carries; returns the one it replaces.
+    pub fn put(&mut self, write: QueueWrite) -> Option<QueueWrite> {
+        match write {
+            QueueWrite::ClusterQueue(q) => self
+                .cluster_queues
+                .insert(q.name_any(), q)
+                .map(QueueWrite::ClusterQueue),
+            QueueWrite::LocalQueue(q) => self
+                .local_queues
+                .insert(local_queue_key(&q), q)
+                .map(QueueWrite::LocalQueue),
+            QueueWrite::Cohort(c) => self.cohorts.insert(c.name_any(), c).map(QueueWrite::Cohort),
+        }
+    }
+}
+
+/// A LocalQueue's key: `namespace/name`.
+pub fn local_queue_key(queue: &LocalQueue) -> String {
+    format!(
+        "{}/{}",
+        queue.namespace().unwrap_or_default(),
+        queue.name_any()
+    )
+}
+
+/// A queue object with the status to write.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueueWrite {
+    ClusterQueue(ClusterQueue),
+    LocalQueue(LocalQueue),
+    Cohort(Cohort),
+}
+
+/// Every queue whose status differs from what `report` says, with its new status.
+pub fn changed(objects: &QueueObjects, report: &QueueReport, now: &Time) -> Vec<QueueWrite> {
+    let mut writes = Vec::new();
+    for cq in &report.cluster_queues {
+        let Some(object) = objects.cluster_queues.get(&cq.name) else {
+            continue;
+        };
+        let status =
+            cluster_queue_status(object.status.as_ref(), cq, now, object.metadata.generation);
+        if object.status.as_ref() != Some(&status) {
+            let mut object = object.clone();
+            object.status = Some(status);
+            writes.push(QueueWrite::ClusterQueue(object));
+        }
+    }
+    for lq in &report.local_queues {
+        let key = format!("{}/{}", lq.namespace, lq.name);
+        let Some(object) = objects.local_queues.get(&key) else {
+            continue;
+        };
+        let status = local_queue_status(
+            object.status.as_ref(),
+            report,
+            lq,
+            now,
+            object.metadata.generation,
+        );
+        if object.status.as_ref() != Some(&status) {
+            let mut object = object.clone();
+            object.status = Some(status);
+            writes.push(QueueWrite::LocalQueue(object));
+        }
+    }
+    for cohort in &report.cohorts {
+        let Some(object) = objects.cohorts.get(&cohort.name) else {
+            continue;
+        };
+        let status = cohort_status(object.status.as_ref(), cohort);
+        if object.status.as_ref() != Some(&status) {
+            let mut object = object.clone();
+            object.status = Some(status);
+            writes.push(QueueWrite::Cohort(object));
+        }
+    }
+    writes
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,322 @@
+//! Watches of every kind decisions read, turned into [`Input`]s for the admission loop. A watch
+//! decides nothing: it slims each object to what decisions and status writes need, and delivers
+//! a full list (its first, and every re-list after an error or an expired resource version) as
+//! one [`Change::Reset`], so the loop's caches are replaced without losing an event.
+
+use std::fmt;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Container, Namespace, Node, Pod, PodSpec, PodStatus};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use kube::{Api, Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::api;
+use crate::state::topology_input::TAS_POD_ANNOTATIONS;
+
+/// One change of one kind.
+#[derive(Debug)]
+pub enum Change<K> {
+    Apply(Box<K>),
+    Delete(Box<K>),
+    /// Every object of the kind: what is not listed is gone.
+    Reset(Vec<K>),
+}
+
+/// The kinds the admission loop reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    ResourceFlavor,
+    ClusterQueue,
+    AdmissionCheck,
+    Cohort,
+    LocalQueue,
+    Namespace,
+    Workload,
+    WorkloadPriorityClass,
+    PriorityClass,
+    Topology,
+    Node,
+    Pod,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 12] = [
+        Kind::ResourceFlavor,
+        Kind::ClusterQueue,
+        Kind::AdmissionCheck,
+        Kind::Cohort,
+        Kind::LocalQueue,
+        Kind::Namespace,
+        Kind::Workload,
+        Kind::WorkloadPriorityClass,
+        Kind::PriorityClass,
+        Kind::Topology,
+        Kind::Node,
+        Kind::Pod,
+    ];
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// A change delivered by one watch.
+#[derive(Debug)]
+pub enum Input {
+    ResourceFlavor(Change<api::ResourceFlavor>),
+    ClusterQueue(Change<api::ClusterQueue>),
+    AdmissionCheck(Change<api::AdmissionCheck>),
+    Cohort(Change<api::Cohort>),
+    LocalQueue(Change<api::LocalQueue>),
+    Namespace(Change<Namespace>),
+    Workload(Change<api::Workload>),
+    WorkloadPriorityClass(Change<api::WorkloadPriorityClass>),
+    PriorityClass(Change<PriorityClass>),
+    Topology(Change<api::Topology>),
+    Node(Change<Node>),
+    Pod(Change<Pod>),
+}
+
+impl Input {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Input::ResourceFlavor(_) => Kind::ResourceFlavor,
+            Input::ClusterQueue(_) => Kind::ClusterQueue,
+            Input::AdmissionCheck(_) => Kind::AdmissionCheck,
+            Input::Cohort(_) => Kind::Cohort,
+            Input::LocalQueue(_) => Kind::LocalQueue,
+            Input::Namespace(_) => Kind::Namespace,
+            Input::Workload(_) => Kind::Workload,
+            Input::WorkloadPriorityClass(_) => Kind::WorkloadPriorityClass,
+            Input::PriorityClass(_) => Kind::PriorityClass,
+            Input::Topology(_) => Kind::Topology,
+            Input::Node(_) => Kind::Node,
+            Input::Pod(_) => Kind::Pod,
+        }
+    }
+
+    /// Whether this is a full list.
+    pub fn is_reset(&self) -> bool {
+        macro_rules! reset {
+            ($($variant:ident),+) => {
+                match self { $(Input::$variant(c) => matches!(c, Change::Reset(_))),+ }
+            };
+        }
+        reset!(
+            ResourceFlavor,
+            ClusterQueue,
+            AdmissionCheck,
+            Cohort,
+            LocalQueue,
+            Namespace,
+            Workload,
+            WorkloadPriorityClass,
+            PriorityClass,
+            Topology,
+            Node,
+            Pod
+        )
+    }
+}
+
+/// Starts one watch per kind; each runs until `inputs` is closed.
+pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<Input>, tasks: &mut JoinSet<()>) {
+    let all = watcher::Config::default();
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::ResourceFlavor,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::ClusterQueue,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::AdmissionCheck,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::Cohort,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::LocalQueue,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::Namespace,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::Workload,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::WorkloadPriorityClass,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::PriorityClass,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::Topology,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::Node,
+        slim,
+    );
+    // Only pods bound to a node and not terminal use capacity; a pod that leaves this selection
+    // (finishes) arrives as a deletion.
+    let bound = all.fields("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed");
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        bound,
+        inputs,
+        Input::Pod,
+        slim_pod,
+    );
+}
+
+fn spawn<K>(
+    tasks: &mut JoinSet<()>,
+    api: Api<K>,
+    config: watcher::Config,
+    inputs: &mpsc::Sender<Input>,
+    wrap: fn(Change<K>) -> Input,
+    slim: fn(K) -> K,
+) where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + 'static,
+{
+    let inputs = inputs.clone();
+    tasks.spawn(async move {
+        let kind = std::any::type_name::<K>()
+            .rsplit("::")
+            .next()
+            .unwrap_or("object");
+        let mut stream = watcher::watcher(api, config).default_backoff().boxed();
+        let mut listed = Vec::new();
+        while let Some(event) = stream.next().await {
+            let change = match event {
+                Ok(Event::Init) => {
+                    listed.clear();
+                    continue;
+                }
+                Ok(Event::InitApply(object)) => {
+                    listed.push(slim(object));
+                    continue;
+                }
+                Ok(Event::InitDone) => Change::Reset(std::mem::take(&mut listed)),
+                Ok(Event::Apply(object)) => Change::Apply(Box::new(slim(object))),
+                Ok(Event::Delete(object)) => Change::Delete(Box::new(slim(object))),
+                Err(error) => {
+                    tracing::warn!(kind, %error, "watch failed; it lists again after a backoff");
+                    continue;
+                }
+            };
+            if inputs.send(wrap(change)).await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// Drops `managedFields`, which nothing reads and which often outweighs the rest of an object.
+fn slim<K: ResourceExt>(mut object: K) -> K {
+    object.meta_mut().managed_fields = None;
+    object
+}
+
+/// A Pod reduced to what topology capacity reads: identity, node, requests, phase and whether
+/// it is a TAS pod.
+fn slim_pod(pod: Pod) -> Pod {
+    let mut slim = Pod::default();
+    slim.metadata.name = pod.metadata.name;
+    slim.metadata.namespace = pod.metadata.namespace;
+    slim.metadata.uid = pod.metadata.uid;
+    slim.metadata.resource_version = pod.metadata.resource_version;
+    slim.metadata.annotations = pod.metadata.annotations.map(|annotations| {
+        annotations
+            .into_iter()
+            .filter(|(key, _)| TAS_POD_ANNOTATIONS.contains(&key.as_str()))
+            .collect()
+    });
+    slim.spec = pod.spec.map(|spec| PodSpec {
+        node_name: spec.node_name,
+        containers: spec.containers.into_iter().map(slim_container).collect(),
+        init_containers: spec
+            .init_containers
+            .map(|list| list.into_iter().map(slim_container).collect()),
+        overhead: spec.overhead,
+        ..PodSpec::default()
+    });
+    slim.status = pod.status.map(|status| PodStatus {
+        phase: status.phase,
+        ..PodStatus::default()
+    });
+    slim
+}
+
+fn slim_container(container: Container) -> Container {
+    Container {
+        name: container.name,
+        resources: container.resources,
+        restart_policy: container.restart_policy,
+        ..Container::default()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,285 @@
+//! The only code that writes to the API server. Every write is rate limited (Kueue's
+//! `clientConnection` qps and burst), bounded in time, and fenced by the resource version the
+//! decision was made on, so a write computed from an object that has changed since fails instead
+//! of overwriting the change.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Client, ResourceExt};
+use serde_json::{Value, json};
+use tokio::sync::{Mutex, Semaphore};
+use tokio::time::Instant;
+
+use crate::api::keys::{API_VERSION, condition_types, field_managers};
+use crate::api::{ClusterQueue, Cohort, LocalQueue, Workload, WorkloadStatus};
+
+/// How long one request may take before it counts as failed.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(15);
+/// Requests in flight at once.
+const MAX_IN_FLIGHT: usize = 32;
+
+/// Conditions the admission writes own; the others (Finished, PodsReady, ...) belong to other
+/// writers and are never sent.
+const OWNED_CONDITIONS: [&str; 6] = [
+    condition_types::QUOTA_RESERVED,
+    condition_types::ADMITTED,
+    condition_types::EVICTED,
+    condition_types::PREEMPTED,
+    condition_types::REQUEUED,
+    condition_types::BLOCKED_ON_PREEMPTION_GATES,
+];
+
+/// Why a write did not land.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The object changed (or went) since the decision; the watch brings the newer one.
+    #[error("{0} changed since it was read")]
+    Conflict(String),
+    #[error("{0} no longer exists")]
+    NotFound(String),
+    #[error("writing {0} took longer than {WRITE_TIMEOUT:?}")]
+    Timeout(String),
+    #[error("writing {object}: {source}")]
+    Api {
+        object: String,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl WriteError {
+    fn from_kube(object: String, error: kube::Error) -> Self {
+        match &error {
+            kube::Error::Api(status) if status.code == 409 => WriteError::Conflict(object),
+            kube::Error::Api(status) if status.code == 404 => WriteError::NotFound(object),
+            _ => WriteError::Api {
+                object,
+                source: error,
+            },
+        }
+    }
+
+    /// Whether the same write may succeed if tried again unchanged.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, WriteError::Timeout(_) | WriteError::Api { .. })
+    }
+}
+
+/// A token bucket: Kueue's client-side limit (`qps` per second, bursts of `burst`); a negative
+/// `qps` turns it off.
+struct RateLimit {
+    qps: f64,
+    burst: f64,
+    state: Mutex<(f64, Instant)>,
+}
+
+impl RateLimit {
+    fn new(qps: f32, burst: i32) -> Self {
+        let burst = f64::from(burst.max(1));
+        RateLimit {
+            qps: f64::from(qps),
+            burst,
+            state: Mutex::new((burst, Instant::now())),
+        }
+    }
+
+    async fn acquire(&self) {
+        if self.qps <= 0.0 {
+            return;
+        }
+        let wait = {
+            let mut state = self.state.lock().await;
+            let (tokens, last) = &mut *state;
+            let now = Instant::now();
+            *tokens =
+                (*tokens + now.duration_since(*last).as_secs_f64() * self.qps).min(self.burst);
+            *last = now;
+            *tokens -= 1.0;
+            (*tokens < 0.0).then(|| Duration::from_secs_f64(-*tokens / self.qps))
+        };
+        if let Some(wait) = wait {
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// Writes decisions and status. Cheap to clone; clones share the limits.
+#[derive(Clone)]
+pub struct Writer {
+    client: Client,
+    limit: Arc<RateLimit>,
+    in_flight: Arc<Semaphore>,
+}
+
+impl Writer {
+    pub fn new(client: Client, qps: f32, burst: i32) -> Self {
+        Writer {
+            client,
+            limit: Arc::new(RateLimit::new(qps, burst)),
+            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+        }
+    }
+
+    async fn send<T>(
+        &self,
+        object: &str,
+        request: impl Future<Output = Result<T, kube::Error>>,
+    ) -> Result<T, WriteError> {
+        let _permit = self.in_flight.acquire().await;
+        self.limit.acquire().await;
+        match tokio::time::timeout(WRITE_TIMEOUT, request).await {
+            Ok(result) => result.map_err(|e| WriteError::from_kube(object.to_string(), e)),
+            Err(_) => Err(WriteError::Timeout(object.to_string())),
+        }
+    }
+
+    /// Writes a Workload's admission and admission conditions with server-side apply as Kueue's
+    /// scheduler does, fenced by `read`'s resource version, then its carried-decision
+    /// annotations. Returns the Workload as stored afterwards.
+    pub async fn workload(
+        &self,
+        read: &Workload,
+        status: &WorkloadStatus,
+        annotations: Option<&BTreeMap<String, String>>,
+    ) -> Result<Workload, WriteError> {
+        let (namespace, name) = (read.namespace().unwrap_or_default(), read.name_any());
+        let label = format!("Workload {namespace}/{name}");
+        let api: Api<Workload> = Api::namespaced(self.client.clone(), &namespace);
+        let mut written = if read.status.as_ref() == Some(status) {
+            read.clone()
+        } else {
+            let body = status_apply(read, status);
+            let params = PatchParams::apply(field_managers::ADMISSION).force();
+            self.send(
+                &label,
+                api.patch_status(&name, &params, &Patch::Apply(&body)),
+            )
+            .await?
+        };
+        if status.admission.is_none()
+            && written
+                .status
+                .as_ref()
+                .is_some_and(|s| s.admission.is_some())
+        {
+            // Another manager owns the admission, so applying without it kept it: clear it
+            // outright, still fenced.
+            let body = json!({
+                "metadata": {"resourceVersion": written.resource_version()},
+                "status": {"admission": null},
+            });
+            let params = PatchParams::default();
+            written = self
+                .send(
+                    &label,
+                    api.patch_status(&name, &params, &Patch::Merge(&body)),
+                )
+                .await?;
+        }
+        if let Some(annotations) = annotations {
+            let body = annotations_patch(written.annotations(), annotations);
+            let params = PatchParams {
+                field_manager: Some(field_managers::KUOTA.to_string()),
+                ..PatchParams::default()
+            };
+            written = self
+                .send(&label, api.patch(&name, &params, &Patch::Merge(&body)))
+                .await?;
+        }
+        Ok(written)
+    }
+
+    /// Replaces a ClusterQueue's status.
+    pub async fn cluster_queue_status(&self, queue: &ClusterQueue) -> Result<(), WriteError> {
+        let api: Api<ClusterQueue> = Api::all(self.client.clone());
+        self.queue_status(api, queue).await
+    }
+
+    /// Replaces a LocalQueue's status.
+    pub async fn local_queue_status(&self, queue: &LocalQueue) -> Result<(), WriteError> {
+        let api: Api<LocalQueue> =
+            Api::namespaced(self.client.clone(), &queue.namespace().unwrap_or_default());
+        self.queue_status(api, queue).await
+    }
+
+    /// Replaces a Cohort's status.
+    pub async fn cohort_status(&self, cohort: &Cohort) -> Result<(), WriteError> {
+        let api: Api<Cohort> = Api::all(self.client.clone());
+        self.queue_status(api, cohort).await
+    }
+
+    async fn queue_status<K>(&self, api: Api<K>, object: &K) -> Result<(), WriteError>
+    where
+        K: kube::Resource<DynamicType = ()>
+            + Clone
+            + serde::de::DeserializeOwned
+            + serde::Serialize
+            + std::fmt::Debug,
+    {
+        let name = object.name_any();
+        let label = format!("{} {name}", K::kind(&()));
+        let status = serde_json::to_value(object)
+            .ok()
+            .and_then(|mut v| v.get_mut("status").map(Value::take))
+            .unwrap_or(Value::Null);
+        let body = json!({ "status": status });
+        let params = PatchParams {
+            field_manager: Some(field_managers::KUOTA.to_string()),
+            ..PatchParams::default()
+        };
+        self.send(
+            &label,
+            api.patch_status(&name, &params, &Patch::Merge(&body)),
+        )
+        .await
+        .map(|_| ())
+    }
+}
+
+/// The server-side-apply body for a Workload's admission: the admission, the conditions the
+/// admission owns, and the requeue state, at `read`'s resource version.
+fn status_apply(read: &Workload, status: &WorkloadStatus) -> Value {
+    let conditions: Vec<_> = status
+        .conditions
+        .iter()
+        .filter(|c| OWNED_CONDITIONS.contains(&c.type_.as_str()))
+        .collect();
+    let mut owned = serde_json::Map::new();
+    if let Some(admission) = &status.admission {
+        owned.insert("admission".into(), json!(admission));
+    }
+    owned.insert("conditions".into(), json!(conditions));
+    if let Some(requeue) = &status.requeue_state {
+        owned.insert("requeueState".into(), json!(requeue));
+    }
+    json!({
+        "apiVersion": API_VERSION,
+        "kind": "Workload",
+        "metadata": {
+            "name": read.name_any(),
+            "namespace": read.namespace(),
+            "resourceVersion": read.resource_version(),
+        },
+        "status": owned,
+    })
+}
+
+/// A merge patch that turns `old` annotations into `new` (a removed key is set to null).
+fn annotations_patch(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> Value {
+    let mut changes = serde_json::Map::new();
+    for key in old.keys().filter(|k| !new.contains_key(*k)) {
+        changes.insert(key.clone(), Value::Null);
+    }
+    for (key, value) in new {
+        if old.get(key) != Some(value) {
+            changes.insert(key.clone(), Value::String(value.clone()));
+        }
+    }
+    json!({ "metadata": { "annotations": changes } })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,70 @@
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use serde_json::json;
+
+use super::*;
+
+fn condition(type_: &str) -> Condition {
+    Condition {
+        type_: type_.into(),
+        status: "True".into(),
+        reason: "R".into(),
+        message: String::new(),
+        last_transition_time: Time("2026-11-23T10:00:00Z".parse().unwrap()),
+        observed_generation: None,
+    }
+}
+
+#[test]
+fn the_apply_body_holds_only_what_admission_owns_at_the_read_version() {
+    let mut read = Workload::new("job", Default::default());
+    read.metadata.name = Some("job".into());
+    read.metadata.namespace = Some("ns".into());
+    read.metadata.resource_version = Some("42".into());
+    let status = WorkloadStatus {
+        conditions: vec![
+            condition("QuotaReserved"),
+            condition("PodsReady"),
+            condition("Finished"),
+        ],
+        ..WorkloadStatus::default()
+    };
+    let body = status_apply(&read, &status);
+    assert_eq!(body["apiVersion"], API_VERSION);
+    assert_eq!(body["kind"], "Workload");
+    assert_eq!(body["metadata"]["resourceVersion"], "42");
+    let types: Vec<&str> = body["status"]["conditions"]
+        .as_array()
+        .expect("conditions")
+        .iter()
+        .filter_map(|c| c["type"].as_str())
+        .collect();
+    assert_eq!(types, ["QuotaReserved"]);
+    assert!(body["status"].get("admission").is_none());
+}
+
+#[test]
+fn an_annotation_patch_sets_changes_and_removes_what_is_gone() {
+    let old = BTreeMap::from([
+        ("a".to_string(), "1".to_string()),
+        ("b".to_string(), "2".to_string()),
+        ("c".to_string(), "3".to_string()),
+    ]);
+    let new = BTreeMap::from([
+        ("a".to_string(), "1".to_string()),
+        ("b".to_string(), "20".to_string()),
+        ("d".to_string(), "4".to_string()),
+    ]);
+    assert_eq!(
+        annotations_patch(&old, &new),
+        json!({"metadata": {"annotations": {"b": "20", "c": null, "d": "4"}}})
+    );
+}
+
+#[test]
+fn only_timeouts_and_server_errors_are_worth_retrying_unchanged() {
+    assert!(WriteError::Timeout("w".into()).is_transient());
+    assert!(!WriteError::Conflict("w".into()).is_transient());
+    assert!(!WriteError::NotFound("w".into()).is_transient());
+}
