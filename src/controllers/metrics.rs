@@ -3,15 +3,15 @@
 //! `kueue_build_info` carries `replica_role`. The registry is private: the methods below are the
 //! only way in, and [`Metrics::encode`] the only way out.
 
+mod families;
 mod gauges;
 
 use std::sync::{Mutex, PoisonError, RwLock};
 
-use prometheus::{
-    Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry,
-    TextEncoder,
-};
+use prometheus::{Encoder, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
 
+use families::Families;
+pub use families::MetricsOptions;
 use gauges::Gauges;
 pub use gauges::{ClusterQueueGauge, CohortGauge, LocalQueueGauge, QueueGauges, ResourceGauge};
 
@@ -47,17 +47,6 @@ impl ReplicaRole {
             ReplicaRole::Standalone => "standalone",
         }
     }
-}
-
-/// Which optional families are reported, as Kueue's `metrics` configuration says.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MetricsOptions {
-    /// `metrics.localQueueMetrics.enable`.
-    pub local_queue_metrics: bool,
-    /// `metrics.enableClusterQueueResources`.
-    pub cluster_queue_resources: bool,
-    /// Fair sharing is on: weighted shares are reported.
-    pub fair_sharing: bool,
 }
 
 /// `kueue_build_info`'s labels.
@@ -122,47 +111,6 @@ struct Events {
     lq_finished: IntCounterVec,
     placement_domains: HistogramVec,
     placements: IntCounterVec,
-}
-
-/// Registers metric families on one registry; a name clash is a programming error caught by
-/// the tests, so it is logged rather than returned.
-struct Families<'a>(&'a Registry);
-
-impl Families<'_> {
-    fn register<C: prometheus::core::Collector + Clone + 'static>(&self, collector: C) -> C {
-        if let Err(error) = self.0.register(Box::new(collector.clone())) {
-            tracing::error!(%error, "metric not registered");
-        }
-        collector
-    }
-
-    fn counter(&self, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
-        let labels: Vec<&str> = std::iter::once("replica_role")
-            .chain(labels.iter().copied())
-            .collect();
-        self.register(IntCounterVec::new(Opts::new(name, help), &labels).expect("valid metric"))
-    }
-
-    fn histogram(
-        &self,
-        name: &str,
-        help: &str,
-        labels: &[&str],
-        buckets: Vec<f64>,
-    ) -> HistogramVec {
-        let labels: Vec<&str> = std::iter::once("replica_role")
-            .chain(labels.iter().copied())
-            .collect();
-        let opts = HistogramOpts::new(name, help).buckets(buckets);
-        self.register(HistogramVec::new(opts, &labels).expect("valid metric"))
-    }
-
-    fn gauge(&self, name: &str, help: &str, labels: &[&str]) -> GaugeVec {
-        let labels: Vec<&str> = std::iter::once("replica_role")
-            .chain(labels.iter().copied())
-            .collect();
-        self.register(GaugeVec::new(Opts::new(name, help), &labels).expect("valid metric"))
-    }
 }
 
 /// kuota's metrics.

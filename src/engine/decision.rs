@@ -5,7 +5,7 @@
 use std::fmt;
 
 use super::model::Admission;
-use super::topology::PlacementQuality;
+use super::topology::quality::PlacementQuality;
 use crate::api::keys::{evicted_reasons, preempted_reasons, quota_reserved_reasons};
 
 /// A workload's identity: namespace and name.

@@ -7,7 +7,7 @@
 
 use super::decision::WorkloadKey;
 use super::model::{Admission, PodSet, ResourceFlavor, Workload};
-use super::topology::PlacementQuality;
+use super::topology::quality::PlacementQuality;
 use crate::api::topology_assignment::TopologyAssignment;
 
 /// One placement question: may `count` pods of `pod_set` go to `flavor`?

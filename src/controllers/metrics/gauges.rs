@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use prometheus::GaugeVec;
 
-use super::{Families, MetricsOptions};
+use super::families::{Families, MetricsOptions};
 
 /// One (flavor, resource) of a ClusterQueue, in the resource's base unit (cores, bytes).
 #[derive(Clone, Debug, Default, PartialEq)]

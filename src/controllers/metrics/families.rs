@@ -1,0 +1,59 @@
+//! Registering metric families, each with `replica_role` as its first label, and the options
+//! that say which optional families are reported.
+
+use prometheus::{GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
+
+/// Which optional families are reported, as Kueue's `metrics` configuration says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MetricsOptions {
+    /// `metrics.localQueueMetrics.enable`.
+    pub local_queue_metrics: bool,
+    /// `metrics.enableClusterQueueResources`.
+    pub cluster_queue_resources: bool,
+    /// Fair sharing is on: weighted shares are reported.
+    pub fair_sharing: bool,
+}
+
+/// Registers metric families on one registry; a name clash is a programming error caught by
+/// the tests, so it is logged rather than returned.
+pub(super) struct Families<'a>(pub(super) &'a Registry);
+
+impl Families<'_> {
+    pub(super) fn register<C: prometheus::core::Collector + Clone + 'static>(
+        &self,
+        collector: C,
+    ) -> C {
+        if let Err(error) = self.0.register(Box::new(collector.clone())) {
+            tracing::error!(%error, "metric not registered");
+        }
+        collector
+    }
+
+    pub(super) fn counter(&self, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+        let labels: Vec<&str> = std::iter::once("replica_role")
+            .chain(labels.iter().copied())
+            .collect();
+        self.register(IntCounterVec::new(Opts::new(name, help), &labels).expect("valid metric"))
+    }
+
+    pub(super) fn histogram(
+        &self,
+        name: &str,
+        help: &str,
+        labels: &[&str],
+        buckets: Vec<f64>,
+    ) -> HistogramVec {
+        let labels: Vec<&str> = std::iter::once("replica_role")
+            .chain(labels.iter().copied())
+            .collect();
+        let opts = HistogramOpts::new(name, help).buckets(buckets);
+        self.register(HistogramVec::new(opts, &labels).expect("valid metric"))
+    }
+
+    pub(super) fn gauge(&self, name: &str, help: &str, labels: &[&str]) -> GaugeVec {
+        let labels: Vec<&str> = std::iter::once("replica_role")
+            .chain(labels.iter().copied())
+            .collect();
+        self.register(GaugeVec::new(Opts::new(name, help), &labels).expect("valid metric"))
+    }
+}
