@@ -9,5 +9,6 @@
 //! e2e/cluster down
 //! ```
 
+mod controller;
 mod smoke;
 mod support;

@@ -20,28 +20,6 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// Label that keeps a test's pods on the test's own nodes.
 const TEST_LABEL: &str = "e2e.kuota.dev/test";
 
-/// Applies every CRD in crds/ and waits until each is Established; fails if there is none.
-async fn apply_crds(client: &Client) -> Result<Vec<Manifest>> {
-    let dir = support::repo_root().join("crds");
-    let mut crds = Vec::new();
-    for file in apply::manifest_files(&dir)? {
-        crds.extend(apply::read(&file)?);
-    }
-    ensure!(!crds.is_empty(), "no CRD manifests in {}", dir.display());
-    for crd in &crds {
-        ensure!(
-            crd.gvk.kind == "CustomResourceDefinition",
-            "{} is not a CustomResourceDefinition",
-            crd.describe()
-        );
-        apply::apply(client, crd, "default").await?;
-    }
-    for crd in &crds {
-        apply::wait_established(client, crd.name(), TIMEOUT).await?;
-    }
-    Ok(crds)
-}
-
 /// Creates the namespace unless it exists (examples may name their own).
 async fn ensure_namespace(client: &Client, name: &str) -> Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
@@ -56,7 +34,7 @@ async fn ensure_namespace(client: &Client, name: &str) -> Result<()> {
 #[tokio::test]
 async fn every_crd_and_example_applies_with_strict_validation() -> Result<()> {
     let client = support::client().await?;
-    let crds = apply_crds(&client).await?;
+    let crds = support::apply_crds(&client).await?;
 
     let dir = support::repo_root().join("examples");
     let mut examples = Vec::new();
@@ -99,7 +77,7 @@ fn as_new_object(mut manifest: Manifest) -> Manifest {
 #[tokio::test]
 async fn every_scenario_manifest_passes_the_api_servers_validation() -> Result<()> {
     let client = support::client().await?;
-    apply_crds(&client).await?;
+    support::apply_crds(&client).await?;
     let files = apply::nested_manifest_files(&support::repo_root().join("examples"))?;
     ensure!(!files.is_empty(), "no scenario manifests below examples/");
     let mut checked = 0;
@@ -141,7 +119,7 @@ async fn rejection(client: &Client, yaml: &str) -> Result<String> {
 #[tokio::test]
 async fn unknown_field_is_rejected_with_the_api_servers_message() -> Result<()> {
     let client = support::client().await?;
-    apply_crds(&client).await?;
+    support::apply_crds(&client).await?;
     let name = support::unique_name("unknown-field");
     let message = rejection(
         &client,
@@ -163,7 +141,7 @@ async fn unknown_field_is_rejected_with_the_api_servers_message() -> Result<()> 
 #[tokio::test]
 async fn invalid_value_is_rejected_with_the_api_servers_message() -> Result<()> {
     let client = support::client().await?;
-    apply_crds(&client).await?;
+    support::apply_crds(&client).await?;
     let name = support::unique_name("invalid-value");
     let message = rejection(
         &client,

@@ -5,17 +5,21 @@
 //! conditions with a deadline whose failure names the object and the last state seen.
 
 pub mod apply;
+pub mod controller;
+pub mod kueue;
 pub mod nodes;
 pub mod wait;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use kube::api::{DeleteParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client, Config};
+
+use self::apply::Manifest;
 
 /// The repository root, where `crds/`, `examples/` and `e2e/` live: cargo tells the test at run
 /// time, so a test binary built in another checkout still reads this one's manifests.
@@ -99,3 +103,28 @@ impl TestNamespace {
         wait::until_absent(&namespaces, &self.name, Duration::from_secs(60)).await
     }
 }
+
+/// Applies every CRD in crds/ and waits until each is Established; fails if there is none.
+pub async fn apply_crds(client: &Client) -> Result<Vec<Manifest>> {
+    let dir = repo_root().join("crds");
+    let mut crds = Vec::new();
+    for file in apply::manifest_files(&dir)? {
+        crds.extend(apply::read(&file)?);
+    }
+    ensure!(!crds.is_empty(), "no CRD manifests in {}", dir.display());
+    for crd in &crds {
+        ensure!(
+            crd.gvk.kind == "CustomResourceDefinition",
+            "{} is not a CustomResourceDefinition",
+            crd.describe()
+        );
+        apply::apply(client, crd, "default").await?;
+    }
+    for crd in &crds {
+        apply::wait_established(client, crd.name(), CRD_TIMEOUT).await?;
+    }
+    Ok(crds)
+}
+
+/// How long a CRD may take to become Established.
+const CRD_TIMEOUT: Duration = Duration::from_secs(60);

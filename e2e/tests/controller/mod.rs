@@ -1,0 +1,8 @@
+//! `kuota controller` on the real control plane: Workloads created directly (as Kueue's own
+//! integration tests do) are admitted, preempted and reported by the controller process that
+//! `support::controller` starts, and the API server holds what it wrote.
+
+mod admission;
+mod observability;
+mod tas;
+mod versus_simulate;
