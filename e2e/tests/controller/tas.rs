@@ -4,7 +4,9 @@
 use std::collections::BTreeSet;
 
 use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::events::v1::Event;
 use kube::Api;
+use kube::api::ListParams;
 use kuota::api::Workload;
 use kuota::engine::topology::decode;
 
@@ -107,6 +109,36 @@ spec:
         })
         .collect();
     ensure!(racks.len() == 1, "pods spread over racks {racks:?}");
+
+    // The admission event and the metrics say how compact the placement is.
+    let events: Api<Event> = Api::namespaced(client.clone(), &ns.name);
+    let mut notes = Vec::new();
+    for _ in 0..40 {
+        notes = events
+            .list(&ListParams::default())
+            .await?
+            .into_iter()
+            .filter(|e| e.reason.as_deref() == Some("QuotaReserved"))
+            .filter_map(|e| e.note)
+            .collect();
+        if !notes.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    ensure!(
+        notes.iter().any(
+            |n| n.contains("placement of pod set main: blocks 1, racks 1, hosts ")
+                && n.contains("lowest common level: rack")
+        ),
+        "QuotaReserved notes: {notes:?}"
+    );
+    let metrics = controller::metrics_text().await?;
+    let placed = format!("kuota_tas_placement_domains_count{{cluster_queue=\"{cq}\"");
+    ensure!(
+        metrics.lines().any(|l| l.starts_with(&placed)),
+        "no {placed} in the metrics"
+    );
     ns.delete().await?;
     nodes.delete(&client).await
 }
