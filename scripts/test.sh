@@ -16,3 +16,5 @@ trap 'e2e/cluster down' EXIT
 KUBECONFIG="$(e2e/cluster env | sed -n 's/^export KUBECONFIG=//p')"
 export KUBECONFIG
 cargo test --features e2e --test e2e
+# Leader election runs its own replicas, after the suite's controller has stopped.
+cargo test --features e2e --test e2e_leader

@@ -61,6 +61,16 @@ fn settings(config: &Configuration) -> Result<Settings, config::ConfigError> {
             .as_ref()
             .is_some_and(|w| w.block_admission),
         instance: std::env::var("POD_NAME").ok().filter(|n| !n.is_empty()),
+        leader: config
+            .leader_election
+            .leader_elect
+            .then(|| controllers::leader::LeaseSettings {
+                name: config.leader_election.resource_name.clone(),
+                namespace: config.leader_election.resource_namespace.clone(),
+                lease_duration: config.leader_election.lease_duration,
+                renew_deadline: config.leader_election.renew_deadline,
+                retry_period: config.leader_election.retry_period,
+            }),
     })
 }
 

@@ -19,4 +19,6 @@ pub enum ControllerError {
     },
     #[error("the admission loop stopped")]
     LoopStopped,
+    #[error("leadership of Lease {lease} lost")]
+    LostLeadership { lease: String },
 }

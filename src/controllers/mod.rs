@@ -5,6 +5,7 @@
 pub mod admission;
 mod error;
 pub mod events;
+pub mod leader;
 pub mod metrics;
 mod metrics_feed;
 pub mod queue_gauges;
@@ -17,7 +18,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use kube::Client;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 pub use error::ControllerError;
@@ -25,6 +26,7 @@ pub use serve::ProbePaths;
 
 use self::admission::{AdmissionLoop, Ready};
 use self::events::EventSink;
+use self::leader::{Candidate, LeaseSettings};
 use self::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};
 use self::metrics_feed::MetricsFeed;
 use self::writer::Writer;
@@ -51,16 +53,28 @@ pub struct Settings {
     pub block_admission: bool,
     /// This replica's name on the events it records (the pod name in a cluster).
     pub instance: Option<String>,
+    /// Leader election; `None` runs alone (Kueue's `leaderElect: false`).
+    pub leader: Option<LeaseSettings>,
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C (then `Ok`), or until a part of it fails.
 pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerError> {
     let ready = Ready::default();
+    let candidate = settings
+        .leader
+        .clone()
+        .map(|lease| Candidate::new(client.clone(), lease, leader::identity()));
+    let (leader, leading) = watch::channel(candidate.is_none());
+    let role = match candidate {
+        Some(_) => ReplicaRole::Follower,
+        None => ReplicaRole::Standalone,
+    };
     let metrics = Arc::new(Metrics::new(
-        ReplicaRole::Standalone,
+        role,
         settings.metrics.clone(),
         BuildInfo::current(),
     ));
+    tokio::spawn(label_leader(leading.clone(), metrics.clone()));
     let mut servers = JoinSet::new();
     if let Some((addr, paths)) = settings.health.clone() {
         servers.spawn(serve::health(addr, paths, ready.clone()).await?);
@@ -85,8 +99,16 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         requests,
         ready,
         settings.block_admission,
+        leading,
     );
+    let election = async {
+        match &candidate {
+            Some(candidate) => candidate.run(&leader).await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::select! {
+        lost = election => Err(lost),
         () = admission.run(received, done) => Err(ControllerError::LoopStopped),
         Some(served) = servers.join_next() => match served {
             Ok(result) => result,
@@ -94,7 +116,19 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         },
         () = shutdown_signal() => {
             tracing::info!("shutting down");
+            if let Some(candidate) = &candidate {
+                candidate.release().await;
+            }
             Ok(())
+        }
+    }
+}
+
+/// Metrics say `leader` from the moment this replica is elected.
+async fn label_leader(mut leading: watch::Receiver<bool>, metrics: Arc<Metrics>) {
+    while leading.changed().await.is_ok() {
+        if *leading.borrow() {
+            metrics.set_role(ReplicaRole::Leader);
         }
     }
 }

@@ -1,6 +1,6 @@
-//! The `kuota controller` process the controller tests run against: one per test binary (two
-//! controllers on one cluster would both admit), started on first use with Kueue's
-//! configuration file and stopped when the test process ends.
+//! `kuota controller` processes for the tests: the suite's one controller (started on first
+//! use with Kueue's configuration file) and replicas a test starts itself, each stopped when
+//! the test process ends.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -10,14 +10,20 @@ use anyhow::{Context, Result, bail};
 use tokio::sync::OnceCell;
 use tokio::time::{Instant, sleep};
 
-/// The running controller.
+/// A `kuota controller` process with ports, configuration and log of its own.
 #[derive(Debug)]
-pub struct Running {
+pub struct Replica {
+    /// Its `POD_NAME`: the prefix of its identity in the leader-election Lease.
+    pub name: String,
+    pub health_port: u16,
     pub metrics_port: u16,
     pub log: PathBuf,
+    // Read by the leader-election tests, which stop replicas themselves.
+    #[allow(dead_code)]
+    pid_file: PathBuf,
 }
 
-static CONTROLLER: OnceCell<Running> = OnceCell::const_new();
+static CONTROLLER: OnceCell<Replica> = OnceCell::const_new();
 
 /// Where the cluster keeps its state, and the controller its log and configuration.
 fn state_dir() -> PathBuf {
@@ -30,13 +36,6 @@ fn state_dir() -> PathBuf {
 fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").context("find a free port")?;
     Ok(listener.local_addr()?.port())
-}
-
-/// The controller's log, last lines, for failure messages.
-pub fn log_tail(running: &Running) -> String {
-    let text = std::fs::read_to_string(&running.log).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(30)..].join("\n")
 }
 
 /// GET `path` on a loopback port: the status code and the body.
@@ -64,75 +63,142 @@ async fn get(port: u16, path: &str) -> Result<(u16, String)> {
     Ok((code, body))
 }
 
-async fn start() -> Result<Running> {
-    let client = super::client().await?;
-    super::apply_crds(&client).await?;
-    let dir = state_dir();
-    std::fs::create_dir_all(&dir)?;
-    let (health_port, metrics_port) = (free_port()?, free_port()?);
-    let pid = std::process::id();
-    let config = dir.join(format!("controller-{pid}.yaml"));
-    std::fs::write(
-        &config,
-        format!(
-            "apiVersion: config.kueue.x-k8s.io/v1beta2
+impl Replica {
+    /// Starts a controller named `name` whose configuration file is Kueue's, with free loopback
+    /// ports for probes and metrics and `extra` appended (more top-level fields). The test
+    /// harness never drops statics, so a small shell watches this test process and stops the
+    /// controller (SIGTERM, as Kubernetes stops a pod) when it is gone.
+    pub async fn spawn(name: &str, extra: &str) -> Result<Replica> {
+        let client = super::client().await?;
+        super::apply_crds(&client).await?;
+        let dir = state_dir();
+        std::fs::create_dir_all(&dir)?;
+        let (health_port, metrics_port) = (free_port()?, free_port()?);
+        let stem = format!("controller-{}-{name}", std::process::id());
+        let config = dir.join(format!("{stem}.yaml"));
+        std::fs::write(
+            &config,
+            format!(
+                "apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
-leaderElection: {{leaderElect: false}}
 health: {{healthProbeBindAddress: \"127.0.0.1:{health_port}\"}}
 metrics: {{bindAddress: \"127.0.0.1:{metrics_port}\"}}
-"
-        ),
-    )?;
-    let log = dir.join(format!("controller-{pid}.log"));
-    let out = std::fs::File::create(&log)?;
-    // The test harness never drops statics, so a small shell watches this process and stops the
-    // controller when it is gone (or when the controller exits on its own).
-    let watchdog = r#"
+{extra}"
+            ),
+        )?;
+        let log = dir.join(format!("{stem}.log"));
+        let pid_file = dir.join(format!("{stem}.pid"));
+        let out = std::fs::File::create(&log)?;
+        let watchdog = r#"
 "$0" controller --config "$1" & controller=$!
+echo "$controller" > "$3"
 while kill -0 "$2" 2>/dev/null && kill -0 "$controller" 2>/dev/null; do sleep 0.5; done
 kill "$controller" 2>/dev/null
 wait "$controller"
 "#;
-    Command::new("sh")
-        .args(["-c", watchdog, env!("CARGO_BIN_EXE_kuota")])
-        .arg(&config)
-        .arg(pid.to_string())
-        .env("KUBECONFIG", super::kubeconfig_path())
-        .env("RUST_LOG", "info,kuota=debug")
-        .stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out)
-        .spawn()
-        .context("start kuota controller")?;
-    let running = Running { metrics_port, log };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok((200, _)) = get(health_port, "/readyz").await {
-            println!("kuota controller ready; log: {}", running.log.display());
-            return Ok(running);
+        Command::new("sh")
+            .args(["-c", watchdog, env!("CARGO_BIN_EXE_kuota")])
+            .arg(&config)
+            .arg(std::process::id().to_string())
+            .arg(&pid_file)
+            .env("KUBECONFIG", super::kubeconfig_path())
+            .env("POD_NAME", name)
+            .env("RUST_LOG", "info,kuota=debug")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .spawn()
+            .with_context(|| format!("start kuota controller {name}"))?;
+        let replica = Replica {
+            name: name.to_string(),
+            health_port,
+            metrics_port,
+            log,
+            pid_file,
+        };
+        replica.until_ready().await?;
+        Ok(replica)
+    }
+
+    /// Waits until `/readyz` answers 200 (every cache listed), at most a minute.
+    async fn until_ready(&self) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok((200, _)) = get(self.health_port, "/readyz").await {
+                println!(
+                    "kuota controller {} ready; log: {}",
+                    self.name,
+                    self.log.display()
+                );
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "kuota controller {} not ready after 60s; log {}:\n{}",
+                    self.name,
+                    self.log.display(),
+                    self.log_tail()
+                );
+            }
+            sleep(Duration::from_millis(200)).await;
         }
-        if Instant::now() >= deadline {
-            bail!(
-                "kuota controller not ready after 60s; log {}:\n{}",
-                running.log.display(),
-                log_tail(&running)
-            );
+    }
+
+    /// The log's last lines, for failure messages.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+
+    /// Sends `signal` (`TERM`, `KILL`) to the controller process.
+    #[allow(dead_code)] // used by the leader-election tests
+    pub fn signal(&self, signal: &str) -> Result<()> {
+        let pid = std::fs::read_to_string(&self.pid_file)
+            .with_context(|| format!("read {}", self.pid_file.display()))?;
+        let status = Command::new("kill")
+            .args(["-s", signal, pid.trim()])
+            .status()
+            .context("run kill")?;
+        if !status.success() {
+            bail!("kill -s {signal} {} failed: {status}", pid.trim());
         }
-        sleep(Duration::from_millis(200)).await;
+        Ok(())
+    }
+
+    /// Whether the controller process has exited.
+    #[allow(dead_code)] // used by the leader-election tests
+    pub fn exited(&self) -> bool {
+        let Ok(pid) = std::fs::read_to_string(&self.pid_file) else {
+            return false;
+        };
+        !Command::new("kill")
+            .args(["-0", pid.trim()])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// The controller's `/metrics` text.
+    pub async fn metrics(&self) -> Result<String> {
+        let (code, body) = get(self.metrics_port, "/metrics").await?;
+        if code != 200 {
+            bail!("GET /metrics of {} answered {code}", self.name);
+        }
+        Ok(body)
     }
 }
 
-/// The controller, started on first use.
-pub async fn ensure_running() -> Result<&'static Running> {
-    CONTROLLER.get_or_try_init(start).await
+/// The suite's controller, started on first use. It elects itself leader on Kueue's default
+/// Lease, as an installed kuota does, so a controller left over from an earlier test process
+/// hands over when it is stopped instead of admitting beside this one.
+pub async fn ensure_running() -> Result<&'static Replica> {
+    CONTROLLER
+        .get_or_try_init(|| Replica::spawn("suite", ""))
+        .await
 }
 
-/// The controller's `/metrics` text.
+/// The suite controller's `/metrics` text.
 pub async fn metrics_text() -> Result<String> {
-    let running = ensure_running().await?;
-    let (code, body) = get(running.metrics_port, "/metrics").await?;
-    if code != 200 {
-        bail!("GET /metrics answered {code}");
-    }
-    Ok(body)
+    ensure_running().await?.metrics().await
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use self::assumed::{Assumption, is_older, overlay};
@@ -183,6 +183,10 @@ pub struct AdmissionLoop {
     events: EventSink,
     metrics: MetricsFeed,
     requests: mpsc::UnboundedSender<WriteRequest>,
+    /// Whether this replica leads: a follower keeps its caches current and decides nothing.
+    leading: watch::Receiver<bool>,
+    /// Whether this replica led at the last pass.
+    led: bool,
 }
 
 impl AdmissionLoop {
@@ -193,8 +197,11 @@ impl AdmissionLoop {
         requests: mpsc::UnboundedSender<WriteRequest>,
         ready: Ready,
         block_admission: bool,
+        leading: watch::Receiver<bool>,
     ) -> Self {
         AdmissionLoop {
+            led: false,
+            leading,
             state,
             workloads: BTreeMap::new(),
             queues: QueueObjects::default(),
@@ -227,6 +234,8 @@ impl AdmissionLoop {
     ) {
         let mut tick = tokio::time::interval(REPORT_PERIOD);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut elected = self.leading.clone();
+        let mut election_open = true;
         loop {
             tokio::select! {
                 input = inputs.recv() => match input {
@@ -234,7 +243,10 @@ impl AdmissionLoop {
                     None => return,
                 },
                 Some(written) = done.recv() => self.written(written),
-                _ = tick.tick() => self.due_retries(),
+                _ = tick.tick() => if self.led { self.due_retries() },
+                changed = elected.changed(), if election_open => {
+                    election_open = changed.is_ok();
+                }
             }
             // Coalesce a burst: everything already delivered goes into one pass.
             while let Ok(input) = inputs.try_recv() {
@@ -250,7 +262,7 @@ impl AdmissionLoop {
     /// Decides on everything taken in so far and asks for the writes; nothing before every
     /// cache holds its first full list.
     fn pass(&mut self) {
-        if self.synced.len() < Kind::ALL.len() {
+        if self.synced.len() < Kind::ALL.len() || !self.leads() {
             return;
         }
         if self.unready.blocks() {
@@ -260,6 +272,19 @@ impl AdmissionLoop {
         }
         self.flush();
         self.report();
+    }
+
+    /// Whether this replica leads now. A replica that has just been elected looks at every
+    /// workload and queue again: while it followed, it only kept its caches current.
+    fn leads(&mut self) -> bool {
+        let leading = *self.leading.borrow();
+        if leading && !self.led {
+            tracing::info!("leading: every workload and queue is looked at again");
+            self.dirty.extend(self.workloads.keys().cloned());
+            self.report_due = true;
+        }
+        self.led = leading;
+        leading
     }
 
     fn take(&mut self, input: Input) {

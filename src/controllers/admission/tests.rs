@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::*;
 use crate::api;
@@ -73,6 +73,7 @@ struct Harness {
     admission: AdmissionLoop,
     requests: mpsc::UnboundedReceiver<WriteRequest>,
     revision: u64,
+    leader: watch::Sender<bool>,
 }
 
 impl Harness {
@@ -82,6 +83,15 @@ impl Harness {
 
     /// A loop with `waitForPodsReady.blockAdmission` set as given.
     fn blocking(block_admission: bool) -> Self {
+        let (leader, leading) = watch::channel(true);
+        Self::with(block_admission, leader, leading)
+    }
+
+    fn with(
+        block_admission: bool,
+        leader: watch::Sender<bool>,
+        leading: watch::Receiver<bool>,
+    ) -> Self {
         let (requests_tx, requests) = mpsc::unbounded_channel();
         let metrics = Arc::new(Metrics::new(
             ReplicaRole::Standalone,
@@ -96,6 +106,7 @@ impl Harness {
             requests_tx,
             Ready::default(),
             block_admission,
+            leading,
         );
         let mut ns = Namespace::default();
         ns.metadata.name = Some("ns".into());
@@ -122,6 +133,7 @@ impl Harness {
             admission,
             requests,
             revision: 100,
+            leader,
         }
     }
 
@@ -210,6 +222,7 @@ fn nothing_is_decided_before_every_cache_is_listed() {
         requests_tx,
         Ready::default(),
         false,
+        watch::channel(true).1,
     );
     admission.take(Input::Workload(Change::Reset(vec![workload("a", 1, 0, 0)])));
     admission.pass();
@@ -429,4 +442,26 @@ fn with_block_admission_nothing_is_admitted_until_admitted_pods_are_ready() {
     }
     h.apply(ready);
     assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
+}
+
+#[test]
+fn a_follower_decides_and_writes_nothing_until_it_is_elected() {
+    let (leader, leading) = watch::channel(false);
+    let mut h = Harness::with(false, leader, leading);
+    assert!(
+        h.admission.ready.get(),
+        "a follower is ready once its caches are"
+    );
+    h.apply(workload("a", 2, 0, 0));
+    h.apply(workload("b", 2, 0, 1));
+    assert!(h.requests.try_recv().is_err(), "a follower writes nothing");
+    assert!(!h.admitted_in_engine("ns/a"));
+
+    h.leader.send_replace(true);
+    h.admission.pass();
+    let requests = h.workload_requests();
+    assert_eq!(
+        effects(&requests),
+        [("ns/a", Effect::Claim), ("ns/b", Effect::Claim)]
+    );
 }

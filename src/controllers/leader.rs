@@ -1,0 +1,210 @@
+//! Leader election on a `coordination.k8s.io/v1` Lease, as Kueue's manager elects: every
+//! replica keeps its caches warm and serves probes and metrics, only the leader decides and
+//! writes. Leadership is published on a watch channel; a leader that cannot renew within the
+//! renew deadline stops the process (as Kueue's manager exits), so two replicas never write at
+//! once for longer than that deadline.
+
+mod decide;
+#[cfg(test)]
+mod tests;
+
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{ObjectMeta, PostParams};
+use kube::{Api, Client};
+use tokio::sync::watch;
+use tokio::time::{Instant, MissedTickBehavior, interval, timeout};
+
+use self::decide::{Observed, Step, holds, observe, released, step};
+use super::error::ControllerError;
+
+/// The Lease and its timing, from Kueue's `leaderElection` configuration.
+#[derive(Clone, Debug)]
+pub struct LeaseSettings {
+    pub name: String,
+    /// `None`: the pod's own namespace (`POD_NAMESPACE`), else the client's default namespace.
+    pub namespace: Option<String>,
+    pub lease_duration: Duration,
+    pub renew_deadline: Duration,
+    pub retry_period: Duration,
+}
+
+/// This replica's name in the Lease: the pod name (or host name) and a random suffix, so a
+/// restarted pod never mistakes its predecessor's lease for its own.
+pub fn identity() -> String {
+    let base = std::env::var("POD_NAME")
+        .ok()
+        .filter(|n| !n.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+                .filter(|h| !h.is_empty())
+        })
+        .unwrap_or_else(|| "kuota".to_string());
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("{base}_{:016x}", hasher.finish())
+}
+
+/// One replica's candidacy for the Lease.
+pub struct Candidate {
+    api: Api<Lease>,
+    settings: LeaseSettings,
+    namespace: String,
+    me: String,
+}
+
+/// The outcome of one try.
+enum Tried {
+    Holding,
+    HeldBy(String),
+    /// Someone else wrote the Lease between our read and our write.
+    Raced,
+}
+
+impl Candidate {
+    pub fn new(client: Client, settings: LeaseSettings, me: String) -> Self {
+        let namespace = settings
+            .namespace
+            .clone()
+            .or_else(|| {
+                std::env::var("POD_NAMESPACE")
+                    .ok()
+                    .filter(|n| !n.is_empty())
+            })
+            .unwrap_or_else(|| client.default_namespace().to_string());
+        Candidate {
+            api: Api::namespaced(client, &namespace),
+            settings,
+            namespace,
+            me,
+        }
+    }
+
+    fn lost(&self) -> ControllerError {
+        ControllerError::LostLeadership {
+            lease: format!("{}/{}", self.namespace, self.settings.name),
+        }
+    }
+
+    /// Tries for the Lease every retry period, publishing on `leading` when this replica leads.
+    /// Returns only once leadership is lost: another replica took the Lease, or no renewal
+    /// succeeded within the renew deadline.
+    pub async fn run(&self, leading: &watch::Sender<bool>) -> ControllerError {
+        tracing::info!(
+            lease = %format!("{}/{}", self.namespace, self.settings.name),
+            identity = %self.me,
+            "leader election starts"
+        );
+        let mut observed = None;
+        let mut renewed: Option<Instant> = None;
+        let mut tick = interval(self.settings.retry_period);
+        tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let tried = timeout(self.settings.renew_deadline, self.try_once(&mut observed)).await;
+            let is_leader = *leading.borrow();
+            match tried {
+                Ok(Ok(Tried::Holding)) => {
+                    renewed = Some(Instant::now());
+                    if !is_leader {
+                        tracing::info!(identity = %self.me, "became the leader");
+                        leading.send_replace(true);
+                    }
+                }
+                Ok(Ok(Tried::HeldBy(holder))) => {
+                    if is_leader {
+                        tracing::error!(%holder, "another replica took the lease");
+                        return self.lost();
+                    }
+                    tracing::debug!(%holder, "following");
+                }
+                Ok(Ok(Tried::Raced)) => tracing::debug!("the lease changed while written"),
+                Ok(Err(error)) => tracing::warn!(%error, "lease not read or written"),
+                Err(_) => tracing::warn!("lease call timed out"),
+            }
+            if is_leader && renewed.is_none_or(|at| at.elapsed() >= self.settings.renew_deadline) {
+                tracing::error!("the lease was not renewed within the renew deadline");
+                return self.lost();
+            }
+        }
+    }
+
+    async fn try_once(&self, observed: &mut Option<Observed>) -> Result<Tried, kube::Error> {
+        let read = self.api.get_opt(&self.settings.name).await?;
+        let now = std::time::Instant::now();
+        let wall = Timestamp::now();
+        let spec = read
+            .as_ref()
+            .and_then(|l| l.spec.clone())
+            .unwrap_or_default();
+        let seen = observe(observed.take(), &spec, now);
+        let decided = step(
+            read.as_ref().map(|_| (&spec, &seen)),
+            &self.me,
+            self.settings.lease_duration,
+            now,
+            wall,
+        );
+        *observed = Some(seen);
+        let written = match decided {
+            Step::Wait { holder } => return Ok(Tried::HeldBy(holder)),
+            Step::Create(spec) => {
+                let lease = Lease {
+                    metadata: ObjectMeta {
+                        name: Some(self.settings.name.clone()),
+                        namespace: Some(self.namespace.clone()),
+                        ..ObjectMeta::default()
+                    },
+                    spec: Some(spec),
+                };
+                self.api.create(&PostParams::default(), &lease).await
+            }
+            Step::Acquire(spec) | Step::Renew(spec) => {
+                let mut lease = read.unwrap_or_default();
+                lease.spec = Some(spec);
+                self.api
+                    .replace(&self.settings.name, &PostParams::default(), &lease)
+                    .await
+            }
+        };
+        match written {
+            Ok(_) => Ok(Tried::Holding),
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(Tried::Raced),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Frees the Lease if this replica holds it, so the next leader need not wait it out.
+    pub async fn release(&self) {
+        let released = async {
+            let Some(mut lease) = self.api.get_opt(&self.settings.name).await? else {
+                return Ok(false);
+            };
+            let spec = lease.spec.clone().unwrap_or_default();
+            if !holds(&spec, &self.me) {
+                return Ok(false);
+            }
+            lease.spec = Some(released(&spec, Timestamp::now()));
+            self.api
+                .replace(&self.settings.name, &PostParams::default(), &lease)
+                .await
+                .map(|_| true)
+        };
+        match timeout(self.settings.renew_deadline, released).await {
+            Ok(Ok(true)) => tracing::info!("lease released"),
+            Ok(Ok(false)) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "lease not released"),
+            Err(_) => tracing::warn!("lease release timed out"),
+        }
+    }
+}
