@@ -240,7 +240,7 @@ impl Writer {
 }
 
 /// The server-side-apply body for a Workload's admission: the admission, the conditions the
-/// admission owns, and the requeue state, at `read`'s resource version.
+/// admission owns, the requeue state and the eviction counters, at `read`'s resource version.
 fn status_apply(read: &Workload, status: &WorkloadStatus) -> Value {
     let conditions: Vec<_> = status
         .conditions
@@ -254,6 +254,9 @@ fn status_apply(read: &Workload, status: &WorkloadStatus) -> Value {
     owned.insert("conditions".into(), json!(conditions));
     if let Some(requeue) = &status.requeue_state {
         owned.insert("requeueState".into(), json!(requeue));
+    }
+    if let Some(stats) = &status.scheduling_stats {
+        owned.insert("schedulingStats".into(), json!(stats));
     }
     json!({
         "apiVersion": API_VERSION,

@@ -11,7 +11,9 @@ use crate::api::WorkloadStatus;
 use crate::api::keys::{
     admitted_reasons, condition_types, evicted_reasons, quota_reserved_reasons, requeued_reasons,
 };
-use crate::api::workload_status::{Admission as ApiAdmission, PodSetAssignment as ApiAssignment};
+use crate::api::workload_status::{
+    Admission as ApiAdmission, PodSetAssignment as ApiAssignment, WorkloadEviction,
+};
 use crate::engine::model::Admission;
 use crate::engine::{
     EvictionReason, EvictionRecord, WorkloadState, WorkloadStatus as EngineStatus,
@@ -86,11 +88,36 @@ impl Writer<'_> {
         );
     }
 
+    /// Counts an eviction in `schedulingStats` when the Workload is newly evicted, so a status
+    /// computed again for the same eviction counts it once.
+    fn count_eviction(&mut self, reason: &str) {
+        if is_true(&self.status.conditions, condition_types::EVICTED) {
+            return;
+        }
+        let stats = self
+            .status
+            .scheduling_stats
+            .get_or_insert_with(Default::default);
+        match stats
+            .evictions
+            .iter_mut()
+            .find(|e| e.reason == reason && e.underlying_cause.is_empty())
+        {
+            Some(counted) => counted.count = counted.count.saturating_add(1),
+            None => stats.evictions.push(WorkloadEviction {
+                reason: reason.to_string(),
+                underlying_cause: String::new(),
+                count: 1,
+            }),
+        }
+    }
+
     fn eviction(&mut self, eviction: &EvictionRecord) {
         // Kueue forgets the requeue backoff of a deactivated workload; reactivation starts over.
         if eviction.reason == EvictionReason::Deactivated {
             self.status.requeue_state = None;
         }
+        self.count_eviction(eviction.reason.as_str());
         self.set(
             condition_types::EVICTED,
             true,
@@ -236,6 +263,7 @@ pub fn node_failure_eviction(
         return;
     }
     w.no_reservation();
+    w.count_eviction(evicted_reasons::NODE_FAILURES);
     w.set(
         condition_types::EVICTED,
         true,

@@ -145,6 +145,21 @@ async fn a_borrower_is_preempted_when_the_lender_reclaims_its_quota() -> Result<
         "the preempted borrower still holds quota"
     );
     ensure!(has(&borrower, "Requeued", "Preempted"));
+    let evictions: Vec<(String, i32)> = borrower
+        .status
+        .as_ref()
+        .and_then(|s| s.scheduling_stats.as_ref())
+        .map(|s| {
+            s.evictions
+                .iter()
+                .map(|e| (e.reason.clone(), e.count))
+                .collect()
+        })
+        .unwrap_or_default();
+    ensure!(
+        evictions == [("Preempted".to_string(), 1)],
+        "schedulingStats.evictions counts the one preemption: {evictions:?}"
+    );
     kueue::until_pending(&api, "borrower", "WaitingForQuota").await?;
     ns.delete().await
 }

@@ -211,6 +211,53 @@ fn a_pending_decision_clears_the_admission_and_a_finished_one_changes_nothing() 
 }
 
 #[test]
+fn each_new_eviction_is_counted_once_in_scheduling_stats() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let t1 = at("2026-01-01T01:00:00Z");
+    let t2 = at("2026-01-01T02:00:00Z");
+    let t3 = at("2026-01-01T03:00:00Z");
+    let counts = |status: &WorkloadStatus| -> Vec<(String, String, i32)> {
+        status
+            .scheduling_stats
+            .iter()
+            .flat_map(|s| &s.evictions)
+            .map(|e| (e.reason.clone(), e.underlying_cause.clone(), e.count))
+            .collect()
+    };
+    let admitted_status = workload_status(None, &state(admitted(), None), &t0, None);
+    assert!(counts(&admitted_status).is_empty());
+    let evicted = workload_status(
+        Some(&admitted_status),
+        &state(waiting(), Some(preempted())),
+        &t1,
+        None,
+    );
+    assert_eq!(counts(&evicted), [("Preempted".into(), String::new(), 1)]);
+    // The same eviction computed again, later, is not a second one.
+    let again = workload_status(
+        Some(&evicted),
+        &state(waiting(), Some(preempted())),
+        &t2,
+        None,
+    );
+    assert_eq!(counts(&again), [("Preempted".into(), String::new(), 1)]);
+    // Admitted again, then preempted again: two.
+    let readmitted = workload_status(
+        Some(&again),
+        &state(admitted(), Some(preempted())),
+        &t2,
+        None,
+    );
+    let second = workload_status(
+        Some(&readmitted),
+        &state(waiting(), Some(preempted())),
+        &t3,
+        None,
+    );
+    assert_eq!(counts(&second), [("Preempted".into(), String::new(), 2)]);
+}
+
+#[test]
 fn admission_turns_an_eviction_still_shown_as_true_false() {
     let t0 = at("2026-01-01T00:00:00Z");
     let t1 = at("2026-01-01T01:00:00Z");
