@@ -106,6 +106,35 @@ fn stop_policies_and_deactivation_evict_or_hold() {
 }
 
 #[test]
+fn a_terminating_cluster_queue_keeps_what_it_admitted_and_admits_nothing_new() {
+    let mut closing = cq(
+        "closing",
+        None,
+        vec![cpu_group("default", quota("cpu", "4"))],
+    );
+    closing.terminating = true;
+    let s = snapshot(
+        vec![flavor("default")],
+        vec![closing],
+        vec![],
+        vec![
+            admitted(wl("running", "closing", 0, 1, "1", 1), "closing", "default"),
+            wl("waiting", "closing", 0, 2, "1", 1),
+        ],
+    );
+    let run = settle(&s);
+    assert!(is_admitted(&run, "running"));
+    assert!(
+        !run.events
+            .iter()
+            .any(|e| matches!(e, Event::Evicted { .. }))
+    );
+    let (reason, message) = pending(&run, "waiting");
+    assert_eq!(reason, "Misconfigured");
+    assert!(message.contains("terminating"), "{message}");
+}
+
+#[test]
 fn a_deep_queue_drains_in_one_cycle() {
     let workloads = (0..200)
         .map(|i| wl(&format!("w{i}"), "a", 0, i, "1", 1))

@@ -213,9 +213,12 @@ fn an_inactive_cluster_queue_names_kueues_reasons() {
         Some("x"),
         vec![cpu_group("default", quota("cpu", "1"))],
     );
+    let mut closing = cq("closing", None, vec![cpu_group("gone", quota("cpu", "1"))]);
+    closing.stop_policy = StopPolicy::Hold;
+    closing.terminating = true;
     let s = snapshot(
         vec![flavor("default")],
-        vec![missing, stopped, stopped_and_missing, looped],
+        vec![missing, stopped, stopped_and_missing, looped, closing],
         vec![
             cohort("x", Some("y"), vec![]),
             cohort("y", Some("x"), vec![]),
@@ -247,6 +250,14 @@ fn an_inactive_cluster_queue_names_kueues_reasons() {
         expect(
             "Stopped",
             "Can't admit new workloads: is stopped, references missing ResourceFlavor(s): gone."
+        )
+    );
+    // Terminating is reported alone, whatever else is wrong with the queue.
+    assert_eq!(
+        reason("closing"),
+        expect(
+            "Terminating",
+            "Can't admit new workloads; clusterQueue is terminating"
         )
     );
     assert_eq!(

@@ -88,6 +88,7 @@ pub mod condition_types {
 /// Reasons of ClusterQueue `Active`.
 pub mod cluster_queue_active_reasons {
     pub const READY: &str = "Ready";
+    pub const TERMINATING: &str = "Terminating";
     pub const STOPPED: &str = "Stopped";
     pub const FLAVOR_NOT_FOUND: &str = "FlavorNotFound";
     pub const UNKNOWN: &str = "Unknown";

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::metrics::{ClusterQueueGauge, CohortGauge, LocalQueueGauge, QueueGauges, ResourceGauge};
 use crate::api::keys::admitted_reasons;
 use crate::engine::quantity::Quantity;
+use crate::engine::queue_report::InactiveCause;
 use crate::engine::queue_report::QueueReport;
 use crate::engine::{PendingReason, Structure};
 
@@ -175,7 +176,9 @@ pub fn gauges(
             name: cq.name.clone(),
             parent_cohort: ancestors.first().cloned().unwrap_or_default(),
             root_cohort: ancestors.last().cloned().unwrap_or_default(),
-            status: if cq.inactive.is_empty() {
+            status: if cq.inactive.contains(&InactiveCause::Terminating) {
+                "terminating"
+            } else if cq.inactive.is_empty() {
                 "active"
             } else {
                 "pending"

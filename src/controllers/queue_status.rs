@@ -7,16 +7,18 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
-use crate::api::{ClusterQueue, Cohort, LocalQueue};
+use crate::api::{ClusterQueue, Cohort, LocalQueue, ResourceFlavor};
 use crate::engine::queue_report::QueueReport;
 use crate::status::queues::{cluster_queue_status, cohort_status, local_queue_status};
 
-/// The queue objects as last read, by name (LocalQueues by `namespace/name`).
+/// The queue objects as last read, by name (LocalQueues by `namespace/name`), and the
+/// ResourceFlavors, whose deletion waits on the queues that name them.
 #[derive(Default)]
 pub struct QueueObjects {
     pub cluster_queues: BTreeMap<String, ClusterQueue>,
     pub local_queues: BTreeMap<String, LocalQueue>,
     pub cohorts: BTreeMap<String, Cohort>,
+    pub resource_flavors: BTreeMap<String, ResourceFlavor>,
 }
 
 impl QueueObjects {

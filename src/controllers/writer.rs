@@ -14,7 +14,7 @@ use tokio::sync::{Mutex, Semaphore};
 use tokio::time::Instant;
 
 use crate::api::keys::{API_VERSION, condition_types, field_managers};
-use crate::api::{ClusterQueue, Cohort, LocalQueue, Workload, WorkloadStatus};
+use crate::api::{ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Workload, WorkloadStatus};
 
 /// How long one request may take before it counts as failed.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(15);
@@ -104,6 +104,31 @@ impl RateLimit {
             tokio::time::sleep(wait).await;
         }
     }
+}
+
+/// The kinds whose `resource-in-use` finalizer kuota removes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FinalizedKind {
+    ClusterQueue,
+    ResourceFlavor,
+}
+
+impl FinalizedKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinalizedKind::ClusterQueue => "ClusterQueue",
+            FinalizedKind::ResourceFlavor => "ResourceFlavor",
+        }
+    }
+}
+
+/// An object being deleted, and the finalizers it keeps once kuota's is gone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FinalizerTarget {
+    pub kind: FinalizedKind,
+    pub name: String,
+    pub resource_version: Option<String>,
+    pub keep: Vec<String>,
 }
 
 /// Writes decisions and status. Cheap to clone; clones share the limits.
@@ -209,6 +234,37 @@ impl Writer {
     pub async fn cohort_status(&self, cohort: &Cohort) -> Result<(), WriteError> {
         let api: Api<Cohort> = Api::all(self.client.clone());
         self.queue_status(api, cohort).await
+    }
+
+    /// Sets the finalizers of a ClusterQueue or ResourceFlavor to `target.keep`, fenced by the
+    /// resource version they were read at, so a finalizer added meanwhile is not lost.
+    pub async fn finalizers(&self, target: &FinalizerTarget) -> Result<(), WriteError> {
+        let body = json!({
+            "metadata": {
+                "resourceVersion": target.resource_version,
+                "finalizers": target.keep,
+            },
+        });
+        let params = PatchParams {
+            field_manager: Some(field_managers::KUOTA.to_string()),
+            ..PatchParams::default()
+        };
+        let label = format!("{} {}", target.kind.as_str(), target.name);
+        let patch = Patch::Merge(&body);
+        match target.kind {
+            FinalizedKind::ClusterQueue => {
+                let api: Api<ClusterQueue> = Api::all(self.client.clone());
+                self.send(&label, api.patch(&target.name, &params, &patch))
+                    .await
+                    .map(|_| ())
+            }
+            FinalizedKind::ResourceFlavor => {
+                let api: Api<ResourceFlavor> = Api::all(self.client.clone());
+                self.send(&label, api.patch(&target.name, &params, &patch))
+                    .await
+                    .map(|_| ())
+            }
+        }
     }
 
     async fn queue_status<K>(&self, api: Api<K>, object: &K) -> Result<(), WriteError>

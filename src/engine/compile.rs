@@ -278,6 +278,14 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
                 cq.name, cq.stop_policy
             )));
         }
+        // Kueue reports a terminating queue as such whatever else is wrong with it.
+        if cq.terminating {
+            inactive_causes.insert(0, InactiveCause::Terminating);
+            inactive = Some(Arc::from(format!(
+                "ClusterQueue {} is inactive: it is terminating",
+                cq.name
+            )));
+        }
         cqs.push(CqInfo {
             name: cq.name.clone(),
             node: NodeId(i as u32),

@@ -197,6 +197,10 @@ pub struct ClusterQueue {
     /// The AdmissionChecks `spec.admissionChecksStrategy` names, each with what is known of it. A
     /// check that does not exist or is not active makes the queue inactive, as in Kueue.
     pub admission_checks: Vec<(String, AdmissionCheckState)>,
+    /// The object is being deleted (it has a `deletionTimestamp`, held by Kueue's
+    /// `resource-in-use` finalizer): it admits nothing new, and its admitted workloads keep
+    /// their quota until they end.
+    pub terminating: bool,
 }
 
 /// What a ClusterQueue knows of an AdmissionCheck it names.

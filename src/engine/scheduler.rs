@@ -16,7 +16,7 @@ use super::model::{
     StopPolicy,
 };
 use super::quota::NodeId;
-use super::state::{Holding, Wl};
+use super::state::{Holding, InactiveCause, Wl};
 use super::structure::Structure;
 use super::topology_seam::{NoTopologyConstraints, TopologyPlacer};
 
@@ -265,9 +265,10 @@ impl Engine {
                 let Some(message) = self.c.cqs[cq].inactive.clone() else {
                     continue;
                 };
+                let reason = self.inactive_reason(cq as u32);
                 let pending: Vec<u32> = self.c.queues[cq].pending.iter().map(|k| k.index).collect();
                 for index in pending {
-                    self.set_pending(index, PendingReason::Suspended, &message, out);
+                    self.set_pending(index, reason, &message, out);
                 }
             }
         } else {
@@ -276,11 +277,25 @@ impl Engine {
                 let w = &self.c.workloads[index as usize];
                 let inactive =
                     w.cq.filter(|_| w.holding.is_none() && w.blocked.is_none() && !w.finished)
-                        .and_then(|cq| self.c.cqs[cq as usize].inactive.clone());
-                if let Some(message) = inactive {
-                    self.set_pending(index, PendingReason::Suspended, &message, out);
+                        .and_then(|cq| Some((cq, self.c.cqs[cq as usize].inactive.clone()?)));
+                if let Some((cq, message)) = inactive {
+                    let reason = self.inactive_reason(cq);
+                    self.set_pending(index, reason, &message, out);
                 }
             }
+        }
+    }
+
+    /// Why a workload of an inactive ClusterQueue waits: a queue being deleted is Kueue's
+    /// `Misconfigured`, any other inactive one holds its workloads as `Suspended`.
+    fn inactive_reason(&self, cq: u32) -> PendingReason {
+        if self.c.cqs[cq as usize]
+            .inactive_causes
+            .contains(&InactiveCause::Terminating)
+        {
+            PendingReason::Misconfigured
+        } else {
+            PendingReason::Suspended
         }
     }
 

@@ -50,6 +50,8 @@ pub struct CqInfo {
 /// One thing that makes a ClusterQueue inactive, with what Kueue's `Active` condition names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InactiveCause {
+    /// The ClusterQueue is being deleted.
+    Terminating,
     /// `spec.stopPolicy` is Hold or HoldAndDrain.
     Stopped,
     /// This flavor of `spec.resourceGroups` does not exist.

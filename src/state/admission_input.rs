@@ -298,6 +298,7 @@ pub fn cluster_queue(queue: &api::ClusterQueue) -> Result<ClusterQueue, ModelErr
         },
         stop_policy: stop_policy(spec.effective_stop_policy()),
         fair_sharing_weight: weight(KIND, &name, &spec.fair_sharing)?,
+        terminating: queue.metadata.deletion_timestamp.is_some(),
         name,
     };
     validate::cluster_queue(&model)?;

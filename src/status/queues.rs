@@ -69,6 +69,12 @@ pub fn cluster_queue_status(
 /// Kueue's reason and message for an inactive ClusterQueue: every cause in Kueue's order (stop
 /// policy, missing flavors, then the cohort cycle), the first naming the reason.
 fn inactive_reason(causes: &[InactiveCause]) -> (&'static str, String) {
+    if causes.contains(&InactiveCause::Terminating) {
+        return (
+            cluster_queue_active_reasons::TERMINATING,
+            "Can't admit new workloads; clusterQueue is terminating".to_string(),
+        );
+    }
     let mut reasons = Vec::new();
     let mut parts = Vec::new();
     if causes.contains(&InactiveCause::Stopped) {
@@ -107,7 +113,9 @@ fn inactive_reason(causes: &[InactiveCause]) -> (&'static str, String) {
                 reasons.push(cluster_queue_active_reasons::TOPOLOGY_NOT_FOUND);
                 parts.push(format!("references missing Topology: {topology}"));
             }
-            InactiveCause::Stopped | InactiveCause::FlavorNotFound(_) => {}
+            InactiveCause::Terminating
+            | InactiveCause::Stopped
+            | InactiveCause::FlavorNotFound(_) => {}
         }
     }
     match reasons.first() {

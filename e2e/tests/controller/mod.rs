@@ -3,6 +3,7 @@
 //! `support::controller` starts, and the API server holds what it wrote.
 
 mod admission;
+mod deletion;
 mod observability;
 mod tas;
 mod versus_simulate;

@@ -1,5 +1,6 @@
-//! Watch changes of every kind but Workload, applied to the state caches (and, for queues, kept
-//! as read so their status can be merged and written).
+//! Watch changes of every kind but Workload, applied to the state caches (and, for queues and
+//! flavors, kept as read so their status can be merged and written and their finalizers
+//! released).
 
 use kube::ResourceExt;
 
@@ -24,13 +25,16 @@ macro_rules! route {
 
 pub fn apply(state: &mut ClusterState, queues: &mut QueueObjects, input: Input) {
     match input {
-        Input::ResourceFlavor(c) => route!(
-            state,
-            c,
-            apply_resource_flavor,
-            reset_resource_flavors,
-            |s, o| s.delete_resource_flavor(&o.name_any())
-        ),
+        Input::ResourceFlavor(c) => {
+            keep(&mut queues.resource_flavors, &c, |f| f.name_any());
+            route!(
+                state,
+                c,
+                apply_resource_flavor,
+                reset_resource_flavors,
+                |s, o| s.delete_resource_flavor(&o.name_any())
+            )
+        }
         Input::ClusterQueue(c) => {
             keep(&mut queues.cluster_queues, &c, |q| q.name_any());
             route!(

@@ -6,6 +6,7 @@
 //! still unwritten, so the admissions the API shows never exceed what quota allows.
 
 mod assumed;
+mod finalizers;
 mod inputs;
 pub mod plan;
 mod pods_ready;
@@ -28,7 +29,7 @@ use super::events::EventSink;
 use super::metrics_feed::MetricsFeed;
 use super::queue_status::{QueueObjects, QueueWrite};
 use super::watches::{Change, Input, Kind};
-use super::writer::{WriteError, Writer};
+use super::writer::{FinalizerTarget, WriteError, Writer};
 use crate::api::Workload;
 use crate::engine::topology::PlacementQuality;
 use crate::engine::{WorkloadKey, WorkloadStatus as EngineStatus};
@@ -54,6 +55,10 @@ pub enum WriteRequest {
     Queue {
         key: String,
         write: Box<QueueWrite>,
+    },
+    Finalizers {
+        key: String,
+        target: Box<FinalizerTarget>,
     },
 }
 
@@ -88,6 +93,10 @@ pub async fn write_all(
                     };
                     Written::Queue { key, result }
                 }
+                WriteRequest::Finalizers { key, target } => {
+                    let result = writer.finalizers(&target).await;
+                    Written::Finalizers { key, result }
+                }
             };
             let _ = results.send(written).await;
         });
@@ -104,6 +113,10 @@ pub enum Written {
         result: Result<Box<Workload>, WriteError>,
     },
     Queue {
+        key: String,
+        result: Result<(), WriteError>,
+    },
+    Finalizers {
         key: String,
         result: Result<(), WriteError>,
     },
@@ -176,6 +189,8 @@ pub struct AdmissionLoop {
     placements: BTreeMap<String, Vec<(String, PlacementQuality)>>,
     /// Workloads waiting out Kueue's requeue backoff, kept out of the engine until then.
     backoff: BTreeMap<String, Time>,
+    /// Finalizer removals asked for, by `Kind/name`, with the version they were asked at.
+    finalizing: BTreeMap<String, Option<String>>,
     /// Queue status writes in flight, with the object as it was before.
     queue_writes_in_flight: BTreeMap<String, QueueWrite>,
     report_due: bool,
@@ -218,6 +233,7 @@ impl AdmissionLoop {
             placements: BTreeMap::new(),
             unready: pods_ready::Unready::new(block_admission),
             queue_writes_in_flight: BTreeMap::new(),
+            finalizing: BTreeMap::new(),
             report_due: true,
             last_report: None,
             events,

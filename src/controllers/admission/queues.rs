@@ -45,6 +45,7 @@ impl AdmissionLoop {
         for write in queue_status::changed(&self.queues, &report, &now) {
             self.send_queue(write);
         }
+        self.release_finalizers(&report);
     }
 
     pub(super) fn send_queue(&mut self, write: QueueWrite) {

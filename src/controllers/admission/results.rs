@@ -20,6 +20,13 @@ impl AdmissionLoop {
                 planned,
                 result,
             } => self.workload_written(key, *before, *planned, result),
+            Written::Finalizers { key, result } => {
+                if let Err(error) = result {
+                    tracing::warn!(object = %key, %error, "finalizer not removed; tried again");
+                    self.finalizing.remove(&key);
+                    self.report_due = true;
+                }
+            }
             Written::Queue { key, result } => {
                 let before = self.queue_writes_in_flight.remove(&key);
                 if let Err(error) = result {

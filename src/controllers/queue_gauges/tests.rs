@@ -79,6 +79,11 @@ fn report() -> QueueReport {
         cluster_queues: vec![
             cq_report("a", 3, Vec::new()),
             cq_report("b", 1, vec![InactiveCause::Stopped]),
+            cq_report(
+                "c",
+                1,
+                vec![InactiveCause::Terminating, InactiveCause::Stopped],
+            ),
         ],
         local_queues: vec![LocalQueueReport {
             namespace: "ns".into(),
@@ -125,8 +130,12 @@ fn pending_workloads_count_as_active_until_evaluated() {
         Some(&1)
     );
     assert_eq!(
-        (a.status, g.cluster_queues[1].status),
-        ("active", "pending")
+        (
+            a.status,
+            g.cluster_queues[1].status,
+            g.cluster_queues[2].status
+        ),
+        ("active", "pending", "terminating")
     );
     let lq = &g.local_queues[0];
     assert_eq!(
