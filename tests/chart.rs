@@ -97,7 +97,10 @@ fn default_image_is_kuota_at_the_app_version() {
     let values = values_yaml();
     let image = &values["controllerManager"]["manager"]["image"];
     assert_eq!(image["repository"], "ghcr.io/kuota/kuota");
-    assert_eq!(image["tag"], "", "an empty tag means the chart's appVersion");
+    assert_eq!(
+        image["tag"], "",
+        "an empty tag means the chart's appVersion"
+    );
     assert_eq!(values["controllerManager"]["replicas"], 2);
 }
 
