@@ -9,6 +9,7 @@
 //! e2e/cluster down
 //! ```
 
+mod chart;
 mod controller;
 mod smoke;
 mod support;

@@ -1,0 +1,187 @@
+//! The chart's RBAC: the controller gets exactly the verbs its code uses, every binding names the
+//! release's ServiceAccount, and users get Kueue's aggregated roles.
+
+use serde_json::{Value, json};
+
+use super::render::{CASES, Case, render, strings};
+
+/// The manager ClusterRole's rules: the watches' list and watch (src/controllers/watches.rs), the
+/// writer's patches (src/controllers/writer.rs), events (src/controllers/events.rs), and the CA
+/// bundle injected into the release's own webhook configurations.
+fn manager_rules(fullname: &str) -> Value {
+    json!([
+        {"apiGroups": [""], "resources": ["namespaces", "nodes", "pods"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": [
+            "admissionchecks", "clusterqueues", "cohorts", "localqueues", "resourceflavors",
+            "topologies", "workloadpriorityclasses"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["list", "patch", "watch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": [
+            "workloads/status", "clusterqueues/status", "localqueues/status", "cohorts/status"],
+            "verbs": ["patch"]},
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
+        {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations"],
+            "resourceNames": [format!("{fullname}-mutating-webhook-configuration")],
+            "verbs": ["get", "patch", "update"]},
+        {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"],
+            "resourceNames": [format!("{fullname}-validating-webhook-configuration")],
+            "verbs": ["get", "patch", "update"]},
+    ])
+}
+
+fn service_account(case: &Case) -> Value {
+    json!([{
+        "kind": "ServiceAccount",
+        "name": format!("{}-controller-manager", case.fullname),
+        "namespace": case.namespace,
+    }])
+}
+
+#[test]
+fn the_manager_role_holds_exactly_the_verbs_the_code_uses() {
+    for case in &CASES {
+        let rendered = render(case, &[], "");
+        let role = rendered.one("ClusterRole", &format!("{}-manager-role", case.fullname));
+        assert_eq!(
+            role["rules"],
+            manager_rules(case.fullname),
+            "release {}",
+            case.release
+        );
+    }
+}
+
+#[test]
+fn leases_and_the_cert_secret_are_granted_by_name_in_the_release_namespace() {
+    for case in &CASES {
+        let rendered = render(case, &[], "");
+        let leases = rendered.one("Role", &format!("{}-leader-election-role", case.fullname));
+        assert_eq!(leases["metadata"]["namespace"], case.namespace);
+        assert_eq!(
+            leases["rules"],
+            json!([
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                    "resourceNames": ["c1f6bfd2.kueue.x-k8s.io"], "verbs": ["get", "update"]},
+            ])
+        );
+        let secrets = rendered.one("Role", &format!("{}-manager-secrets-role", case.fullname));
+        assert_eq!(
+            secrets["rules"],
+            json!([{"apiGroups": [""], "resources": ["secrets"],
+                "resourceNames": [format!("{}-webhook-server-cert", case.fullname)],
+                "verbs": ["get", "list", "watch", "update"]}])
+        );
+    }
+}
+
+#[test]
+fn every_binding_grants_a_rendered_role_to_the_release_service_account() {
+    for case in &CASES {
+        let rendered = render(case, &[], "");
+        rendered.one(
+            "ServiceAccount",
+            &format!("{}-controller-manager", case.fullname),
+        );
+        let mut bindings = 0;
+        for kind in ["ClusterRoleBinding", "RoleBinding"] {
+            for binding in rendered.of_kind(kind) {
+                let name = binding["metadata"]["name"].as_str().unwrap();
+                assert_eq!(binding["subjects"], service_account(case), "{kind} {name}");
+                let role_ref = &binding["roleRef"];
+                assert_eq!(role_ref["apiGroup"], "rbac.authorization.k8s.io");
+                let role_kind = role_ref["kind"].as_str().unwrap();
+                assert_eq!(role_kind, kind.trim_end_matches("Binding"), "{name}");
+                let role = rendered.one(role_kind, role_ref["name"].as_str().unwrap());
+                assert_eq!(
+                    role["metadata"]["namespace"], binding["metadata"]["namespace"],
+                    "{name} and its role live in one namespace"
+                );
+                bindings += 1;
+            }
+        }
+        assert_eq!(bindings, 3, "manager, leader election and secrets bindings");
+    }
+}
+
+#[test]
+fn user_roles_aggregate_as_kueues_do() {
+    let case = &CASES[1];
+    let rendered = render(case, &[], "");
+    let role = |name: &str| rendered.one("ClusterRole", &format!("kueue-{name}-role"));
+    for (aggregate, label) in [
+        ("batch-admin", "rbac.kueue.x-k8s.io/batch-admin"),
+        ("batch-user", "rbac.kueue.x-k8s.io/batch-user"),
+    ] {
+        assert_eq!(
+            role(aggregate)["aggregationRule"],
+            json!({"clusterRoleSelectors": [{"matchLabels": {label: "true"}}]})
+        );
+    }
+    let labelled = |name: &str, label: &str| {
+        role(name)["metadata"]["labels"][format!("rbac.{label}")] == "true"
+    };
+    let admin = "kueue.x-k8s.io/batch-admin";
+    let user = "kueue.x-k8s.io/batch-user";
+    let view = "authorization.k8s.io/aggregate-to-view";
+    for kind in [
+        "clusterqueue",
+        "cohort",
+        "resourceflavor",
+        "topology",
+        "localqueue",
+        "workload",
+    ] {
+        assert!(labelled(&format!("{kind}-editor"), admin), "{kind}-editor");
+        assert!(labelled(&format!("{kind}-viewer"), admin), "{kind}-viewer");
+        assert!(!labelled(&format!("{kind}-editor"), user), "{kind}-editor");
+    }
+    for name in ["localqueue-viewer", "workload-viewer", "job-viewer"] {
+        assert!(labelled(name, user) && labelled(name, view), "{name}");
+    }
+    for name in [
+        "clusterqueue-viewer",
+        "raycluster-viewer",
+        "rayservice-viewer",
+    ] {
+        assert!(!labelled(name, user), "{name} is not for batch users");
+    }
+    for job in [
+        "job",
+        "jobset",
+        "mpijob",
+        "pytorchjob",
+        "tfjob",
+        "xgboostjob",
+        "paddlejob",
+        "jaxjob",
+        "trainjob",
+        "rayjob",
+        "rayservice",
+        "raycluster",
+        "leaderworkerset",
+        "sparkapplication",
+    ] {
+        let editor = role(&format!("{job}-editor"));
+        assert!(labelled(&format!("{job}-editor"), user), "{job}-editor");
+        assert_eq!(
+            strings(&editor["rules"][0]["verbs"]),
+            [
+                "create", "delete", "get", "list", "patch", "update", "watch"
+            ]
+        );
+        let viewer = role(&format!("{job}-viewer"));
+        assert_eq!(
+            strings(&viewer["rules"][0]["verbs"]),
+            ["get", "list", "watch"]
+        );
+        assert_eq!(strings(&viewer["rules"][1]["verbs"]), ["get"]);
+    }
+    let batch_job = role("job-editor");
+    assert_eq!(batch_job["rules"][0]["apiGroups"], json!(["batch"]));
+    assert_eq!(batch_job["rules"][1]["resources"], json!(["jobs/status"]));
+    assert_eq!(
+        role("workload-viewer")["metadata"]["labels"]["rbac.kueue.x-k8s.io/role"],
+        "workload-viewer"
+    );
+}
