@@ -189,6 +189,9 @@ func componentArgs(l layout, p ports, name string) []string {
 			"--allow-privileged=true",
 			// Endpoints may not name a loopback address, and nothing here routes to the service.
 			"--endpoint-reconciler-type=none",
+			// Webhook calls go to a Service's EndpointSlices (there is no kube-proxy for cluster
+			// IPs), so `deploy` can point the chart's webhook Service at the controller process.
+			"--enable-aggregator-routing=true",
 		}
 	case "kube-controller-manager":
 		kc := l.componentKubeconfig("controller-manager")
@@ -312,8 +315,12 @@ func down(l layout) error {
 func stopAll(l layout) (int, error) {
 	stopped := 0
 	var errs []error
+	// A deployed controller first: it talks to the components.
+	names := []string{deployedName}
 	for i := len(componentNames) - 1; i >= 0; i-- {
-		name := componentNames[i]
+		names = append(names, componentNames[i])
+	}
+	for _, name := range names {
 		rec, ok := readRecord(l, name)
 		if !ok {
 			continue

@@ -26,10 +26,16 @@ commands:
   nodes ready NAME     give a not-ready node back to kwok
   nodes taint NAME KEY[=VALUE]:EFFECT
   nodes delete NAME
+  deploy [HELM ARGS]   helm install charts/kuota (release $KUOTA_RELEASE, default kuota, in
+                       $KUOTA_NAMESPACE, default kuota-system; extra args such as --set or -f go
+                       to helm), run the kuota controller here under the chart's ServiceAccount
+                       and route the chart's webhook Service to it; returns once it is ready
+  undeploy             stop that controller and helm uninstall the release (CRDs stay)
   kubectl ARGS...      run the pinned kubectl against this cluster
 
 environment:
   KUOTA_E2E_STATE      state folder (default: e2e/.state beside this script)
+  KUOTA_BIN            the kuota binary deploy runs (default: built with cargo)
 `
 
 func main() {
@@ -68,6 +74,10 @@ func run(args []string) error {
 		return printEnv(layout)
 	case "nodes":
 		return nodesCommand(layout, args[1:])
+	case "deploy":
+		return deploy(layout, args[1:])
+	case "undeploy":
+		return undeploy(layout)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -26,6 +26,11 @@ func start(l layout, name string, args []string) (*component, error) {
 	if _, err := os.Stat(exe); err != nil {
 		return nil, fmt.Errorf("%s binary missing at %s (e2e/build.sh builds it): %w", name, exe, err)
 	}
+	return startProgram(l, name, exe, args, nil)
+}
+
+// startProgram is start for any executable, with extra environment variables.
+func startProgram(l layout, name, exe string, args, env []string) (*component, error) {
 	logFile, err := os.OpenFile(l.log(name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
@@ -34,6 +39,7 @@ func start(l layout, name string, args []string) (*component, error) {
 	fmt.Fprintf(logFile, "# %s %s\n", exe, strings.Join(args, " "))
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = l.state
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

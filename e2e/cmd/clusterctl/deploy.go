@@ -1,0 +1,376 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The controller `deploy` runs, recorded like a component so that `undeploy` and `down` stop it.
+const deployedName = "kuota"
+
+// endpointSliceManager marks the EndpointSlice `deploy` writes, so the endpointslice
+// controller leaves it alone.
+const endpointSliceManager = "e2e.kuota.dev"
+
+// release is where `deploy` installs the chart.
+type release struct {
+	name, namespace string
+}
+
+func releaseFromEnv() release {
+	r := release{name: os.Getenv("KUOTA_RELEASE"), namespace: os.Getenv("KUOTA_NAMESPACE")}
+	if r.name == "" {
+		r.name = "kuota"
+	}
+	if r.namespace == "" {
+		r.namespace = "kuota-system"
+	}
+	return r
+}
+
+func (l layout) deployed(name string) string { return filepath.Join(l.state, "deploy", name) }
+
+// deploy installs charts/kuota with Helm, then runs `kuota controller` on this machine with the
+// chart's configuration file and under the chart's ServiceAccount (a token the API server
+// issues), and points the chart's webhook Service at it. The chart's Deployment keeps zero
+// replicas: there is no container runtime here, the process stands in for its pod. Returns once
+// the controller is ready, which it is only once its webhook certificate is trusted.
+func deploy(l layout, helmArgs []string) error {
+	kuotaBin := os.Getenv("KUOTA_BIN")
+	if kuotaBin == "" {
+		return errors.New("KUOTA_BIN must name the kuota binary (e2e/cluster builds it when unset)")
+	}
+	if rec, ok := readRecord(l, deployedName); ok && rec.alive() {
+		return fmt.Errorf("kuota is already deployed (pid %d); run 'e2e/cluster undeploy' first", rec.pid)
+	}
+	var p ports
+	if err := readJSON(l.ports(), &p); err != nil {
+		return fmt.Errorf("is the cluster up? %w", err)
+	}
+	client, err := newAdminClient(l, p.server())
+	if err != nil {
+		return err
+	}
+	r := releaseFromEnv()
+	chart := filepath.Join(l.source(), "..", "charts", "kuota")
+	args := append([]string{
+		"upgrade", "--install", r.name, chart,
+		"--namespace", r.namespace, "--create-namespace",
+		"--kubeconfig", l.kubeconfig(),
+		"--set", "controllerManager.replicas=0",
+	}, helmArgs...)
+	if out, err := exec.Command(l.binary("helm"), args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("helm %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	found, err := findReleaseParts(client, r)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(l.deployed(""), 0o755); err != nil {
+		return err
+	}
+	if err := writeServiceAccountKubeconfig(l, client, p, r, found.serviceAccount); err != nil {
+		return err
+	}
+	if err := os.WriteFile(l.deployed("config.yaml"), []byte(found.configuration), 0o644); err != nil {
+		return err
+	}
+	health, err := healthPort(found.configuration)
+	if err != nil {
+		return err
+	}
+	hostIP, err := hostAddress()
+	if err != nil {
+		return err
+	}
+	if err := routeService(client, r, found, hostIP); err != nil {
+		return err
+	}
+	env := []string{
+		"KUBECONFIG=" + l.deployed("kubeconfig"),
+		"POD_NAMESPACE=" + r.namespace,
+		"POD_NAME=" + r.name + "-local",
+	}
+	c, err := startProgram(l, deployedName, kuotaBin,
+		[]string{"controller", "--config", l.deployed("config.yaml")}, env)
+	if err != nil {
+		return err
+	}
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", health)
+	if err := waitHealthy(l, c, 90*time.Second, httpCheck(&http.Client{Timeout: 3 * time.Second}, readyz, "")); err != nil {
+		return err
+	}
+	fmt.Printf("e2e/cluster: kuota deployed as release %s in %s (controller pid %d, log %s)\n",
+		r.name, r.namespace, c.pid, l.log(deployedName))
+	return nil
+}
+
+// undeploy stops the controller `deploy` started and uninstalls the release (its CRDs stay).
+func undeploy(l layout) error {
+	if rec, ok := readRecord(l, deployedName); ok {
+		if rec.alive() {
+			if err := rec.stop(15 * time.Second); err != nil {
+				return err
+			}
+		}
+		_ = os.Remove(l.pid(deployedName))
+	}
+	r := releaseFromEnv()
+	args := []string{"uninstall", r.name, "--namespace", r.namespace, "--kubeconfig", l.kubeconfig(), "--ignore-not-found"}
+	if out, err := exec.Command(l.binary("helm"), args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("helm %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	var p ports
+	if err := readJSON(l.ports(), &p); err == nil {
+		if client, err := newAdminClient(l, p.server()); err == nil {
+			path := fmt.Sprintf("/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices/%s", r.namespace, r.name+"-local-webhook")
+			if err := client.delete(path); err != nil && !isNotFound(err) {
+				return err
+			}
+		}
+	}
+	_ = os.RemoveAll(l.deployed(""))
+	fmt.Printf("e2e/cluster: kuota undeployed (release %s in %s)\n", r.name, r.namespace)
+	return nil
+}
+
+// releaseParts are what `deploy` reads back from the installed release.
+type releaseParts struct {
+	serviceAccount string
+	configuration  string
+	webhookService string
+	webhookPort    int32
+	// The pod's named ports, which a Service's targetPort may name.
+	containerPorts map[string]int32
+}
+
+// findReleaseParts reads the release's Deployment (its ServiceAccount and configuration
+// ConfigMap) and its validating webhook configuration (the Service webhooks are called on).
+func findReleaseParts(c *apiClient, r release) (releaseParts, error) {
+	selector := "app.kubernetes.io/instance%3D" + r.name
+	var deployments struct {
+		Items []struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						ServiceAccountName string `json:"serviceAccountName"`
+						Containers         []struct {
+							Ports []struct {
+								Name          string `json:"name"`
+								ContainerPort int32  `json:"containerPort"`
+							} `json:"ports"`
+						} `json:"containers"`
+						Volumes []struct {
+							ConfigMap *struct {
+								Name string `json:"name"`
+							} `json:"configMap"`
+						} `json:"volumes"`
+					} `json:"spec"`
+				} `json:"template"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if err := c.get(fmt.Sprintf("/apis/apps/v1/namespaces/%s/deployments?labelSelector=%s", r.namespace, selector), &deployments); err != nil {
+		return releaseParts{}, err
+	}
+	if len(deployments.Items) != 1 {
+		return releaseParts{}, fmt.Errorf("release %s: want one Deployment labelled with it, found %d", r.name, len(deployments.Items))
+	}
+	pod := deployments.Items[0].Spec.Template.Spec
+	parts := releaseParts{serviceAccount: pod.ServiceAccountName, containerPorts: map[string]int32{}}
+	for _, container := range pod.Containers {
+		for _, port := range container.Ports {
+			parts.containerPorts[port.Name] = port.ContainerPort
+		}
+	}
+	for _, v := range pod.Volumes {
+		if v.ConfigMap == nil {
+			continue
+		}
+		var cm struct {
+			Data map[string]string `json:"data"`
+		}
+		if err := c.get(fmt.Sprintf("/api/v1/namespaces/%s/configmaps/%s", r.namespace, v.ConfigMap.Name), &cm); err != nil {
+			return releaseParts{}, err
+		}
+		for _, value := range cm.Data {
+			if strings.Contains(value, "kind: Configuration") {
+				parts.configuration = value
+			}
+		}
+	}
+	if parts.serviceAccount == "" || parts.configuration == "" {
+		return releaseParts{}, fmt.Errorf("release %s: the Deployment names no ServiceAccount or no configuration ConfigMap", r.name)
+	}
+	var hooks struct {
+		Items []struct {
+			Webhooks []struct {
+				ClientConfig struct {
+					Service *struct {
+						Name string `json:"name"`
+						Port *int32 `json:"port"`
+					} `json:"service"`
+				} `json:"clientConfig"`
+			} `json:"webhooks"`
+		} `json:"items"`
+	}
+	if err := c.get("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations?labelSelector="+selector, &hooks); err != nil {
+		return releaseParts{}, err
+	}
+	for _, item := range hooks.Items {
+		for _, hook := range item.Webhooks {
+			if s := hook.ClientConfig.Service; s != nil {
+				parts.webhookService = s.Name
+				parts.webhookPort = 443
+				if s.Port != nil {
+					parts.webhookPort = *s.Port
+				}
+			}
+		}
+	}
+	if parts.webhookService == "" {
+		return releaseParts{}, fmt.Errorf("release %s: no validating webhook names a Service", r.name)
+	}
+	return parts, nil
+}
+
+// writeServiceAccountKubeconfig asks the API server for a token of the chart's ServiceAccount
+// and writes a kubeconfig that uses it, so the controller has the chart's permissions only.
+func writeServiceAccountKubeconfig(l layout, c *apiClient, p ports, r release, sa string) error {
+	request := map[string]any{
+		"apiVersion": "authentication.k8s.io/v1",
+		"kind":       "TokenRequest",
+		"spec":       map[string]any{"expirationSeconds": 86400},
+	}
+	path := fmt.Sprintf("/api/v1/namespaces/%s/serviceaccounts/%s/token", r.namespace, sa)
+	data, err := c.do(http.MethodPost, path, "application/json", request)
+	if err != nil {
+		return fmt.Errorf("token for ServiceAccount %s/%s: %w", r.namespace, sa, err)
+	}
+	var answer struct {
+		Status struct {
+			Token string `json:"token"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(data, &answer); err != nil || answer.Status.Token == "" {
+		return fmt.Errorf("token for ServiceAccount %s/%s: no token in the answer", r.namespace, sa)
+	}
+	ca, err := os.ReadFile(l.pki("ca.crt"))
+	if err != nil {
+		return err
+	}
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: %q, certificate-authority-data: %s}
+users:
+- name: %s
+  user: {token: %q}
+contexts:
+- name: %s
+  context: {cluster: local, user: %s, namespace: %s}
+current-context: %s
+`, p.server(), base64.StdEncoding.EncodeToString(ca), sa, answer.Status.Token, sa, sa, r.namespace, sa)
+	return os.WriteFile(l.deployed("kubeconfig"), []byte(kubeconfig), 0o600)
+}
+
+// healthPort is the port of the configuration's health.healthProbeBindAddress (Kueue's
+// default :8081 when the file leaves it out).
+func healthPort(configuration string) (int, error) {
+	for _, line := range strings.Split(configuration, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if value, ok := strings.CutPrefix(trimmed, "healthProbeBindAddress:"); ok {
+			value = strings.Trim(strings.TrimSpace(value), `"'`)
+			_, port, err := net.SplitHostPort(value)
+			if err != nil {
+				return 0, fmt.Errorf("healthProbeBindAddress %q: %w", value, err)
+			}
+			var n int
+			if _, err := fmt.Sscan(port, &n); err != nil {
+				return 0, fmt.Errorf("healthProbeBindAddress %q: %w", value, err)
+			}
+			return n, nil
+		}
+	}
+	return 8081, nil
+}
+
+// hostAddress is this machine's first non-loopback IPv4 address: EndpointSlices may not name
+// a loopback address, and the API server runs here too.
+func hostAddress() (string, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "", err
+	}
+	for _, a := range addrs {
+		if ipnet, ok := a.(*net.IPNet); ok && !ipnet.IP.IsLoopback() && ipnet.IP.To4() != nil {
+			return ipnet.IP.String(), nil
+		}
+	}
+	return "", errors.New("no non-loopback IPv4 address on this machine for the webhook endpoint")
+}
+
+// routeService writes an EndpointSlice that sends the webhook Service's port to this machine.
+func routeService(c *apiClient, r release, parts releaseParts, hostIP string) error {
+	service, port := parts.webhookService, parts.webhookPort
+	var svc struct {
+		Spec struct {
+			Ports []struct {
+				Name       string `json:"name"`
+				Port       int32  `json:"port"`
+				TargetPort any    `json:"targetPort"`
+			} `json:"ports"`
+		} `json:"spec"`
+	}
+	if err := c.get(fmt.Sprintf("/api/v1/namespaces/%s/services/%s", r.namespace, service), &svc); err != nil {
+		return err
+	}
+	var portName string
+	var target int32
+	for _, sp := range svc.Spec.Ports {
+		if sp.Port != port {
+			continue
+		}
+		portName = sp.Name
+		switch t := sp.TargetPort.(type) {
+		case float64:
+			target = int32(t)
+		case string:
+			target = parts.containerPorts[t]
+		}
+	}
+	if target == 0 {
+		return fmt.Errorf("Service %s/%s has no port %d whose target the Deployment's pod names", r.namespace, service, port)
+	}
+	slice := map[string]any{
+		"apiVersion": "discovery.k8s.io/v1",
+		"kind":       "EndpointSlice",
+		"metadata": map[string]any{
+			"name":      r.name + "-local-webhook",
+			"namespace": r.namespace,
+			"labels": map[string]string{
+				"kubernetes.io/service-name":             service,
+				"endpointslice.kubernetes.io/managed-by": endpointSliceManager,
+			},
+		},
+		"addressType": "IPv4",
+		"endpoints": []map[string]any{{
+			"addresses":  []string{hostIP},
+			"conditions": map[string]any{"ready": true},
+		}},
+		"ports": []map[string]any{{"name": portName, "port": target, "protocol": "TCP"}},
+	}
+	path := fmt.Sprintf("/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices", r.namespace)
+	_ = c.delete(path + "/" + r.name + "-local-webhook")
+	return c.create(path, slice)
+}
