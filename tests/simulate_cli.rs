@@ -220,7 +220,7 @@ fn errors_after_decoding_name_file_document_and_object_once() {
     let reserved = workload("w", "1").replace("cpu: \"1\"", "cpu: \"1\", pods: \"1\"");
     assert_bad_input(
         &format!("{QUEUES}{reserved}"),
-        "<stdin>, document 4: Workload \"ns/w\": field spec.podSets[0].requests",
+        "<stdin>, document 4: Workload \"ns/w\": field spec.podSets[0].template.spec.containers[0].resources.requests.pods: the key is reserved for internal kueue use",
     );
     for input in [duplicate, borrowing] {
         let out = kuota(&["simulate", "-f", "-"], &input);

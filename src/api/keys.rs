@@ -52,6 +52,15 @@ pub mod annotations {
         "kueue.x-k8s.io/podset-slice-required-topology-constraints";
     /// Co-placement group of two pod sets.
     pub const PODSET_GROUP_NAME: &str = "kueue.x-k8s.io/podset-group-name";
+    /// Comma-separated gates that hold a Workload back from admission; they may only be removed.
+    pub const ADMISSION_GATED_BY: &str = "kueue.x-k8s.io/admission-gated-by";
+    /// A signed integer added to a Workload's priority (gate `PriorityBoost`).
+    pub const PRIORITY_BOOST: &str = "kueue.x-k8s.io/priority-boost";
+    /// `"true"` marks an elastic job and its Workload slices (gate `ElasticJobsViaWorkloadSlices`).
+    pub const ELASTIC_JOB: &str = "kueue.x-k8s.io/elastic-job";
+    /// On a new Workload slice: the key of the slice it replaces.
+    pub const WORKLOAD_SLICE_REPLACEMENT_FOR: &str =
+        "kueue.x-k8s.io/workload-slice-replacement-for";
     /// kuota's own: the placement quality of each TAS pod set of an admitted Workload (domains
     /// used per topology level, lowest common level), as `kuota simulate` prints it.
     pub const PLACEMENT_QUALITY: &str = "kuota.dev/placement-quality";

@@ -7,7 +7,7 @@ use super::error::ModelError;
 use super::model::PODS;
 use super::model::{
     BorrowWithinCohortPolicy, ClusterQueue, Cohort, FungibilityPolicy, ReclaimWithinCohort,
-    ResourceGroup, Snapshot, Workload,
+    ResourceGroup, Snapshot, TopologyRequest, Workload,
 };
 use super::quantity::Quantity;
 use super::selector;
@@ -76,7 +76,7 @@ fn check_groups(
                 .position(|(quota, covered)| &quota.name != covered);
             if let Some(r) = misnamed {
                 let reason = format!(
-                    "must be {:?}, the coveredResources entry at the same position",
+                    "must match the name in coveredResources ({:?} at the same position)",
                     group.covered_resources[r]
                 );
                 return Err(ModelError::invalid(
@@ -107,8 +107,8 @@ fn check_groups(
                     if !has_parent {
                         let reason = match (is_queue, field) {
                             (true, "borrowingLimit") => BORROWING_LIMIT_WITHOUT_COHORT.to_string(),
-                            (true, _) => format!("{field} must be nil when cohortName is empty"),
-                            (false, _) => format!("{field} must be nil when parentName is empty"),
+                            (true, _) => "must be nil when cohort is empty".to_string(),
+                            (false, _) => "must be nil when parent is empty".to_string(),
                         };
                         return Err(ModelError::invalid(
                             kind,
@@ -122,7 +122,7 @@ fn check_groups(
                     && lending > quota.nominal_quota
                 {
                     let reason = format!(
-                        "must not exceed nominalQuota ({} > {})",
+                        "must be less than or equal to the nominalQuota ({} > {})",
                         lending.display_for(&quota.name),
                         quota.nominal_quota.display_for(&quota.name)
                     );
@@ -151,11 +151,18 @@ fn check_weight(
             "spec.fairSharing.weight",
             format!("must not be negative, found {w}"),
         )),
+        // Kueue refuses a positive weight of at most 1n: its share computation collapses it.
+        Some(w) if w > Quantity::ZERO && w <= Quantity::from_nanos(1) => Err(ModelError::invalid(
+            kind,
+            name,
+            "spec.fairSharing.weight",
+            format!("When not 0, weight must be > 10e-9, found {w}"),
+        )),
         _ => Ok(()),
     }
 }
 
-/// What the API rejects in a Workload: pod-set counts, `minCount` and requests.
+/// What the API rejects in a Workload: pod-set counts, `minCount`, requests and slice sizes.
 pub fn workload(w: &Workload) -> Result<(), ModelError> {
     let name = || format!("{}/{}", w.namespace, w.name);
     if w.pod_sets.is_empty() {
@@ -212,6 +219,11 @@ pub fn workload(w: &Workload) -> Result<(), ModelError> {
             }
         }
     }
+    for (i, ps) in w.pod_sets.iter().enumerate() {
+        if let Some(request) = &ps.topology_request {
+            check_slices(&name(), i, request)?;
+        }
+    }
     if with_min > 1 {
         let reason = "at most one pod set may set minCount";
         return Err(ModelError::invalid(
@@ -220,6 +232,43 @@ pub fn workload(w: &Workload) -> Result<(), ModelError> {
             "spec.podSets",
             reason,
         ));
+    }
+    Ok(())
+}
+
+/// Kueue's slice rules on a pod set's topology request: `podSetSliceSize` goes with
+/// `podSetSliceRequiredTopology` and is positive, and so is every multi-layer slice size.
+fn check_slices(workload: &str, index: usize, request: &TopologyRequest) -> Result<(), ModelError> {
+    let at = |leaf: &str| format!("spec.podSets[{index}].topologyRequest.{leaf}");
+    let invalid =
+        |field: String, reason: &str| Err(ModelError::invalid("Workload", workload, field, reason));
+    match (&request.slice_required_topology, request.slice_size) {
+        (Some(_), None) => {
+            return invalid(
+                at("podSetSliceSize"),
+                "must be set when podSetSliceRequiredTopology is specified",
+            );
+        }
+        (Some(_), Some(size)) if size <= 0 => {
+            return invalid(at("podSetSliceSize"), "must be greater than 0");
+        }
+        (None, Some(_)) => {
+            return invalid(
+                at("podSetSliceSize"),
+                "may not be set when podSetSliceRequiredTopology is not specified",
+            );
+        }
+        _ => {}
+    }
+    for (c, (_, size)) in request
+        .slice_required_topology_constraints
+        .iter()
+        .enumerate()
+    {
+        if *size <= 0 {
+            let field = at(&format!("podsetSliceRequiredTopologyConstraints[{c}].size"));
+            return invalid(field, "must be greater than 0");
+        }
     }
     Ok(())
 }
@@ -299,8 +348,49 @@ pub fn snapshot(snapshot: &Snapshot) -> Result<(), ModelError> {
     snapshot.workloads.iter().try_for_each(workload)
 }
 
-/// What the API rejects in a ClusterQueue: its quotas, weight, policies and namespace selector.
+/// Kueue's bounds on a ClusterQueue's size: flavors and covered resources over all groups, and
+/// flavor × resource pairs in one group.
+fn check_queue_size(cq: &ClusterQueue) -> Result<(), ModelError> {
+    let groups = &cq.resource_groups;
+    let invalid = |field: String, reason: String| {
+        Err(ModelError::invalid("ClusterQueue", &cq.name, field, reason))
+    };
+    let flavors: usize = groups.iter().map(|g| g.flavors.len()).sum();
+    if flavors > 256 {
+        return invalid(
+            "spec.resourceGroups".into(),
+            format!(
+                "total number of flavors across all resourceGroups must be ≤ 256, got {flavors}"
+            ),
+        );
+    }
+    let covered: usize = groups.iter().map(|g| g.covered_resources.len()).sum();
+    if covered > 256 {
+        return invalid(
+            "spec.resourceGroups".into(),
+            format!(
+                "total number of covered resources across all resourceGroups must be ≤ 256, got {covered}"
+            ),
+        );
+    }
+    for (g, group) in groups.iter().enumerate() {
+        let pairs: usize = group.flavors.iter().map(|f| f.resources.len()).sum();
+        if pairs > 512 {
+            return invalid(
+                format!("spec.resourceGroups[{g}]"),
+                format!(
+                    "number of flavor-resource combinations in a resourceGroup must be ≤ 512, got {pairs}"
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What the API rejects in a ClusterQueue: its quotas, size, weight, policies and namespace
+/// selector.
 pub fn cluster_queue(cq: &ClusterQueue) -> Result<(), ModelError> {
+    check_queue_size(cq)?;
     check_groups(
         "ClusterQueue",
         &cq.name,

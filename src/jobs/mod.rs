@@ -5,7 +5,7 @@
 //! subcommand and the job controllers share them.
 
 mod batch_job;
-mod names;
+pub(crate) mod names;
 mod priority;
 mod topology_request;
 

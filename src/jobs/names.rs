@@ -1,4 +1,5 @@
-//! Kubernetes name syntax checks the job integration applies to label and annotation values.
+//! Kubernetes name syntax checks: what the job integration applies to label and annotation values,
+//! and what the Kueue objects' conversions and the admission webhooks apply to label keys and values.
 //!
 //! Each check returns the reason a value is rejected, so callers can name the key that held it.
 
@@ -72,6 +73,34 @@ pub(crate) fn check_qualified_name(value: &str) -> Result<(), String> {
     } else {
         Err(
             "name part must consist of letters, digits, '-', '_' or '.', \
+             and start and end with a letter or digit"
+                .to_owned(),
+        )
+    }
+}
+
+/// Checks a label value: empty, or 1 to 63 letters, digits, `-`, `_` or `.`, starting and ending
+/// with a letter or digit.
+pub(crate) fn check_label_value(value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Ok(());
+    }
+    if value.len() > QUALIFIED_NAME_MAX {
+        return Err(format!(
+            "must be at most {QUALIFIED_NAME_MAX} characters, not {}",
+            value.len()
+        ));
+    }
+    let bytes = value.as_bytes();
+    let edge_ok = |b: Option<&u8>| b.is_some_and(u8::is_ascii_alphanumeric);
+    let inner_ok = bytes
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if edge_ok(bytes.first()) && edge_ok(bytes.last()) && inner_ok {
+        Ok(())
+    } else {
+        Err(
+            "must be empty or consist of letters, digits, '-', '_' or '.', \
              and start and end with a letter or digit"
                 .to_owned(),
         )

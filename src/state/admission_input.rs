@@ -11,6 +11,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use kube::ResourceExt;
 
 use super::pod_requests::pod_requests;
+use super::syntax;
 use crate::api::cluster_queue::{
     BorrowWithinCohortPolicy as ApiBorrowPolicy, FlavorFungibilityPolicy,
     FlavorFungibilityPreference, PreemptionPolicy as ApiPreemption,
@@ -18,6 +19,7 @@ use crate::api::cluster_queue::{
 };
 use crate::api::common::StopPolicy as ApiStopPolicy;
 use crate::api::quota::ResourceGroup as ApiResourceGroup;
+use crate::api::rule_messages::TOPOLOGY_NEEDS_NODE_LABELS;
 use crate::api::workload::PodSet as ApiPodSet;
 use crate::api::workload_status::Admission as ApiAdmission;
 use crate::api::{self, keys};
@@ -73,8 +75,9 @@ fn stop_policy(policy: ApiStopPolicy) -> StopPolicy {
 }
 
 /// A `ResourceFlavor`, refused where Kueue's schema and webhook refuse it: more than 8 node labels,
-/// taints or tolerations, a taint or toleration effect Kubernetes does not know, two taints with one
-/// key and effect, an `Exists` toleration with a value, or a `topologyName` without node labels.
+/// taints or tolerations, a node label, taint key or value, or toleration key that is not label
+/// syntax, a taint or toleration effect Kubernetes does not know, two taints with one key and
+/// effect, an `Exists` toleration with a value, or a `topologyName` without node labels.
 pub fn resource_flavor(flavor: &api::ResourceFlavor) -> Result<ResourceFlavor, ModelError> {
     const KIND: &str = "ResourceFlavor";
     const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
@@ -93,15 +96,24 @@ pub fn resource_flavor(flavor: &api::ResourceFlavor) -> Result<ResourceFlavor, M
             ));
         }
     }
+    syntax::labels(KIND, &name, "spec.nodeLabels", &spec.node_labels)?;
     let mut taints = std::collections::BTreeSet::new();
     for (i, taint) in spec.node_taints.iter().enumerate() {
+        let at = |leaf: &str| format!("spec.nodeTaints[{i}].{leaf}");
+        syntax::label_key(KIND, &name, &at("key"), &taint.key)?;
+        syntax::label_value(
+            KIND,
+            &name,
+            &at("value"),
+            taint.value.as_deref().unwrap_or_default(),
+        )?;
         if !EFFECTS.contains(&taint.effect.as_str()) {
             let reason = format!("must be one of {EFFECTS:?}, found {:?}", taint.effect);
-            return Err(invalid(format!("spec.nodeTaints[{i}].effect"), reason));
+            return Err(invalid(at("effect"), reason));
         }
         if !taints.insert((&taint.key, &taint.effect)) {
             let reason = format!(
-                "taint {:?} with effect {} appears twice",
+                "taints must be unique by key and effect pair ({:?} with effect {} appears twice)",
                 taint.key, taint.effect
             );
             return Err(invalid(format!("spec.nodeTaints[{i}]"), reason));
@@ -109,6 +121,9 @@ pub fn resource_flavor(flavor: &api::ResourceFlavor) -> Result<ResourceFlavor, M
     }
     for (i, toleration) in spec.tolerations.iter().enumerate() {
         let at = |leaf: &str| format!("spec.tolerations[{i}].{leaf}");
+        if let Some(key) = toleration.key.as_deref().filter(|k| !k.is_empty()) {
+            syntax::label_key(KIND, &name, &at("key"), key)?;
+        }
         if let Some(effect) = toleration.effect.as_deref().filter(|e| !e.is_empty())
             && !EFFECTS.contains(&effect)
         {
@@ -137,7 +152,7 @@ pub fn resource_flavor(flavor: &api::ResourceFlavor) -> Result<ResourceFlavor, M
     if spec.topology_name.is_some() && spec.node_labels.is_empty() {
         return Err(invalid(
             "spec.nodeLabels".into(),
-            "at least one nodeLabel is required when topology is set".into(),
+            TOPOLOGY_NEEDS_NODE_LABELS.into(),
         ));
     }
     Ok(ResourceFlavor {
@@ -159,6 +174,10 @@ fn resource_groups(
         .iter()
         .enumerate()
         .map(|(g, group)| {
+            for (j, resource) in group.covered_resources.iter().enumerate() {
+                let field = format!("spec.resourceGroups[{g}].coveredResources[{j}]");
+                syntax::label_key(kind, name, &field, resource)?;
+            }
             let flavors = group
                 .flavors
                 .iter()
@@ -261,6 +280,9 @@ pub fn cluster_queue(queue: &api::ClusterQueue) -> Result<ClusterQueue, ModelErr
         ApiBorrowPolicy::Never => BorrowWithinCohortPolicy::Never,
         ApiBorrowPolicy::LowerPriority => BorrowWithinCohortPolicy::LowerPriority,
     };
+    if let Some(selector) = &spec.namespace_selector {
+        syntax::label_selector(KIND, &name, "spec.namespaceSelector", selector)?;
+    }
     let admission_checks = spec
         .admission_checks_strategy
         .iter()
@@ -361,8 +383,9 @@ pub fn namespace(namespace: &K8sNamespace) -> Namespace {
     Namespace { name, labels }
 }
 
-/// Where a Workload's queue position and identity come from when the object does not say.
-#[derive(Clone, Debug)]
+/// Where a Workload's queue position and identity come from when the object does not say. The
+/// default (all unknown) is enough to validate a Workload, as the admission webhook does.
+#[derive(Clone, Debug, Default)]
 pub struct WorkloadDefaults {
     /// Used when `metadata.creationTimestamp` is absent (milliseconds on the same clock).
     pub creation: i64,
@@ -463,6 +486,7 @@ fn pod_set(workload: &str, index: usize, pod_set: &ApiPodSet) -> Result<PodSet, 
     const KIND: &str = "Workload";
     let field = |leaf: &str| format!("spec.podSets[{index}].{leaf}");
     let spec = pod_set.template.spec.clone().unwrap_or_default();
+    syntax::pod_resources(KIND, workload, &field("template.spec"), &spec)?;
     let requests = pod_requests(&spec).map_err(|e| {
         ModelError::invalid(
             KIND,

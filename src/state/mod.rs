@@ -1,9 +1,10 @@
 //! Reducing Kubernetes objects to what decisions need.
 //!
 //! [`pod_requests`] computes a pod's effective requests; [`admission_input`] turns Kueue objects
-//! into the admission engine's [`crate::engine::model`] types; [`topology_input`] turns Nodes, Pods,
-//! Topologies and TAS flavors into the topology engine's input. The controllers' watch caches and
-//! `kuota simulate` share them, so a cluster and a simulation are read the same way.
+//! into the admission engine's [`crate::engine::model`] types, after the raw-field rules of
+//! [`syntax`]; [`topology_input`] turns Nodes, Pods, Topologies and TAS flavors into the topology
+//! engine's input. The controllers' watch caches, `kuota simulate` and the admission webhooks share
+//! them, so a cluster, a simulation and an API request are read the same way.
 
 pub mod admission_input;
 pub mod cache;
@@ -13,6 +14,7 @@ mod cluster_reset;
 mod cluster_topology;
 mod cluster_workloads;
 pub mod pod_requests;
+pub mod syntax;
 pub mod topology_input;
 
 pub use cluster::{ClusterState, SetAside};

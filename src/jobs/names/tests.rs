@@ -44,3 +44,13 @@ fn qualified_name_rejects_bad_shapes() {
     assert!(check_qualified_name(&"r".repeat(64)).is_err());
     assert!(check_qualified_name(&format!("x.io/{}", "r".repeat(63))).is_ok());
 }
+
+#[test]
+fn label_values_may_be_empty_or_name_shaped() {
+    for good in ["", "a", "rack-1", "A_b.c", &"v".repeat(63)] {
+        assert!(check_label_value(good).is_ok(), "{good:?} rejected");
+    }
+    for bad in ["-a", "a-", "a b", "a/b", &"v".repeat(64)] {
+        assert!(check_label_value(bad).is_err(), "{bad:?} accepted");
+    }
+}

@@ -1,0 +1,31 @@
+//! Kueue's admission webhooks, served over HTTPS at controller-runtime's paths.
+//!
+//! This module owns the webhook server (`server.rs`: TLS from a certificate resolver, one route per
+//! path), the `admission.k8s.io/v1` AdmissionReview wire format ([`review`]), the path table
+//! ([`endpoints`], including every job integration's pair of paths) and what each Kueue kind's
+//! webhooks default and refuse. A Kueue object is validated by the same conversion the state caches
+//! use (`state::admission_input`), so the API server refuses what the caches would set aside; the
+//! rules only a webhook can check (those that compare the old object with the new one, those on
+//! fields the engine never reads, those behind feature gates) live here.
+
+mod defaulting;
+pub mod endpoints;
+mod error;
+mod findings;
+mod metadata;
+mod queues;
+pub mod review;
+mod server;
+mod settings;
+mod validation;
+mod workload;
+mod workload_update;
+
+pub use endpoints::{Endpoint, INTEGRATIONS, Integration, KueueMutating, KueueValidating};
+pub use error::WebhookError;
+pub use review::{AdmissionRequest, Operation, Verdict};
+pub use server::{listen, serve};
+pub use settings::Webhooks;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,174 @@
+//! The `admission.k8s.io/v1` AdmissionReview wire format: the request the API server posts, and
+//! the review sent back with the same `uid`, `allowed`, a `status` for refusals and a base64
+//! JSONPatch for defaulting.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+const API_VERSION: &str = "admission.k8s.io/v1";
+const KIND: &str = "AdmissionReview";
+
+/// The operation an admission request is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Operation {
+    Create,
+    Update,
+    Delete,
+    Connect,
+}
+
+/// The kind of the object in a request.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct GroupVersionKind {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub kind: String,
+}
+
+/// The part of an AdmissionReview request the webhooks read; the objects stay JSON until a webhook
+/// decodes them as its kind.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionRequest {
+    pub uid: String,
+    #[serde(default)]
+    pub kind: GroupVersionKind,
+    #[serde(default)]
+    pub sub_resource: Option<String>,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    pub operation: Operation,
+    #[serde(default)]
+    pub object: Option<Value>,
+    #[serde(default)]
+    pub old_object: Option<Value>,
+}
+
+impl AdmissionRequest {
+    /// `object` (or `oldObject` when `old`) as a `T`, or why it cannot be read.
+    pub fn decode<T: DeserializeOwned>(&self, kind: &str, old: bool) -> Result<T, Verdict> {
+        let (field, value) = if old {
+            ("oldObject", &self.old_object)
+        } else {
+            ("object", &self.object)
+        };
+        let Some(value) = value else {
+            return Err(Verdict::Invalid(format!(
+                "request.{field} is missing; a {kind} is expected"
+            )));
+        };
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            Verdict::Invalid(format!(
+                "request.{field} is not a valid {kind}: {}: {}",
+                e.path(),
+                e.inner()
+            ))
+        })
+    }
+}
+
+/// One JSONPatch (RFC 6902) operation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PatchOp {
+    pub op: &'static str,
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+}
+
+impl PatchOp {
+    pub fn add(path: impl Into<String>, value: Value) -> Self {
+        PatchOp {
+            op: "add",
+            path: path.into(),
+            value: Some(value),
+        }
+    }
+
+    pub fn remove(path: impl Into<String>) -> Self {
+        PatchOp {
+            op: "remove",
+            path: path.into(),
+            value: None,
+        }
+    }
+}
+
+/// What a webhook answers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Allowed as it is.
+    Allow,
+    /// Allowed once these operations are applied (a defaulting webhook's changes).
+    Patch(Vec<PatchOp>),
+    /// Refused: the object breaks a rule (`403 Forbidden`, the reason as the message).
+    Deny(String),
+    /// Refused: the request's object cannot be read as the webhook's kind (`400`).
+    Invalid(String),
+}
+
+/// The request inside an AdmissionReview body, or why the body is not one.
+pub fn parse(body: &[u8]) -> Result<AdmissionRequest, String> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Review {
+        api_version: String,
+        kind: String,
+        request: Option<AdmissionRequest>,
+    }
+    let mut decoder = serde_json::Deserializer::from_slice(body);
+    let review: Review = serde_path_to_error::deserialize(&mut decoder).map_err(|e| {
+        format!(
+            "the body is not an AdmissionReview: {}: {}",
+            e.path(),
+            e.inner()
+        )
+    })?;
+    if review.api_version != API_VERSION || review.kind != KIND {
+        return Err(format!(
+            "expected apiVersion {API_VERSION} and kind {KIND}, found {:?} and {:?}",
+            review.api_version, review.kind
+        ));
+    }
+    review
+        .request
+        .ok_or_else(|| "the AdmissionReview has no request".to_string())
+}
+
+/// The AdmissionReview that answers the request with `uid`.
+pub fn respond(uid: &str, verdict: &Verdict) -> Value {
+    let response = match verdict {
+        Verdict::Allow => json!({"uid": uid, "allowed": true}),
+        Verdict::Patch(ops) if ops.is_empty() => json!({"uid": uid, "allowed": true}),
+        Verdict::Patch(ops) => {
+            // Serialising plain strings and JSON values cannot fail.
+            let patch = serde_json::to_vec(ops).unwrap_or_default();
+            json!({
+                "uid": uid,
+                "allowed": true,
+                "patchType": "JSONPatch",
+                "patch": STANDARD.encode(patch),
+            })
+        }
+        Verdict::Deny(message) => json!({
+            "uid": uid,
+            "allowed": false,
+            "status": {"code": 403, "reason": "Forbidden", "message": message},
+        }),
+        Verdict::Invalid(message) => json!({
+            "uid": uid,
+            "allowed": false,
+            "status": {"code": 400, "reason": "BadRequest", "message": message},
+        }),
+    };
+    json!({"apiVersion": API_VERSION, "kind": KIND, "response": response})
+}

@@ -1,0 +1,10 @@
+//! What the webhooks are configured with.
+
+use crate::engine::features::FeatureGates;
+
+/// What the webhooks need to decide: the feature gates in force (`PartialAdmission` decides
+/// whether a Workload keeps `minCount`, other gates switch rules on or off as in Kueue).
+#[derive(Clone, Debug, Default)]
+pub struct Webhooks {
+    pub gates: FeatureGates,
+}
