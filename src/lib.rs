@@ -8,6 +8,7 @@
 //! - [`status`]: engine decisions written as API status.
 //! - [`config`]: Kueue's manager configuration file.
 //! - [`controllers`]: the controller process: watches, the admission loop, the one API writer.
+//! - [`tls`]: the webhook server's certificate: issued, stored, trusted and rotated in process.
 //! - [`cli`]: the `kuota` subcommands.
 
 pub mod api;
@@ -18,3 +19,4 @@ pub mod engine;
 pub mod jobs;
 pub mod state;
 pub mod status;
+pub mod tls;
