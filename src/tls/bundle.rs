@@ -6,7 +6,7 @@ use k8s_openapi::ByteString;
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
 
-use super::material::{CertInfo, pem_encode};
+use super::material::{CertInfo, pem_encode, read_bundle};
 
 /// Where an object keeps its client configs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,25 +48,6 @@ fn bundle_bytes(config: &Map<String, Value>) -> Option<Vec<u8>> {
     serde_json::from_value::<ByteString>(value)
         .ok()
         .map(|b| b.0)
-}
-
-/// The certificates of a PEM bundle, and whether every block in it was one.
-fn read_bundle(bytes: &[u8]) -> (Vec<CertInfo>, bool) {
-    let Ok(blocks) = pem::parse_many(bytes) else {
-        return (Vec::new(), false);
-    };
-    let mut clean = true;
-    let mut certs = Vec::new();
-    for block in blocks {
-        let cert = (block.tag() == "CERTIFICATE")
-            .then(|| CertInfo::from_der(block.into_contents().into()).ok())
-            .flatten();
-        match cert {
-            Some(cert) => certs.push(cert),
-            None => clean = false,
-        }
-    }
-    (certs, clean)
 }
 
 /// The CAs a client config should trust, given those it trusts now: `trust` (ours, newest

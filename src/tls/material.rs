@@ -136,6 +136,25 @@ pub fn parse_bundle(bytes: &[u8]) -> Result<Vec<CertInfo>, String> {
         .collect()
 }
 
+/// The certificates of a PEM bundle, and whether every block in it was one.
+pub fn read_bundle(bytes: &[u8]) -> (Vec<CertInfo>, bool) {
+    let Ok(blocks) = pem::parse_many(bytes) else {
+        return (Vec::new(), false);
+    };
+    let mut clean = true;
+    let mut certs = Vec::new();
+    for block in blocks {
+        let cert = (block.tag() == "CERTIFICATE")
+            .then(|| CertInfo::from_der(block.into_contents().into()).ok())
+            .flatten();
+        match cert {
+            Some(cert) => certs.push(cert),
+            None => clean = false,
+        }
+    }
+    (certs, clean)
+}
+
 /// The serving certificate and its key, ready to hand to rustls.
 #[derive(Clone, Debug)]
 pub struct Serving {
@@ -144,9 +163,8 @@ pub struct Serving {
 }
 
 /// The Secret as read: each part usable or flawed.
-#[derive(Debug)]
 pub struct Parsed {
-    /// The first certificate of `ca.crt`.
+    /// The first CA certificate of `ca.crt`.
     pub ca: Result<CertInfo, Flaw>,
     /// `ca.key`, once it is known to load and to match `ca`.
     pub ca_key: Result<CaKey, Flaw>,
@@ -166,25 +184,21 @@ impl Parsed {
             _ => Err(Flaw::Missing(key)),
         };
         let unusable = |key| move |reason: String| Flaw::Unusable { key, reason };
-        let bundle = value(CA_CRT).and_then(|bytes| parse_bundle(bytes).map_err(unusable(CA_CRT)));
-        let (ca, previous, ca_crt) = match bundle {
+        // Blocks that are not CA certificates are dropped (and `ca.crt` rewritten without them);
+        // the first CA is the current one.
+        let (ca, previous, ca_crt) = match value(CA_CRT).map(read_bundle) {
             Err(flaw) => (Err(flaw), Vec::new(), None),
-            Ok(certs) => {
-                let clean = certs.iter().all(|c| c.is_ca);
-                let mut certs = certs.into_iter();
-                match certs.next() {
-                    Some(first) if first.is_ca => (
+            Ok((certs, clean)) => {
+                let clean = clean && certs.iter().all(|c| c.is_ca);
+                let mut cas = certs.into_iter().filter(|c| c.is_ca);
+                match cas.next() {
+                    Some(first) => (
                         Ok(first),
-                        certs.filter(|c| c.is_ca).collect(),
+                        cas.collect(),
                         clean.then(|| data.get(CA_CRT).cloned()).flatten(),
                     ),
-                    Some(_) => (
-                        Err(unusable(CA_CRT)("its first certificate is not a CA".into())),
-                        Vec::new(),
-                        None,
-                    ),
                     None => (
-                        Err(unusable(CA_CRT)("it holds no PEM certificate".into())),
+                        Err(unusable(CA_CRT)("it holds no CA certificate".into())),
                         Vec::new(),
                         None,
                     ),
@@ -266,7 +280,7 @@ pub(super) fn load_serving(crt: &[u8], key: &[u8]) -> Result<Serving, Flaw> {
 }
 
 /// Certificates that serve: what the Secret holds once the decisions are carried out.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Material {
     /// The CA that signed `serving`.
     pub ca: CertInfo,
@@ -275,6 +289,18 @@ pub struct Material {
     pub serving: Serving,
     /// The Secret's values for [`TLS_CRT`], [`TLS_KEY`], [`CA_CRT`] and [`CA_KEY`].
     pub data: SecretData,
+}
+
+impl std::fmt::Debug for Material {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The values hold private keys: only their names are shown.
+        f.debug_struct("Material")
+            .field("ca", &self.ca)
+            .field("previous", &self.previous)
+            .field("serving", &self.serving.leaf)
+            .field("data", &self.data.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl Material {

@@ -319,3 +319,24 @@ fn the_next_look_is_at_the_next_renewal_or_retirement_or_after_the_interval() {
         at(400 * 24 * 3600 + 1)
     );
 }
+
+#[test]
+fn a_garbled_block_in_the_ca_bundle_is_dropped_and_the_rest_kept() {
+    let settings = settings();
+    let first = issued(t0(), &settings);
+    let rotated = next_material(&first.data, at(31), &settings);
+    let garbled = format!(
+        "{}-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n{}",
+        rotated.ca.pem(),
+        first.ca.pem()
+    );
+    let data = with(&rotated.data, CA_CRT, garbled.as_bytes());
+    let verdict = decide_data(&data, at(32), &settings);
+    let Verdict::Reuse(kept) = verdict else {
+        panic!("{verdict:?}");
+    };
+    assert_eq!(kept.ca, rotated.ca);
+    assert_eq!(kept.previous, std::slice::from_ref(&first.ca));
+    assert_eq!(kept.data[CA_CRT], rotated.data[CA_CRT]);
+    assert!(!kept.is_stored_in(&data));
+}
