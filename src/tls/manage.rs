@@ -22,6 +22,9 @@ const ATTEMPTS: usize = 5;
 /// Waits after a failed round: the first, doubling up to the last.
 const RETRY_FIRST: Duration = Duration::from_secs(1);
 const RETRY_MAX: Duration = Duration::from_secs(60);
+/// The least time between two rounds started by changes, so that someone rewriting a managed
+/// object as fast as it is fixed (another rotator) cannot make this loop spin.
+const MIN_GAP: Duration = Duration::from_secs(1);
 
 /// Keeps the webhook server's certificate valid and trusted, forever: returns only when the
 /// settings cannot work. A failure to reach or update the cluster is logged and tried again.
@@ -37,6 +40,7 @@ pub async fn manage(
     let mut installed: Option<CertInfo> = None;
     let mut retry = RETRY_FIRST;
     loop {
+        let started = tokio::time::Instant::now();
         let wait = match round(&cluster, &managed, &settings, &store, &mut installed).await {
             Ok(next) => {
                 retry = RETRY_FIRST;
@@ -52,7 +56,8 @@ pub async fn manage(
         };
         tokio::select! {
             Some(()) = changes.next() => {
-                // One look covers every change that arrived together.
+                tokio::time::sleep_until(started + MIN_GAP).await;
+                // One look covers every change that arrived meanwhile.
                 while let Some(Some(())) = changes.next().now_or_never() {}
             }
             () = tokio::time::sleep(wait) => {}

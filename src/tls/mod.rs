@@ -8,10 +8,17 @@
 //! - [`CertStore`] is what the webhook server presents ([`CertStore::resolver`]), swapped when the
 //!   Secret changes, and its readiness ([`CertStore::is_ready`]): ready only once the API server
 //!   trusts the presented certificate, so `/readyz` cannot pass while webhook calls would still
-//!   fail their handshake (Kueue reports ready up to half a minute too early, kueue#13036).
+//!   fail (Kueue's Deployment can turn Ready tens of seconds before its webhooks answer).
 //! - The decisions are pure: `decide` (reuse, renew or regenerate, from the Secret's contents,
 //!   the time and the settings), `next_check`, and the CA bundle `merge`; `cluster` only reads
-//!   and writes.
+//!   and writes. It is the one writer of these objects besides `controllers::writer`: they hold
+//!   no decision of the engine.
+//!
+//! The Secret holds `tls.crt`, `tls.key`, `ca.crt` (the current CA, then earlier ones still
+//! trusted) and `ca.key`, so any replica can renew. A restart or another replica reuses valid
+//! certificates; unusable contents are logged and replaced; concurrent writers are fenced by the
+//! resource version and the loser adopts what the winner wrote. After a CA rotation the old CA
+//! stays in `ca.crt` and in every bundle until no certificate it signed can still be valid.
 
 mod bundle;
 mod cluster;

@@ -37,8 +37,8 @@ pub struct Lifetimes {
     /// How far `notBefore` is set in the past, so a peer whose clock is behind accepts a new
     /// certificate (Kueue: one hour).
     pub backdate: Duration,
-    /// The longest time between two looks at the Secret and the webhook configurations besides
-    /// the watches (Kueue's rotator checks every 12 hours and on every change).
+    /// The longest time between two looks at the Secret and the managed objects, which are also
+    /// looked at whenever a watch sees them change (default one hour; Kueue's rotator: 12 hours).
     pub check_interval: Duration,
 }
 
