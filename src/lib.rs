@@ -9,6 +9,7 @@
 //! - [`config`]: Kueue's manager configuration file.
 //! - [`controllers`]: the controller process: watches, the admission loop, the one API writer.
 //! - [`webhooks`]: the admission webhook server: Kueue's defaulting and validating webhooks.
+//! - [`tls`]: the webhook server's certificate: issued, stored, trusted and rotated in process.
 //! - [`cli`]: the `kuota` subcommands.
 
 pub mod api;
@@ -19,4 +20,5 @@ pub mod engine;
 pub mod jobs;
 pub mod state;
 pub mod status;
+pub mod tls;
 pub mod webhooks;

@@ -1,0 +1,40 @@
+//! Self-managed TLS for the webhook server, as Kueue's internal cert management does it: every
+//! replica keeps a CA and a serving certificate for the webhook Service in a Secret, keeps the CA
+//! in the `caBundle` of the webhook configurations (and of CRD conversion webhooks), and renews
+//! both before they expire.
+//!
+//! - [`manage`] is the loop; [`TlsSettings`] says what it manages ([`TlsSettings::kueue`] builds
+//!   them from Kueue's `internalCertManagement`).
+//! - [`CertStore`] is what the webhook server presents ([`CertStore::resolver`]), swapped when the
+//!   Secret changes, and its readiness ([`CertStore::is_ready`]): ready only once the API server
+//!   trusts the presented certificate, so `/readyz` cannot pass while webhook calls would still
+//!   fail (Kueue's Deployment can turn Ready tens of seconds before its webhooks answer).
+//! - The decisions are pure: `decide` (reuse, renew or regenerate, from the Secret's contents,
+//!   the time and the settings), `next_check`, and the CA bundle `merge`; `cluster` only reads
+//!   and writes. It is the one writer of these objects besides `controllers::writer`: they hold
+//!   no decision of the engine.
+//!
+//! The Secret holds `tls.crt`, `tls.key`, `ca.crt` (the current CA, then earlier ones still
+//! trusted) and `ca.key`, so any replica can renew. A restart or another replica reuses valid
+//! certificates; unusable contents are logged and replaced; concurrent writers are fenced by the
+//! resource version and the loser adopts what the winner wrote. After a CA rotation the old CA
+//! stays in `ca.crt` and in every bundle until no certificate it signed can still be valid.
+
+mod bundle;
+mod cluster;
+mod decide;
+mod error;
+mod generate;
+mod manage;
+mod material;
+mod settings;
+mod store;
+#[cfg(test)]
+mod testing;
+
+pub use error::TlsError;
+pub use manage::manage;
+pub use settings::{
+    KUEUE_CONVERSION_CRDS, KUEUE_SECRET_NAME, KUEUE_SERVICE_NAME, Lifetimes, TlsSettings,
+};
+pub use store::CertStore;
