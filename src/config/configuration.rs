@@ -28,6 +28,7 @@ pub struct Configuration {
     pub metrics: Metrics,
     pub health: Health,
     pub webhook: Webhook,
+    pub internal_cert_management: InternalCertManagement,
     /// The gates in force, from `--feature-gates` or the file's `featureGates`.
     pub feature_gates: FeatureGates,
     /// `fairSharing`; `enabled` is its presence.
@@ -155,6 +156,17 @@ pub struct Health {
     pub readiness_endpoint_name: String,
     /// Path of the liveness probe (`healthz`).
     pub liveness_endpoint_name: String,
+}
+
+/// `internalCertManagement`: whether kuota issues and rotates the webhook certificate itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InternalCertManagement {
+    /// On by default; off, the certificate is read from `webhook.certDir` (cert-manager).
+    pub enable: bool,
+    /// The Service the certificate is issued for (`kueue-webhook-service`).
+    pub webhook_service_name: String,
+    /// The Secret that keeps it (`kueue-webhook-server-cert`).
+    pub webhook_secret_name: String,
 }
 
 /// `webhook`: the admission webhook server.

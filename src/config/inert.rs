@@ -262,12 +262,6 @@ const DEVICE_SOURCE: Shape = Shape::Struct(&[
 ]);
 
 inert_blocks! {
-    /// `internalCertManagement`.
-    InternalCertManagement = Shape::Struct(&[
-        ("enable", Shape::Bool),
-        ("webhookServiceName", Shape::Str),
-        ("webhookSecretName", Shape::Str),
-    ]);
     /// `multiKueue` of `v1beta2`.
     MultiKueue = Shape::Struct(&[
         MULTI_KUEUE_COMMON[0],

@@ -24,8 +24,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 pub use configuration::{
-    ClientConnection, Configuration, Health, Integrations, LeaderElection, LocalQueueMetrics,
-    Metrics, RequeuingStrategy, RequeuingTimestamp, WaitForPodsReady, Webhook,
+    ClientConnection, Configuration, Health, Integrations, InternalCertManagement, LeaderElection,
+    LocalQueueMetrics, Metrics, RequeuingStrategy, RequeuingTimestamp, WaitForPodsReady, Webhook,
 };
 pub use duration::{DurationError, GoDuration};
 pub use error::{ConfigError, FieldError};

@@ -4,8 +4,8 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
 use super::configuration::{
-    ClientConnection, Configuration, Health, LeaderElection, LocalQueueMetrics, Metrics,
-    RequeuingStrategy, RequeuingTimestamp, WaitForPodsReady, Webhook,
+    ClientConnection, Configuration, Health, InternalCertManagement, LeaderElection,
+    LocalQueueMetrics, Metrics, RequeuingStrategy, RequeuingTimestamp, WaitForPodsReady, Webhook,
 };
 use super::duration::GoDuration;
 use super::error::ConfigError;
@@ -20,6 +20,8 @@ pub mod defaults {
 
     pub const WEBHOOK_PORT: u16 = 9443;
     pub const WEBHOOK_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
+    pub const WEBHOOK_SERVICE_NAME: &str = "kueue-webhook-service";
+    pub const WEBHOOK_SECRET_NAME: &str = "kueue-webhook-server-cert";
     pub const METRICS_BIND_ADDRESS: &str = ":8443";
     pub const HEALTH_PROBE_BIND_ADDRESS: &str = ":8081";
     /// controller-runtime's probe paths.
@@ -92,6 +94,10 @@ pub fn resolve(
         metrics: metrics(file.metrics.unwrap_or_default(), &gates, &mut problems),
         health: health(file.health.unwrap_or_default()),
         webhook: webhook(file.webhook.unwrap_or_default(), &mut problems),
+        internal_cert_management: internal_cert_management(
+            file.internal_cert_management.unwrap_or_default(),
+            &mut problems,
+        ),
         feature_gates: gates,
         fair_sharing,
         quota_check,
@@ -277,6 +283,39 @@ fn webhook(block: types::Webhook, problems: &mut Problems) -> Webhook {
         host: block.host.unwrap_or_default(),
         cert_dir: non_empty_or(block.cert_dir, defaults::WEBHOOK_CERT_DIR),
     }
+}
+
+/// Kueue defaults `enable` to true and the names when empty; the names are checked only when
+/// they are used.
+fn internal_cert_management(
+    block: types::InternalCertManagement,
+    problems: &mut Problems,
+) -> InternalCertManagement {
+    let resolved = InternalCertManagement {
+        enable: block.enable.unwrap_or(true),
+        webhook_service_name: non_empty_or(
+            block.webhook_service_name,
+            defaults::WEBHOOK_SERVICE_NAME,
+        ),
+        webhook_secret_name: non_empty_or(block.webhook_secret_name, defaults::WEBHOOK_SECRET_NAME),
+    };
+    if resolved.enable {
+        if !selector::is_dns_label_1035(&resolved.webhook_service_name) {
+            problems.invalid(
+                "internalCertManagement.webhookServiceName",
+                &resolved.webhook_service_name,
+                "must be a DNS-1035 label: lowercase letters, digits and '-', starting with a letter, at most 63 characters",
+            );
+        }
+        if !selector::is_dns_subdomain(&resolved.webhook_secret_name) {
+            problems.invalid(
+                "internalCertManagement.webhookSecretName",
+                &resolved.webhook_secret_name,
+                "must be a DNS-1123 subdomain",
+            );
+        }
+    }
+    resolved
 }
 
 /// Go's `cmp.Or` on a string: empty means unset.

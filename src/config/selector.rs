@@ -133,7 +133,7 @@ fn is_name_part(name: &str) -> bool {
 }
 
 /// A lowercase RFC 1123 subdomain: dot-separated labels of `[a-z0-9]([-a-z0-9]*[a-z0-9])?`.
-fn is_dns_subdomain(name: &str) -> bool {
+pub(super) fn is_dns_subdomain(name: &str) -> bool {
     name.len() <= MAX_PREFIX_LENGTH
         && name.split('.').all(|label| {
             let bytes = label.as_bytes();
@@ -148,6 +148,22 @@ fn is_dns_subdomain(name: &str) -> bool {
                 _ => false,
             }
         })
+}
+
+/// An RFC 1035 label, the shape of a Service name: at most 63 of `[a-z]([-a-z0-9]*[a-z0-9])?`.
+pub(super) fn is_dns_label_1035(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) => {
+            bytes.len() <= 63
+                && first.is_ascii_lowercase()
+                && is_lower_alphanumeric(*last)
+                && bytes
+                    .iter()
+                    .all(|b| is_lower_alphanumeric(*b) || *b == b'-')
+        }
+        _ => false,
+    }
 }
 
 fn is_lower_alphanumeric(b: u8) -> bool {

@@ -106,16 +106,56 @@ fn kueue_shipped_configuration_loads() {
 }
 
 #[test]
-fn helm_rendered_configuration_reports_internal_cert_management_as_ignored() {
+fn helm_rendered_internal_cert_management_takes_effect() {
     let text = format!(
         "{HEADER}health:\n  healthProbeBindAddress: :8081\ninternalCertManagement:\n  enable: true\n  \
-         webhookServiceName: kueue-webhook-service\n  webhookSecretName: kueue-webhook-server-cert\n\
+         webhookServiceName: my-kuota-webhook-service\n  webhookSecretName: my-kuota-webhook-server-cert\n\
          controller:\n  groupKindConcurrency: {{Job.batch: 5, Pod: 5}}\n"
     );
+    let loaded = parse_ok(&text);
+    assert_eq!(loaded.ignored, ["controller.groupKindConcurrency"]);
     assert_eq!(
-        parse_ok(&text).ignored,
-        ["internalCertManagement", "controller.groupKindConcurrency"]
+        loaded.config.internal_cert_management,
+        InternalCertManagement {
+            enable: true,
+            webhook_service_name: "my-kuota-webhook-service".into(),
+            webhook_secret_name: "my-kuota-webhook-server-cert".into(),
+        }
     );
+}
+
+#[test]
+fn internal_cert_management_defaults_and_name_rules() {
+    let defaulted = parse_ok(&with_header("internalCertManagement: {}\n")).config;
+    assert!(defaulted.internal_cert_management.enable);
+    assert_eq!(
+        defaulted.internal_cert_management.webhook_service_name,
+        "kueue-webhook-service"
+    );
+    let off = parse_ok(&with_header(
+        "internalCertManagement:\n  enable: false\n  webhookServiceName: Not_A_Name\n",
+    ));
+    assert!(!off.config.internal_cert_management.enable);
+    let errors = field_errors(
+        &with_header(
+            "internalCertManagement:\n  webhookServiceName: 9svc\n  webhookSecretName: Bad_Secret\n",
+        ),
+        "",
+    );
+    let fields: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    assert_eq!(fields.len(), 2, "{fields:?}");
+    assert!(
+        fields[0].contains("internalCertManagement.webhookServiceName")
+            && fields[0].contains("9svc"),
+        "{fields:?}"
+    );
+    assert!(
+        fields[1].contains("internalCertManagement.webhookSecretName")
+            && fields[1].contains("Bad_Secret"),
+        "{fields:?}"
+    );
+    let (path, _) = decode_error(&with_header("internalCertManagement:\n  enabled: true\n"));
+    assert_eq!(path, "internalCertManagement.enabled");
 }
 
 #[test]
@@ -196,6 +236,11 @@ fn no_file_gives_kueue_defaults() {
             port: 9443,
             host: String::new(),
             cert_dir: "/tmp/k8s-webhook-server/serving-certs".into(),
+        },
+        internal_cert_management: InternalCertManagement {
+            enable: true,
+            webhook_service_name: "kueue-webhook-service".into(),
+            webhook_secret_name: "kueue-webhook-server-cert".into(),
         },
         feature_gates: FeatureGates::default(),
         fair_sharing: FairSharingConfig::default(),

@@ -31,7 +31,7 @@ pub struct FileConfiguration {
     pub tls: Option<Inert<inert::Tls>>,
     pub manage_jobs_without_queue_name: Option<bool>,
     pub managed_jobs_namespace_selector: Option<LabelSelector>,
-    pub internal_cert_management: Option<Inert<inert::InternalCertManagement>>,
+    pub internal_cert_management: Option<InternalCertManagement>,
     pub wait_for_pods_ready: Option<WaitForPodsReady>,
     pub client_connection: Option<ClientConnection>,
     pub integrations: Option<Integrations>,
@@ -51,10 +51,6 @@ impl FileConfiguration {
         let metrics = self.metrics.as_ref();
         let resources = self.resources.as_ref();
         let present = [
-            (
-                "internalCertManagement",
-                self.internal_cert_management.is_some(),
-            ),
             ("multiKueue", self.multi_kueue.is_some()),
             (
                 "admissionFairSharing",
@@ -104,6 +100,14 @@ impl FileConfiguration {
             .map(|(path, _)| path.to_string())
             .collect()
     }
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct InternalCertManagement {
+    pub enable: Option<bool>,
+    pub webhook_service_name: Option<String>,
+    pub webhook_secret_name: Option<String>,
 }
 
 #[derive(Default, Deserialize)]

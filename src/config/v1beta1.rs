@@ -7,9 +7,9 @@ use serde::Deserialize;
 use super::duration::GoDuration;
 use super::inert::{self, Inert};
 use super::types::{
-    ClientConnection, Controller, FairSharing, FileConfiguration, Health, LabelSelector,
-    LeaderElection, LocalQueueMetrics, Metrics, RequeuingStrategy, Resources, StrictMap,
-    WaitForPodsReady, Webhook,
+    ClientConnection, Controller, FairSharing, FileConfiguration, Health, InternalCertManagement,
+    LabelSelector, LeaderElection, LocalQueueMetrics, Metrics, RequeuingStrategy, Resources,
+    StrictMap, WaitForPodsReady, Webhook,
 };
 
 /// `waitForPodsReady.timeout` when `v1beta1` enables the block without one.
@@ -36,7 +36,7 @@ pub struct FileConfigurationV1beta1 {
     tls: Option<Inert<inert::Tls>>,
     manage_jobs_without_queue_name: Option<bool>,
     managed_jobs_namespace_selector: Option<LabelSelector>,
-    internal_cert_management: Option<Inert<inert::InternalCertManagement>>,
+    internal_cert_management: Option<InternalCertManagement>,
     wait_for_pods_ready: Option<WaitForPodsReadyV1beta1>,
     client_connection: Option<ClientConnection>,
     integrations: Option<IntegrationsV1beta1>,

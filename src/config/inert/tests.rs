@@ -53,11 +53,11 @@ fn refuses_fields_only_the_other_version_has() {
 #[test]
 fn refuses_duplicates_and_wrong_types() {
     assert!(
-        check::<InternalCertManagement>("enable: true\nenable: false\n")
+        check::<VisibilityServer>("bindPort: 1\nbindPort: 2\n")
             .unwrap_err()
-            .contains("duplicate field `enable`")
+            .contains("duplicate field `bindPort`")
     );
-    assert!(check::<InternalCertManagement>("enable: maybe\n").is_err());
+    assert!(check::<AdmissionFairSharing>("usageHalfLifeTime: maybe\n").is_err());
     assert!(check::<VisibilityServer>("bindPort: \"8082\"\n").is_err());
     assert!(check::<MultiKueue>("gcInterval: 60\n").is_err());
     assert!(check::<MultiKueue>("gcInterval: 1 minute\n").is_err());
@@ -68,7 +68,7 @@ fn refuses_duplicates_and_wrong_types() {
 #[test]
 fn null_stands_for_the_zero_value() {
     assert_eq!(
-        check::<InternalCertManagement>("enable: null\nwebhookServiceName: ~\n"),
+        check::<VisibilityServer>("bindAddress: null\nbindPort: ~\n"),
         Ok(())
     );
     assert_eq!(check::<QueueVisibility>("clusterQueues:\n"), Ok(()));
