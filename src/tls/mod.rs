@@ -9,6 +9,7 @@
 //!   Secret changes, and its readiness ([`CertStore::is_ready`]): ready only once the API server
 //!   trusts the presented certificate, so `/readyz` cannot pass while webhook calls would still
 //!   fail (Kueue's Deployment can turn Ready tens of seconds before its webhooks answer).
+//! - [`watch_dir`] presents a pair someone else manages (cert-manager), read from files.
 //! - The decisions are pure: `decide` (reuse, renew or regenerate, from the Secret's contents,
 //!   the time and the settings), `next_check`, and the CA bundle `merge`; `cluster` only reads
 //!   and writes. It is the one writer of these objects besides `controllers::writer`: they hold
@@ -24,6 +25,7 @@ mod bundle;
 mod cluster;
 mod decide;
 mod error;
+mod files;
 mod generate;
 mod manage;
 mod material;
@@ -33,6 +35,7 @@ mod store;
 mod testing;
 
 pub use error::TlsError;
+pub use files::{FILE_CHECK_PERIOD, watch_dir};
 pub use manage::manage;
 pub use settings::{
     KUEUE_CONVERSION_CRDS, KUEUE_SECRET_NAME, KUEUE_SERVICE_NAME, Lifetimes, TlsSettings,
