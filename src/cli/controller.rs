@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::config::{self, Configuration};
-use crate::controllers::{self, ProbePaths, Settings};
+use crate::controllers::{self, CertificateSource, ProbePaths, Settings, WebhookServing};
+use crate::tls::TlsSettings;
+use crate::webhooks::Webhooks;
 
 /// Arguments of `kuota controller`.
 #[derive(Debug, clap::Args)]
@@ -18,6 +20,10 @@ pub struct ControllerArgs {
     /// `featureGates`.
     #[arg(long = "feature-gates", default_value = "")]
     pub feature_gates: String,
+    /// Serve no admission webhooks, and so manage no webhook certificate: for a controller run
+    /// where no webhook configuration calls it (a workstation, a second controller in tests).
+    #[arg(long = "no-webhooks")]
+    pub no_webhooks: bool,
 }
 
 /// Why the controller did not start or stopped.
@@ -35,7 +41,46 @@ enum StartError {
     Runtime(#[from] std::io::Error),
 }
 
-fn settings(config: &Configuration) -> Result<Settings, config::ConfigError> {
+/// Kueue's webhook server: `webhook.host:port`, with the certificate kuota manages in the
+/// Secret `internalCertManagement` names, or the files in `webhook.certDir`.
+fn webhook_serving(config: &Configuration) -> Result<WebhookServing, config::ConfigError> {
+    let host = &config.webhook.host;
+    let bind = if host.contains(':') {
+        format!("[{host}]:{}", config.webhook.port)
+    } else {
+        format!("{host}:{}", config.webhook.port)
+    };
+    // The port is never 0 once resolved, so there is always an address.
+    let Some(addr) = config::socket_addr(&bind)? else {
+        return Err(config::ConfigError::BindAddress {
+            address: bind,
+            reason: "the webhook server needs a port".into(),
+        });
+    };
+    let certs = &config.internal_cert_management;
+    let certificates = if certs.enable {
+        let mut tls = TlsSettings::kueue(
+            &config.namespace,
+            &certs.webhook_service_name,
+            &certs.webhook_secret_name,
+        );
+        // kuota's CRDs serve one version and convert nothing, so no CRD has a conversion
+        // webhook whose CA bundle needs keeping (Kueue's keep v1beta1 and v1beta2).
+        tls.conversion_crds.clear();
+        CertificateSource::Managed(Box::new(tls))
+    } else {
+        CertificateSource::Files(PathBuf::from(&config.webhook.cert_dir))
+    };
+    Ok(WebhookServing {
+        addr,
+        certificates,
+        webhooks: Webhooks {
+            gates: config.feature_gates.clone(),
+        },
+    })
+}
+
+fn settings(config: &Configuration, serve_webhooks: bool) -> Result<Settings, config::ConfigError> {
     let health = config::socket_addr(&config.health.health_probe_bind_address)?.map(|addr| {
         (
             addr,
@@ -71,6 +116,11 @@ fn settings(config: &Configuration) -> Result<Settings, config::ConfigError> {
                 renew_deadline: config.leader_election.renew_deadline,
                 retry_period: config.leader_election.retry_period,
             }),
+        webhooks: if serve_webhooks {
+            Some(webhook_serving(config)?)
+        } else {
+            None
+        },
     })
 }
 
@@ -83,7 +133,7 @@ async fn start(args: &ControllerArgs) -> Result<(), StartError> {
             "configuration field accepted but not acted on by kuota yet"
         );
     }
-    let settings = settings(&loaded.config)?;
+    let settings = settings(&loaded.config, !args.no_webhooks)?;
     let client = kube::Client::try_from(kube::Config::infer().await?)?;
     controllers::run(client, settings).await?;
     Ok(())
@@ -116,3 +166,6 @@ pub fn run(args: &ControllerArgs) -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

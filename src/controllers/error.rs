@@ -21,4 +21,8 @@ pub enum ControllerError {
     LoopStopped,
     #[error("leadership of Lease {lease} lost")]
     LostLeadership { lease: String },
+    #[error(transparent)]
+    Webhooks(#[from] crate::webhooks::WebhookError),
+    #[error("webhook certificates: {0}")]
+    Certificates(#[from] crate::tls::TlsError),
 }

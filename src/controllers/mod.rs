@@ -1,5 +1,6 @@
 //! The controller: watches feed the state caches, one admission loop decides and hands its
-//! decisions to the writer, and the probes and metrics are served beside them. `kuota
+//! decisions to the writer, and the probes, metrics and admission webhooks are served beside
+//! them. `kuota
 //! controller` builds its [`Settings`] from Kueue's configuration file and calls [`run`].
 
 pub mod admission;
@@ -12,6 +13,7 @@ pub mod queue_gauges;
 pub mod queue_status;
 mod serve;
 pub mod watches;
+mod webhook_serving;
 pub mod writer;
 
 use std::net::SocketAddr;
@@ -23,6 +25,7 @@ use tokio::task::JoinSet;
 
 pub use error::ControllerError;
 pub use serve::ProbePaths;
+pub use webhook_serving::{CertificateSource, WebhookServing};
 
 use self::admission::{AdmissionLoop, Ready};
 use self::events::EventSink;
@@ -55,6 +58,8 @@ pub struct Settings {
     pub instance: Option<String>,
     /// Leader election; `None` runs alone (Kueue's `leaderElect: false`).
     pub leader: Option<LeaseSettings>,
+    /// The admission webhook server; `None` serves no webhooks.
+    pub webhooks: Option<WebhookServing>,
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C (then `Ok`), or until a part of it fails.
@@ -76,8 +81,16 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     ));
     tokio::spawn(label_leader(leading.clone(), metrics.clone()));
     let mut servers = JoinSet::new();
+    let certificate = match settings.webhooks.clone() {
+        Some(serving) => Some(webhook_serving::start(&client, serving, &mut servers).await?),
+        None => None,
+    };
     if let Some((addr, paths)) = settings.health.clone() {
-        servers.spawn(serve::health(addr, paths, ready.clone()).await?);
+        let readiness = serve::Readiness {
+            caches: ready.clone(),
+            certificate,
+        };
+        servers.spawn(serve::health(addr, paths, readiness).await?);
     }
     if let Some(addr) = settings.metrics_addr {
         servers.spawn(serve::metrics(addr, metrics.clone()).await?);

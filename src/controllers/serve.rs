@@ -12,6 +12,32 @@ use tokio::net::TcpListener;
 use super::admission::Ready;
 use super::error::ControllerError;
 use super::metrics::Metrics;
+use crate::tls::CertStore;
+
+/// What `/readyz` waits for.
+#[derive(Clone, Debug)]
+pub struct Readiness {
+    /// Every cache holds its first full list.
+    pub caches: Ready,
+    /// The webhook server's certificate, when this replica serves webhooks: a replica the API
+    /// server cannot call yet is not ready, or the Service would route calls that fail.
+    pub certificate: Option<CertStore>,
+}
+
+impl Readiness {
+    /// `Err` says what is still missing.
+    pub fn check(&self) -> Result<(), &'static str> {
+        if !self.caches.get() {
+            return Err("caches are not synced yet");
+        }
+        match &self.certificate {
+            Some(store) if !store.is_ready() => {
+                Err("the webhook certificate is not served or not trusted yet")
+            }
+            _ => Ok(()),
+        }
+    }
+}
 
 /// Where the probes answer.
 #[derive(Clone, Debug)]
@@ -34,11 +60,11 @@ async fn listen(what: &'static str, addr: SocketAddr) -> Result<TcpListener, Con
 }
 
 /// Binds the probe server; the returned future serves until the process ends. `/<liveness>`
-/// answers while the process runs; `/<readiness>` once every cache holds its first full list.
+/// answers while the process runs; `/<readiness>` once [`Readiness::check`] passes.
 pub async fn health(
     addr: SocketAddr,
     paths: ProbePaths,
-    ready: Ready,
+    ready: Readiness,
 ) -> Result<impl Future<Output = Result<(), ControllerError>>, ControllerError> {
     let listener = listen("health probes", addr).await?;
     let app = Router::new()
@@ -48,10 +74,9 @@ pub async fn health(
             get(move || {
                 let ready = ready.clone();
                 async move {
-                    if ready.get() {
-                        (StatusCode::OK, "ok")
-                    } else {
-                        (StatusCode::SERVICE_UNAVAILABLE, "caches are not synced yet")
+                    match ready.check() {
+                        Ok(()) => (StatusCode::OK, "ok"),
+                        Err(missing) => (StatusCode::SERVICE_UNAVAILABLE, missing),
                     }
                 }
             }),

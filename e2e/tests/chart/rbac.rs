@@ -6,15 +6,18 @@ use serde_json::{Value, json};
 use super::render::{CASES, Case, render, strings};
 
 /// The manager ClusterRole's rules: the watches' list and watch (src/controllers/watches.rs), the
-/// writer's patches (src/controllers/writer.rs), events (src/controllers/events.rs), and the CA
-/// bundle injected into the release's own webhook configurations.
+/// writer's patches (src/controllers/writer.rs: status, and the finalizers of queues and flavors
+/// being deleted), events (src/controllers/events.rs), and the CA bundle kept in the release's
+/// own webhook configurations (src/tls/cluster.rs: read, watched by name, updated).
 fn manager_rules(fullname: &str) -> Value {
     json!([
         {"apiGroups": [""], "resources": ["namespaces", "nodes", "pods"], "verbs": ["list", "watch"]},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list", "watch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": [
-            "admissionchecks", "clusterqueues", "cohorts", "localqueues", "resourceflavors",
-            "topologies", "workloadpriorityclasses"], "verbs": ["list", "watch"]},
+            "admissionchecks", "cohorts", "localqueues", "topologies", "workloadpriorityclasses"],
+            "verbs": ["list", "watch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "resourceflavors"],
+            "verbs": ["list", "patch", "watch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["list", "patch", "watch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": [
             "workloads/status", "clusterqueues/status", "localqueues/status", "cohorts/status"],
@@ -22,10 +25,10 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
         {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations"],
             "resourceNames": [format!("{fullname}-mutating-webhook-configuration")],
-            "verbs": ["get", "patch", "update"]},
+            "verbs": ["get", "list", "watch", "update"]},
         {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"],
             "resourceNames": [format!("{fullname}-validating-webhook-configuration")],
-            "verbs": ["get", "patch", "update"]},
+            "verbs": ["get", "list", "watch", "update"]},
     ])
 }
 

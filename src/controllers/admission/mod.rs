@@ -123,7 +123,7 @@ pub enum Written {
 }
 
 /// Readiness: set once every watch delivered its first full list.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Ready(Arc<AtomicBool>);
 
 impl Ready {

@@ -1,0 +1,78 @@
+use std::net::SocketAddr;
+
+use super::*;
+
+fn configuration(body: &str) -> Configuration {
+    let text = format!("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n{body}");
+    match config::parse(&text, "", "kueue-system") {
+        Ok(loaded) => loaded.config,
+        Err(error) => panic!("{error}"),
+    }
+}
+
+#[test]
+fn webhooks_are_served_on_all_interfaces_with_kuota_managed_certificates_by_default() {
+    let serving = settings(&configuration(""), true)
+        .unwrap()
+        .webhooks
+        .expect("webhooks are served by default");
+    assert_eq!(serving.addr, "0.0.0.0:9443".parse::<SocketAddr>().unwrap());
+    let CertificateSource::Managed(tls) = serving.certificates else {
+        panic!("internal cert management is on by default");
+    };
+    assert_eq!(tls.namespace, "kueue-system");
+    assert_eq!(tls.service_name, "kueue-webhook-service");
+    assert_eq!(tls.secret_name, "kueue-webhook-server-cert");
+    assert_eq!(
+        tls.validating_webhook.as_deref(),
+        Some("kueue-validating-webhook-configuration")
+    );
+    assert!(
+        tls.conversion_crds.is_empty(),
+        "kuota's CRDs have no conversion webhook to keep trusted"
+    );
+}
+
+#[test]
+fn the_chart_names_and_the_webhook_block_take_effect() {
+    let config = configuration(
+        "namespace: team-a\nwebhook: {port: 10250, host: \"::1\"}\ninternalCertManagement:\n  \
+         webhookServiceName: my-kuota-webhook-service\n  webhookSecretName: my-kuota-webhook-server-cert\n",
+    );
+    let serving = settings(&config, true).unwrap().webhooks.unwrap();
+    assert_eq!(serving.addr, "[::1]:10250".parse::<SocketAddr>().unwrap());
+    let CertificateSource::Managed(tls) = serving.certificates else {
+        panic!("internal cert management stays on");
+    };
+    assert_eq!(
+        tls.dns_names()[0],
+        "my-kuota-webhook-service.team-a.svc",
+        "the certificate names the release's Service in the release's namespace"
+    );
+    assert_eq!(
+        tls.mutating_webhook.as_deref(),
+        Some("my-kuota-mutating-webhook-configuration")
+    );
+}
+
+#[test]
+fn without_internal_cert_management_the_certificate_comes_from_cert_dir() {
+    let config = configuration(
+        "internalCertManagement: {enable: false}\nwebhook: {certDir: /etc/kuota/certs}\n",
+    );
+    let serving = settings(&config, true).unwrap().webhooks.unwrap();
+    let CertificateSource::Files(dir) = serving.certificates else {
+        panic!("cert-manager's files are read when kuota does not manage certificates");
+    };
+    assert_eq!(dir, PathBuf::from("/etc/kuota/certs"));
+}
+
+#[test]
+fn no_webhooks_serves_none() {
+    assert!(
+        settings(&configuration(""), false)
+            .unwrap()
+            .webhooks
+            .is_none()
+    );
+}

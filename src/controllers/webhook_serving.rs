@@ -1,0 +1,60 @@
+//! The admission webhook server beside the controller: every replica serves it, leader or not,
+//! so the API server's calls succeed whichever pod the Service picks. Its certificate comes from
+//! kuota's own management (the Secret, rotated in process) or from files someone else keeps.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use kube::Client;
+use tokio::task::JoinSet;
+
+use super::error::ControllerError;
+use crate::tls::{self, CertStore, TlsSettings};
+use crate::webhooks::{self, Webhooks};
+
+/// Where the webhook server listens, where its certificate comes from, what it decides with.
+#[derive(Clone, Debug)]
+pub struct WebhookServing {
+    pub addr: SocketAddr,
+    pub certificates: CertificateSource,
+    pub webhooks: Webhooks,
+}
+
+/// Where the serving certificate comes from.
+#[derive(Clone, Debug)]
+pub enum CertificateSource {
+    /// Issued, stored and rotated by kuota (Kueue's `internalCertManagement.enable: true`).
+    Managed(Box<TlsSettings>),
+    /// `tls.crt` and `tls.key` in a directory someone else keeps current (cert-manager).
+    Files(PathBuf),
+}
+
+/// Binds the webhook port and starts the server and its certificate source as tasks of
+/// `servers`. Returns the store whose readiness says whether the API server can call in.
+pub async fn start(
+    client: &Client,
+    serving: WebhookServing,
+    servers: &mut JoinSet<Result<(), ControllerError>>,
+) -> Result<CertStore, ControllerError> {
+    let store = CertStore::new();
+    let server = webhooks::listen(serving.addr, store.resolver(), serving.webhooks).await?;
+    servers.spawn(async move { server.await.map_err(ControllerError::from) });
+    match serving.certificates {
+        CertificateSource::Managed(settings) => {
+            settings.validate()?;
+            let (client, store) = (client.clone(), store.clone());
+            servers.spawn(async move {
+                match tls::manage(client, *settings, store).await {
+                    Err(error) => Err(ControllerError::from(error)),
+                }
+            });
+        }
+        CertificateSource::Files(dir) => {
+            let store = store.clone();
+            servers.spawn(async move {
+                match tls::watch_dir(dir, store, tls::FILE_CHECK_PERIOD).await {}
+            });
+        }
+    }
+    Ok(store)
+}
