@@ -12,9 +12,12 @@ cargo bench --no-run
 # stops what it started itself, and leaves alone a cluster that was already running.
 (cd e2e && GOTOOLCHAIN=local go test -buildvcs=false ./cmd/...)
 e2e/cluster up
-trap 'e2e/cluster down' EXIT
+trap 'e2e/cluster undeploy >/dev/null 2>&1 || true; e2e/cluster down' EXIT
 KUBECONFIG="$(e2e/cluster env | sed -n 's/^export KUBECONFIG=//p')"
 export KUBECONFIG
 cargo test --features e2e --test e2e
 # Leader election runs its own replicas, after the suite's controller has stopped.
 cargo test --features e2e --test e2e_leader
+# kuota installed with Helm (e2e/cluster deploy) under the chart's RBAC, its webhooks called by
+# the API server; last, because the chart's webhooks see every Kueue object while installed.
+cargo test --features e2e --test e2e_deploy

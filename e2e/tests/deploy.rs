@@ -1,0 +1,176 @@
+//! kuota installed with Helm (`e2e/cluster deploy`): the chart's objects, the chart's RBAC (the
+//! controller runs under a token of the chart's ServiceAccount), and the API server calling the
+//! webhooks through the chart's Service with the certificate kuota manages.
+//!
+//! A test binary of its own, run after the others: `deploy` takes the chart's fixed ports and its
+//! webhooks see every Kueue object of the cluster while it is installed.
+//!
+//! ```text
+//! e2e/cluster up && eval "$(e2e/cluster env)"
+//! cargo test --features e2e --test e2e_deploy
+//! ```
+
+// Shared with the e2e suite, of which this binary uses a part.
+#[allow(dead_code)]
+mod support;
+
+#[path = "deploy/certificates.rs"]
+mod certificates;
+#[path = "deploy/release.rs"]
+mod release;
+
+use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{DeleteParams, PostParams};
+use kube::{Api, Client};
+use kuota::api::{ClusterQueue, Workload};
+
+use release::Release;
+use support::{TestNamespace, kueue, unique_name};
+
+/// The webhook's denial of a ClusterQueue whose flavor names a resource it does not cover: a
+/// rule the CRD schema cannot express.
+const UNCOVERED_RESOURCE: &str = "must match the name in coveredResources";
+
+fn cluster_queue(name: &str, resource: &str) -> Result<ClusterQueue> {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [{
+                "coveredResources": ["cpu"],
+                "flavors": [{"name": "default", "resources": [{"name": resource, "nominalQuota": "4"}]}],
+            }],
+        },
+    }))
+    .context("build a ClusterQueue")
+}
+
+/// An invalid ClusterQueue is refused by kuota's validating webhook, with the object, field and
+/// reason; a valid one is accepted and defaulted by its mutating webhook. One attempt each: a
+/// webhook that is not yet reachable fails the call, it is not retried.
+async fn webhooks_answer(client: &Client, release: &Release) -> Result<()> {
+    let queues: Api<ClusterQueue> = Api::all(client.clone());
+    let bad = unique_name("bad-cq");
+    match queues
+        .create(&PostParams::default(), &cluster_queue(&bad, "memory")?)
+        .await
+    {
+        Ok(_) => bail!("ClusterQueue {bad} covering cpu but listing memory was accepted"),
+        Err(kube::Error::Api(status)) => {
+            let expected = format!(
+                "admission webhook \"vclusterqueue.kb.io\" denied the request: ClusterQueue \
+                 \"{bad}\": field spec.resourceGroups[0].flavors[0].resources[0].name: \
+                 {UNCOVERED_RESOURCE}"
+            );
+            ensure!(
+                status.code == 403 && status.message.starts_with(&expected),
+                "expected the webhook's denial {expected:?}, got {} {:?}\nkuota log:\n{}",
+                status.code,
+                status.message,
+                release.log_tail()
+            );
+        }
+        Err(other) => return Err(other).context("create an invalid ClusterQueue"),
+    }
+    let good = unique_name("good-cq");
+    let created = queues
+        .create(&PostParams::default(), &cluster_queue(&good, "cpu")?)
+        .await
+        .with_context(|| {
+            format!(
+                "create ClusterQueue {good}\nkuota log:\n{}",
+                release.log_tail()
+            )
+        })?;
+    ensure!(
+        created
+            .metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| f == "kueue.x-k8s.io/resource-in-use"),
+        "the mutating webhook did not add the resource-in-use finalizer: {:?}",
+        created.metadata.finalizers
+    );
+    queues
+        .delete(&good, &DeleteParams::default())
+        .await
+        .with_context(|| format!("delete ClusterQueue {good}"))?;
+    Ok(())
+}
+
+/// Workloads are admitted by the deployed controller, which holds only the chart's permissions.
+async fn admits_with_chart_permissions(client: &Client, release: &Release) -> Result<()> {
+    let ns = TestNamespace::create(client, "deploy").await?;
+    let cq = unique_name("deploy-cq");
+    let flavor = unique_name("deploy-rf");
+    kueue::queue(client, &ns.name, &cq, &flavor, "2", "").await?;
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    kueue::workload(client, &ns.name, "fits", &format!("lq-{cq}"), 2, "1", 0).await?;
+    kueue::until_admitted(&workloads, "fits")
+        .await
+        .with_context(|| format!("kuota log:\n{}", release.log_tail()))?;
+    kueue::workload(client, &ns.name, "waits", &format!("lq-{cq}"), 1, "1", 0).await?;
+    kueue::until_pending(&workloads, "waits", "WaitingForQuota").await?;
+    ensure!(
+        !release.log_contains("forbidden"),
+        "the controller was refused a call under the chart's RBAC:\n{}",
+        release.log_tail()
+    );
+    kueue::finish(&workloads, "fits").await?;
+    kueue::until_admitted(&workloads, "waits").await?;
+    ns.delete().await
+}
+
+/// The chart's ServiceAccount may do what the controller does and nothing more.
+async fn calls_outside_rbac_are_denied(release: &Release) -> Result<()> {
+    let sa = release.service_account_client().await?;
+    let forbidden = |what: &str, result: Result<(), kube::Error>| match result {
+        Err(kube::Error::Api(status)) if status.code == 403 => Ok(()),
+        Err(other) => bail!("{what}: expected 403 Forbidden, got {other}"),
+        Ok(()) => bail!("{what}: allowed to the chart's ServiceAccount"),
+    };
+    let system_secrets: Api<Secret> = Api::namespaced(sa.clone(), "kube-system");
+    forbidden(
+        "list Secrets in kube-system",
+        system_secrets.list(&Default::default()).await.map(drop),
+    )?;
+    let own_secrets: Api<Secret> = Api::namespaced(sa.clone(), &release.namespace);
+    forbidden(
+        "list every Secret of the release namespace",
+        own_secrets.list(&Default::default()).await.map(drop),
+    )?;
+    let queues: Api<ClusterQueue> = Api::all(sa.clone());
+    forbidden(
+        "create a ClusterQueue",
+        queues
+            .create(
+                &PostParams::default(),
+                &cluster_queue(&unique_name("sa-cq"), "cpu")?,
+            )
+            .await
+            .map(drop),
+    )?;
+    let workloads: Api<Workload> = Api::all(sa);
+    workloads
+        .list(&Default::default())
+        .await
+        .context("the ServiceAccount must list Workloads, as the controller does")?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
+    let client = support::client().await?;
+    let release = Release::deploy(&[]).await?;
+    // The first calls right after `deploy` returned: no window in which the webhook fails.
+    webhooks_answer(&client, &release).await?;
+    admits_with_chart_permissions(&client, &release).await?;
+    calls_outside_rbac_are_denied(&release).await?;
+    certificates::rotation_stays_trusted(&client, &release).await?;
+    webhooks_answer(&client, &release).await?;
+    release.uninstall_keeps_objects(&client).await
+}

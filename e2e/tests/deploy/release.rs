@@ -1,0 +1,167 @@
+//! The Helm release `e2e/cluster deploy` installs, seen from a test: where its controller logs,
+//! the identity it runs under, and its removal.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client, Config};
+use kuota::api::ClusterQueue;
+
+use super::support::{self, unique_name};
+
+/// `e2e/cluster deploy`'s defaults: release `kuota` in `kuota-system`; the chart names its
+/// objects after the release.
+const RELEASE: &str = "kuota";
+const NAMESPACE: &str = "kuota-system";
+
+pub struct Release {
+    pub namespace: String,
+    /// The chart's fullname, the prefix of every object it installs.
+    pub fullname: String,
+    state: PathBuf,
+}
+
+fn state_dir() -> PathBuf {
+    match std::env::var_os("KUOTA_E2E_STATE") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => support::repo_root().join("e2e/.state"),
+    }
+}
+
+fn cluster(args: &[&str]) -> Result<()> {
+    let script = support::repo_root().join("e2e/cluster");
+    let status = Command::new(&script)
+        .args(args)
+        .env("KUOTA_BIN", env!("CARGO_BIN_EXE_kuota"))
+        .env("KUOTA_RELEASE", RELEASE)
+        .env("KUOTA_NAMESPACE", NAMESPACE)
+        .env("KUOTA_E2E_STATE", state_dir())
+        .status()
+        .with_context(|| format!("run {} {}", script.display(), args.join(" ")))?;
+    ensure!(
+        status.success(),
+        "e2e/cluster {} failed: {status}",
+        args.join(" ")
+    );
+    Ok(())
+}
+
+impl Release {
+    /// Installs the chart with `helm_args` and starts its controller; returns once `deploy` says
+    /// the controller is ready.
+    pub async fn deploy(helm_args: &[&str]) -> Result<Release> {
+        let mut args = vec!["deploy"];
+        args.extend_from_slice(helm_args);
+        cluster(&args)?;
+        Ok(Release {
+            namespace: NAMESPACE.to_string(),
+            fullname: RELEASE.to_string(),
+            state: state_dir(),
+        })
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.state.join("logs/kuota.log")).unwrap_or_default()
+    }
+
+    /// The controller log's last lines, for failure messages.
+    pub fn log_tail(&self) -> String {
+        let log = self.log();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
+    }
+
+    pub fn log_contains(&self, needle: &str) -> bool {
+        self.log().contains(needle)
+    }
+
+    /// The port the controller serves webhooks on: the chart's configuration file's
+    /// `webhook.port`, 9443 when it names none.
+    pub fn webhook_port(&self) -> Result<u16> {
+        let path = self.state.join("deploy/config.yaml");
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
+        let config: serde_json::Value =
+            yaml_serde::from_str(&text).with_context(|| format!("parse {}", path.display()))?;
+        match config.pointer("/webhook/port") {
+            None => Ok(9443),
+            Some(port) => port
+                .as_u64()
+                .and_then(|p| u16::try_from(p).ok())
+                .with_context(|| format!("{}: webhook.port {port} is not a port", path.display())),
+        }
+    }
+
+    /// A client with the token the controller runs under: the chart's ServiceAccount.
+    pub async fn service_account_client(&self) -> Result<Client> {
+        let path = self.state.join("deploy/kubeconfig");
+        let kubeconfig =
+            Kubeconfig::read_from(&path).with_context(|| format!("read {}", path.display()))?;
+        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .with_context(|| format!("invalid kubeconfig {}", path.display()))?;
+        Client::try_from(config).context("build the ServiceAccount's client")
+    }
+
+    /// `helm uninstall` (through `undeploy`) stops kuota and removes its webhooks, and keeps the
+    /// CRDs and every Kueue object users made: the chart ships its CRDs in `crds/`.
+    pub async fn uninstall_keeps_objects(self, client: &Client) -> Result<()> {
+        let queues: Api<ClusterQueue> = Api::all(client.clone());
+        let name = unique_name("kept-cq");
+        let queue: ClusterQueue = serde_json::from_value(serde_json::json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {"namespaceSelector": {}},
+        }))?;
+        queues
+            .create(&PostParams::default(), &queue)
+            .await
+            .with_context(|| format!("create ClusterQueue {name}"))?;
+        cluster(&["undeploy"])?;
+        let webhooks: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+        let webhook = format!("{}-validating-webhook-configuration", self.fullname);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while webhooks.get_opt(&webhook).await?.is_some() {
+            if tokio::time::Instant::now() >= deadline {
+                bail!("{webhook} still exists after undeploy");
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        for crd in ["clusterqueues.kueue.x-k8s.io", "workloads.kueue.x-k8s.io"] {
+            ensure!(
+                crds.get_opt(crd).await?.is_some(),
+                "CRD {crd} was removed with the release"
+            );
+        }
+        let kept = queues
+            .get_opt(&name)
+            .await?
+            .with_context(|| format!("ClusterQueue {name} was removed with the release"))?;
+        ensure!(
+            kept.metadata.deletion_timestamp.is_none(),
+            "ClusterQueue {name} is being deleted after the release was removed"
+        );
+        // Nothing removes the finalizer while kuota is gone; the test cleans up after itself.
+        queues
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
+            )
+            .await
+            .with_context(|| format!("clear the finalizers of ClusterQueue {name}"))?;
+        queues
+            .delete(&name, &Default::default())
+            .await
+            .with_context(|| format!("delete ClusterQueue {name}"))?;
+        Ok(())
+    }
+}
