@@ -165,12 +165,68 @@ async fn calls_outside_rbac_are_denied(release: &Release) -> Result<()> {
 #[tokio::test]
 async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     let client = support::client().await?;
-    let release = Release::deploy(&[]).await?;
+    let release = Release::deploy("kuota", "kuota-system", &[]).await?;
     // The first calls right after `deploy` returned: no window in which the webhook fails.
     webhooks_answer(&client, &release).await?;
     admits_with_chart_permissions(&client, &release).await?;
     calls_outside_rbac_are_denied(&release).await?;
     certificates::rotation_stays_trusted(&client, &release).await?;
     webhooks_answer(&client, &release).await?;
-    release.uninstall_keeps_objects(&client).await
+    release.uninstall_keeps_objects(&client).await?;
+
+    // Any release name and namespace: objects, certificate names and configuration follow the
+    // release, and Helm values pass through `deploy` (here a feature gate the webhooks obey).
+    let other = Release::deploy(
+        "team-batch",
+        "team-a-system",
+        &[
+            "--set",
+            "controllerManager.featureGates[0].name=PartialAdmission",
+            "--set",
+            "controllerManager.featureGates[0].enabled=false",
+        ],
+    )
+    .await?;
+    ensure!(other.fullname == "team-batch-kuota");
+    let answered = async {
+        webhooks_answer(&client, &other).await?;
+        min_count_dropped_without_partial_admission(&client, &other).await
+    }
+    .await;
+    other.undeploy()?;
+    answered
+}
+
+/// With gate `PartialAdmission` off, the Workload defaulting webhook drops `minCount`, as Kueue's.
+async fn min_count_dropped_without_partial_admission(
+    client: &Client,
+    release: &Release,
+) -> Result<()> {
+    let ns = TestNamespace::create(client, "deploy-gates").await?;
+    let workload: Workload = serde_json::from_value(serde_json::json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "partial"},
+        "spec": {"queueName": "none", "podSets": [{
+            "name": "main", "count": 4, "minCount": 2,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}},
+        }]},
+    }))?;
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let created = workloads
+        .create(&PostParams::default(), &workload)
+        .await
+        .with_context(|| {
+            format!(
+                "create Workload partial\nkuota log:\n{}",
+                release.log_tail()
+            )
+        })?;
+    ensure!(
+        created.spec.pod_sets[0].min_count.is_none(),
+        "minCount kept although PartialAdmission is off: {:?}",
+        created.spec.pod_sets[0].min_count
+    );
+    ns.delete().await
 }

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
 use super::events::queued_at;
-use super::metrics::{Metrics, WorkloadLabels};
+use super::metrics::{Metrics, ReplicaRole, WorkloadLabels};
 use super::queue_gauges;
 use crate::api::keys::condition_types;
 use crate::api::{Workload, WorkloadStatus};
@@ -103,6 +103,12 @@ fn condition_true(status: Option<&WorkloadStatus>, type_: &str) -> Option<String
 impl MetricsFeed {
     pub fn new(metrics: Arc<Metrics>) -> Self {
         MetricsFeed { metrics }
+    }
+
+    /// From now on this replica reports as the leader. Called by the loop before it reports
+    /// queues again, so no gauge is written under the old role after the switch.
+    pub fn elected(&self) {
+        self.metrics.set_role(ReplicaRole::Leader);
     }
 
     pub fn admission_attempt(&self, admitted_any: bool, seconds: f64) {

@@ -79,7 +79,6 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         settings.metrics.clone(),
         BuildInfo::current(),
     ));
-    tokio::spawn(label_leader(leading.clone(), metrics.clone()));
     let mut servers = JoinSet::new();
     let certificate = match settings.webhooks.clone() {
         Some(serving) => Some(webhook_serving::start(&client, serving, &mut servers).await?),
@@ -133,15 +132,6 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 candidate.release().await;
             }
             Ok(())
-        }
-    }
-}
-
-/// Metrics say `leader` from the moment this replica is elected.
-async fn label_leader(mut leading: watch::Receiver<bool>, metrics: Arc<Metrics>) {
-    while leading.changed().await.is_ok() {
-        if *leading.borrow() {
-            metrics.set_role(ReplicaRole::Leader);
         }
     }
 }

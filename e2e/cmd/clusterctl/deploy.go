@@ -95,13 +95,12 @@ func deploy(l layout, helmArgs []string) error {
 	if err := routeService(client, r, found, hostIP); err != nil {
 		return err
 	}
-	env := []string{
-		"KUBECONFIG=" + l.deployed("kubeconfig"),
-		"POD_NAMESPACE=" + r.namespace,
-		"POD_NAME=" + r.name + "-local",
-	}
-	c, err := startProgram(l, deployedName, kuotaBin,
-		[]string{"controller", "--config", l.deployed("config.yaml")}, env)
+	env := append(found.env,
+		"KUBECONFIG="+l.deployed("kubeconfig"),
+		"POD_NAMESPACE="+r.namespace,
+		"POD_NAME="+r.name+"-local",
+	)
+	c, err := startProgram(l, deployedName, kuotaBin, localArgs(found.args, l.deployed("config.yaml")), env)
 	if err != nil {
 		return err
 	}
@@ -151,6 +150,29 @@ type releaseParts struct {
 	webhookPort    int32
 	// The pod's named ports, which a Service's targetPort may name.
 	containerPorts map[string]int32
+	// The manager container's arguments and its environment given as plain values; the process
+	// runs with them, so values such as controllerManager.featureGates take effect.
+	args []string
+	env  []string
+}
+
+// localArgs are the container's arguments with the configuration file's path replaced by the
+// local copy.
+func localArgs(containerArgs []string, config string) []string {
+	args := make([]string, 0, len(containerArgs)+1)
+	for i := 0; i < len(containerArgs); i++ {
+		arg := containerArgs[i]
+		switch {
+		case strings.HasPrefix(arg, "--config="):
+			args = append(args, "--config="+config)
+		case arg == "--config":
+			args = append(args, "--config", config)
+			i++
+		default:
+			args = append(args, arg)
+		}
+	}
+	return args
 }
 
 // findReleaseParts reads the release's Deployment (its ServiceAccount and configuration
@@ -164,6 +186,12 @@ func findReleaseParts(c *apiClient, r release) (releaseParts, error) {
 					Spec struct {
 						ServiceAccountName string `json:"serviceAccountName"`
 						Containers         []struct {
+							Args []string `json:"args"`
+							Env  []struct {
+								Name      string          `json:"name"`
+								Value     string          `json:"value"`
+								ValueFrom json.RawMessage `json:"valueFrom"`
+							} `json:"env"`
 							Ports []struct {
 								Name          string `json:"name"`
 								ContainerPort int32  `json:"containerPort"`
@@ -191,6 +219,17 @@ func findReleaseParts(c *apiClient, r release) (releaseParts, error) {
 		for _, port := range container.Ports {
 			parts.containerPorts[port.Name] = port.ContainerPort
 		}
+		if len(container.Args) > 0 && container.Args[0] == "controller" {
+			parts.args = container.Args
+			for _, e := range container.Env {
+				if len(e.ValueFrom) == 0 {
+					parts.env = append(parts.env, e.Name+"="+e.Value)
+				}
+			}
+		}
+	}
+	if len(parts.args) == 0 {
+		return releaseParts{}, fmt.Errorf("release %s: no container of the Deployment runs `controller`", r.name)
 	}
 	for _, v := range pod.Volumes {
 		if v.ConfigMap == nil {

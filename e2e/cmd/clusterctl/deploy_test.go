@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestHealthPortReadsTheConfigurationOrKueuesDefault(t *testing.T) {
 	cases := []struct {
@@ -19,5 +22,17 @@ func TestHealthPortReadsTheConfigurationOrKueuesDefault(t *testing.T) {
 	}
 	if _, err := healthPort("health:\n  healthProbeBindAddress: nonsense\n"); err == nil {
 		t.Error("an address without a port is an error")
+	}
+}
+
+func TestLocalArgsPointTheConfigurationAtTheLocalCopy(t *testing.T) {
+	got := localArgs([]string{"controller", "--config=/controller_manager_config.yaml", "--feature-gates=PartialAdmission=false"}, "/state/config.yaml")
+	want := []string{"controller", "--config=/state/config.yaml", "--feature-gates=PartialAdmission=false"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("localArgs = %q; want %q", got, want)
+	}
+	got = localArgs([]string{"controller", "--config", "/c.yaml"}, "/state/config.yaml")
+	if strings.Join(got, " ") != "controller --config /state/config.yaml" {
+		t.Errorf("localArgs with a separate value = %q", got)
 	}
 }

@@ -15,12 +15,8 @@ use kuota::api::ClusterQueue;
 
 use super::support::{self, unique_name};
 
-/// `e2e/cluster deploy`'s defaults: release `kuota` in `kuota-system`; the chart names its
-/// objects after the release.
-const RELEASE: &str = "kuota";
-const NAMESPACE: &str = "kuota-system";
-
 pub struct Release {
+    pub name: String,
     pub namespace: String,
     /// The chart's fullname, the prefix of every object it installs.
     pub fullname: String,
@@ -34,13 +30,14 @@ fn state_dir() -> PathBuf {
     }
 }
 
-fn cluster(args: &[&str]) -> Result<()> {
+/// Runs `e2e/cluster` on release `name` in `namespace`.
+fn cluster(name: &str, namespace: &str, args: &[&str]) -> Result<()> {
     let script = support::repo_root().join("e2e/cluster");
     let status = Command::new(&script)
         .args(args)
         .env("KUOTA_BIN", env!("CARGO_BIN_EXE_kuota"))
-        .env("KUOTA_RELEASE", RELEASE)
-        .env("KUOTA_NAMESPACE", NAMESPACE)
+        .env("KUOTA_RELEASE", name)
+        .env("KUOTA_NAMESPACE", namespace)
         .env("KUOTA_E2E_STATE", state_dir())
         .status()
         .with_context(|| format!("run {} {}", script.display(), args.join(" ")))?;
@@ -53,17 +50,29 @@ fn cluster(args: &[&str]) -> Result<()> {
 }
 
 impl Release {
-    /// Installs the chart with `helm_args` and starts its controller; returns once `deploy` says
-    /// the controller is ready.
-    pub async fn deploy(helm_args: &[&str]) -> Result<Release> {
+    /// Installs the chart as release `name` in `namespace` with `helm_args` and starts its
+    /// controller; returns once `deploy` says the controller is ready.
+    pub async fn deploy(name: &str, namespace: &str, helm_args: &[&str]) -> Result<Release> {
         let mut args = vec!["deploy"];
         args.extend_from_slice(helm_args);
-        cluster(&args)?;
+        cluster(name, namespace, &args)?;
+        // The chart's fullname: the release name when it says kuota or kueue, else suffixed.
+        let fullname = if name.contains("kuota") || name.contains("kueue") {
+            name.to_string()
+        } else {
+            format!("{name}-kuota")
+        };
         Ok(Release {
-            namespace: NAMESPACE.to_string(),
-            fullname: RELEASE.to_string(),
+            name: name.to_string(),
+            namespace: namespace.to_string(),
+            fullname,
             state: state_dir(),
         })
+    }
+
+    /// `helm uninstall` and the controller stopped.
+    pub fn undeploy(&self) -> Result<()> {
+        cluster(&self.name, &self.namespace, &["undeploy"])
     }
 
     fn log(&self) -> String {
@@ -124,7 +133,7 @@ impl Release {
             .create(&PostParams::default(), &queue)
             .await
             .with_context(|| format!("create ClusterQueue {name}"))?;
-        cluster(&["undeploy"])?;
+        self.undeploy()?;
         let webhooks: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
         let webhook = format!("{}-validating-webhook-configuration", self.fullname);
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);

@@ -296,6 +296,7 @@ impl AdmissionLoop {
         let leading = *self.leading.borrow();
         if leading && !self.led {
             tracing::info!("leading: every workload and queue is looked at again");
+            self.metrics.elected();
             self.dirty.extend(self.workloads.keys().cloned());
             self.report_due = true;
         }

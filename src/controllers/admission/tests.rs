@@ -74,6 +74,7 @@ struct Harness {
     requests: mpsc::UnboundedReceiver<WriteRequest>,
     revision: u64,
     leader: watch::Sender<bool>,
+    metrics: Arc<Metrics>,
 }
 
 impl Harness {
@@ -102,7 +103,7 @@ impl Harness {
         let mut admission = AdmissionLoop::new(
             ClusterState::new(EngineConfig::default()),
             events,
-            MetricsFeed::new(metrics),
+            MetricsFeed::new(metrics.clone()),
             requests_tx,
             Ready::default(),
             block_admission,
@@ -134,6 +135,7 @@ impl Harness {
             requests,
             revision: 100,
             leader,
+            metrics,
         }
     }
 
@@ -463,5 +465,18 @@ fn a_follower_decides_and_writes_nothing_until_it_is_elected() {
     assert_eq!(
         effects(&requests),
         [("ns/a", Effect::Claim), ("ns/b", Effect::Claim)]
+    );
+    // The queue gauges reported on election already carry the new role.
+    let exposition = h.metrics.encode();
+    let pending: Vec<&str> = exposition
+        .lines()
+        .filter(|l| l.starts_with("kueue_pending_workloads{"))
+        .collect();
+    assert!(!pending.is_empty(), "{exposition}");
+    assert!(
+        pending
+            .iter()
+            .all(|l| l.contains("replica_role=\"leader\"")),
+        "{pending:#?}"
     );
 }
