@@ -20,6 +20,7 @@ mod certificates;
 mod release;
 
 use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{DeleteParams, PostParams};
 use kube::{Api, Client};
@@ -102,6 +103,52 @@ async fn webhooks_answer(client: &Client, release: &Release) -> Result<()> {
     Ok(())
 }
 
+/// A Job that names a queue is created suspended by the Job webhook; one whose queue name is
+/// not a valid name is refused, naming the Job and the label.
+async fn jobs_are_suspended_and_checked(client: &Client, release: &Release) -> Result<()> {
+    let ns = TestNamespace::create(client, "deploy-jobs").await?;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
+    let job = |name: &str, queue: &str| -> Result<Job> {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": queue}},
+            "spec": {"parallelism": 2, "completions": 2, "template": {"spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "c", "image": "busybox",
+                                "resources": {"requests": {"cpu": "1"}}}]}}},
+        }))
+        .context("build a Job")
+    };
+    let created = jobs
+        .create(&PostParams::default(), &job("queued", "lq")?)
+        .await
+        .with_context(|| format!("create Job queued\nkuota log:\n{}", release.log_tail()))?;
+    ensure!(
+        created.spec.as_ref().and_then(|s| s.suspend) == Some(true),
+        "a Job naming a queue must be created suspended: {:?}",
+        created.spec.as_ref().and_then(|s| s.suspend)
+    );
+    match jobs
+        .create(&PostParams::default(), &job("misnamed", "Not_A_Queue")?)
+        .await
+    {
+        Err(kube::Error::Api(status)) => ensure!(
+            status.code == 403
+                && status
+                    .message
+                    .contains(&format!("Job {}/misnamed", ns.name))
+                && status.message.contains("kueue.x-k8s.io/queue-name"),
+            "expected the Job webhook's denial, got {} {:?}",
+            status.code,
+            status.message
+        ),
+        Ok(_) => bail!("a Job with queue name Not_A_Queue was accepted"),
+        Err(other) => return Err(other).context("create Job misnamed"),
+    }
+    ns.delete().await
+}
+
 /// Workloads are admitted by the deployed controller, which holds only the chart's permissions.
 async fn admits_with_chart_permissions(client: &Client, release: &Release) -> Result<()> {
     let ns = TestNamespace::create(client, "deploy").await?;
@@ -168,6 +215,7 @@ async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     let release = Release::deploy("kuota", "kuota-system", &[]).await?;
     // The first calls right after `deploy` returned: no window in which the webhook fails.
     webhooks_answer(&client, &release).await?;
+    jobs_are_suspended_and_checked(&client, &release).await?;
     admits_with_chart_permissions(&client, &release).await?;
     calls_outside_rbac_are_denied(&release).await?;
     certificates::rotation_stays_trusted(&client, &release).await?;

@@ -76,6 +76,13 @@ fn webhook_serving(config: &Configuration) -> Result<WebhookServing, config::Con
         certificates,
         webhooks: Webhooks {
             gates: config.feature_gates.clone(),
+            frameworks: config
+                .integrations
+                .frameworks
+                .iter()
+                .chain(&config.integrations.implicit_frameworks)
+                .map(|f| f.name())
+                .collect(),
         },
     })
 }

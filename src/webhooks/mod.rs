@@ -8,6 +8,7 @@
 //! rules only a webhook can check (those that compare the old object with the new one, those on
 //! fields the engine never reads, those behind feature gates) live here.
 
+mod batch_job;
 mod defaulting;
 pub mod endpoints;
 mod error;

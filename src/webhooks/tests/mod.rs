@@ -44,7 +44,10 @@ fn gates(settings: &[(Feature, bool)]) -> Webhooks {
     for (feature, on) in settings {
         gates.set(*feature, *on);
     }
-    Webhooks { gates }
+    Webhooks {
+        gates,
+        ..Webhooks::default()
+    }
 }
 
 fn validate_with(
