@@ -11,6 +11,7 @@ mod inputs;
 pub mod plan;
 mod pods_ready;
 mod queues;
+mod requests;
 mod results;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,11 +26,11 @@ use tokio::time::Instant;
 
 use self::assumed::{Assumption, is_older, overlay};
 use self::plan::{Effect, Planned, plan};
+pub use self::requests::{WriteRequest, Written, write_all};
 use super::events::EventSink;
 use super::metrics_feed::MetricsFeed;
 use super::queue_status::{QueueObjects, QueueWrite};
 use super::watches::{Change, Input, Kind};
-use super::writer::{FinalizerTarget, WriteError, Writer};
 use crate::api::Workload;
 use crate::engine::topology::PlacementQuality;
 use crate::engine::{WorkloadKey, WorkloadStatus as EngineStatus};
@@ -43,84 +44,6 @@ const MAX_CYCLES_PER_PASS: usize = 100;
 const REPORT_PERIOD: Duration = Duration::from_millis(500);
 /// Wait before a write that failed for a transient reason is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
-
-/// A write the loop asks for; the answer comes back as [`Written`].
-#[derive(Debug)]
-pub enum WriteRequest {
-    Workload {
-        key: String,
-        read: Box<Workload>,
-        planned: Box<Planned>,
-    },
-    Queue {
-        key: String,
-        write: Box<QueueWrite>,
-    },
-    Finalizers {
-        key: String,
-        target: Box<FinalizerTarget>,
-    },
-}
-
-/// Carries out the loop's write requests concurrently (the writer bounds how many are in
-/// flight) and sends each answer back.
-pub async fn write_all(
-    writer: Writer,
-    mut requests: mpsc::UnboundedReceiver<WriteRequest>,
-    results: mpsc::Sender<Written>,
-) {
-    while let Some(request) = requests.recv().await {
-        let (writer, results) = (writer.clone(), results.clone());
-        tokio::spawn(async move {
-            let written = match request {
-                WriteRequest::Workload { key, read, planned } => {
-                    let result = writer
-                        .workload(&read, &planned.status, planned.annotations.as_ref())
-                        .await
-                        .map(Box::new);
-                    Written::Workload {
-                        key,
-                        before: read,
-                        planned,
-                        result,
-                    }
-                }
-                WriteRequest::Queue { key, write } => {
-                    let result = match write.as_ref() {
-                        QueueWrite::ClusterQueue(q) => writer.cluster_queue_status(q).await,
-                        QueueWrite::LocalQueue(q) => writer.local_queue_status(q).await,
-                        QueueWrite::Cohort(c) => writer.cohort_status(c).await,
-                    };
-                    Written::Queue { key, result }
-                }
-                WriteRequest::Finalizers { key, target } => {
-                    let result = writer.finalizers(&target).await;
-                    Written::Finalizers { key, result }
-                }
-            };
-            let _ = results.send(written).await;
-        });
-    }
-}
-
-/// A write's result, sent back to the loop.
-#[derive(Debug)]
-pub enum Written {
-    Workload {
-        key: String,
-        before: Box<Workload>,
-        planned: Box<Planned>,
-        result: Result<Box<Workload>, WriteError>,
-    },
-    Queue {
-        key: String,
-        result: Result<(), WriteError>,
-    },
-    Finalizers {
-        key: String,
-        result: Result<(), WriteError>,
-    },
-}
 
 /// Readiness: set once every watch delivered its first full list.
 #[derive(Clone, Debug, Default)]

@@ -10,6 +10,7 @@ use tokio::sync::{mpsc, watch};
 use super::*;
 use crate::api;
 use crate::controllers::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};
+use crate::controllers::writer::WriteError;
 use crate::engine::model::EngineConfig;
 
 const ADMIN: &str = r#"

@@ -1,0 +1,87 @@
+//! The writes the admission loop asks for, carried out concurrently by the writer, and their
+//! answers as they come back to the loop.
+
+use tokio::sync::mpsc;
+
+use super::super::queue_status::QueueWrite;
+use super::super::writer::{FinalizerTarget, WriteError, Writer};
+use super::plan::Planned;
+use crate::api::Workload;
+
+/// A write the loop asks for; the answer comes back as [`Written`].
+#[derive(Debug)]
+pub enum WriteRequest {
+    Workload {
+        key: String,
+        read: Box<Workload>,
+        planned: Box<Planned>,
+    },
+    Queue {
+        key: String,
+        write: Box<QueueWrite>,
+    },
+    Finalizers {
+        key: String,
+        target: Box<FinalizerTarget>,
+    },
+}
+
+/// Carries out the loop's write requests concurrently (the writer bounds how many are in
+/// flight) and sends each answer back.
+pub async fn write_all(
+    writer: Writer,
+    mut requests: mpsc::UnboundedReceiver<WriteRequest>,
+    results: mpsc::Sender<Written>,
+) {
+    while let Some(request) = requests.recv().await {
+        let (writer, results) = (writer.clone(), results.clone());
+        tokio::spawn(async move {
+            let written = match request {
+                WriteRequest::Workload { key, read, planned } => {
+                    let result = writer
+                        .workload(&read, &planned.status, planned.annotations.as_ref())
+                        .await
+                        .map(Box::new);
+                    Written::Workload {
+                        key,
+                        before: read,
+                        planned,
+                        result,
+                    }
+                }
+                WriteRequest::Queue { key, write } => {
+                    let result = match write.as_ref() {
+                        QueueWrite::ClusterQueue(q) => writer.cluster_queue_status(q).await,
+                        QueueWrite::LocalQueue(q) => writer.local_queue_status(q).await,
+                        QueueWrite::Cohort(c) => writer.cohort_status(c).await,
+                    };
+                    Written::Queue { key, result }
+                }
+                WriteRequest::Finalizers { key, target } => {
+                    let result = writer.finalizers(&target).await;
+                    Written::Finalizers { key, result }
+                }
+            };
+            let _ = results.send(written).await;
+        });
+    }
+}
+
+/// A write's result, sent back to the loop.
+#[derive(Debug)]
+pub enum Written {
+    Workload {
+        key: String,
+        before: Box<Workload>,
+        planned: Box<Planned>,
+        result: Result<Box<Workload>, WriteError>,
+    },
+    Queue {
+        key: String,
+        result: Result<(), WriteError>,
+    },
+    Finalizers {
+        key: String,
+        result: Result<(), WriteError>,
+    },
+}
