@@ -5,10 +5,21 @@
 //! subcommand and the job controllers share them.
 
 mod batch_job;
+#[cfg(test)]
+mod fixtures;
+mod job_lifecycle;
+mod job_sync;
 pub(crate) mod names;
+mod pod_set_info;
 mod priority;
 mod topology_request;
 
 pub use batch_job::{JobError, workload_for_job};
+pub use job_lifecycle::{
+    JobFinished, StopPlan, is_active, is_suspended, job_finished, job_pods_ready, start_job,
+    stop_job,
+};
+pub use job_sync::{WorkloadSync, job_matches_workload, workload_sync};
+pub use pod_set_info::{FlavorInfo, PodSetInfo, PodSetInfoError, pod_set_infos};
 pub use priority::PriorityLookup;
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};

@@ -41,6 +41,21 @@ pub(crate) fn check_dns1123_subdomain(value: &str) -> Result<(), String> {
     }
 }
 
+/// Checks a DNS-1123 label: 1 to 63 lower-case letters, digits and `-`, starting and ending with a
+/// letter or digit.
+pub(crate) fn check_dns1123_label(value: &str) -> Result<(), String> {
+    if value.len() > QUALIFIED_NAME_MAX {
+        return Err(format!(
+            "must be at most {QUALIFIED_NAME_MAX} characters, not {}",
+            value.len()
+        ));
+    }
+    if value.contains('.') {
+        return Err("must be a DNS-1123 label: no '.'".to_owned());
+    }
+    check_dns1123_subdomain(value)
+}
+
 /// Checks a qualified name, the syntax of a label key: an optional DNS-1123 subdomain prefix and
 /// `/`, then 1 to 63 letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit.
 pub(crate) fn check_qualified_name(value: &str) -> Result<(), String> {
