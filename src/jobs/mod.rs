@@ -13,6 +13,7 @@ pub(crate) mod names;
 mod pod_set_info;
 mod priority;
 mod topology_request;
+mod ungate;
 
 pub use batch_job::{JobError, workload_for_job};
 pub use job_lifecycle::{
@@ -23,3 +24,4 @@ pub use job_sync::{WorkloadSync, job_matches_workload, workload_sync};
 pub use pod_set_info::{FlavorInfo, PodSetInfo, PodSetInfoError, pod_set_infos};
 pub use priority::PriorityLookup;
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};
+pub use ungate::{PodView, Ungate, UngateError, pods_to_ungate};
