@@ -11,6 +11,7 @@ mod job_lifecycle;
 mod job_sync;
 pub(crate) mod names;
 mod pod_set_info;
+mod pods_ready;
 mod priority;
 mod topology_request;
 mod ungate;
@@ -22,6 +23,9 @@ pub use job_lifecycle::{
 };
 pub use job_sync::{WorkloadSync, job_matches_workload, workload_sync};
 pub use pod_set_info::{FlavorInfo, PodSetInfo, PodSetInfoError, pod_set_infos};
+pub use pods_ready::{
+    PodsReadyCondition, PodsReadyTimeout, pods_ready_condition, pods_ready_timeout, requeue_backoff,
+};
 pub use priority::PriorityLookup;
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};
 pub use ungate::{PodView, Ungate, UngateError, pods_to_ungate};
