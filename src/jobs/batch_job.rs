@@ -11,7 +11,7 @@ use crate::api::keys::{annotations, finalizers, labels};
 use crate::api::workload::PodSet;
 use crate::api::{Workload, WorkloadSpec};
 
-use super::names::check_dns1123_subdomain;
+use super::names::{check_dns1123_subdomain, owner_workload_name};
 use super::priority::{MissingClass, PriorityLookup};
 use super::topology_request::{
     TopologyAnnotationError, ignored_level_annotations, topology_request,
@@ -23,11 +23,6 @@ const JOB_GROUP: &str = "batch";
 const JOB_API_VERSION: &str = "batch/v1";
 /// Kind of batch/v1 Job.
 const JOB_KIND: &str = "Job";
-/// Characters of the Workload name kept before the hash: 253 (the longest object name) less
-/// `-` and the hash.
-const WORKLOAD_NAME_PREFIX_MAX: usize = 247;
-/// Hex characters of the name hash.
-const WORKLOAD_NAME_HASH_LEN: usize = 5;
 /// Labels the batch Job controller writes on its pod templates. They identify one Job, not the
 /// pods' shape, so the Workload's copy of the template leaves them out.
 const BATCH_CONTROLLER_LABELS: [&str; 4] = [
@@ -271,20 +266,7 @@ impl<'a> JobIdentity<'a> {
     /// and UID, so that a re-created Job of the same name gets a new Workload. The digest input
     /// and layout match Kueue's, so both name the Workload of a Job alike.
     fn workload_name(&self) -> String {
-        let mut prefix = format!("{}-{}", JOB_KIND.to_lowercase(), self.name);
-        truncate_at_char_boundary(&mut prefix, WORKLOAD_NAME_PREFIX_MAX);
-        let mut digest = sha1_smol::Sha1::new();
-        for (index, part) in [JOB_KIND, JOB_GROUP, self.name, self.uid]
-            .iter()
-            .enumerate()
-        {
-            if index > 0 {
-                digest.update(b"\n");
-            }
-            digest.update(part.as_bytes());
-        }
-        let hash = digest.digest().to_string();
-        format!("{prefix}-{}", &hash[..WORKLOAD_NAME_HASH_LEN])
+        owner_workload_name(JOB_KIND, JOB_GROUP, self.name, self.uid)
     }
 
     /// The Workload's metadata: namespace, the job-uid label, the owner reference that makes
@@ -307,16 +289,6 @@ impl<'a> JobIdentity<'a> {
             finalizers: Some(vec![finalizers::RESOURCE_IN_USE.to_owned()]),
             ..base
         }
-    }
-}
-
-fn truncate_at_char_boundary(text: &mut String, max: usize) {
-    if text.len() > max {
-        let cut = (0..=max)
-            .rev()
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
-        text.truncate(cut);
     }
 }
 

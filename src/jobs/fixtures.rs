@@ -2,6 +2,7 @@
 //! each test merges what it needs over them.
 
 use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use crate::api::Workload;
@@ -125,6 +126,31 @@ pub(crate) fn workload(patch: Value) -> Workload {
                     condition("Admitted", true, "Admitted", "2026-01-01T00:00:00Z")
                 ]
             }
+        }),
+        patch,
+    )
+}
+
+/// A pending pod named `name` in the sample namespace; `patch` is merged over it.
+pub(crate) fn pod(name: &str, patch: Value) -> Pod {
+    build(
+        json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": "team-a",
+                "uid": format!("uid-{name}"),
+                "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}
+            },
+            "spec": {
+                "containers": [{
+                    "name": "main",
+                    "image": "busybox",
+                    "resources": {"requests": {"cpu": "1"}}
+                }]
+            },
+            "status": {"phase": "Pending"}
         }),
         patch,
     )

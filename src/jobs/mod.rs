@@ -10,7 +10,9 @@ mod fixtures;
 mod job_lifecycle;
 mod job_sync;
 pub(crate) mod names;
+mod pod_group;
 mod pod_set_info;
+mod pod_workload;
 mod pods_ready;
 mod priority;
 mod topology_request;
@@ -22,7 +24,14 @@ pub use job_lifecycle::{
     stop_job,
 };
 pub use job_sync::{WorkloadSync, job_matches_workload, workload_sync};
+pub use pod_group::{
+    FieldError, FieldErrorKind, PodDefaulting, default_pod, pod_group_name, pod_group_total_count,
+    role_hash, validate_pod, validate_pod_update,
+};
 pub use pod_set_info::{FlavorInfo, PodSetInfo, PodSetInfoError, pod_set_infos};
+pub use pod_workload::{
+    PodWorkload, PodWorkloadError, pods_finished, pods_ready, start_pods, workload_for_pods,
+};
 pub use pods_ready::{
     PodsReadyCondition, PodsReadyTimeout, pods_ready_condition, pods_ready_timeout, requeue_backoff,
 };
