@@ -30,6 +30,14 @@ pub mod labels {
     pub const LEGACY_JOB_NAME: &str = "job-name";
     /// Legacy spelling of [`BATCH_CONTROLLER_UID`], still written by the batch Job controller.
     pub const LEGACY_CONTROLLER_UID: &str = "controller-uid";
+    /// `"true"` on a plain pod the pod webhook took over ([`MANAGED_VALUE`]).
+    pub const MANAGED: &str = "kueue.x-k8s.io/managed";
+    /// The only value [`MANAGED`] may have.
+    pub const MANAGED_VALUE: &str = "true";
+    /// The pod group a plain pod belongs to (the annotation of the same key wins).
+    pub const POD_GROUP_NAME: &str = "kueue.x-k8s.io/pod-group-name";
+    /// Rank of a plain pod within its group, for TAS.
+    pub const POD_GROUP_POD_INDEX: &str = "kueue.x-k8s.io/pod-group-pod-index";
 }
 
 /// Annotations on jobs, pod templates, pods and Workloads.
@@ -61,6 +69,36 @@ pub mod annotations {
     /// On a new Workload slice: the key of the slice it replaces.
     pub const WORKLOAD_SLICE_REPLACEMENT_FOR: &str =
         "kueue.x-k8s.io/workload-slice-replacement-for";
+    /// The Workload whose pods these are; written into pod templates at start, read by the
+    /// topology ungater.
+    pub const WORKLOAD: &str = "kueue.x-k8s.io/workload";
+    /// `"true"` on a batch Job while Kueue stops it; `suspend: true` does not count as suspended
+    /// until it is gone.
+    pub const STOPPING: &str = "kueue.x-k8s.io/stopping";
+    /// `"true"`: partial admission lowers `completions` together with `parallelism`.
+    pub const JOB_COMPLETIONS_EQUAL_PARALLELISM: &str =
+        "kueue.x-k8s.io/job-completions-equal-parallelism";
+    /// The pod group a plain pod belongs to; wins over the label of the same key.
+    pub const POD_GROUP_NAME: &str = "kueue.x-k8s.io/pod-group-name";
+    /// Pods a pod group expects, equal on every member.
+    pub const POD_GROUP_TOTAL_COUNT: &str = "kueue.x-k8s.io/pod-group-total-count";
+    /// `"true"`: build the group's Workload from its first runnable pod.
+    pub const POD_GROUP_FAST_ADMISSION: &str = "kueue.x-k8s.io/pod-group-fast-admission";
+    /// `"true"`: a serving pod group (never finishes).
+    pub const POD_GROUP_SERVING: &str = "kueue.x-k8s.io/pod-group-serving";
+    /// `"false"` on a member: the group ends once all its pods have ended.
+    pub const RETRIABLE_IN_GROUP: &str = "kueue.x-k8s.io/retriable-in-group";
+    /// Hash of a pod's scheduling-relevant spec; names its pod set in a group's Workload.
+    pub const ROLE_HASH: &str = "kueue.x-k8s.io/role-hash";
+    /// `"true"` on a Workload the pod-group integration created.
+    pub const IS_GROUP_WORKLOAD: &str = "kueue.x-k8s.io/is-group-workload";
+    /// The integration of a parent that gates the pod itself (no `managed` finalizer then).
+    pub const POD_SUSPENDING_PARENT: &str = "kueue.x-k8s.io/pod-suspending-parent";
+    /// Names the pod label whose value the pod webhook copies into
+    /// [`super::labels::POD_GROUP_POD_INDEX`].
+    pub const POD_GROUP_POD_INDEX_LABEL: &str = "kueue.x-k8s.io/pod-group-pod-index-label";
+    /// Subtracted from a pod's index label to give its rank (e.g. MPIJob workers from 1).
+    pub const POD_INDEX_OFFSET: &str = "kueue.x-k8s.io/pod-index-offset";
     /// kuota's own: the placement quality of each TAS pod set of an admitted Workload (domains
     /// used per topology level, lowest common level), as `kuota simulate` prints it.
     pub const PLACEMENT_QUALITY: &str = "kuota.dev/placement-quality";
@@ -70,6 +108,16 @@ pub mod annotations {
 pub mod finalizers {
     /// Blocks deletion of a Workload, ClusterQueue, ResourceFlavor, AdmissionCheck or Topology in use.
     pub const RESOURCE_IN_USE: &str = "kueue.x-k8s.io/resource-in-use";
+    /// Keeps a managed plain pod until Kueue has accounted for it.
+    pub const MANAGED: &str = "kueue.x-k8s.io/managed";
+}
+
+/// Pod scheduling gates.
+pub mod scheduling_gates {
+    /// Holds a managed plain pod until its Workload is admitted.
+    pub const ADMISSION: &str = "kueue.x-k8s.io/admission";
+    /// Holds a pod of a TAS admission until the ungater gives it its domain's nodeSelector.
+    pub const TOPOLOGY: &str = "kueue.x-k8s.io/topology";
 }
 
 /// Condition types of Workloads and queues.
@@ -88,6 +136,8 @@ pub mod condition_types {
     pub const PREEMPTED: &str = "Preempted";
     /// Whether the Workload is back in the queue.
     pub const REQUEUED: &str = "Requeued";
+    /// Asks the Workload controller to deactivate the Workload (`spec.active: false`).
+    pub const DEACTIVATION_TARGET: &str = "DeactivationTarget";
     /// Preemption waits on closed preemption gates.
     pub const BLOCKED_ON_PREEMPTION_GATES: &str = "BlockedOnPreemptionGates";
     /// A ClusterQueue or LocalQueue is usable.
@@ -137,9 +187,37 @@ pub mod admitted_reasons {
     pub const NO_RESERVATION: &str = "NoReservation";
 }
 
+/// Reasons of Workload `PodsReady`.
+pub mod pods_ready_reasons {
+    /// False: admitted, not every pod ready yet.
+    pub const WAIT_FOR_START: &str = "WaitForStart";
+    /// False: was ready, a pod is not any more.
+    pub const WAIT_FOR_RECOVERY: &str = "WaitForRecovery";
+    /// True: every pod became ready.
+    pub const STARTED: &str = "Started";
+    /// True: ready again after `WaitForRecovery`.
+    pub const RECOVERED: &str = "Recovered";
+}
+
+/// Reasons of Workload `Finished`.
+pub mod finished_reasons {
+    /// The job succeeded.
+    pub const SUCCEEDED: &str = "Succeeded";
+    /// The job failed.
+    pub const FAILED: &str = "Failed";
+    /// The job could not be started with its admission (a permanent conflict).
+    pub const FAILED_TO_START: &str = "FailedToStart";
+    /// A prebuilt Workload no longer matches its job.
+    pub const OUT_OF_SYNC: &str = "OutOfSync";
+    /// The Workload's owner is gone.
+    pub const OWNER_NOT_FOUND: &str = "OwnerNotFound";
+}
+
 /// Reasons of Workload `Evicted`.
 pub mod evicted_reasons {
     pub const PREEMPTED: &str = "Preempted";
+    /// Pods were not all ready within `waitForPodsReady.timeout` (or `recoveryTimeout`).
+    pub const PODS_READY_TIMEOUT: &str = "PodsReadyTimeout";
     pub const CLUSTER_QUEUE_STOPPED: &str = "ClusterQueueStopped";
     pub const LOCAL_QUEUE_STOPPED: &str = "LocalQueueStopped";
     pub const DEACTIVATED: &str = "Deactivated";
@@ -168,6 +246,32 @@ pub mod requeued_reasons {
     pub const CLUSTER_QUEUE_STOPPED: &str = "ClusterQueueStopped";
     /// False.
     pub const LOCAL_QUEUE_STOPPED: &str = "LocalQueueStopped";
+    /// False: waiting out the backoff after a PodsReady timeout.
+    pub const PODS_READY_TIMEOUT: &str = "PodsReadyTimeout";
+}
+
+/// Reasons of Workload `DeactivationTarget`.
+pub mod deactivation_reasons {
+    /// A PodsReady timeout would exceed `backoffLimitCount`.
+    pub const REQUEUING_LIMIT_EXCEEDED: &str = "RequeuingLimitExceeded";
+}
+
+/// Reasons of the events Kueue's job and pod integrations record on jobs and pods.
+pub mod job_event_reasons {
+    pub const CREATED_WORKLOAD: &str = "CreatedWorkload";
+    pub const DELETED_WORKLOAD: &str = "DeletedWorkload";
+    pub const UPDATED_WORKLOAD: &str = "UpdatedWorkload";
+    pub const FINISHED_WORKLOAD: &str = "FinishedWorkload";
+    pub const STARTED: &str = "Started";
+    pub const STOPPED: &str = "Stopped";
+    pub const SUSPENDED: &str = "Suspended";
+    pub const DELETED: &str = "Deleted";
+    pub const UPDATED_ADMISSION_CHECK: &str = "UpdatedAdmissionCheck";
+    /// Warning.
+    pub const WORKLOAD_PRIORITY_CLASS_NOT_FOUND: &str = "WorkloadPriorityClassNotFound";
+    /// Warning.
+    pub const ERR_WORKLOAD_COMPOSE: &str = "ErrWorkloadCompose";
+    pub const EXCESS_POD_DELETED: &str = "ExcessPodDeleted";
 }
 
 /// kuota's own Workload annotations: decision state the engine carries from one cycle to the next,

@@ -11,7 +11,7 @@ use crate::api::keys::{annotations, finalizers, labels};
 use crate::api::workload::PodSet;
 use crate::api::{Workload, WorkloadSpec};
 
-use super::names::check_dns1123_subdomain;
+use super::names::{check_dns1123_subdomain, owner_workload_name};
 use super::priority::{MissingClass, PriorityLookup};
 use super::topology_request::{
     TopologyAnnotationError, ignored_level_annotations, topology_request,
@@ -23,11 +23,6 @@ const JOB_GROUP: &str = "batch";
 const JOB_API_VERSION: &str = "batch/v1";
 /// Kind of batch/v1 Job.
 const JOB_KIND: &str = "Job";
-/// Characters of the Workload name kept before the hash: 253 (the longest object name) less
-/// `-` and the hash.
-const WORKLOAD_NAME_PREFIX_MAX: usize = 247;
-/// Hex characters of the name hash.
-const WORKLOAD_NAME_HASH_LEN: usize = 5;
 /// Labels the batch Job controller writes on its pod templates. They identify one Job, not the
 /// pods' shape, so the Workload's copy of the template leaves them out.
 const BATCH_CONTROLLER_LABELS: [&str; 4] = [
@@ -137,40 +132,9 @@ pub fn workload_for_job(job: &Job, priorities: &PriorityLookup) -> Result<Worklo
         reason: format!("not a LocalQueue name: {reason}"),
     })?;
 
-    let maximum_execution_time_seconds = label(labels::MAX_EXEC_TIME_SECONDS)
-        .map(|value| parse_max_exec_time(&key, value))
-        .transpose()?;
-
-    let spec = job.spec.as_ref();
-    let count = pod_count(
-        &key,
-        spec.and_then(|s| s.parallelism),
-        spec.and_then(|s| s.completions),
-    )?;
-    let min_count = job
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|all| all.get(annotations::JOB_MIN_PARALLELISM))
-        .map(|value| parse_min_parallelism(&key, value, count))
-        .transpose()?;
-
-    let template = spec.map(|s| s.template.clone()).unwrap_or_default();
-    let no_annotations = BTreeMap::new();
-    let template_annotations = template
-        .metadata
-        .as_ref()
-        .and_then(|meta| meta.annotations.as_ref())
-        .unwrap_or(&no_annotations);
-    let topology = topology_request(template_annotations, count, labels::JOB_COMPLETION_INDEX)
-        .map_err(|problem| JobError::Topology {
-            job: key.clone(),
-            problem,
-        })?;
-    let ignored = ignored_level_annotations(template_annotations);
-    if !ignored.is_empty() {
-        tracing::warn!(job = %key, ?ignored, "pod template has several topology level annotations; only the first of required, preferred, unconstrained counts");
-    }
+    let maximum_execution_time_seconds = max_execution_time(job, &key)?;
+    let pod_set = job_pod_set(job, &key)?;
+    let template = &pod_set.template;
 
     let pod_priority_class = template
         .spec
@@ -196,13 +160,7 @@ pub fn workload_for_job(job: &Job, priorities: &PriorityLookup) -> Result<Worklo
     let mut workload = Workload::new(
         &identity.workload_name(),
         WorkloadSpec {
-            pod_sets: vec![PodSet {
-                name: DEFAULT_POD_SET_NAME.to_owned(),
-                template: without_controller_labels(template),
-                count,
-                min_count,
-                topology_request: Some(topology),
-            }],
+            pod_sets: vec![pod_set],
             queue_name: Some(queue_name.clone()),
             priority_class_ref: priority.class,
             priority: Some(priority.value),
@@ -213,6 +171,59 @@ pub fn workload_for_job(job: &Job, priorities: &PriorityLookup) -> Result<Worklo
     );
     workload.metadata = identity.workload_metadata(workload.metadata);
     Ok(workload)
+}
+
+/// The maximum execution time the Job's label asks for.
+pub(crate) fn max_execution_time(job: &Job, key: &str) -> Result<Option<i32>, JobError> {
+    job.metadata
+        .labels
+        .as_ref()
+        .and_then(|all| all.get(labels::MAX_EXEC_TIME_SECONDS))
+        .map(|value| parse_max_exec_time(key, value))
+        .transpose()
+}
+
+/// The one pod set of a Job's Workload: `main`, the Job's pod count, the partial-admission
+/// floor, the template without the labels of one Job or one admission, and the topology request.
+/// `key` names the Job in errors.
+pub(crate) fn job_pod_set(job: &Job, key: &str) -> Result<PodSet, JobError> {
+    let spec = job.spec.as_ref();
+    let count = pod_count(
+        key,
+        spec.and_then(|s| s.parallelism),
+        spec.and_then(|s| s.completions),
+    )?;
+    let min_count = job
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|all| all.get(annotations::JOB_MIN_PARALLELISM))
+        .map(|value| parse_min_parallelism(key, value, count))
+        .transpose()?;
+
+    let template = spec.map(|s| s.template.clone()).unwrap_or_default();
+    let no_annotations = BTreeMap::new();
+    let template_annotations = template
+        .metadata
+        .as_ref()
+        .and_then(|meta| meta.annotations.as_ref())
+        .unwrap_or(&no_annotations);
+    let topology = topology_request(template_annotations, count, labels::JOB_COMPLETION_INDEX)
+        .map_err(|problem| JobError::Topology {
+            job: key.to_owned(),
+            problem,
+        })?;
+    let ignored = ignored_level_annotations(template_annotations);
+    if !ignored.is_empty() {
+        tracing::warn!(job = %key, ?ignored, "pod template has several topology level annotations; only the first of required, preferred, unconstrained counts");
+    }
+    Ok(PodSet {
+        name: DEFAULT_POD_SET_NAME.to_owned(),
+        template: without_controller_labels(template),
+        count,
+        min_count,
+        topology_request: Some(topology),
+    })
 }
 
 /// Name, namespace and UID of a Job, all present.
@@ -255,20 +266,7 @@ impl<'a> JobIdentity<'a> {
     /// and UID, so that a re-created Job of the same name gets a new Workload. The digest input
     /// and layout match Kueue's, so both name the Workload of a Job alike.
     fn workload_name(&self) -> String {
-        let mut prefix = format!("{}-{}", JOB_KIND.to_lowercase(), self.name);
-        truncate_at_char_boundary(&mut prefix, WORKLOAD_NAME_PREFIX_MAX);
-        let mut digest = sha1_smol::Sha1::new();
-        for (index, part) in [JOB_KIND, JOB_GROUP, self.name, self.uid]
-            .iter()
-            .enumerate()
-        {
-            if index > 0 {
-                digest.update(b"\n");
-            }
-            digest.update(part.as_bytes());
-        }
-        let hash = digest.digest().to_string();
-        format!("{prefix}-{}", &hash[..WORKLOAD_NAME_HASH_LEN])
+        owner_workload_name(JOB_KIND, JOB_GROUP, self.name, self.uid)
     }
 
     /// The Workload's metadata: namespace, the job-uid label, the owner reference that makes
@@ -291,16 +289,6 @@ impl<'a> JobIdentity<'a> {
             finalizers: Some(vec![finalizers::RESOURCE_IN_USE.to_owned()]),
             ..base
         }
-    }
-}
-
-fn truncate_at_char_boundary(text: &mut String, max: usize) {
-    if text.len() > max {
-        let cut = (0..=max)
-            .rev()
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
-        text.truncate(cut);
     }
 }
 

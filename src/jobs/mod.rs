@@ -1,14 +1,57 @@
-//! Job integrations: the Workload kuota creates for a job object, built the way Kueue's job
-//! integrations build it so that both agree on names, pod sets and priorities.
+//! Job integrations: what Kueue's batch/v1 Job and plain-pod integrations decide, as pure
+//! functions of the objects (no client, no clock), so that kuota and Kueue agree on names, pod
+//! sets, priorities and on what happens to jobs and pods around an admission.
 //!
-//! Pure functions of the job and the priority classes that exist; no client. The `simulate`
-//! subcommand and the job controllers share them.
+//! - Workloads: [`workload_for_job`] (a batch Job), [`workload_for_pods`] (a pod or a group).
+//! - Start and stop: [`pod_set_infos`] builds what an admission adds to the pods (flavors'
+//!   nodeSelectors and tolerations, Kueue's labels and annotations, the topology gate);
+//!   [`start_job`] / [`stop_job`] unsuspend and suspend-and-restore a Job; [`start_pods`] ungates
+//!   admitted plain pods; [`job_finished`] / [`pods_finished`] end the Workload.
+//! - Keeping in step: [`workload_sync`] (Kueue's equivalence of a Job and its Workload).
+//! - Pod webhook: [`validate_pod`], [`validate_pod_update`], [`default_pod`].
+//! - TAS: [`pods_to_ungate`], the topology ungater's decision, read from the pods alone.
+//! - waitForPodsReady: [`pods_ready_condition`], [`pods_ready_timeout`].
+//! - Events: [`JobEvent`].
+//!
+//! The `simulate` subcommand and the job controllers share them; the controllers do the I/O
+//! (reading flavors and pods, writing patches and events) in the order each function documents.
 
 mod batch_job;
+mod events;
+#[cfg(test)]
+mod fixtures;
+mod job_lifecycle;
+mod job_sync;
 pub(crate) mod names;
+mod pod_group;
+mod pod_set_info;
+mod pod_workload;
+mod pods_ready;
 mod priority;
 mod topology_request;
+mod ungate;
 
 pub use batch_job::{JobError, workload_for_job};
+pub use events::{
+    JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
+    STOP_WORKLOAD_DELETED,
+};
+pub use job_lifecycle::{
+    JobFinished, StopPlan, is_active, is_suspended, job_finished, job_pods_ready, start_job,
+    stop_job,
+};
+pub use job_sync::{WorkloadSync, job_matches_workload, workload_sync};
+pub use pod_group::{
+    FieldError, FieldErrorKind, PodDefaulting, default_pod, pod_group_name, pod_group_total_count,
+    role_hash, validate_pod, validate_pod_update,
+};
+pub use pod_set_info::{FlavorInfo, PodSetInfo, PodSetInfoError, pod_set_infos};
+pub use pod_workload::{
+    PodWorkload, PodWorkloadError, pods_finished, pods_ready, start_pods, workload_for_pods,
+};
+pub use pods_ready::{
+    PodsReadyCondition, PodsReadyTimeout, pods_ready_condition, pods_ready_timeout, requeue_backoff,
+};
 pub use priority::PriorityLookup;
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};
+pub use ungate::{PodView, Ungate, UngateError, pods_to_ungate};

@@ -8,6 +8,31 @@ const DNS1123_SUBDOMAIN_MAX: usize = 253;
 /// Longest name part of a qualified name (a label key without its prefix).
 const QUALIFIED_NAME_MAX: usize = 63;
 
+/// Characters of a Workload name kept before the hash: 253 (the longest object name) less `-`
+/// and the hash.
+const WORKLOAD_NAME_PREFIX_MAX: usize = 247;
+/// Hex characters of the Workload name hash.
+const WORKLOAD_NAME_HASH_LEN: usize = 5;
+
+/// The name of the Workload of an owner object: `<kind in lower case>-<name>`, cut to fit, then
+/// `-` and 5 hex characters of a SHA-1 over kind, group, name and UID (one per line), so that a
+/// re-created owner of the same name gets a new Workload. Digest input and layout are Kueue's,
+/// so both name the Workload of an owner alike.
+pub(crate) fn owner_workload_name(kind: &str, group: &str, name: &str, uid: &str) -> String {
+    let mut prefix = format!("{}-{name}", kind.to_lowercase());
+    if prefix.len() > WORKLOAD_NAME_PREFIX_MAX {
+        let cut = (0..=WORKLOAD_NAME_PREFIX_MAX)
+            .rev()
+            .find(|&i| prefix.is_char_boundary(i))
+            .unwrap_or(0);
+        prefix.truncate(cut);
+    }
+    let mut digest = sha1_smol::Sha1::new();
+    digest.update(format!("{kind}\n{group}\n{name}\n{uid}").as_bytes());
+    let hash = digest.digest().to_string();
+    format!("{prefix}-{}", &hash[..WORKLOAD_NAME_HASH_LEN])
+}
+
 /// Checks a DNS-1123 subdomain: dot-separated lower-case alphanumeric labels that may contain `-`
 /// inside, 253 characters at most.
 pub(crate) fn check_dns1123_subdomain(value: &str) -> Result<(), String> {
@@ -39,6 +64,21 @@ pub(crate) fn check_dns1123_subdomain(value: &str) -> Result<(), String> {
                 .to_owned(),
         )
     }
+}
+
+/// Checks a DNS-1123 label: 1 to 63 lower-case letters, digits and `-`, starting and ending with a
+/// letter or digit.
+pub(crate) fn check_dns1123_label(value: &str) -> Result<(), String> {
+    if value.len() > QUALIFIED_NAME_MAX {
+        return Err(format!(
+            "must be at most {QUALIFIED_NAME_MAX} characters, not {}",
+            value.len()
+        ));
+    }
+    if value.contains('.') {
+        return Err("must be a DNS-1123 label: no '.'".to_owned());
+    }
+    check_dns1123_subdomain(value)
 }
 
 /// Checks a qualified name, the syntax of a label key: an optional DNS-1123 subdomain prefix and

@@ -54,3 +54,13 @@ fn label_values_may_be_empty_or_name_shaped() {
         assert!(check_label_value(bad).is_err(), "{bad:?} accepted");
     }
 }
+
+#[test]
+fn dns1123_labels_have_no_dots_and_at_most_63_characters() {
+    for good in ["cq", "cluster-queue-1", &"q".repeat(63)] {
+        assert!(check_dns1123_label(good).is_ok(), "{good:?} rejected");
+    }
+    for bad in ["", "a.b", "Cq", "-cq", "cq-", "c_q", &"q".repeat(64)] {
+        assert!(check_dns1123_label(bad).is_err(), "{bad:?} accepted");
+    }
+}

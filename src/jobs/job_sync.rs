@@ -1,0 +1,172 @@
+//! Whether a batch/v1 Job still matches its Workload, and what to do when it does not: Kueue's
+//! equivalence check. Only what decides admission is compared: the pod counts (and
+//! partial-admission floor), init containers, containers and tolerations of each pod set.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::PodSpec;
+
+use crate::api::Workload;
+use crate::api::keys::condition_types;
+use crate::api::workload::PodSet;
+use crate::engine::features::{Feature, FeatureGates};
+
+use super::batch_job::{JobError, job_pod_set, max_execution_time};
+use super::job_lifecycle::is_suspended;
+use super::pod_set_info::{FlavorInfo, pod_set_infos};
+
+/// What the Job reconciler does with an existing Workload of the Job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadSync {
+    /// The Workload describes the Job.
+    InSync,
+    /// The Job changed while suspended and the Workload holds no quota: write the spec built
+    /// from the Job into this Workload (keeping `spec.active`); Kueue's `UpdatedWorkload` event.
+    Update,
+    /// The Workload cannot follow the Job: stop the Job if it runs (restoring its template from
+    /// this Workload), delete the Workload (`DeletedWorkload`), and create a new one once the
+    /// Job has no active pods.
+    Replace,
+}
+
+/// How `workload` relates to `job`. The flavors are needed to compare a running Job with what
+/// its admission made of the template.
+pub fn workload_sync(
+    job: &Job,
+    workload: &Workload,
+    flavors: &BTreeMap<String, FlavorInfo>,
+    gates: &FeatureGates,
+) -> Result<WorkloadSync, JobError> {
+    if job_matches_workload(job, workload, flavors, gates)? {
+        Ok(WorkloadSync::InSync)
+    } else if is_suspended(job) && !condition_true(workload, condition_types::QUOTA_RESERVED) {
+        Ok(WorkloadSync::Update)
+    } else {
+        Ok(WorkloadSync::Replace)
+    }
+}
+
+/// Kueue's equivalence of a Job and a Workload: the Workload's controller is this Job (name, and
+/// UID with `FinishOrphanedWorkloads`), the maximum execution time agrees, and the pod sets
+/// agree. While the Workload holds quota the Job is compared with the pod sets as started
+/// (flavors merged, admitted counts), or, while the Job is suspended, with the spec.
+pub fn job_matches_workload(
+    job: &Job,
+    workload: &Workload,
+    flavors: &BTreeMap<String, FlavorInfo>,
+    gates: &FeatureGates,
+) -> Result<bool, JobError> {
+    let Some(owner) = workload
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+    else {
+        return Ok(false);
+    };
+    if Some(owner.name.as_str()) != job.metadata.name.as_deref() {
+        return Ok(false);
+    }
+    if gates.enabled(Feature::FinishOrphanedWorkloads)
+        && Some(owner.uid.as_str()) != job.metadata.uid.as_deref()
+    {
+        return Ok(false);
+    }
+    let key = format!(
+        "{}/{}",
+        job.metadata.namespace.as_deref().unwrap_or_default(),
+        job.metadata.name.as_deref().unwrap_or_default()
+    );
+    if max_execution_time(job, &key)? != workload.spec.maximum_execution_time_seconds {
+        return Ok(false);
+    }
+    let mut pod_set = job_pod_set(job, &key)?;
+    if !gates.enabled(Feature::PartialAdmission) {
+        pod_set.min_count = None;
+    }
+    let job_pod_sets = [pod_set];
+    // Once admitted, the Job's template carries the flavors' tolerations; they are not compared.
+    let ignore_tolerations = condition_true(workload, condition_types::ADMITTED);
+    if let Some(running) = running_pod_sets(workload, flavors, gates) {
+        if same_pod_sets(&job_pod_sets, &running, ignore_tolerations) {
+            return Ok(true);
+        }
+        return Ok(is_suspended(job)
+            && same_pod_sets(&job_pod_sets, &workload.spec.pod_sets, ignore_tolerations));
+    }
+    Ok(same_pod_sets(
+        &job_pod_sets,
+        &workload.spec.pod_sets,
+        ignore_tolerations,
+    ))
+}
+
+/// The pod sets as the Job runs them while the Workload holds quota: each template with its
+/// pod set info merged in, partially admitted counts lowered. `None` without a reservation or
+/// when the infos cannot be built or merged.
+fn running_pod_sets(
+    workload: &Workload,
+    flavors: &BTreeMap<String, FlavorInfo>,
+    gates: &FeatureGates,
+) -> Option<Vec<PodSet>> {
+    if !condition_true(workload, condition_types::QUOTA_RESERVED) {
+        return None;
+    }
+    let infos = pod_set_infos(workload, flavors, gates).ok()?;
+    let partial = gates.enabled(Feature::PartialAdmission)
+        && workload
+            .spec
+            .pod_sets
+            .iter()
+            .any(|ps| ps.min_count.is_some());
+    let mut running = workload.spec.pod_sets.clone();
+    for pod_set in &mut running {
+        let info = infos.iter().find(|i| i.name == pod_set.name)?;
+        let meta = pod_set.template.metadata.get_or_insert_default();
+        let spec = pod_set.template.spec.get_or_insert_default();
+        info.merge_into(meta, spec).ok()?;
+        if partial && pod_set.min_count.is_some() {
+            pod_set.count = info.count;
+        }
+    }
+    Some(running)
+}
+
+fn same_pod_sets(a: &[PodSet], b: &[PodSet], ignore_tolerations: bool) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(a, b)| {
+            a.count == b.count
+                && a.min_count == b.min_count
+                && same_pod_spec(
+                    a.template.spec.as_ref(),
+                    b.template.spec.as_ref(),
+                    ignore_tolerations,
+                )
+        })
+}
+
+fn same_pod_spec(a: Option<&PodSpec>, b: Option<&PodSpec>, ignore_tolerations: bool) -> bool {
+    let empty = PodSpec::default();
+    let (a, b) = (a.unwrap_or(&empty), b.unwrap_or(&empty));
+    (ignore_tolerations || list(&a.tolerations) == list(&b.tolerations))
+        && list(&a.init_containers) == list(&b.init_containers)
+        && a.containers == b.containers
+}
+
+/// An absent list and an empty one are the same.
+fn list<T>(items: &Option<Vec<T>>) -> &[T] {
+    items.as_deref().unwrap_or(&[])
+}
+
+fn condition_true(workload: &Workload, type_: &str) -> bool {
+    workload.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == type_ && c.status == "True")
+    })
+}
+
+#[cfg(test)]
+mod tests;
