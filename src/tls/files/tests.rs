@@ -3,11 +3,27 @@ use std::path::PathBuf;
 use super::*;
 use crate::tls::testing::{issued, settings, t0};
 
-fn scratch_dir(test: &str) -> PathBuf {
+/// A directory of its own for one test, removed when the test ends.
+struct ScratchDir(PathBuf);
+
+impl std::ops::Deref for ScratchDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch_dir(test: &str) -> ScratchDir {
     let dir = std::env::temp_dir().join(format!("kuota-tls-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    ScratchDir(dir)
 }
 
 fn write_pair(dir: &Path, crt: &[u8], key: &[u8]) {
