@@ -8,6 +8,8 @@
 //!   [`start_job`] / [`stop_job`] unsuspend and suspend-and-restore a Job; [`start_pods`] ungates
 //!   admitted plain pods; [`job_finished`] / [`pods_finished`] end the Workload.
 //! - Keeping in step: [`workload_sync`] (Kueue's equivalence of a Job and its Workload).
+//! - The Job reconciler's next write: [`next_job_step`], one step of Kueue's order at a time;
+//!   [`workload_finalizer_removable`].
 //! - Pod webhook: [`validate_pod`], [`validate_pod_update`], [`default_pod`].
 //! - TAS: [`pods_to_ungate`], the topology ungater's decision, read from the pods alone.
 //! - waitForPodsReady: [`pods_ready_condition`], [`pods_ready_timeout`].
@@ -21,6 +23,7 @@ mod events;
 #[cfg(test)]
 mod fixtures;
 mod job_lifecycle;
+mod job_reconcile;
 mod job_sync;
 pub(crate) mod names;
 mod pod_group;
@@ -39,6 +42,9 @@ pub use events::{
 pub use job_lifecycle::{
     JobFinished, StopPlan, is_active, is_suspended, job_finished, job_pods_ready, start_job,
     stop_job,
+};
+pub use job_reconcile::{
+    JobContext, JobStep, next_job_step, owned_by, workload_finalizer_removable,
 };
 pub use job_sync::{WorkloadSync, job_matches_workload, workload_sync};
 pub use pod_group::{

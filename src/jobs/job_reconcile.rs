@@ -1,0 +1,294 @@
+//! The batch Job reconciler's next step, decided from a Job, the Workloads it owns and what the
+//! cluster offers (flavors, priority classes). One step at a time: the controller writes it, reads
+//! the result back through its watches and asks again, so a step that fails or a crash between
+//! steps is picked up where it stopped. Kueue's order: a finished Job finishes its Workload; a Job
+//! without a Workload gets one; a Workload out of step is updated or replaced; `PodsReady` is
+//! kept; an evicted or unadmitted Workload stops the Job; an admitted one starts it.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::batch::v1::Job;
+
+use super::batch_job::{JobError, workload_for_job};
+use super::events::{
+    JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
+    STOP_WORKLOAD_DELETED,
+};
+use super::job_lifecycle::{
+    is_active, is_suspended, job_finished, job_pods_ready, start_job, stop_job,
+};
+use super::job_sync::{WorkloadSync, workload_sync};
+use super::pod_set_info::{FlavorInfo, pod_set_infos};
+use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
+use super::priority::PriorityLookup;
+use crate::api::Workload;
+use crate::api::keys::{condition_types, finalizers, finished_reasons};
+use crate::engine::features::FeatureGates;
+
+/// What the reconciler reads besides the Job and its Workloads.
+#[derive(Clone, Copy, Debug)]
+pub struct JobContext<'a> {
+    pub flavors: &'a BTreeMap<String, FlavorInfo>,
+    pub priorities: &'a PriorityLookup,
+    pub gates: &'a FeatureGates,
+    /// `waitForPodsReady` is on: the Workload's `PodsReady` condition is kept.
+    pub wait_for_pods_ready: bool,
+}
+
+/// The one write to make next for a Job.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JobStep {
+    /// Nothing to do until the Job or a Workload changes.
+    Idle,
+    /// Create this Workload; `CreatedWorkload` on the Job once it exists.
+    CreateWorkload(Box<Workload>),
+    /// The Job cannot have a Workload as it is (a missing priority class, a label kuota cannot
+    /// use): the warning to record on the Job, once per version of the Job.
+    CannotCompose { error: JobError, event: JobEvent },
+    /// Write this spec into the Workload (a suspended Job changed); `UpdatedWorkload`.
+    UpdateWorkload(Box<Workload>),
+    /// Delete the Workload (a duplicate, or one that cannot follow the Job).
+    DeleteWorkload {
+        workload: Box<Workload>,
+        event: Option<JobEvent>,
+    },
+    /// Set `Finished=True` on the Workload with this reason and message.
+    FinishWorkload {
+        workload: Box<Workload>,
+        reason: &'static str,
+        message: String,
+    },
+    /// Write this `PodsReady` condition on the Workload.
+    PodsReady {
+        workload: Box<Workload>,
+        condition: PodsReadyCondition,
+    },
+    /// Replace the Job with this one (start, suspend or restore), then record the event.
+    UpdateJob {
+        job: Box<Job>,
+        event: Option<JobEvent>,
+    },
+    /// Clear the Job's `status.startTime`, so its template may be restored.
+    ClearStartTime,
+}
+
+/// The Workload `workload` owned by a Job, by controller owner reference.
+pub fn owned_by(workload: &Workload, job_uid: &str) -> bool {
+    workload
+        .metadata
+        .owner_references
+        .as_ref()
+        .is_some_and(|owners| {
+            owners
+                .iter()
+                .any(|o| o.controller == Some(true) && o.uid == job_uid)
+        })
+}
+
+/// The next step for `job`, given the Workloads it owns.
+pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) -> JobStep {
+    let live: Vec<&Workload> = owned
+        .iter()
+        .copied()
+        .filter(|w| w.metadata.deletion_timestamp.is_none())
+        .collect();
+    if let Some(finished) = job_finished(job) {
+        return match live
+            .iter()
+            .find(|w| !condition_true(w, condition_types::FINISHED))
+        {
+            Some(workload) => JobStep::FinishWorkload {
+                workload: Box::new((*workload).clone()),
+                reason: finished.reason,
+                message: finished.message,
+            },
+            None => JobStep::Idle,
+        };
+    }
+    let Some((&workload, duplicates)) = live.split_first() else {
+        return without_workload(job, owned, context);
+    };
+    if let Some(duplicate) = duplicates.first() {
+        // Kueue keeps one Workload per Job; the newest extra goes first, the first stays.
+        return JobStep::DeleteWorkload {
+            workload: Box::new((*duplicate).clone()),
+            event: Some(JobEvent::deleted_workload(&key_of(duplicate))),
+        };
+    }
+    if condition_true(workload, condition_types::FINISHED) {
+        return JobStep::Idle;
+    }
+    match workload_sync(job, workload, context.flavors, context.gates) {
+        Err(error) => return cannot_compose(error),
+        Ok(WorkloadSync::Update) => {
+            return match workload_for_job(job, context.priorities) {
+                Ok(built) => {
+                    let mut updated = workload.clone();
+                    let active = updated.spec.active;
+                    updated.spec = built.spec;
+                    updated.spec.active = active;
+                    JobStep::UpdateWorkload(Box::new(updated))
+                }
+                Err(error) => cannot_compose(error),
+            };
+        }
+        Ok(WorkloadSync::Replace) => {
+            return if is_suspended(job) {
+                JobStep::DeleteWorkload {
+                    workload: Box::new(workload.clone()),
+                    event: Some(JobEvent::deleted_workload(&key_of(workload))),
+                }
+            } else {
+                stop(job, Some(workload), STOP_NO_MATCHING_WORKLOAD)
+            };
+        }
+        Ok(WorkloadSync::InSync) => {}
+    }
+    if context.wait_for_pods_ready && condition_true(workload, condition_types::QUOTA_RESERVED) {
+        let condition = pods_ready_condition(workload, job_pods_ready(job));
+        if !condition.is_current(workload) {
+            return JobStep::PodsReady {
+                workload: Box::new(workload.clone()),
+                condition,
+            };
+        }
+    }
+    let evicted = condition(workload, condition_types::EVICTED).filter(|c| c.status == "True");
+    let admitted = condition_true(workload, condition_types::ADMITTED);
+    if let Some(evicted) = evicted {
+        return stop(job, Some(workload), &evicted.message);
+    }
+    if !admitted {
+        return stop(job, Some(workload), STOP_NOT_ADMITTED);
+    }
+    if !is_suspended(job) {
+        return JobStep::Idle;
+    }
+    start(job, workload, context)
+}
+
+/// A Job whose Workloads are all gone or going: stop it if it runs, then create a Workload once
+/// no pod of it is active (Kueue never lets a new Workload count pods an old one still runs).
+fn without_workload(job: &Job, owned: &[&Workload], context: JobContext<'_>) -> JobStep {
+    if !is_suspended(job) {
+        let (message, workload) = match owned.first() {
+            Some(deleted) => (STOP_WORKLOAD_DELETED, Some(*deleted)),
+            None => (STOP_MISSING_WORKLOAD, None),
+        };
+        return stop(job, workload, message);
+    }
+    if is_active(job) || !owned.is_empty() {
+        return JobStep::Idle;
+    }
+    match workload_for_job(job, context.priorities) {
+        Ok(workload) => JobStep::CreateWorkload(Box::new(workload)),
+        Err(error) if error.is_not_managed() => JobStep::Idle,
+        Err(error) => cannot_compose(error),
+    }
+}
+
+/// The next write of Kueue's stop: suspend (with the `stopping` annotation), clear the start
+/// time, restore the template; `Stopped` is recorded with the suspension.
+fn stop(job: &Job, workload: Option<&Workload>, message: &str) -> JobStep {
+    let plan = stop_job(job, workload);
+    let suspended = job.spec.as_ref().and_then(|s| s.suspend) == Some(true);
+    if !suspended && let Some(suspend) = plan.suspend {
+        return JobStep::UpdateJob {
+            job: Box::new(suspend),
+            event: Some(JobEvent::stopped(message)),
+        };
+    }
+    if plan.clear_start_time {
+        return JobStep::ClearStartTime;
+    }
+    match plan.restore {
+        Some(restored) => JobStep::UpdateJob {
+            job: Box::new(restored),
+            event: None,
+        },
+        None => JobStep::Idle,
+    }
+}
+
+/// Kueue's start of an admitted Workload's suspended Job; a conflict no retry can solve
+/// finishes the Workload with `FailedToStart`.
+fn start(job: &Job, workload: &Workload, context: JobContext<'_>) -> JobStep {
+    let started = pod_set_infos(workload, context.flavors, context.gates)
+        .and_then(|infos| start_job(job, &infos));
+    match started {
+        Ok(started) => {
+            let cluster_queue = workload
+                .status
+                .as_ref()
+                .and_then(|s| s.admission.as_ref())
+                .map(|a| a.cluster_queue.clone())
+                .unwrap_or_default();
+            JobStep::UpdateJob {
+                job: Box::new(started),
+                event: Some(JobEvent::started(&cluster_queue)),
+            }
+        }
+        Err(error) if error.is_permanent() => JobStep::FinishWorkload {
+            workload: Box::new(workload.clone()),
+            reason: finished_reasons::FAILED_TO_START,
+            message: error.to_string(),
+        },
+        // A flavor not read yet, or an admission check still deciding: the next change retries.
+        Err(_) => JobStep::Idle,
+    }
+}
+
+fn cannot_compose(error: JobError) -> JobStep {
+    let event = match &error {
+        JobError::WorkloadPriorityClassNotFound { name, .. } => {
+            JobEvent::workload_priority_class_not_found(name)
+        }
+        other => JobEvent::err_workload_compose(&other.to_string()),
+    };
+    JobStep::CannotCompose { error, event }
+}
+
+/// Whether kuota may drop the Workload's `resource-in-use` finalizer: it is finished, or it is
+/// being deleted and its Job (if any) no longer runs under it.
+pub fn workload_finalizer_removable(workload: &Workload, job: Option<&Job>) -> bool {
+    let held = workload
+        .metadata
+        .finalizers
+        .as_ref()
+        .is_some_and(|f| f.iter().any(|f| f == finalizers::RESOURCE_IN_USE));
+    if !held {
+        return false;
+    }
+    if condition_true(workload, condition_types::FINISHED) {
+        return true;
+    }
+    workload.metadata.deletion_timestamp.is_some()
+        && job.is_none_or(|job| is_suspended(job) || job.metadata.deletion_timestamp.is_some())
+}
+
+fn key_of(workload: &Workload) -> String {
+    format!(
+        "{}/{}",
+        workload.metadata.namespace.as_deref().unwrap_or_default(),
+        workload.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+fn condition<'a>(
+    workload: &'a Workload,
+    type_: &str,
+) -> Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
+    workload
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == type_)
+}
+
+fn condition_true(workload: &Workload, type_: &str) -> bool {
+    condition(workload, type_).is_some_and(|c| c.status == "True")
+}
+
+#[cfg(test)]
+mod tests;

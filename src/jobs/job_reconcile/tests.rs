@@ -1,0 +1,303 @@
+use serde_json::json;
+
+use super::*;
+use crate::api::keys::{annotations, job_event_reasons, pods_ready_reasons};
+use crate::jobs::fixtures::{condition, job, workload};
+
+fn flavors() -> BTreeMap<String, FlavorInfo> {
+    BTreeMap::from([(
+        "on-demand".to_owned(),
+        FlavorInfo {
+            node_labels: BTreeMap::from([("instance-type".to_owned(), "on-demand".to_owned())]),
+            tolerations: Vec::new(),
+        },
+    )])
+}
+
+fn step(job: &Job, owned: &[&Workload], wait_for_pods_ready: bool) -> JobStep {
+    let (flavors, priorities, gates) = (flavors(), PriorityLookup::new(), FeatureGates::default());
+    next_job_step(
+        job,
+        owned,
+        JobContext {
+            flavors: &flavors,
+            priorities: &priorities,
+            gates: &gates,
+            wait_for_pods_ready,
+        },
+    )
+}
+
+/// The fixture Workload as the Job integration creates it: no admission yet.
+fn pending() -> Workload {
+    workload(json!({"status": null}))
+}
+
+/// The sample Job as kuota started it under the fixture admission, with pods running.
+fn running(ready: i32) -> Job {
+    let JobStep::UpdateJob { job: started, .. } =
+        step(&job(json!({})), &[&workload(json!({}))], false)
+    else {
+        panic!("an admitted Workload of a suspended Job starts it");
+    };
+    let mut started = *started;
+    started.metadata.resource_version = Some("2".into());
+    started.status = Some(
+        serde_json::from_value(json!({
+            "active": 4, "ready": ready, "startTime": "2026-01-01T00:00:05Z"
+        }))
+        .unwrap(),
+    );
+    started
+}
+
+fn suspend_of(job: &Job) -> Option<bool> {
+    job.spec.as_ref().and_then(|s| s.suspend)
+}
+
+fn node_selector(job: &Job) -> BTreeMap<String, String> {
+    job.spec
+        .as_ref()
+        .and_then(|s| s.template.spec.as_ref())
+        .and_then(|p| p.node_selector.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_suspended_job_without_a_workload_gets_the_workload_the_integration_builds() {
+    let JobStep::CreateWorkload(created) = step(&job(json!({})), &[], false) else {
+        panic!("a new Job needs a Workload");
+    };
+    let name = created.metadata.name.clone().unwrap_or_default();
+    let suffix = name.strip_prefix("job-sample-").unwrap_or_default();
+    assert!(
+        suffix.len() == 5 && suffix.chars().all(|c| c.is_ascii_hexdigit()),
+        "{name}"
+    );
+    assert_eq!(created.spec.queue_name.as_deref(), Some("user-queue"));
+    assert_eq!(created.spec.pod_sets[0].count, 4);
+    assert!(owned_by(&created, crate::jobs::fixtures::JOB_UID));
+}
+
+#[test]
+fn a_job_without_a_queue_is_left_alone_and_a_missing_priority_class_is_reported() {
+    let unmanaged = job(json!({"metadata": {"labels": null}}));
+    assert_eq!(step(&unmanaged, &[], false), JobStep::Idle);
+
+    let missing = job(json!({"metadata": {"labels": {"kueue.x-k8s.io/priority-class": "urgent"}}}));
+    let JobStep::CannotCompose { event, .. } = step(&missing, &[], false) else {
+        panic!("a missing WorkloadPriorityClass holds the Workload back");
+    };
+    assert_eq!(
+        event.reason,
+        job_event_reasons::WORKLOAD_PRIORITY_CLASS_NOT_FOUND
+    );
+    assert!(event.warning);
+}
+
+#[test]
+fn a_running_job_without_a_workload_is_suspended_first_and_gets_one_once_its_pods_are_gone() {
+    let orphan = running(4);
+    let JobStep::UpdateJob {
+        job: suspended,
+        event,
+    } = step(&orphan, &[], false)
+    else {
+        panic!("a running Job without a Workload is stopped");
+    };
+    assert_eq!(suspend_of(&suspended), Some(true));
+    assert_eq!(
+        event.map(|e| e.note).as_deref(),
+        Some(STOP_MISSING_WORKLOAD)
+    );
+
+    let mut still_active = job(json!({}));
+    still_active.status = orphan.status.clone();
+    assert_eq!(step(&still_active, &[], false), JobStep::Idle);
+}
+
+#[test]
+fn an_admitted_workload_starts_its_suspended_job_with_the_flavor_and_queue_labels() {
+    let JobStep::UpdateJob {
+        job: started,
+        event,
+    } = step(&job(json!({})), &[&workload(json!({}))], false)
+    else {
+        panic!("an admitted Workload starts its Job");
+    };
+    assert_eq!(suspend_of(&started), Some(false));
+    assert_eq!(
+        node_selector(&started)
+            .get("instance-type")
+            .map(String::as_str),
+        Some("on-demand")
+    );
+    let event = event.expect("Started is recorded");
+    assert_eq!(event.reason, job_event_reasons::STARTED);
+    assert!(event.note.contains("cluster-queue"), "{}", event.note);
+}
+
+#[test]
+fn a_pending_workload_keeps_its_job_suspended_and_a_started_job_is_left_running() {
+    assert_eq!(step(&job(json!({})), &[&pending()], false), JobStep::Idle);
+    assert_eq!(
+        step(&running(4), &[&workload(json!({}))], false),
+        JobStep::Idle
+    );
+}
+
+#[test]
+fn an_evicted_workload_stops_its_job_in_three_writes_and_restores_the_template() {
+    let evicted = workload(json!({"status": {"conditions": [
+        condition("QuotaReserved", true, "QuotaReserved", "2026-01-01T00:00:00Z"),
+        condition("Admitted", true, "Admitted", "2026-01-01T00:00:00Z"),
+        {"type": "Evicted", "status": "True", "reason": "Preempted",
+         "message": "Preempted to accommodate a higher priority Workload",
+         "lastTransitionTime": "2026-01-01T00:01:00Z"}
+    ]}}));
+    let job = running(4);
+    let JobStep::UpdateJob {
+        job: suspended,
+        event,
+    } = step(&job, &[&evicted], false)
+    else {
+        panic!("eviction suspends the Job");
+    };
+    assert_eq!(suspend_of(&suspended), Some(true));
+    let stopping = suspended.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(
+        stopping.get(annotations::STOPPING).map(String::as_str),
+        Some("true")
+    );
+    let event = event.expect("Stopped is recorded");
+    assert_eq!(event.reason, job_event_reasons::STOPPED);
+    assert!(event.note.contains("Preempted"), "{}", event.note);
+
+    // Suspended but still stopping, with a start time: clear it before restoring.
+    assert_eq!(
+        step(&suspended, &[&evicted], false),
+        JobStep::ClearStartTime
+    );
+
+    let mut no_start = (*suspended).clone();
+    if let Some(status) = no_start.status.as_mut() {
+        status.start_time = None;
+    }
+    let JobStep::UpdateJob {
+        job: restored,
+        event,
+    } = step(&no_start, &[&evicted], false)
+    else {
+        panic!("the template is restored last");
+    };
+    assert!(event.is_none());
+    assert!(node_selector(&restored).is_empty());
+    let restored_annotations = restored.metadata.annotations.clone().unwrap_or_default();
+    assert!(!restored_annotations.contains_key(annotations::STOPPING));
+    assert_eq!(step(&restored, &[&evicted], false), JobStep::Idle);
+}
+
+#[test]
+fn a_finished_job_finishes_its_workload_once() {
+    let mut done = running(0);
+    done.status = Some(
+        serde_json::from_value(json!({
+            "succeeded": 4,
+            "conditions": [{"type": "Complete", "status": "True", "message": "done"}]
+        }))
+        .unwrap(),
+    );
+    let admitted = workload(json!({}));
+    let JobStep::FinishWorkload {
+        reason, message, ..
+    } = step(&done, &[&admitted], false)
+    else {
+        panic!("a complete Job finishes its Workload");
+    };
+    assert_eq!(reason, finished_reasons::SUCCEEDED);
+    assert_eq!(message, "done");
+
+    let finished = workload(json!({"status": {"conditions": [
+        condition("Finished", true, "Succeeded", "2026-01-01T00:02:00Z")
+    ]}}));
+    assert_eq!(step(&done, &[&finished], false), JobStep::Idle);
+}
+
+#[test]
+fn pods_ready_is_kept_only_while_wait_for_pods_ready_is_on() {
+    let admitted = workload(json!({}));
+    let JobStep::PodsReady { condition, .. } = step(&running(4), &[&admitted], true) else {
+        panic!("ready pods mark the Workload PodsReady");
+    };
+    assert!(condition.status);
+    assert_eq!(condition.reason, pods_ready_reasons::STARTED);
+
+    let JobStep::PodsReady { condition, .. } = step(&running(2), &[&admitted], true) else {
+        panic!("an admitted Workload waits for its pods");
+    };
+    assert!(!condition.status);
+    assert_eq!(condition.reason, pods_ready_reasons::WAIT_FOR_START);
+
+    assert_eq!(step(&running(4), &[&admitted], false), JobStep::Idle);
+}
+
+#[test]
+fn a_second_workload_of_the_same_job_is_deleted() {
+    let first = pending();
+    let second = workload(json!({"metadata": {"name": "job-sample-extra"}, "status": null}));
+    let JobStep::DeleteWorkload { workload, event } =
+        step(&job(json!({})), &[&first, &second], false)
+    else {
+        panic!("a Job keeps one Workload");
+    };
+    assert_eq!(workload.metadata.name.as_deref(), Some("job-sample-extra"));
+    assert_eq!(
+        event.map(|e| e.reason),
+        Some(job_event_reasons::DELETED_WORKLOAD)
+    );
+}
+
+#[test]
+fn a_changed_suspended_job_updates_its_pending_workload_keeping_it_inactive() {
+    let changed = job(json!({"spec": {"parallelism": 2}}));
+    let inactive = workload(json!({"spec": {"active": false}, "status": null}));
+    let JobStep::UpdateWorkload(updated) = step(&changed, &[&inactive], false) else {
+        panic!("a suspended Job's change is written into its pending Workload");
+    };
+    assert_eq!(updated.spec.pod_sets[0].count, 2);
+    assert_eq!(updated.spec.active, Some(false));
+}
+
+#[test]
+fn the_finalizer_goes_when_the_workload_finished_or_is_deleted_with_its_job_stopped() {
+    let held = json!({"metadata": {"finalizers": ["kueue.x-k8s.io/resource-in-use"]}});
+    let admitted = workload(held.clone());
+    assert!(!workload_finalizer_removable(&admitted, Some(&running(4))));
+
+    let mut finished = admitted.clone();
+    if let Some(status) = finished.status.as_mut() {
+        status.conditions.push(
+            serde_json::from_value(condition(
+                "Finished",
+                true,
+                "Succeeded",
+                "2026-01-01T00:02:00Z",
+            ))
+            .unwrap(),
+        );
+    }
+    assert!(workload_finalizer_removable(&finished, Some(&running(4))));
+
+    let mut deleting = admitted.clone();
+    deleting.metadata.deletion_timestamp = finished
+        .status
+        .as_ref()
+        .map(|s| s.conditions[2].last_transition_time.clone());
+    assert!(!workload_finalizer_removable(&deleting, Some(&running(4))));
+    assert!(workload_finalizer_removable(
+        &deleting,
+        Some(&job(json!({})))
+    ));
+    assert!(workload_finalizer_removable(&deleting, None));
+    assert!(!workload_finalizer_removable(&pending(), None));
+}
