@@ -294,4 +294,9 @@ pub mod field_managers {
     pub const ADMISSION: &str = "kueue-admission";
     /// kuota's own writes that Kueue makes with plain updates (queue status, annotations).
     pub const KUOTA: &str = "kuota";
+    /// Kueue's job reconciler: Workloads of jobs, and jobs started and stopped. Its condition
+    /// writes use this name followed by `-<condition type>`.
+    pub const JOB_CONTROLLER: &str = "kueue-job-controller";
+    /// Kueue's topology ungater: pods released into their domains.
+    pub const TOPOLOGY_UNGATER: &str = "tas-topology-ungater";
 }

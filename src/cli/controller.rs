@@ -123,6 +123,13 @@ fn settings(config: &Configuration, serve_webhooks: bool) -> Result<Settings, co
                 renew_deadline: config.leader_election.renew_deadline,
                 retry_period: config.leader_election.retry_period,
             }),
+        jobs: config
+            .integrations
+            .enabled(config::Framework::BatchJob)
+            .then(|| controllers::jobs::JobSettings {
+                gates: config.feature_gates.clone(),
+                wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
+            }),
         webhooks: if serve_webhooks {
             Some(webhook_serving(config)?)
         } else {

@@ -5,7 +5,7 @@
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, Resource};
 use tokio::sync::mpsc;
 
 use crate::api::keys::{condition_types, field_managers, quota_reserved_reasons};
@@ -141,11 +141,16 @@ pub struct EventSink {
 }
 
 impl EventSink {
-    /// Starts the recorder task.
+    /// Starts the recorder task of the admission (reporting controller `kueue-admission`).
     pub fn start(client: Client, instance: Option<String>) -> Self {
+        Self::start_for(client, field_managers::ADMISSION, instance)
+    }
+
+    /// Starts a recorder task reporting as `controller`.
+    pub fn start_for(client: Client, controller: &str, instance: Option<String>) -> Self {
         let (queue, mut events) = mpsc::channel::<(ObjectReference, WorkloadEvent)>(QUEUE_DEPTH);
         let reporter = Reporter {
-            controller: field_managers::ADMISSION.to_string(),
+            controller: controller.to_string(),
             instance,
         };
         let recorder = Recorder::new(client, reporter);
@@ -179,11 +184,19 @@ impl EventSink {
 
     /// Queues `events` about `workload`.
     pub fn record(&self, workload: &Workload, events: Vec<WorkloadEvent>) {
-        let regarding = workload.object_ref(&());
+        self.record_on(workload.object_ref(&()), events);
+    }
+
+    /// Queues `events` about the object `regarding` refers to.
+    pub fn record_on(&self, regarding: ObjectReference, events: Vec<WorkloadEvent>) {
         for event in events {
             if self.queue.try_send((regarding.clone(), event)).is_err() {
                 tracing::warn!(
-                    workload = %format!("{}/{}", workload.namespace().unwrap_or_default(), workload.name_any()),
+                    object = %format!(
+                        "{}/{}",
+                        regarding.namespace.as_deref().unwrap_or_default(),
+                        regarding.name.as_deref().unwrap_or_default()
+                    ),
                     "event queue full; event dropped"
                 );
             }

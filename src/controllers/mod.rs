@@ -6,6 +6,7 @@
 pub mod admission;
 mod error;
 pub mod events;
+pub mod jobs;
 pub mod leader;
 pub mod metrics;
 mod metrics_feed;
@@ -60,6 +61,8 @@ pub struct Settings {
     pub leader: Option<LeaseSettings>,
     /// The admission webhook server; `None` serves no webhooks.
     pub webhooks: Option<WebhookServing>,
+    /// The batch/v1 Job integration; `None` when `integrations.frameworks` leaves it out.
+    pub jobs: Option<jobs::JobSettings>,
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C (then `Ok`), or until a part of it fails.
@@ -103,6 +106,26 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     let (results, done) = mpsc::channel(INPUT_DEPTH);
     let (requests, to_write) = mpsc::unbounded_channel();
     let writer = Writer::new(client.clone(), settings.qps, settings.burst);
+    let job_integration = settings.jobs.clone().map(|job_settings| {
+        jobs::start(
+            &client,
+            job_settings,
+            writer.clone(),
+            EventSink::start_for(
+                client.clone(),
+                crate::api::keys::field_managers::JOB_CONTROLLER,
+                settings.instance.clone(),
+            ),
+            leading.clone(),
+            &mut watches,
+        )
+    });
+    let job_integration = async move {
+        match job_integration {
+            Some(run) => run.await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::spawn(admission::write_all(writer, to_write, results));
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),
@@ -122,6 +145,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     tokio::select! {
         lost = election => Err(lost),
         () = admission.run(received, done) => Err(ControllerError::LoopStopped),
+        () = job_integration => Err(ControllerError::LoopStopped),
         Some(served) = servers.join_next() => match served {
             Ok(result) => result,
             Err(_) => Err(ControllerError::LoopStopped),

@@ -230,15 +230,17 @@ pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<Input>, tasks: &mut Join
     );
 }
 
-fn spawn<K>(
+/// Starts one watch of `K` whose changes, slimmed, are wrapped and sent to `inputs`.
+pub(crate) fn spawn<K, T>(
     tasks: &mut JoinSet<()>,
     api: Api<K>,
     config: watcher::Config,
-    inputs: &mpsc::Sender<Input>,
-    wrap: fn(Change<K>) -> Input,
+    inputs: &mpsc::Sender<T>,
+    wrap: fn(Change<K>) -> T,
     slim: fn(K) -> K,
 ) where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + 'static,
+    T: Send + 'static,
 {
     let inputs = inputs.clone();
     tasks.spawn(async move {
@@ -274,7 +276,7 @@ fn spawn<K>(
 }
 
 /// Drops `managedFields`, which nothing reads and which often outweighs the rest of an object.
-fn slim<K: ResourceExt>(mut object: K) -> K {
+pub(crate) fn slim<K: ResourceExt>(mut object: K) -> K {
     object.meta_mut().managed_fields = None;
     object
 }

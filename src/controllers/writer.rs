@@ -340,5 +340,6 @@ fn annotations_patch(old: &BTreeMap<String, String>, new: &BTreeMap<String, Stri
     json!({ "metadata": { "annotations": changes } })
 }
 
+mod job_writes;
 #[cfg(test)]
 mod tests;

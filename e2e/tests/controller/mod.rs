@@ -4,6 +4,7 @@
 
 mod admission;
 mod deletion;
+mod jobs;
 mod observability;
 mod tas;
 mod versus_simulate;

@@ -1,0 +1,372 @@
+//! What the Job integration reads, and its own watches: Jobs that name a queue, Workloads,
+//! ResourceFlavors and priority classes, and the pods kuota started (those carrying the
+//! `kueue.x-k8s.io/podset` label). Each change says which Jobs and Workloads need another look.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Pod, PodSpec, PodStatus};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::runtime::watcher;
+use kube::{Api, Client, ResourceExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::super::watches::{Change, slim, spawn};
+use crate::api::keys::{annotations, labels};
+use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};
+use crate::jobs::{FlavorInfo, PriorityLookup};
+
+/// A change delivered by one of the Job integration's watches.
+#[derive(Debug)]
+pub enum JobInput {
+    Job(Change<Job>),
+    Workload(Change<Workload>),
+    ResourceFlavor(Change<ResourceFlavor>),
+    WorkloadPriorityClass(Change<WorkloadPriorityClass>),
+    PriorityClass(Change<PriorityClass>),
+    Pod(Change<Pod>),
+}
+
+/// The kinds the Job integration watches.
+pub const WATCHED_KINDS: usize = 6;
+
+impl JobInput {
+    /// Which watch delivered it (an index below [`WATCHED_KINDS`]), and whether it is a full list.
+    pub fn source(&self) -> (usize, bool) {
+        fn reset<K>(change: &Change<K>) -> bool {
+            matches!(change, Change::Reset(_))
+        }
+        match self {
+            JobInput::Job(c) => (0, reset(c)),
+            JobInput::Workload(c) => (1, reset(c)),
+            JobInput::ResourceFlavor(c) => (2, reset(c)),
+            JobInput::WorkloadPriorityClass(c) => (3, reset(c)),
+            JobInput::PriorityClass(c) => (4, reset(c)),
+            JobInput::Pod(c) => (5, reset(c)),
+        }
+    }
+}
+
+/// Starts the Job integration's watches; each runs until `inputs` is closed.
+pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<JobInput>, tasks: &mut JoinSet<()>) {
+    let all = watcher::Config::default();
+    // A Job without a queue is not kuota's (the webhook suspends only queued Jobs).
+    let queued = all.clone().labels(labels::QUEUE_NAME);
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        queued,
+        inputs,
+        JobInput::Job,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        JobInput::Workload,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        JobInput::ResourceFlavor,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        JobInput::WorkloadPriorityClass,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        JobInput::PriorityClass,
+        slim,
+    );
+    // Only pods kuota started carry the pod-set label; they are the ungater's to release.
+    let started = all.labels(labels::POD_SET);
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        started,
+        inputs,
+        JobInput::Pod,
+        slim_pod,
+    );
+}
+
+/// A pod reduced to what the ungater reads and patches: identity, version, labels, the Kueue
+/// annotations, scheduling gates, nodeSelector and phase.
+pub(super) fn slim_pod(pod: Pod) -> Pod {
+    let mut slim = Pod::default();
+    let keep = [annotations::WORKLOAD, annotations::POD_INDEX_OFFSET];
+    slim.metadata.name = pod.metadata.name;
+    slim.metadata.namespace = pod.metadata.namespace;
+    slim.metadata.uid = pod.metadata.uid;
+    slim.metadata.resource_version = pod.metadata.resource_version;
+    slim.metadata.labels = pod.metadata.labels;
+    slim.metadata.annotations = pod.metadata.annotations.map(|all| {
+        all.into_iter()
+            .filter(|(key, _)| keep.contains(&key.as_str()))
+            .collect()
+    });
+    slim.spec = pod.spec.map(|spec| PodSpec {
+        scheduling_gates: spec.scheduling_gates,
+        node_selector: spec.node_selector,
+        node_name: spec.node_name,
+        ..PodSpec::default()
+    });
+    slim.status = pod.status.map(|status| PodStatus {
+        phase: status.phase,
+        ..PodStatus::default()
+    });
+    slim
+}
+
+fn key<K: ResourceExt>(object: &K) -> String {
+    format!(
+        "{}/{}",
+        object.namespace().unwrap_or_default(),
+        object.name_any()
+    )
+}
+
+/// The `namespace/name` of the Workload a pod was started for.
+fn workload_of(pod: &Pod) -> Option<String> {
+    let name = pod.annotations().get(annotations::WORKLOAD)?;
+    Some(format!("{}/{name}", pod.namespace().unwrap_or_default()))
+}
+
+/// The UID of the Job controlling `workload`.
+fn controller_uid(workload: &Workload) -> Option<String> {
+    workload
+        .owner_references()
+        .iter()
+        .find(|o| o.controller == Some(true) && o.kind == "Job")
+        .map(|o| o.uid.clone())
+}
+
+/// Jobs and Workloads a change asks to look at again (`namespace/name`).
+#[derive(Debug, Default)]
+pub struct Touched {
+    pub jobs: BTreeSet<String>,
+    pub workloads: BTreeSet<String>,
+    /// Every Job: what all of them read changed (a flavor, a priority class, a full list).
+    pub all: bool,
+}
+
+/// The Job integration's view of the cluster.
+#[derive(Debug, Default)]
+pub struct JobCaches {
+    pub jobs: BTreeMap<String, Job>,
+    job_by_uid: BTreeMap<String, String>,
+    pub workloads: BTreeMap<String, Workload>,
+    /// Workloads by the UID of the Job controlling them.
+    owned: BTreeMap<String, BTreeSet<String>>,
+    pub flavors: BTreeMap<String, FlavorInfo>,
+    workload_priority_classes: BTreeMap<String, WorkloadPriorityClass>,
+    priority_classes: BTreeMap<String, PriorityClass>,
+    pub priorities: PriorityLookup,
+    pub pods: BTreeMap<String, Pod>,
+    /// Pods by the Workload they were started for.
+    pods_of: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl JobCaches {
+    /// Takes one change, noting what it touched.
+    fn take(&mut self, input: JobInput, touched: &mut Touched) {
+        match input {
+            JobInput::Job(change) => on_change(change, touched, |object, present, t| {
+                self.job(object, present, t)
+            }),
+            JobInput::Workload(change) => on_change(change, touched, |object, present, t| {
+                self.workload(object, present, t)
+            }),
+            JobInput::Pod(change) => on_change(change, touched, |object, present, t| {
+                self.pod(object, present, t)
+            }),
+            JobInput::ResourceFlavor(change) => {
+                touched.all = true;
+                on_change(change, touched, |flavor, present, _| {
+                    if present {
+                        self.flavors
+                            .insert(flavor.name_any(), FlavorInfo::of(&flavor));
+                    } else {
+                        self.flavors.remove(&flavor.name_any());
+                    }
+                });
+            }
+            JobInput::WorkloadPriorityClass(change) => {
+                touched.all = true;
+                let classes = &mut self.workload_priority_classes;
+                on_change(change, touched, |class, present, _| {
+                    upsert(classes, class, present)
+                });
+                self.rebuild_priorities();
+            }
+            JobInput::PriorityClass(change) => {
+                touched.all = true;
+                let classes = &mut self.priority_classes;
+                on_change(change, touched, |class, present, _| {
+                    upsert(classes, class, present)
+                });
+                self.rebuild_priorities();
+            }
+        }
+    }
+
+    /// Clears one kind before its full list is applied.
+    fn clear(&mut self, input: &JobInput) {
+        match input {
+            JobInput::Job(_) => {
+                self.jobs.clear();
+                self.job_by_uid.clear();
+            }
+            JobInput::Workload(_) => {
+                self.workloads.clear();
+                self.owned.clear();
+            }
+            JobInput::Pod(_) => {
+                self.pods.clear();
+                self.pods_of.clear();
+            }
+            JobInput::ResourceFlavor(_) => self.flavors.clear(),
+            JobInput::WorkloadPriorityClass(_) => self.workload_priority_classes.clear(),
+            JobInput::PriorityClass(_) => self.priority_classes.clear(),
+        }
+    }
+
+    /// Takes a change, clearing the kind first when it is a full list.
+    pub fn take_input(&mut self, input: JobInput, touched: &mut Touched) {
+        if input.source().1 {
+            self.clear(&input);
+            touched.all = true;
+        }
+        self.take(input, touched);
+    }
+
+    fn rebuild_priorities(&mut self) {
+        self.priorities = PriorityLookup::from_objects(
+            self.workload_priority_classes.values(),
+            self.priority_classes.values(),
+        );
+    }
+
+    fn job(&mut self, job: Job, present: bool, touched: &mut Touched) {
+        let key = key(&job);
+        let uid = job.uid().unwrap_or_default();
+        if let Some(owned) = self.owned.get(&uid) {
+            touched.workloads.extend(owned.iter().cloned());
+        }
+        touched.jobs.insert(key.clone());
+        if present {
+            self.job_by_uid.insert(uid, key.clone());
+            self.jobs.insert(key, job);
+        } else {
+            self.job_by_uid.remove(&uid);
+            self.jobs.remove(&key);
+        }
+    }
+
+    fn workload(&mut self, workload: Workload, present: bool, touched: &mut Touched) {
+        let key = key(&workload);
+        touched.workloads.insert(key.clone());
+        if let Some(previous) = self.workloads.remove(&key)
+            && let Some(uid) = controller_uid(&previous)
+            && let Some(owned) = self.owned.get_mut(&uid)
+        {
+            owned.remove(&key);
+        }
+        if let Some(uid) = controller_uid(&workload) {
+            if let Some(job) = self.job_by_uid.get(&uid) {
+                touched.jobs.insert(job.clone());
+            }
+            if present {
+                self.owned.entry(uid).or_default().insert(key.clone());
+            }
+        }
+        if present {
+            self.workloads.insert(key, workload);
+        }
+    }
+
+    fn pod(&mut self, pod: Pod, present: bool, touched: &mut Touched) {
+        let key = key(&pod);
+        if let Some(workload) = workload_of(&pod) {
+            touched.workloads.insert(workload.clone());
+            let pods = self.pods_of.entry(workload).or_default();
+            if present {
+                pods.insert(key.clone());
+            } else {
+                pods.remove(&key);
+            }
+        }
+        if present {
+            self.pods.insert(key, pod);
+        } else {
+            self.pods.remove(&key);
+        }
+    }
+
+    /// The Job controlling `workload`, if kuota sees it.
+    pub fn job_of(&self, workload: &Workload) -> Option<&Job> {
+        let uid = controller_uid(workload)?;
+        self.jobs.get(self.job_by_uid.get(&uid)?)
+    }
+
+    /// The Workloads `job` controls, by name.
+    pub fn workloads_of(&self, job: &Job) -> Vec<&Workload> {
+        let uid = job.uid().unwrap_or_default();
+        self.owned
+            .get(&uid)
+            .into_iter()
+            .flatten()
+            .filter_map(|key| self.workloads.get(key))
+            .collect()
+    }
+
+    /// The pods started for the Workload `key`.
+    pub fn pods_of(&self, key: &str) -> Vec<&Pod> {
+        self.pods_of
+            .get(key)
+            .into_iter()
+            .flatten()
+            .filter_map(|pod| self.pods.get(pod))
+            .collect()
+    }
+}
+
+fn upsert<K: ResourceExt>(map: &mut BTreeMap<String, K>, object: K, present: bool) {
+    if present {
+        map.insert(object.name_any(), object);
+    } else {
+        map.remove(&object.name_any());
+    }
+}
+
+/// Feeds each object of `change` to `apply` with whether it is present afterwards.
+fn on_change<K>(
+    change: Change<K>,
+    touched: &mut Touched,
+    mut apply: impl FnMut(K, bool, &mut Touched),
+) {
+    match change {
+        Change::Apply(object) => apply(*object, true, touched),
+        Change::Delete(object) => apply(*object, false, touched),
+        Change::Reset(objects) => {
+            for object in objects {
+                apply(object, true, touched);
+            }
+        }
+    }
+}

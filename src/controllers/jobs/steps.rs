@@ -1,0 +1,256 @@
+//! The Job controller's steps turned into writes, the writes carried out, and their answers.
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::{Resource, ResourceExt};
+use tokio::sync::mpsc;
+
+use super::super::events::{EventSink, WorkloadEvent};
+use super::super::writer::{WriteError, Writer};
+use super::JobSettings;
+use super::inputs::JobCaches;
+use super::ungater::Release;
+use crate::api::Workload;
+use crate::api::keys::{annotations, condition_types};
+use crate::jobs::{JobContext, JobEvent, JobStep, next_job_step, workload_finalizer_removable};
+use crate::status::conditions::{Desired, set_condition};
+
+/// One write to make.
+#[derive(Debug)]
+pub enum Action {
+    CreateWorkload(Box<Workload>),
+    ReplaceWorkload(Box<Workload>),
+    DeleteWorkload(Box<Workload>),
+    /// Apply this condition to the Workload's status.
+    Condition(Box<Workload>, Box<Condition>),
+    /// Drop the Workload's `resource-in-use` finalizer.
+    ReleaseWorkload(Box<Workload>),
+    ReplaceJob(Box<Job>),
+    ClearStartTime(Box<Job>),
+    Ungate(Box<Release>),
+}
+
+/// A write, the object it keeps busy, and the events to record once it has landed.
+#[derive(Debug)]
+pub struct Write {
+    busy_key: String,
+    action: Action,
+    events: Option<(ObjectReference, Vec<WorkloadEvent>)>,
+}
+
+impl Write {
+    pub fn ungate(release: Release) -> Self {
+        Write {
+            busy_key: format!("Pod/{}", release.pod_key),
+            action: Action::Ungate(Box::new(release)),
+            events: None,
+        }
+    }
+}
+
+/// What a landed write left behind.
+#[derive(Debug)]
+pub enum Outcome {
+    Job(Box<Job>),
+    Workload(Box<Workload>),
+    Pod(Box<Pod>),
+    Deleted,
+}
+
+/// A write's answer.
+#[derive(Debug)]
+pub struct Done {
+    pub busy_key: String,
+    pub events: Option<(ObjectReference, Vec<WorkloadEvent>)>,
+    pub result: Result<Outcome, WriteError>,
+}
+
+/// The `namespace/name` of the Workload a pod was started for.
+pub fn workload_key(pod: &Pod) -> Option<String> {
+    let name = pod.annotations().get(annotations::WORKLOAD)?;
+    Some(format!("{}/{name}", pod.namespace().unwrap_or_default()))
+}
+
+/// The next step of `job`.
+pub fn job_step(job: &Job, caches: &JobCaches, settings: &JobSettings) -> JobStep {
+    let owned = caches.workloads_of(job);
+    next_job_step(
+        job,
+        &owned,
+        JobContext {
+            flavors: &caches.flavors,
+            priorities: &caches.priorities,
+            gates: &settings.gates,
+            wait_for_pods_ready: settings.wait_for_pods_ready,
+        },
+    )
+}
+
+fn event(event: JobEvent) -> WorkloadEvent {
+    WorkloadEvent {
+        warning: event.warning,
+        reason: event.reason.to_owned(),
+        note: event.note,
+    }
+}
+
+/// `type_` set on `workload` as Kueue sets it (its time moves only when its status flips).
+fn condition(workload: &Workload, desired: Desired<'_>) -> Option<Condition> {
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let type_ = desired.type_.to_owned();
+    let mut conditions = workload
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    set_condition(&mut conditions, desired, &now);
+    conditions.into_iter().find(|c| c.type_ == type_)
+}
+
+/// The write `step` asks for on `job` (`key` is its `namespace/name`). A composition error is
+/// recorded on the Job at once, once per version of it.
+pub fn write_for(
+    step: JobStep,
+    job: &Job,
+    key: &str,
+    reported: &mut std::collections::BTreeMap<String, Option<String>>,
+    events: &EventSink,
+) -> Option<Write> {
+    let regarding = job.object_ref(&());
+    let on_job = |e: Option<JobEvent>| e.map(|e| (regarding.clone(), vec![event(e)]));
+    let (action, events_after) = match step {
+        JobStep::Idle => return None,
+        JobStep::CannotCompose { error, event: e } => {
+            let version = job.resource_version();
+            if reported.get(key) != Some(&version) {
+                tracing::warn!(job = key, %error, "no Workload for the Job");
+                events.record_on(regarding, vec![event(e)]);
+                reported.insert(key.to_owned(), version);
+            }
+            return None;
+        }
+        JobStep::CreateWorkload(workload) => {
+            let created = JobEvent::created_workload(&format!(
+                "{}/{}",
+                workload.namespace().unwrap_or_default(),
+                workload.name_any()
+            ));
+            (Action::CreateWorkload(workload), on_job(Some(created)))
+        }
+        JobStep::UpdateWorkload(workload) => {
+            let updated = JobEvent::updated_workload(&format!(
+                "{}/{}",
+                workload.namespace().unwrap_or_default(),
+                workload.name_any()
+            ));
+            (Action::ReplaceWorkload(workload), on_job(Some(updated)))
+        }
+        JobStep::DeleteWorkload { workload, event: e } => {
+            (Action::DeleteWorkload(workload), on_job(e))
+        }
+        JobStep::FinishWorkload {
+            workload,
+            reason,
+            message,
+        } => {
+            let finished = condition(
+                &workload,
+                Desired {
+                    type_: condition_types::FINISHED,
+                    status: true,
+                    reason,
+                    message,
+                    observed_generation: workload.metadata.generation,
+                },
+            )?;
+            let note = JobEvent::finished_workload(&format!(
+                "{}/{}",
+                workload.namespace().unwrap_or_default(),
+                workload.name_any()
+            ));
+            (
+                Action::Condition(workload, Box::new(finished)),
+                on_job(Some(note)),
+            )
+        }
+        JobStep::PodsReady {
+            workload,
+            condition: ready,
+        } => {
+            let written = condition(&workload, ready.desired(workload.metadata.generation))?;
+            (Action::Condition(workload, Box::new(written)), None)
+        }
+        JobStep::UpdateJob { job, event: e } => (Action::ReplaceJob(job), on_job(e)),
+        JobStep::ClearStartTime => (Action::ClearStartTime(Box::new(job.clone())), None),
+    };
+    Some(Write {
+        busy_key: format!("Job/{key}"),
+        action,
+        events: events_after,
+    })
+}
+
+/// The finalizer write the Workload `key` needs, if any.
+pub fn finalizer_write(caches: &JobCaches, key: &str) -> Option<Write> {
+    let workload = caches.workloads.get(key)?;
+    // Only Workloads of Jobs: other integrations keep their own.
+    let of_job = workload
+        .owner_references()
+        .iter()
+        .any(|o| o.controller == Some(true) && o.kind == "Job" && o.api_version == "batch/v1");
+    if !of_job || !workload_finalizer_removable(workload, caches.job_of(workload)) {
+        return None;
+    }
+    Some(Write {
+        busy_key: format!("Workload/{key}"),
+        action: Action::ReleaseWorkload(Box::new(workload.clone())),
+        events: None,
+    })
+}
+
+/// Carries out `write` in the background and sends its answer to `done`.
+pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {
+    tokio::spawn(async move {
+        let result = match write.action {
+            Action::CreateWorkload(w) => writer
+                .create_workload(&w)
+                .await
+                .map(|w| Outcome::Workload(Box::new(w))),
+            Action::ReplaceWorkload(w) => writer
+                .replace_workload(&w)
+                .await
+                .map(|w| Outcome::Workload(Box::new(w))),
+            Action::DeleteWorkload(w) => {
+                writer.delete_workload(&w).await.map(|()| Outcome::Deleted)
+            }
+            Action::Condition(w, c) => writer
+                .workload_condition(&w, &c)
+                .await
+                .map(|w| Outcome::Workload(Box::new(w))),
+            Action::ReleaseWorkload(w) => writer
+                .release_workload(&w)
+                .await
+                .map(|w| Outcome::Workload(Box::new(w))),
+            Action::ReplaceJob(job) => writer
+                .replace_job(&job)
+                .await
+                .map(|j| Outcome::Job(Box::new(j))),
+            Action::ClearStartTime(job) => writer
+                .clear_job_start_time(&job)
+                .await
+                .map(|j| Outcome::Job(Box::new(j))),
+            Action::Ungate(release) => writer
+                .ungate_pod(&release.pod, &release.node_selector)
+                .await
+                .map(|p| Outcome::Pod(Box::new(p))),
+        };
+        let _ = done
+            .send(Done {
+                busy_key: write.busy_key,
+                events: write.events,
+                result,
+            })
+            .await;
+    });
+}

@@ -1,0 +1,63 @@
+//! Kueue's topology ungater, run over the Job integration's caches: the pods of an admitted
+//! TAS Workload to release next. A pod whose release is still in flight counts as released
+//! into the domain it was given, so a later choice never puts a second pod in that slot.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
+
+use super::inputs::JobCaches;
+use crate::jobs::{PodView, pods_to_ungate};
+
+/// A pod to release and the nodeSelector it gets.
+#[derive(Debug)]
+pub struct Release {
+    pub pod_key: String,
+    pub pod: Pod,
+    pub node_selector: BTreeMap<String, String>,
+}
+
+/// The pods of the Workload `key` to release now. `in_flight` maps pod keys to the nodeSelector
+/// a release still being written gives them.
+pub fn releases(
+    caches: &JobCaches,
+    key: &str,
+    in_flight: &BTreeMap<String, BTreeMap<String, String>>,
+) -> Vec<Release> {
+    let Some(workload) = caches.workloads.get(key) else {
+        return Vec::new();
+    };
+    let namespace = workload.namespace().unwrap_or_default();
+    let pods = caches.pods_of(key);
+    let views: Vec<PodView> = pods
+        .iter()
+        .map(|pod| {
+            let mut view = PodView::of(pod);
+            if let Some(selector) = in_flight.get(&format!("{namespace}/{}", view.name)) {
+                view.topology_gated = false;
+                view.node_selector.extend(selector.clone());
+            }
+            view
+        })
+        .collect();
+    let chosen = match pods_to_ungate(workload, &views) {
+        Ok(chosen) => chosen,
+        Err(error) => {
+            tracing::warn!(workload = key, %error, "pods not released into their domains");
+            return Vec::new();
+        }
+    };
+    chosen
+        .into_iter()
+        .filter_map(|ungate| {
+            let pod_key = format!("{namespace}/{}", ungate.pod);
+            let pod = caches.pods.get(&pod_key)?.clone();
+            Some(Release {
+                pod_key,
+                pod,
+                node_selector: ungate.node_selector,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,201 @@
+//! The Job integration's writes: Workloads created, updated, finished and deleted for Jobs,
+//! Jobs started and stopped, pods released by the topology ungater. Every write that changes
+//! an existing object is fenced by the resource version it was decided on; a create is fenced
+//! by the Workload's name, which the Job determines.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+
+use super::{WriteError, Writer};
+use crate::api::Workload;
+use crate::api::keys::{API_VERSION, field_managers, finalizers, scheduling_gates};
+
+fn label<K: ResourceExt>(kind: &str, object: &K) -> String {
+    format!(
+        "{kind} {}/{}",
+        object.namespace().unwrap_or_default(),
+        object.name_any()
+    )
+}
+
+fn params(manager: &str) -> PatchParams {
+    PatchParams {
+        field_manager: Some(manager.to_owned()),
+        ..PatchParams::default()
+    }
+}
+
+impl Writer {
+    /// Creates a Job's Workload.
+    pub async fn create_workload(&self, workload: &Workload) -> Result<Workload, WriteError> {
+        let api: Api<Workload> = Api::namespaced(
+            self.client.clone(),
+            &workload.namespace().unwrap_or_default(),
+        );
+        let params = PostParams {
+            field_manager: Some(field_managers::JOB_CONTROLLER.to_owned()),
+            ..PostParams::default()
+        };
+        self.send(&label("Workload", workload), api.create(&params, workload))
+            .await
+    }
+
+    /// Replaces a Workload's spec (its resource version fences the write).
+    pub async fn replace_workload(&self, workload: &Workload) -> Result<Workload, WriteError> {
+        let api: Api<Workload> = Api::namespaced(
+            self.client.clone(),
+            &workload.namespace().unwrap_or_default(),
+        );
+        let params = PostParams {
+            field_manager: Some(field_managers::JOB_CONTROLLER.to_owned()),
+            ..PostParams::default()
+        };
+        self.send(
+            &label("Workload", workload),
+            api.replace(&workload.name_any(), &params, workload),
+        )
+        .await
+    }
+
+    /// Deletes a Workload, only the one read (by UID and resource version).
+    pub async fn delete_workload(&self, workload: &Workload) -> Result<(), WriteError> {
+        let api: Api<Workload> = Api::namespaced(
+            self.client.clone(),
+            &workload.namespace().unwrap_or_default(),
+        );
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: workload.uid(),
+                resource_version: workload.resource_version(),
+            }),
+            ..DeleteParams::background()
+        };
+        self.send(
+            &label("Workload", workload),
+            api.delete(&workload.name_any(), &params),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Applies one condition to a Workload's status as Kueue's job controller does: server-side
+    /// apply under a field manager of its own per condition type, so it neither takes nor drops
+    /// the conditions the admission owns.
+    pub async fn workload_condition(
+        &self,
+        read: &Workload,
+        condition: &Condition,
+    ) -> Result<Workload, WriteError> {
+        let api: Api<Workload> =
+            Api::namespaced(self.client.clone(), &read.namespace().unwrap_or_default());
+        let body = json!({
+            "apiVersion": API_VERSION,
+            "kind": "Workload",
+            "metadata": {
+                "name": read.name_any(),
+                "namespace": read.namespace(),
+                "resourceVersion": read.resource_version(),
+            },
+            "status": {"conditions": [condition]},
+        });
+        let manager = format!("{}-{}", field_managers::JOB_CONTROLLER, condition.type_);
+        let params = PatchParams::apply(&manager).force();
+        self.send(
+            &label("Workload", read),
+            api.patch_status(&read.name_any(), &params, &Patch::Apply(&body)),
+        )
+        .await
+    }
+
+    /// Drops the Workload's `resource-in-use` finalizer, keeping any other.
+    pub async fn release_workload(&self, read: &Workload) -> Result<Workload, WriteError> {
+        let api: Api<Workload> =
+            Api::namespaced(self.client.clone(), &read.namespace().unwrap_or_default());
+        let keep: Vec<&String> = read
+            .finalizers()
+            .iter()
+            .filter(|f| *f != finalizers::RESOURCE_IN_USE)
+            .collect();
+        let body = json!({
+            "metadata": {"resourceVersion": read.resource_version(), "finalizers": keep},
+        });
+        self.send(
+            &label("Workload", read),
+            api.patch(
+                &read.name_any(),
+                &params(field_managers::JOB_CONTROLLER),
+                &Patch::Merge(&body),
+            ),
+        )
+        .await
+    }
+
+    /// Replaces a Job (start, suspension, restore), fenced by its resource version.
+    pub async fn replace_job(&self, job: &Job) -> Result<Job, WriteError> {
+        let api: Api<Job> =
+            Api::namespaced(self.client.clone(), &job.namespace().unwrap_or_default());
+        let params = PostParams {
+            field_manager: Some(field_managers::JOB_CONTROLLER.to_owned()),
+            ..PostParams::default()
+        };
+        self.send(
+            &label("Job", job),
+            api.replace(&job.name_any(), &params, job),
+        )
+        .await
+    }
+
+    /// Clears a suspended Job's `status.startTime`, which Kubernetes requires before its pod
+    /// template's scheduling directives may change.
+    pub async fn clear_job_start_time(&self, job: &Job) -> Result<Job, WriteError> {
+        let api: Api<Job> =
+            Api::namespaced(self.client.clone(), &job.namespace().unwrap_or_default());
+        let body = json!({
+            "metadata": {"resourceVersion": job.resource_version()},
+            "status": {"startTime": null},
+        });
+        self.send(
+            &label("Job", job),
+            api.patch_status(
+                &job.name_any(),
+                &params(field_managers::JOB_CONTROLLER),
+                &Patch::Merge(&body),
+            ),
+        )
+        .await
+    }
+
+    /// Releases a pod the topology ungater placed: removes the `kueue.x-k8s.io/topology` gate and
+    /// adds the domain's nodeSelector in one patch, at the resource version the choice was made
+    /// on, so a pod is never released twice nor into a domain chosen from an older view.
+    pub async fn ungate_pod(
+        &self,
+        pod: &Pod,
+        node_selector: &BTreeMap<String, String>,
+    ) -> Result<Pod, WriteError> {
+        let api: Api<Pod> =
+            Api::namespaced(self.client.clone(), &pod.namespace().unwrap_or_default());
+        let body = json!({
+            "metadata": {"resourceVersion": pod.resource_version()},
+            "spec": {
+                "schedulingGates": [{"name": scheduling_gates::TOPOLOGY, "$patch": "delete"}],
+                "nodeSelector": node_selector,
+            },
+        });
+        self.send(
+            &label("Pod", pod),
+            api.patch(
+                &pod.name_any(),
+                &params(field_managers::TOPOLOGY_UNGATER),
+                &Patch::Strategic(&body),
+            ),
+        )
+        .await
+    }
+}
