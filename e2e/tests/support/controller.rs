@@ -151,6 +151,16 @@ wait "$controller"
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
+    /// The controller's process id.
+    #[allow(dead_code)] // used by the cluster benchmark, which reads its memory
+    pub fn pid(&self) -> Result<u32> {
+        let pid = std::fs::read_to_string(&self.pid_file)
+            .with_context(|| format!("read {}", self.pid_file.display()))?;
+        pid.trim()
+            .parse()
+            .with_context(|| format!("{} holds no process id", self.pid_file.display()))
+    }
+
     /// Sends `signal` (`TERM`, `KILL`) to the controller process.
     #[allow(dead_code)] // used by the leader-election tests
     pub fn signal(&self, signal: &str) -> Result<()> {

@@ -102,14 +102,24 @@ impl NodeSet {
         node
     }
 
-    /// Creates the nodes and waits until the scheduler can use each of them.
+    /// Creates the nodes (a few requests at a time) and waits until the scheduler can use each
+    /// of them.
     pub async fn create(&self, client: &Client) -> Result<Vec<String>> {
+        use futures::StreamExt;
         let nodes: Api<Node> = Api::all(client.clone());
-        for (name, block, rack) in self.placed() {
-            nodes
-                .create(&PostParams::default(), &self.node(&name, &block, &rack))
-                .await
-                .with_context(|| format!("create node {name}"))?;
+        let mut creating = futures::stream::iter(self.placed())
+            .map(|(name, block, rack)| {
+                let (nodes, node) = (nodes.clone(), self.node(&name, &block, &rack));
+                async move {
+                    nodes
+                        .create(&PostParams::default(), &node)
+                        .await
+                        .with_context(|| format!("create node {name}"))
+                }
+            })
+            .buffer_unordered(16);
+        while let Some(created) = creating.next().await {
+            created?;
         }
         for name in self.names() {
             wait::until(
