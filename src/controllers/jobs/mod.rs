@@ -189,7 +189,12 @@ impl JobController {
             let Some(job) = self.caches.jobs.get(&key) else {
                 continue;
             };
-            let step = steps::job_step(job, &self.caches, &self.settings);
+            let step = steps::job_step(
+                job,
+                &self.caches,
+                &self.settings.gates,
+                self.settings.wait_for_pods_ready,
+            );
             if let Some(write) = steps::write_for(step, job, &key, &mut self.reported, &self.events)
             {
                 self.busy.insert(busy);

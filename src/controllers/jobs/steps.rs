@@ -8,11 +8,11 @@ use tokio::sync::mpsc;
 
 use super::super::events::{EventSink, WorkloadEvent};
 use super::super::writer::{WriteError, Writer};
-use super::JobSettings;
 use super::inputs::JobCaches;
 use super::ungater::Release;
 use crate::api::Workload;
 use crate::api::keys::{annotations, condition_types};
+use crate::engine::features::FeatureGates;
 use crate::jobs::{JobContext, JobEvent, JobStep, next_job_step, workload_finalizer_removable};
 use crate::status::conditions::{Desired, set_condition};
 
@@ -73,7 +73,12 @@ pub fn workload_key(pod: &Pod) -> Option<String> {
 }
 
 /// The next step of `job`.
-pub fn job_step(job: &Job, caches: &JobCaches, settings: &JobSettings) -> JobStep {
+pub fn job_step(
+    job: &Job,
+    caches: &JobCaches,
+    gates: &FeatureGates,
+    wait_for_pods_ready: bool,
+) -> JobStep {
     let owned = caches.workloads_of(job);
     next_job_step(
         job,
@@ -81,8 +86,8 @@ pub fn job_step(job: &Job, caches: &JobCaches, settings: &JobSettings) -> JobSte
         JobContext {
             flavors: &caches.flavors,
             priorities: &caches.priorities,
-            gates: &settings.gates,
-            wait_for_pods_ready: settings.wait_for_pods_ready,
+            gates,
+            wait_for_pods_ready,
         },
     )
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use super::PodView;
+use super::pod_view::PodView;
 use crate::api::workload::PodSetTopologyRequest;
 
 /// Where a pod set's ranks sit.

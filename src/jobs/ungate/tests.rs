@@ -1,3 +1,4 @@
+use k8s_openapi::api::core::v1::Pod;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
