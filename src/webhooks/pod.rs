@@ -117,7 +117,7 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
 }
 
 /// Kueue's Pod validation on CREATE and UPDATE; every broken rule in one denial, joined as
-/// Kubernetes joins field errors.
+/// Kubernetes aggregates field errors (one as it is, several as `[a, b]`).
 pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     let update = match request.operation {
         Operation::Create => false,
@@ -149,6 +149,9 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         errors.extend(validate_pod(&pod).iter().map(ToString::to_string));
     }
     errors.extend(topology_error(&pod));
+    // Kubernetes' error aggregate says each distinct message once.
+    let mut seen = std::collections::BTreeSet::new();
+    errors.retain(|message| seen.insert(message.clone()));
     match errors.len() {
         0 => Verdict::Allow,
         1 => Verdict::Deny(errors.remove(0)),
