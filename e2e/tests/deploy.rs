@@ -21,9 +21,9 @@ mod release;
 
 use anyhow::{Context, Result, bail, ensure};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{DeleteParams, PostParams};
-use kube::{Api, Client};
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client, ResourceExt};
 use kuota::api::{ClusterQueue, Workload};
 
 use release::Release;
@@ -149,6 +149,74 @@ async fn jobs_are_suspended_and_checked(client: &Client, release: &Release) -> R
     ns.delete().await
 }
 
+/// With the chart's configuration (which lists `pod`), a pod naming a queue is created held by
+/// the `kueue.x-k8s.io/admission` gate, labelled managed and kept by the managed finalizer; a pod
+/// group member without its total count is refused, naming the annotation.
+async fn pods_are_gated_and_checked(client: &Client, release: &Release) -> Result<()> {
+    let ns = TestNamespace::create(client, "deploy-pods").await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let pod = |name: &str, labels: serde_json::Value| -> Result<Pod> {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {"restartPolicy": "Never", "containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]},
+        }))
+        .context("build a Pod")
+    };
+    let queued = serde_json::json!({"kueue.x-k8s.io/queue-name": "lq"});
+    let created = pods
+        .create(&PostParams::default(), &pod("queued", queued)?)
+        .await
+        .with_context(|| format!("create Pod queued\nkuota log:\n{}", release.log_tail()))?;
+    let gates: Vec<&str> = created
+        .spec
+        .iter()
+        .flat_map(|s| s.scheduling_gates.iter().flatten())
+        .map(|g| g.name.as_str())
+        .collect();
+    let managed = created
+        .labels()
+        .get("kueue.x-k8s.io/managed")
+        .map(String::as_str);
+    let finalizers = created.finalizers();
+    ensure!(
+        gates.contains(&"kueue.x-k8s.io/admission")
+            && managed == Some("true")
+            && finalizers.iter().any(|f| f == "kueue.x-k8s.io/managed"),
+        "a Pod naming a queue must be created gated, managed and with the managed finalizer: \
+         gates {gates:?}, managed label {managed:?}, finalizers {finalizers:?}"
+    );
+    // No controller of kuota's ungates pods yet: release the finalizer so the namespace goes.
+    pods.patch(
+        "queued",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .context("remove the managed finalizer from Pod queued")?;
+    let member = serde_json::json!({"kueue.x-k8s.io/queue-name": "lq",
+                                    "kueue.x-k8s.io/pod-group-name": "training"});
+    match pods
+        .create(&PostParams::default(), &pod("member", member)?)
+        .await
+    {
+        Err(kube::Error::Api(status)) => ensure!(
+            status.code == 403
+                && status
+                    .message
+                    .contains("metadata.annotations[kueue.x-k8s.io/pod-group-total-count]"),
+            "expected the Pod webhook's denial naming the total count, got {} {:?}",
+            status.code,
+            status.message
+        ),
+        Ok(_) => bail!("a pod group member without a total count was accepted"),
+        Err(other) => return Err(other).context("create Pod member"),
+    }
+    ns.delete().await
+}
+
 /// Workloads are admitted by the deployed controller, which holds only the chart's permissions.
 async fn admits_with_chart_permissions(client: &Client, release: &Release) -> Result<()> {
     let ns = TestNamespace::create(client, "deploy").await?;
@@ -216,6 +284,7 @@ async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     // The first calls right after `deploy` returned: no window in which the webhook fails.
     webhooks_answer(&client, &release).await?;
     jobs_are_suspended_and_checked(&client, &release).await?;
+    pods_are_gated_and_checked(&client, &release).await?;
     admits_with_chart_permissions(&client, &release).await?;
     calls_outside_rbac_are_denied(&release).await?;
     certificates::rotation_stays_trusted(&client, &release).await?;

@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::config::{self, Configuration};
+use crate::config::{self, Configuration, Framework};
 use crate::controllers::{self, CertificateSource, ProbePaths, Settings, WebhookServing};
 use crate::tls::TlsSettings;
-use crate::webhooks::Webhooks;
+use crate::webhooks::{NamespaceView, OwnerKind, PodSettings, Webhooks};
 
 /// Arguments of `kuota controller`.
 #[derive(Debug, clap::Args)]
@@ -83,8 +83,31 @@ fn webhook_serving(config: &Configuration) -> Result<WebhookServing, config::Con
                 .chain(&config.integrations.implicit_frameworks)
                 .map(|f| f.name())
                 .collect(),
+            pods: pod_settings(config),
         },
     })
+}
+
+/// What Kueue's Pod webhook reads from the configuration; the namespace facts come from the
+/// watches the webhook server starts.
+fn pod_settings(config: &Configuration) -> PodSettings {
+    let integrations = &config.integrations;
+    let listed = integrations
+        .frameworks
+        .iter()
+        .filter(|f| **f != Framework::Pod)
+        .map(|f| f.kind());
+    let owner_kinds = listed
+        .chain(integrations.external_frameworks.iter().cloned())
+        .map(|gvk| OwnerKind::new(&gvk.group, &gvk.version, &gvk.kind))
+        .collect();
+    PodSettings {
+        plain_pods: integrations.frameworks.contains(&Framework::Pod),
+        manage_jobs_without_queue_name: config.manage_jobs_without_queue_name,
+        managed_jobs_namespace_selector: config.managed_jobs_namespace_selector.clone(),
+        owner_kinds,
+        namespaces: NamespaceView::default(),
+    }
 }
 
 fn settings(config: &Configuration, serve_webhooks: bool) -> Result<Settings, config::ConfigError> {

@@ -31,6 +31,7 @@ pub use duration::{DurationError, GoDuration};
 pub use error::{ConfigError, FieldError};
 pub use framework::{Framework, GroupVersionKind};
 pub use resolve::defaults;
+pub use selector::matches as label_selector_matches;
 pub use validate::NAMESPACE_NAME_LABEL;
 
 use resolve::Origin;

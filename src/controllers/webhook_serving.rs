@@ -10,7 +10,7 @@ use tokio::task::JoinSet;
 
 use super::error::ControllerError;
 use crate::tls::{self, CertStore, TlsSettings};
-use crate::webhooks::{self, Webhooks};
+use crate::webhooks::{self, NamespaceView, Webhooks};
 
 /// Where the webhook server listens, where its certificate comes from, what it decides with.
 #[derive(Clone, Debug)]
@@ -37,7 +37,13 @@ pub async fn start(
     servers: &mut JoinSet<Result<(), ControllerError>>,
 ) -> Result<CertStore, ControllerError> {
     let store = CertStore::new();
-    let server = webhooks::listen(serving.addr, store.resolver(), serving.webhooks).await?;
+    let mut decide_with = serving.webhooks;
+    // The Pod webhook reads namespace labels and default LocalQueues from memory; the watches
+    // that keep them end with the process, like the server.
+    let (namespaces, watching) = NamespaceView::watch(client);
+    decide_with.pods.namespaces = namespaces;
+    tokio::spawn(watching);
+    let server = webhooks::listen(serving.addr, store.resolver(), decide_with).await?;
     servers.spawn(async move { server.await.map_err(ControllerError::from) });
     match serving.certificates {
         CertificateSource::Managed(settings) => {

@@ -48,8 +48,8 @@ pub use job_reconcile::{
 };
 pub use job_sync::{WorkloadSync, job_matches_workload, workload_sync};
 pub use pod_group::{
-    FieldError, FieldErrorKind, PodDefaulting, default_pod, pod_group_name, pod_group_total_count,
-    role_hash, validate_pod, validate_pod_update,
+    DEFAULT_LOCAL_QUEUE, FieldError, FieldErrorKind, PodDefaulting, default_pod, pod_group_name,
+    pod_group_total_count, role_hash, validate_pod, validate_pod_update,
 };
 pub use pod_set_info::{FlavorInfo, PodSetInfo, PodSetInfoError, pod_set_infos};
 pub use pod_workload::{

@@ -14,7 +14,7 @@ use crate::api::keys::{annotations, finalizers, labels, scheduling_gates};
 use super::names::check_dns1123_subdomain;
 
 /// The LocalQueue the webhook names when a namespace has one called so and the pod names none.
-const DEFAULT_LOCAL_QUEUE: &str = "default";
+pub const DEFAULT_LOCAL_QUEUE: &str = "default";
 /// Hex characters of a role hash.
 const ROLE_HASH_LEN: usize = 8;
 

@@ -5,11 +5,11 @@
 //! Kueue registers every job integration's pair of paths whether or not the framework is enabled,
 //! because its webhook configurations list them all with `failurePolicy: Fail`; a framework without
 //! webhook logic answers allow with no patch. [`INTEGRATIONS`] is that table: an integration has
-//! its defaulting and validation as its `default` and `validate` functions (batch/v1 Job so far).
+//! its defaulting and validation as its `default` and `validate` functions (batch/v1 Job and Pod so far).
 
 use super::review::{AdmissionRequest, Verdict};
 use super::settings::Webhooks;
-use super::{batch_job, defaulting, validation};
+use super::{batch_job, defaulting, pod, validation};
 
 const KUEUE_GROUP: &str = "kueue.x-k8s.io";
 const KUEUE_VERSION: &str = "v1beta2";
@@ -82,7 +82,14 @@ pub static INTEGRATIONS: &[Integration] = &[
         default: batch_job::default,
         validate: batch_job::validate,
     },
-    plain("pod", "", "v1", "pod"),
+    Integration {
+        framework: "pod",
+        group: "",
+        version: "v1",
+        kind: "pod",
+        default: pod::default,
+        validate: pod::validate,
+    },
     plain("deployment", "apps", "v1", "deployment"),
     plain("statefulset", "apps", "v1", "statefulset"),
     plain(

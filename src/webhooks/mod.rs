@@ -14,6 +14,9 @@ pub mod endpoints;
 mod error;
 mod findings;
 mod metadata;
+mod namespaces;
+mod patch;
+mod pod;
 mod queues;
 pub mod review;
 mod server;
@@ -24,9 +27,10 @@ mod workload_update;
 
 pub use endpoints::{Endpoint, INTEGRATIONS, Integration, KueueMutating, KueueValidating};
 pub use error::WebhookError;
+pub use namespaces::NamespaceView;
 pub use review::{AdmissionRequest, Operation, Verdict};
 pub use server::{listen, serve};
-pub use settings::Webhooks;
+pub use settings::{OwnerKind, PodSettings, Webhooks};
 
 #[cfg(test)]
 mod tests;

@@ -264,6 +264,57 @@ fn webhooks_call_the_release_service_on_kueues_paths() {
     }
 }
 
+/// Kueue's chart registers the Pod webhooks on core `v1` pods (defaulting on CREATE, validation
+/// on CREATE and UPDATE), failing closed because its shipped configuration lists `pod`, in the
+/// managed namespaces only; that configuration loads with `pod` enabled, so kuota's Pod webhook
+/// acts on what the API server sends.
+#[test]
+fn pod_webhooks_are_registered_as_kueues_chart_registers_them() {
+    for case in &CASES {
+        let rendered = render(case, &[], "");
+        for (kind, name, operations) in [
+            (
+                "MutatingWebhookConfiguration",
+                "mpod.kb.io",
+                &["CREATE"][..],
+            ),
+            (
+                "ValidatingWebhookConfiguration",
+                "vpod.kb.io",
+                &["CREATE", "UPDATE"][..],
+            ),
+        ] {
+            let hook = webhooks(&rendered, case, kind)
+                .iter()
+                .find(|h| h["name"] == name)
+                .unwrap_or_else(|| panic!("no webhook {name}"));
+            assert_eq!(
+                hook["rules"],
+                json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": operations,
+                        "resources": ["pods"]}]),
+                "{name}"
+            );
+            assert_eq!(hook["failurePolicy"], "Fail", "{name}");
+            assert_eq!(
+                hook["namespaceSelector"]["matchExpressions"][0]["values"],
+                json!(["kube-system", case.namespace]),
+                "{name} leaves out kube-system and the release's namespace"
+            );
+            assert!(hook["objectSelector"].is_null(), "{name}");
+        }
+        let loaded = kuota::config::parse(&rendered.config_text(case.fullname), "", "x")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            loaded
+                .config
+                .integrations
+                .frameworks
+                .contains(&kuota::config::Framework::Pod),
+            "the chart's configuration lists pod"
+        );
+    }
+}
+
 #[test]
 fn configuration_names_the_release_and_loads_with_kuotas_loader() {
     for case in &CASES {

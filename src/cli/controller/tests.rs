@@ -76,3 +76,48 @@ fn no_webhooks_serves_none() {
             .is_none()
     );
 }
+
+#[test]
+fn the_pod_webhook_reads_the_integrations_and_the_managed_namespaces() {
+    let config = configuration(
+        "manageJobsWithoutQueueName: true\nintegrations:\n  frameworks: [batch/job, pod, \
+         jobset.x-k8s.io/jobset]\n  externalFrameworks: [AppWrapper.v1beta2.workload.codeflare.dev]\n",
+    );
+    let pods = settings(&config, true)
+        .unwrap()
+        .webhooks
+        .unwrap()
+        .webhooks
+        .pods;
+    assert!(pods.plain_pods);
+    assert!(pods.manage_jobs_without_queue_name);
+    assert_eq!(
+        pods.managed_jobs_namespace_selector,
+        config.managed_jobs_namespace_selector
+    );
+    let kinds: Vec<(&str, &str)> = pods
+        .owner_kinds
+        .iter()
+        .map(|k| (k.api_version.as_str(), k.kind.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("batch/v1", "Job"),
+            ("jobset.x-k8s.io/v1alpha2", "JobSet"),
+            ("workload.codeflare.dev/v1beta2", "AppWrapper"),
+        ],
+        "a pod these own is theirs; a pod's own kind is no owner"
+    );
+
+    let implied = configuration("integrations:\n  frameworks: [deployment]\n");
+    let webhooks = settings(&implied, true).unwrap().webhooks.unwrap().webhooks;
+    assert!(
+        webhooks.frameworks.contains("pod"),
+        "deployment implies pod"
+    );
+    assert!(
+        !webhooks.pods.plain_pods,
+        "only pods a parent suspends are taken over when pod is implied"
+    );
+}

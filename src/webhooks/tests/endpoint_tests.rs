@@ -3,7 +3,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use super::*;
-use crate::webhooks::INTEGRATIONS;
+use crate::webhooks::{INTEGRATIONS, PodSettings};
 
 /// Every path Kueue's manager registers, as its webhook configurations list them.
 const KUEUE_PATHS: &[&str] = &[
@@ -74,4 +74,34 @@ fn integrations_without_logic_allow_unchanged() {
             assert_eq!(verdict, Verdict::Allow, "{}", endpoint.path());
         }
     }
+}
+
+#[test]
+fn the_pod_paths_answer_with_the_pod_integration_when_it_is_enabled() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns",
+                     "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    let webhooks = Webhooks {
+        frameworks: ["pod"].into_iter().collect(),
+        pods: PodSettings {
+            plain_pods: true,
+            ..PodSettings::default()
+        },
+        ..Webhooks::default()
+    };
+    let pod_endpoint = |path: &str| {
+        Endpoint::all()
+            .into_iter()
+            .find(|e| e.path() == path)
+            .expect("a served path")
+    };
+    let mutated = pod_endpoint("/mutate--v1-pod").decide(&webhooks, &request("CREATE", &pod, None));
+    assert!(
+        matches!(&mutated, Verdict::Patch(ops) if !ops.is_empty()),
+        "{mutated:?}"
+    );
+    let validated =
+        pod_endpoint("/validate--v1-pod").decide(&webhooks, &request("CREATE", &pod, None));
+    assert_eq!(validated, Verdict::Allow);
 }

@@ -3,6 +3,7 @@
 
 mod defaulting_tests;
 mod endpoint_tests;
+mod patch_tests;
 mod queue_tests;
 mod review_tests;
 mod server_tests;

@@ -1,0 +1,125 @@
+//! The namespace facts Kueue's Pod webhook reads besides the pod: the namespace's labels (Kueue
+//! GETs the Namespace to match `managedJobsNamespaceSelector`) and whether the namespace has a
+//! LocalQueue named `default` (Kueue asks its queue manager). kuota keeps both in memory from two
+//! metadata-only watches that every replica serving webhooks runs, so a call waits on no request.
+
+use std::collections::BTreeMap;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::PartialObjectMeta;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Api, Client};
+
+use crate::api::LocalQueue;
+use crate::config::NAMESPACE_NAME_LABEL;
+use crate::jobs::DEFAULT_LOCAL_QUEUE;
+
+/// Namespace labels and default LocalQueues, as the watches last delivered them. Without watches
+/// (the default) every namespace is judged by its name alone and none has a default LocalQueue.
+#[derive(Clone, Debug, Default)]
+pub struct NamespaceView {
+    namespaces: Option<Store<PartialObjectMeta<Namespace>>>,
+    default_queues: Option<Store<PartialObjectMeta<LocalQueue>>>,
+}
+
+impl NamespaceView {
+    /// The labels of `namespace`. A namespace the watch has not delivered yet (created a moment
+    /// ago, or before the first list) is judged by the `kubernetes.io/metadata.name` label the
+    /// API server puts on every namespace, the only label Kueue's default selector reads.
+    pub fn labels(&self, namespace: &str) -> BTreeMap<String, String> {
+        self.namespaces
+            .as_ref()
+            .and_then(|store| store.get(&ObjectRef::new(namespace)))
+            .map(|ns| ns.metadata.labels.clone().unwrap_or_default())
+            .unwrap_or_else(|| {
+                BTreeMap::from([(NAMESPACE_NAME_LABEL.to_owned(), namespace.to_owned())])
+            })
+    }
+
+    /// Whether `namespace` has a LocalQueue named `default`, which a pod naming no queue is
+    /// sent to.
+    pub fn has_default_local_queue(&self, namespace: &str) -> bool {
+        self.default_queues.as_ref().is_some_and(|store| {
+            store
+                .get(&ObjectRef::new(DEFAULT_LOCAL_QUEUE).within(namespace))
+                .is_some()
+        })
+    }
+
+    /// A view kept current by the returned future, which runs the two watches (retrying with
+    /// backoff after errors) until the process ends.
+    pub fn watch(client: &Client) -> (Self, impl Future<Output = ()> + Send + 'static) {
+        let (namespaces, namespace_writer) = reflector::store();
+        let (default_queues, queue_writer) = reflector::store();
+        let namespace_events = reflector::reflector(
+            namespace_writer,
+            watcher::watcher(
+                Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
+                watcher::Config::default(),
+            )
+            .default_backoff(),
+        );
+        let queue_events = reflector::reflector(
+            queue_writer,
+            watcher::watcher(
+                Api::<PartialObjectMeta<LocalQueue>>::all(client.clone()),
+                watcher::Config::default().fields(&format!("metadata.name={DEFAULT_LOCAL_QUEUE}")),
+            )
+            .default_backoff(),
+        );
+        let watching = async move {
+            let namespaces = namespace_events.for_each(|event| async move {
+                if let Err(error) = event {
+                    tracing::warn!(%error, "the Pod webhook's namespace watch failed; retrying");
+                }
+            });
+            let queues = queue_events.for_each(|event| async move {
+                if let Err(error) = event {
+                    tracing::warn!(%error, "the Pod webhook's LocalQueue watch failed; retrying");
+                }
+            });
+            futures::join!(namespaces, queues);
+        };
+        let view = NamespaceView {
+            namespaces: Some(namespaces),
+            default_queues: Some(default_queues),
+        };
+        (view, watching)
+    }
+
+    /// A view holding exactly these namespaces (name, labels) and default LocalQueues.
+    #[cfg(test)]
+    pub fn fixed(namespaces: &[(&str, &[(&str, &str)])], default_queues: &[&str]) -> Self {
+        use kube::api::ObjectMeta;
+        use kube::core::PartialObjectMetaExt;
+
+        let meta = |name: &str, namespace: Option<&str>, labels: &[(&str, &str)]| ObjectMeta {
+            name: Some(name.to_owned()),
+            namespace: namespace.map(str::to_owned),
+            labels: Some(
+                labels
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            ),
+            ..ObjectMeta::default()
+        };
+        let (namespace_store, mut namespace_writer) = reflector::store();
+        for (name, labels) in namespaces {
+            let namespace = meta(name, None, labels).into_response_partial();
+            namespace_writer.apply_watcher_event(&watcher::Event::Apply(namespace));
+        }
+        let (queue_store, mut queue_writer) = reflector::store();
+        for namespace in default_queues {
+            let queue = meta(DEFAULT_LOCAL_QUEUE, Some(namespace), &[]).into_response_partial();
+            queue_writer.apply_watcher_event(&watcher::Event::Apply(queue));
+        }
+        NamespaceView {
+            namespaces: Some(namespace_store),
+            default_queues: Some(queue_store),
+        }
+    }
+}
