@@ -40,6 +40,14 @@ pub enum WriteError {
     Conflict(String),
     #[error("{0} no longer exists")]
     NotFound(String),
+    /// The API server refused the write (RBAC, or a namespace being deleted): the same write
+    /// would be refused again; the next change of the object asks anew.
+    #[error("writing {object} was refused: {source}")]
+    Refused {
+        object: String,
+        #[source]
+        source: kube::Error,
+    },
     #[error("writing {0} took longer than {WRITE_TIMEOUT:?}")]
     Timeout(String),
     #[error("writing {object}: {source}")]
@@ -55,6 +63,10 @@ impl WriteError {
         match &error {
             kube::Error::Api(status) if status.code == 409 => WriteError::Conflict(object),
             kube::Error::Api(status) if status.code == 404 => WriteError::NotFound(object),
+            kube::Error::Api(status) if status.code == 403 => WriteError::Refused {
+                object,
+                source: error,
+            },
             _ => WriteError::Api {
                 object,
                 source: error,

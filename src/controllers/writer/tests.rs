@@ -67,4 +67,14 @@ fn only_timeouts_and_server_errors_are_worth_retrying_unchanged() {
     assert!(WriteError::Timeout("w".into()).is_transient());
     assert!(!WriteError::Conflict("w".into()).is_transient());
     assert!(!WriteError::NotFound("w".into()).is_transient());
+    let terminating = kube::Error::Api(
+        serde_json::from_value(serde_json::json!({
+            "status": "Failure", "code": 403, "reason": "Forbidden",
+            "message": "workloads.kueue.x-k8s.io \"w\" is forbidden: unable to create new content in namespace a because it is being terminated"
+        }))
+        .unwrap(),
+    );
+    let refused = WriteError::from_kube("Workload a/w".into(), terminating);
+    assert!(matches!(refused, WriteError::Refused { .. }), "{refused:?}");
+    assert!(!refused.is_transient());
 }
