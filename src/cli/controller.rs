@@ -131,10 +131,7 @@ fn settings(config: &Configuration, serve_webhooks: bool) -> Result<Settings, co
         },
         qps: config.client_connection.qps,
         burst: config.client_connection.burst,
-        block_admission: config
-            .wait_for_pods_ready
-            .as_ref()
-            .is_some_and(|w| w.block_admission),
+        wait_for_pods_ready: config.wait_for_pods_ready.clone(),
         instance: std::env::var("POD_NAME").ok().filter(|n| !n.is_empty()),
         leader: config
             .leader_election

@@ -52,9 +52,10 @@ pub struct Settings {
     /// Client-side limit on writes, as Kueue's `clientConnection` (negative `qps`: none).
     pub qps: f32,
     pub burst: i32,
-    /// Kueue's `waitForPodsReady.blockAdmission`: nothing is admitted while an admitted
-    /// Workload's pods are not all ready.
-    pub block_admission: bool,
+    /// Kueue's `waitForPodsReady`: an admitted Workload whose pods are not all ready in time is
+    /// evicted and requeued after a backoff; with `blockAdmission` nothing else is admitted
+    /// meanwhile. `None`: nobody is held to becoming ready.
+    pub wait_for_pods_ready: Option<crate::config::WaitForPodsReady>,
     /// This replica's name on the events it records (the pod name in a cluster).
     pub instance: Option<String>,
     /// Leader election; `None` runs alone (Kueue's `leaderElect: false`).
@@ -133,7 +134,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         MetricsFeed::new(metrics),
         requests,
         ready,
-        settings.block_admission,
+        settings.wait_for_pods_ready.clone(),
         leading,
     );
     let election = async {

@@ -96,6 +96,8 @@ reasons! {
         LocalQueueStopped => evicted_reasons::LOCAL_QUEUE_STOPPED,
         Deactivated => evicted_reasons::DEACTIVATED,
         NodeFailures => evicted_reasons::NODE_FAILURES,
+        /// Pods not all ready within `waitForPodsReady`'s timeout (decided outside the engine).
+        PodsReadyTimeout => evicted_reasons::PODS_READY_TIMEOUT,
     }
 }
 

@@ -138,6 +138,8 @@ impl Writer<'_> {
             EvictionReason::LocalQueueStopped => (false, requeued_reasons::LOCAL_QUEUE_STOPPED),
             EvictionReason::Deactivated => (false, requeued_reasons::DEACTIVATED),
             EvictionReason::NodeFailures => (true, requeued_reasons::NODE_FAILURES),
+            // Requeued only once the backoff in `requeueState` has run out.
+            EvictionReason::PodsReadyTimeout => (false, requeued_reasons::PODS_READY_TIMEOUT),
         };
         self.set(
             condition_types::REQUEUED,

@@ -10,6 +10,7 @@ mod finalizers;
 mod inputs;
 pub mod plan;
 mod pods_ready;
+mod pods_ready_timeout;
 mod queues;
 mod requests;
 mod results;
@@ -32,6 +33,7 @@ use super::metrics_feed::MetricsFeed;
 use super::queue_status::{QueueObjects, QueueWrite};
 use super::watches::{Change, Input, Kind};
 use crate::api::Workload;
+use crate::config::WaitForPodsReady;
 use crate::engine::topology::PlacementQuality;
 use crate::engine::{WorkloadKey, WorkloadStatus as EngineStatus};
 use crate::state::{ClusterState, Fallback};
@@ -106,8 +108,13 @@ pub struct AdmissionLoop {
     stale: BTreeMap<String, Option<String>>,
     /// Workloads whose last write failed for a transient reason, and when to try again.
     retries: BTreeMap<String, Instant>,
-    /// Admitted Workloads whose pods are not ready, for `waitForPodsReady.blockAdmission`.
+    /// Admitted Workloads whose pods are not ready: their PodsReady timer runs, and with
+    /// `waitForPodsReady.blockAdmission` they hold admission.
     unready: pods_ready::Unready,
+    /// `waitForPodsReady`; `None` holds nobody to becoming ready.
+    wait_for_pods_ready: Option<WaitForPodsReady>,
+    /// Workloads past the requeuing limit already reported, so each is logged once.
+    deactivation_reported: BTreeSet<String>,
     /// How compact each unwritten TAS admission's placement is, for its event and metric.
     placements: BTreeMap<String, Vec<(String, PlacementQuality)>>,
     /// Workloads waiting out Kueue's requeue backoff, kept out of the engine until then.
@@ -134,9 +141,12 @@ impl AdmissionLoop {
         metrics: MetricsFeed,
         requests: mpsc::UnboundedSender<WriteRequest>,
         ready: Ready,
-        block_admission: bool,
+        wait_for_pods_ready: Option<WaitForPodsReady>,
         leading: watch::Receiver<bool>,
     ) -> Self {
+        let block_admission = wait_for_pods_ready
+            .as_ref()
+            .is_some_and(|w| w.block_admission);
         AdmissionLoop {
             led: false,
             leading,
@@ -155,6 +165,8 @@ impl AdmissionLoop {
             backoff: BTreeMap::new(),
             placements: BTreeMap::new(),
             unready: pods_ready::Unready::new(block_admission),
+            wait_for_pods_ready,
+            deactivation_reported: BTreeSet::new(),
             queue_writes_in_flight: BTreeMap::new(),
             finalizing: BTreeMap::new(),
             report_due: true,
@@ -204,6 +216,7 @@ impl AdmissionLoop {
         if self.synced.len() < Kind::ALL.len() || !self.leads() {
             return;
         }
+        self.pods_ready_timeouts(&Time(k8s_openapi::jiff::Timestamp::now()));
         if self.unready.blocks() {
             tracing::debug!("admission waits until every admitted workload's pods are ready");
         } else {
@@ -286,7 +299,17 @@ impl AdmissionLoop {
         {
             self.stale.remove(&key);
         }
-        if let Some(until) = waiting_until(&workload).cloned() {
+        // An eviction being written that starts a backoff keeps the Workload out already.
+        let assumed_backoff = self
+            .assumed
+            .get(&key)
+            .filter(|a| a.status.requeue_state.is_some())
+            .map(|a| {
+                let mut view = workload.clone();
+                view.status = Some(a.status.clone());
+                view
+            });
+        if let Some(until) = waiting_until(assumed_backoff.as_ref().unwrap_or(&workload)).cloned() {
             let wk = workload_key(&key);
             self.state.delete_workload(&wk.namespace, &wk.name);
             self.workloads.insert(key.clone(), workload);
@@ -321,6 +344,7 @@ impl AdmissionLoop {
         self.backoff.remove(key);
         self.placements.remove(key);
         self.unready.gone(key);
+        self.deactivation_reported.remove(key);
         self.dirty.remove(key);
         let wk = workload_key(key);
         self.state.delete_workload(&wk.namespace, &wk.name);

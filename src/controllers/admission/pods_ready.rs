@@ -40,7 +40,7 @@ impl Unready {
 
     /// Records `workload` as read under `key`.
     pub fn seen(&mut self, key: &str, workload: &Workload) {
-        if self.block && admitted_not_ready(workload) {
+        if admitted_not_ready(workload) {
             self.keys.insert(key.to_string());
         } else {
             self.keys.remove(key);
@@ -49,6 +49,11 @@ impl Unready {
 
     pub fn gone(&mut self, key: &str) {
         self.keys.remove(key);
+    }
+
+    /// The admitted Workloads whose pods are not all ready, whose PodsReady timer runs.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.keys.iter()
     }
 
     /// Whether admission waits: `blockAdmission` is on and some admitted Workload is not ready.

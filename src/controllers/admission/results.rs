@@ -98,7 +98,11 @@ impl AdmissionLoop {
                         Some(until) => {
                             self.backoff.insert(key, until);
                         }
-                        None => self.state.restore_workload(&read, fallback()),
+                        None => {
+                            // A backoff the failed write would have started does not apply.
+                            self.backoff.remove(&key);
+                            self.state.restore_workload(&read, fallback());
+                        }
                     }
                 }
             }

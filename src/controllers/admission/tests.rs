@@ -12,6 +12,7 @@ use crate::api;
 use crate::controllers::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};
 use crate::controllers::writer::WriteError;
 use crate::engine::model::EngineConfig;
+use std::time::Duration;
 
 const ADMIN: &str = r#"
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -83,14 +84,19 @@ impl Harness {
         Self::blocking(false)
     }
 
-    /// A loop with `waitForPodsReady.blockAdmission` set as given.
+    /// A loop with `waitForPodsReady.blockAdmission` set as given (and a timeout no test reaches).
     fn blocking(block_admission: bool) -> Self {
+        Self::waiting(pods_ready(Duration::from_secs(1800), block_admission))
+    }
+
+    /// A loop with this `waitForPodsReady`.
+    fn waiting(wait: WaitForPodsReady) -> Self {
         let (leader, leading) = watch::channel(true);
-        Self::with(block_admission, leader, leading)
+        Self::with(Some(wait), leader, leading)
     }
 
     fn with(
-        block_admission: bool,
+        wait_for_pods_ready: Option<WaitForPodsReady>,
         leader: watch::Sender<bool>,
         leading: watch::Receiver<bool>,
     ) -> Self {
@@ -107,7 +113,7 @@ impl Harness {
             MetricsFeed::new(metrics.clone()),
             requests_tx,
             Ready::default(),
-            block_admission,
+            wait_for_pods_ready,
             leading,
         );
         let mut ns = Namespace::default();
@@ -202,6 +208,20 @@ impl Harness {
     }
 }
 
+fn pods_ready(timeout: Duration, block_admission: bool) -> WaitForPodsReady {
+    WaitForPodsReady {
+        timeout,
+        block_admission,
+        recovery_timeout: Some(timeout),
+        requeuing_strategy: crate::config::RequeuingStrategy {
+            timestamp: crate::config::RequeuingTimestamp::Eviction,
+            backoff_limit_count: None,
+            backoff_base_seconds: 60,
+            backoff_max_seconds: 3600,
+        },
+    }
+}
+
 fn effects(requests: &[(String, Box<api::Workload>, Box<Planned>)]) -> Vec<(&str, Effect)> {
     requests
         .iter()
@@ -224,7 +244,7 @@ fn nothing_is_decided_before_every_cache_is_listed() {
         MetricsFeed::new(metrics),
         requests_tx,
         Ready::default(),
-        false,
+        None,
         watch::channel(true).1,
     );
     admission.take(Input::Workload(Change::Reset(vec![workload("a", 1, 0, 0)])));
@@ -450,7 +470,7 @@ fn with_block_admission_nothing_is_admitted_until_admitted_pods_are_ready() {
 #[test]
 fn a_follower_decides_and_writes_nothing_until_it_is_elected() {
     let (leader, leading) = watch::channel(false);
-    let mut h = Harness::with(false, leader, leading);
+    let mut h = Harness::with(None, leader, leading);
     assert!(
         h.admission.ready.get(),
         "a follower is ready once its caches are"
@@ -480,4 +500,89 @@ fn a_follower_decides_and_writes_nothing_until_it_is_elected() {
             .all(|l| l.contains("replica_role=\"leader\"")),
         "{pending:#?}"
     );
+}
+
+#[test]
+fn pods_not_ready_in_time_evict_release_and_keep_the_workload_out_until_its_backoff_ends() {
+    let mut h = Harness::waiting(pods_ready(Duration::ZERO, false));
+    h.apply(workload("slow", 4, 0, 0));
+    let admitted = h.workload_requests();
+    assert_eq!(effects(&admitted), [("ns/slow", Effect::Claim)]);
+    for request in admitted {
+        h.store(request);
+    }
+    // With no time to become ready, the next pass evicts it.
+    let evicted = h.workload_requests();
+    assert_eq!(effects(&evicted), [("ns/slow", Effect::Release)]);
+    let status = &evicted[0].2.status;
+    let condition = |type_: &str| status.conditions.iter().find(|c| c.type_ == type_).cloned();
+    let evicted_condition = condition("Evicted").expect("Evicted is set");
+    assert_eq!(
+        (
+            evicted_condition.status.as_str(),
+            evicted_condition.reason.as_str()
+        ),
+        ("True", "PodsReadyTimeout")
+    );
+    let requeued = condition("Requeued").expect("Requeued is set");
+    assert_eq!(
+        (requeued.status.as_str(), requeued.reason.as_str()),
+        ("False", "PodsReadyTimeout")
+    );
+    let requeue = status.requeue_state.clone().expect("a requeue backoff");
+    assert_eq!(requeue.count, Some(1));
+    assert!(requeue.requeue_at.is_some());
+    let stats = status
+        .scheduling_stats
+        .clone()
+        .expect("the eviction is counted");
+    assert!(
+        stats
+            .evictions
+            .iter()
+            .any(|e| e.reason == "PodsReadyTimeout"
+                && e.underlying_cause == "WaitForStart"
+                && e.count == 1),
+        "{:?}",
+        stats.evictions
+    );
+    assert!(
+        !h.admitted_in_engine("ns/slow"),
+        "its quota is released at once"
+    );
+
+    // Another workload takes the quota once the release has landed; the evicted one waits out
+    // its backoff.
+    h.apply(workload("next", 4, 0, 1));
+    assert!(
+        effects(&h.workload_requests()).is_empty(),
+        "claims wait for the release"
+    );
+    for request in evicted {
+        h.store(request);
+    }
+    assert_eq!(
+        effects(&h.workload_requests()),
+        [("ns/next", Effect::Claim)]
+    );
+    assert!(h.admission.backoff.contains_key("ns/slow"));
+}
+
+#[test]
+fn a_pods_ready_eviction_that_cannot_be_written_leaves_the_workload_admitted() {
+    let mut h = Harness::waiting(pods_ready(Duration::ZERO, false));
+    h.apply(workload("slow", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    let evicted = h.workload_requests();
+    assert_eq!(effects(&evicted), [("ns/slow", Effect::Release)]);
+    for request in evicted {
+        h.refuse(request, WriteError::Conflict("ns/slow".into()));
+    }
+    assert!(
+        h.admitted_in_engine("ns/slow"),
+        "the API still shows it admitted"
+    );
+    assert!(!h.admission.backoff.contains_key("ns/slow"));
 }

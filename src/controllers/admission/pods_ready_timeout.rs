@@ -1,0 +1,106 @@
+//! Kueue's `waitForPodsReady` timeout, as its workload controller applies it: an admitted
+//! Workload whose pods are not all ready in time is evicted with `PodsReadyTimeout`, its quota
+//! released, and requeued only after the backoff its `requeueState` records. The Workload leaves
+//! the engine at once (as one read back with that `requeueState` would), so no cycle of the same
+//! pass admits it again before the write lands; a failed write brings it back as it was read.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::plan::{Effect, plan};
+use super::{AdmissionLoop, workload_key};
+use crate::api::workload_status::WorkloadEviction;
+use crate::api::{WorkloadStatus, keys::evicted_reasons};
+use crate::engine::EvictionReason;
+use crate::jobs::{PodsReadyTimeout, pods_ready_timeout};
+
+impl AdmissionLoop {
+    /// Evicts the admitted Workloads whose PodsReady timer ran out at `now`.
+    pub(super) fn pods_ready_timeouts(&mut self, now: &Time) {
+        let Some(config) = self.wait_for_pods_ready.clone() else {
+            return;
+        };
+        let candidates: Vec<String> = self
+            .unready
+            .keys()
+            .filter(|key| {
+                !self.in_flight.contains(*key)
+                    && !self.assumed.contains_key(*key)
+                    && !self.stale.contains_key(*key)
+                    && !self.retries.contains_key(*key)
+            })
+            .cloned()
+            .collect();
+        for key in candidates {
+            let Some(read) = self.workloads.get(&key).cloned() else {
+                continue;
+            };
+            match pods_ready_timeout(&read, &config, now) {
+                PodsReadyTimeout::NotTiming | PodsReadyTimeout::RunsOutAt(_) => {}
+                PodsReadyTimeout::Deactivate { message } => {
+                    if self.deactivation_reported.insert(key.clone()) {
+                        tracing::warn!(workload = %key, message, "requeuing limit reached; deactivating the Workload is not carried out yet");
+                    }
+                }
+                PodsReadyTimeout::Evict {
+                    message,
+                    underlying_cause,
+                    requeue_state,
+                } => {
+                    let wk = workload_key(&key);
+                    let engine = self.state.engine();
+                    if !engine.evict_workload(&wk, EvictionReason::PodsReadyTimeout, message) {
+                        continue;
+                    }
+                    let Some(state) = engine.state(&wk) else {
+                        continue;
+                    };
+                    let Some(mut planned) = plan(&read, &state, now) else {
+                        continue;
+                    };
+                    if planned.effect != Effect::Release {
+                        continue;
+                    }
+                    tracing::info!(workload = %key, underlying_cause, "pods not ready in time; evicted");
+                    let until = requeue_state.requeue_at.clone();
+                    planned.status.requeue_state = Some(requeue_state);
+                    name_underlying_cause(&mut planned.status, underlying_cause);
+                    self.assume(&key, &planned);
+                    self.state.delete_workload(&wk.namespace, &wk.name);
+                    if let Some(until) = until {
+                        self.backoff.insert(key.clone(), until);
+                    }
+                    self.send(key, planned);
+                }
+            }
+        }
+    }
+}
+
+/// Kueue counts a PodsReady eviction under its underlying cause (`WaitForStart` or
+/// `WaitForRecovery`) in `schedulingStats.evictions`.
+fn name_underlying_cause(status: &mut WorkloadStatus, cause: &str) {
+    let Some(stats) = status.scheduling_stats.as_mut() else {
+        return;
+    };
+    let reason = evicted_reasons::PODS_READY_TIMEOUT;
+    if let Some(uncaused) = stats
+        .evictions
+        .iter_mut()
+        .find(|e| e.reason == reason && e.underlying_cause.is_empty())
+    {
+        uncaused.count -= 1;
+    }
+    stats.evictions.retain(|e| e.count > 0);
+    match stats
+        .evictions
+        .iter_mut()
+        .find(|e| e.reason == reason && e.underlying_cause == cause)
+    {
+        Some(counted) => counted.count = counted.count.saturating_add(1),
+        None => stats.evictions.push(WorkloadEviction {
+            reason: reason.to_owned(),
+            underlying_cause: cause.to_owned(),
+            count: 1,
+        }),
+    }
+}
