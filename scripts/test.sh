@@ -18,6 +18,8 @@ export KUBECONFIG
 cargo test --features e2e --test e2e
 # Leader election runs its own replicas, after the suite's controller has stopped.
 cargo test --features e2e --test e2e_leader
+# waitForPodsReady with a short timeout: a controller of its own, after the others have stopped.
+cargo test --features e2e --test e2e_pods_ready
 # kuota installed with Helm (e2e/cluster deploy) under the chart's RBAC, its webhooks called by
 # the API server; last, because the chart's webhooks see every Kueue object while installed.
 cargo test --features e2e --test e2e_deploy

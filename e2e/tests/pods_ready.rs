@@ -1,0 +1,162 @@
+//! `waitForPodsReady` on the local control plane: a Job whose pods cannot become ready (every
+//! node its flavor selects carries a taint no pod tolerates) is evicted with `PodsReadyTimeout`
+//! once the timeout runs out, suspended, and requeued after Kueue's backoff.
+//!
+//! A test binary of its own: it runs a controller with a short timeout, which the e2e suite's
+//! shared controller (with Kueue's 30-minute default) must not have.
+//!
+//! ```text
+//! e2e/cluster up && eval "$(e2e/cluster env)"
+//! cargo test --features e2e --test e2e_pods_ready
+//! ```
+
+// Shared with the e2e suite, of which this binary uses a part.
+#[allow(dead_code)]
+mod support;
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Taint;
+use kube::api::ListParams;
+use kube::{Api, ResourceExt};
+use kuota::api::Workload;
+
+use support::controller::Replica;
+use support::kueue::{self, apply_yaml};
+use support::nodes::{self, NodeSet};
+use support::{TestNamespace, unique_name, wait};
+
+/// A 5-second timeout and a 1-second backoff base, so the test sees an eviction and a requeue
+/// within seconds.
+const WAIT_FOR_PODS_READY: &str = "waitForPodsReady: {timeout: 5s, requeuingStrategy: {backoffBaseSeconds: 1, backoffMaxSeconds: 2}}\n";
+
+#[tokio::test]
+async fn a_job_whose_pods_never_become_ready_is_evicted_after_the_timeout_and_requeued()
+-> Result<()> {
+    let _controller = Replica::spawn("pods-ready", WAIT_FOR_PODS_READY).await?;
+    let client = support::client().await?;
+    let ns = TestNamespace::create(&client, "pods-ready").await?;
+    let id = unique_name("pr");
+    let mut tainted = NodeSet::new(&id, 1, 1, 2);
+    tainted
+        .labels
+        .insert("e2e.kuota.dev/test".into(), id.clone());
+    let names = tainted.create(&client).await?;
+    for name in &names {
+        nodes::taint(
+            &client,
+            name,
+            Taint {
+                key: "e2e.kuota.dev/broken".into(),
+                effect: "NoSchedule".into(),
+                ..Taint::default()
+            },
+        )
+        .await?;
+    }
+    let (flavor, cq) = (unique_name("rf"), unique_name("cq"));
+    apply_yaml(
+        &client,
+        &ns.name,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {flavor}}}
+spec:
+  nodeLabels: {{e2e.kuota.dev/test: {id}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {cq}}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: {flavor}
+      resources: [{{name: cpu, nominalQuota: \"16\"}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq}}
+spec: {{clusterQueue: {cq}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: stuck
+  labels: {{kueue.x-k8s.io/queue-name: lq}}
+spec:
+  parallelism: 2
+  completions: 2
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {{name: c, image: busybox, resources: {{requests: {{cpu: \"1\"}}}}}}
+"
+        ),
+    )
+    .await?;
+
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
+    let job = wait::until_exists(&jobs, "stuck", kueue::DECIDED).await?;
+    let uid = job.uid().context("a stored Job has a UID")?;
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let selector = ListParams::default().labels(&format!("kueue.x-k8s.io/job-uid={uid}"));
+    let name = loop {
+        if let Some(w) = workloads.list(&selector).await?.items.into_iter().next() {
+            break w.name_any();
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    kueue::until_admitted(&workloads, &name).await?;
+    wait::until(&jobs, "stuck", "start", kueue::DECIDED, |j| {
+        j.spec.as_ref().and_then(|s| s.suspend) == Some(false)
+    })
+    .await?;
+
+    // The pods stay pending on the tainted nodes; after 5 s the Workload is evicted.
+    let evicted = wait::until(
+        &workloads,
+        &name,
+        "be evicted for PodsReadyTimeout",
+        kueue::DECIDED,
+        |w| {
+            kueue::has(w, "Evicted", "PodsReadyTimeout")
+                && w.status
+                    .as_ref()
+                    .and_then(|s| s.requeue_state.as_ref())
+                    .is_some_and(|r| r.count >= Some(1))
+        },
+    )
+    .await?;
+    let ready = kueue::condition(&evicted, "PodsReady").context("PodsReady is kept")?;
+    anyhow::ensure!(
+        ready.status == "False" && ready.reason == "WaitForStart",
+        "PodsReady: {ready:?}"
+    );
+    wait::until(&jobs, "stuck", "be suspended", kueue::DECIDED, |j| {
+        j.spec.as_ref().and_then(|s| s.suspend) == Some(true)
+    })
+    .await?;
+    // After the backoff it is admitted again, and times out again: the count goes on.
+    wait::until(
+        &workloads,
+        &name,
+        "be requeued, admitted and evicted again",
+        kueue::DECIDED,
+        |w| {
+            w.status
+                .as_ref()
+                .and_then(|s| s.requeue_state.as_ref())
+                .is_some_and(|r| r.count >= Some(2))
+        },
+    )
+    .await?;
+    ns.delete().await?;
+    tainted.delete(&client).await
+}
