@@ -23,13 +23,14 @@ const MAX_IN_FLIGHT: usize = 32;
 
 /// Conditions the admission writes own; the others (Finished, PodsReady, ...) belong to other
 /// writers and are never sent.
-const OWNED_CONDITIONS: [&str; 6] = [
+const OWNED_CONDITIONS: [&str; 7] = [
     condition_types::QUOTA_RESERVED,
     condition_types::ADMITTED,
     condition_types::EVICTED,
     condition_types::PREEMPTED,
     condition_types::REQUEUED,
     condition_types::BLOCKED_ON_PREEMPTION_GATES,
+    condition_types::DEACTIVATION_TARGET,
 ];
 
 /// Why a write did not land.
@@ -227,6 +228,26 @@ impl Writer {
                 .await?;
         }
         Ok(written)
+    }
+
+    /// Sets `spec.active: false` on a Workload marked `DeactivationTarget`, as Kueue's workload
+    /// controller does, fenced by `read`'s resource version. Returns the Workload as stored.
+    pub async fn deactivate_workload(&self, read: &Workload) -> Result<Workload, WriteError> {
+        let (namespace, name) = (read.namespace().unwrap_or_default(), read.name_any());
+        let api: Api<Workload> = Api::namespaced(self.client.clone(), &namespace);
+        let body = json!({
+            "metadata": {"resourceVersion": read.resource_version()},
+            "spec": {"active": false},
+        });
+        let params = PatchParams {
+            field_manager: Some(field_managers::KUOTA.to_string()),
+            ..PatchParams::default()
+        };
+        self.send(
+            &format!("Workload {namespace}/{name}"),
+            api.patch(&name, &params, &Patch::Merge(&body)),
+        )
+        .await
     }
 
     /// Replaces a ClusterQueue's status.
