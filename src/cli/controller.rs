@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use crate::config::{self, Configuration, Framework};
 use crate::controllers::{self, CertificateSource, ProbePaths, Settings, WebhookServing};
+use crate::jobs::{JobScope, OwnerKind};
 use crate::tls::TlsSettings;
-use crate::webhooks::{NamespaceView, OwnerKind, PodSettings, Webhooks};
+use crate::webhooks::{NamespaceView, PodSettings, Webhooks};
 
 /// Arguments of `kuota controller`.
 #[derive(Debug, clap::Args)]
@@ -91,22 +92,31 @@ fn webhook_serving(config: &Configuration) -> Result<WebhookServing, config::Con
 /// What Kueue's Pod webhook reads from the configuration; the namespace facts come from the
 /// watches the webhook server starts.
 fn pod_settings(config: &Configuration) -> PodSettings {
+    PodSettings {
+        plain_pods: config.integrations.frameworks.contains(&Framework::Pod),
+        scope: job_scope(config),
+        namespaces: NamespaceView::default(),
+    }
+}
+
+/// Which jobs the integrations manage: `manageJobsWithoutQueueName`,
+/// `managedJobsNamespaceSelector`, and the parent kinds of the listed frameworks other than `pod`
+/// and of `externalFrameworks`.
+fn job_scope(config: &Configuration) -> JobScope {
     let integrations = &config.integrations;
     let listed = integrations
         .frameworks
         .iter()
         .filter(|f| **f != Framework::Pod)
         .map(|f| f.kind());
-    let owner_kinds = listed
+    let parent_kinds = listed
         .chain(integrations.external_frameworks.iter().cloned())
         .map(|gvk| OwnerKind::new(&gvk.group, &gvk.version, &gvk.kind))
         .collect();
-    PodSettings {
-        plain_pods: integrations.frameworks.contains(&Framework::Pod),
-        manage_jobs_without_queue_name: config.manage_jobs_without_queue_name,
-        managed_jobs_namespace_selector: config.managed_jobs_namespace_selector.clone(),
-        owner_kinds,
-        namespaces: NamespaceView::default(),
+    JobScope {
+        manage_without_queue_name: config.manage_jobs_without_queue_name,
+        namespace_selector: config.managed_jobs_namespace_selector.clone(),
+        parent_kinds,
     }
 }
 
@@ -149,6 +159,7 @@ fn settings(config: &Configuration, serve_webhooks: bool) -> Result<Settings, co
             .then(|| controllers::jobs::JobSettings {
                 gates: config.feature_gates.clone(),
                 wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
+                scope: job_scope(config),
             }),
         webhooks: if serve_webhooks {
             Some(webhook_serving(config)?)

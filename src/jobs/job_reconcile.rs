@@ -182,7 +182,6 @@ fn without_workload(job: &Job, owned: &[&Workload], context: JobContext<'_>) -> 
     }
     match workload_for_job(job, context.priorities) {
         Ok(workload) => JobStep::CreateWorkload(Box::new(workload)),
-        Err(error) if error.is_not_managed() => JobStep::Idle,
         Err(error) => cannot_compose(error),
     }
 }

@@ -90,13 +90,14 @@ fn the_pod_webhook_reads_the_integrations_and_the_managed_namespaces() {
         .webhooks
         .pods;
     assert!(pods.plain_pods);
-    assert!(pods.manage_jobs_without_queue_name);
+    assert!(pods.scope.manage_without_queue_name);
     assert_eq!(
-        pods.managed_jobs_namespace_selector,
+        pods.scope.namespace_selector,
         config.managed_jobs_namespace_selector
     );
     let kinds: Vec<(&str, &str)> = pods
-        .owner_kinds
+        .scope
+        .parent_kinds
         .iter()
         .map(|k| (k.api_version.as_str(), k.kind.as_str()))
         .collect();

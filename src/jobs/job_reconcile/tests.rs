@@ -80,10 +80,7 @@ fn a_suspended_job_without_a_workload_gets_the_workload_the_integration_builds()
 }
 
 #[test]
-fn a_job_without_a_queue_is_left_alone_and_a_missing_priority_class_is_reported() {
-    let unmanaged = job(json!({"metadata": {"labels": null}}));
-    assert_eq!(step(&unmanaged, &[], false), JobStep::Idle);
-
+fn a_missing_priority_class_is_reported() {
     let missing = job(json!({"metadata": {"labels": {"kueue.x-k8s.io/priority-class": "urgent"}}}));
     let JobStep::CannotCompose { event, .. } = step(&missing, &[], false) else {
         panic!("a missing WorkloadPriorityClass holds the Workload back");
