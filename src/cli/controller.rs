@@ -5,10 +5,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::config::{self, Configuration, Framework};
-use crate::controllers::{self, CertificateSource, ProbePaths, Settings, WebhookServing};
+use crate::controllers::{
+    self, CertificateSource, MetricsCertificate, MetricsSecurity, ProbePaths, Settings,
+    WebhookServing,
+};
 use crate::jobs::{JobScope, OwnerKind};
 use crate::tls::TlsSettings;
 use crate::webhooks::{NamespaceView, PodSettings, Webhooks};
+
+/// Where Kueue's manager reads the metrics server's certificate when it does not manage
+/// certificates itself.
+const METRICS_CERT_DIR: &str = "/etc/kueue/metrics/certs";
 
 /// Arguments of `kuota controller`.
 #[derive(Debug, clap::Args)]
@@ -25,6 +32,11 @@ pub struct ControllerArgs {
     /// where no webhook configuration calls it (a workstation, a second controller in tests).
     #[arg(long = "no-webhooks")]
     pub no_webhooks: bool,
+    /// Serve `/metrics` over HTTPS to callers the API server authenticates and authorizes, as
+    /// Kueue's manager always does; `--metrics-secure=false` serves plain HTTP to anyone, for a
+    /// workstation.
+    #[arg(long = "metrics-secure", default_value_t = true, action = clap::ArgAction::Set)]
+    pub metrics_secure: bool,
 }
 
 /// Why the controller did not start or stopped.
@@ -120,7 +132,23 @@ fn job_scope(config: &Configuration) -> JobScope {
     }
 }
 
-fn settings(config: &Configuration, serve_webhooks: bool) -> Result<Settings, config::ConfigError> {
+/// Kueue's metrics server: HTTPS with controller-runtime's in-memory certificate under internal
+/// cert management, else with the pair mounted at Kueue's `/etc/kueue/metrics/certs`.
+fn metrics_security(config: &Configuration, secure: bool) -> MetricsSecurity {
+    if !secure {
+        MetricsSecurity::Plain
+    } else if config.internal_cert_management.enable {
+        MetricsSecurity::Secure(MetricsCertificate::SelfSigned)
+    } else {
+        MetricsSecurity::Secure(MetricsCertificate::Files(PathBuf::from(METRICS_CERT_DIR)))
+    }
+}
+
+fn settings(
+    config: &Configuration,
+    serve_webhooks: bool,
+    metrics_secure: bool,
+) -> Result<Settings, config::ConfigError> {
     let health = config::socket_addr(&config.health.health_probe_bind_address)?.map(|addr| {
         (
             addr,
@@ -134,6 +162,7 @@ fn settings(config: &Configuration, serve_webhooks: bool) -> Result<Settings, co
         engine: config.engine_config(),
         health,
         metrics_addr: config::socket_addr(&config.metrics.bind_address)?,
+        metrics_security: metrics_security(config, metrics_secure),
         metrics: controllers::metrics::MetricsOptions {
             local_queue_metrics: config.metrics.local_queue_metrics.enable,
             cluster_queue_resources: config.metrics.enable_cluster_queue_resources,
@@ -178,7 +207,7 @@ async fn start(args: &ControllerArgs) -> Result<(), StartError> {
             "configuration field accepted but not acted on by kuota yet"
         );
     }
-    let settings = settings(&loaded.config, !args.no_webhooks)?;
+    let settings = settings(&loaded.config, !args.no_webhooks, args.metrics_secure)?;
     let client = kube::Client::try_from(kube::Config::infer().await?)?;
     controllers::run(client, settings).await?;
     Ok(())
