@@ -160,6 +160,7 @@ pub fn write_for(
             ));
             (Action::ReplaceWorkload(workload), on_job(Some(updated)))
         }
+        JobStep::ChangeQueue(workload) => (Action::ReplaceWorkload(workload), on_job(None)),
         JobStep::DeleteWorkload { workload, event: e } => {
             (Action::DeleteWorkload(workload), on_job(e))
         }
