@@ -217,6 +217,35 @@ impl Writer {
                 )
                 .await?;
         }
+        let has_target = |s: &WorkloadStatus| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == condition_types::DEACTIVATION_TARGET)
+        };
+        if !has_target(status) && written.status.as_ref().is_some_and(has_target) {
+            // A DeactivationTarget another manager set (Kueue, before a switch) stays when an
+            // apply leaves it out: replace the list without it, still fenced.
+            let conditions: Vec<_> = written
+                .status
+                .iter()
+                .flat_map(|s| &s.conditions)
+                .filter(|c| c.type_ != condition_types::DEACTIVATION_TARGET)
+                .collect();
+            let body = json!({
+                "metadata": {"resourceVersion": written.resource_version()},
+                "status": {"conditions": conditions},
+            });
+            let params = PatchParams {
+                field_manager: Some(field_managers::ADMISSION.to_string()),
+                ..PatchParams::default()
+            };
+            written = self
+                .send(
+                    &label,
+                    api.patch_status(&name, &params, &Patch::Merge(&body)),
+                )
+                .await?;
+        }
         if let Some(annotations) = annotations {
             let body = annotations_patch(written.annotations(), annotations);
             let params = PatchParams {
