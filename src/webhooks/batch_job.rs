@@ -112,8 +112,11 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         problems.push(problem);
     }
     if update {
+        let default_queue = settings
+            .namespaces
+            .has_default_local_queue(namespace(&job, request));
         match request.decode::<Job>("Job", true) {
-            Ok(old) => problems.extend(update_problems(&key, &old, &job)),
+            Ok(old) => problems.extend(update_problems(&key, &old, &job, default_queue)),
             Err(invalid) => return invalid,
         }
     }
@@ -174,8 +177,9 @@ fn integration_problem(job: &Job, request: &AdmissionRequest) -> Option<String> 
     }
 }
 
-/// Kueue's rules on what may change while the Job runs (is not suspended).
-fn update_problems(key: &str, old: &Job, new: &Job) -> Vec<String> {
+/// Kueue's rules on what may change while the Job runs (is not suspended), and on the queue
+/// name in a namespace with a `default` LocalQueue.
+fn update_problems(key: &str, old: &Job, new: &Job, default_queue_exists: bool) -> Vec<String> {
     let mut problems = Vec::new();
     let running = !suspended(old) && !suspended(new);
     let old_labels = old.metadata.labels.clone().unwrap_or_default();
@@ -187,6 +191,15 @@ fn update_problems(key: &str, old: &Job, new: &Job) -> Vec<String> {
     {
         problems.push(format!(
             "Job {key}: label {}: field is immutable while the Job is not suspended",
+            labels::QUEUE_NAME
+        ));
+    }
+    if default_queue_exists
+        && label(old, labels::QUEUE_NAME).is_some()
+        && label(new, labels::QUEUE_NAME).is_none()
+    {
+        problems.push(format!(
+            "Job {key}: label {}: queue-name must not be empty in namespace with default queue",
             labels::QUEUE_NAME
         ));
     }

@@ -287,3 +287,25 @@ fn an_unmanaged_job_is_not_held_to_the_integrations_rules() {
         "managed without a queue name, it is"
     );
 }
+
+#[test]
+fn the_queue_name_stays_in_a_namespace_with_a_default_local_queue() {
+    let old = job(queued(), json!({}), Some(true));
+    let unlabelled = job(json!({}), json!({}), Some(true));
+    let update = request("UPDATE", &unlabelled, Some(&old));
+    assert_eq!(
+        validate(&with_jobs(), &update),
+        Verdict::Allow,
+        "no default LocalQueue: the label may go"
+    );
+    let mut webhooks = with_jobs();
+    webhooks.pods.namespaces = NamespaceView::fixed(&[], &["team-a"]);
+    assert_eq!(
+        validate(&webhooks, &update),
+        Verdict::Deny(
+            "Job team-a/train: label kueue.x-k8s.io/queue-name: queue-name must not be empty in \
+             namespace with default queue"
+                .into()
+        )
+    );
+}
