@@ -147,6 +147,24 @@ impl Writer<'_> {
         self.set(condition_types::REQUEUED, requeued, reason, message);
     }
 
+    /// Kueue's workload controller marks a Workload deactivated earlier and active again
+    /// `Requeued=True` with reason `Reactivated`.
+    fn reactivated(&mut self) {
+        let deactivated = self.status.conditions.iter().any(|c| {
+            c.type_ == condition_types::REQUEUED
+                && c.status == "False"
+                && c.reason == requeued_reasons::DEACTIVATED
+        });
+        if deactivated {
+            self.set(
+                condition_types::REQUEUED,
+                true,
+                requeued_reasons::REACTIVATED,
+                "The workload was reactivated".to_string(),
+            );
+        }
+    }
+
     /// The `Evicted` reason, underlying cause and message of a deactivation. Kueue's workload
     /// controller turns a `DeactivationTarget` condition (the requeuing limit, a rejected
     /// admission check) into reason `DeactivatedDueTo<its reason>` and drops that condition; an
@@ -237,6 +255,7 @@ pub fn workload_status(
             ] {
                 w.reset_if_true(type_);
             }
+            w.reactivated();
         }
         EngineStatus::Pending { reason, message } => {
             w.status.admission = None;
@@ -251,8 +270,15 @@ pub fn workload_status(
             {
                 w.no_reservation();
             }
-            if let Some(eviction) = &state.last_eviction {
-                w.eviction(eviction);
+            match &state.last_eviction {
+                // The deactivation is over: the Workload waits again, requeued.
+                Some(eviction)
+                    if eviction.reason == EvictionReason::Deactivated && state.active =>
+                {
+                    w.reactivated();
+                }
+                Some(eviction) => w.eviction(eviction),
+                None => {}
             }
         }
         EngineStatus::Finished => {}

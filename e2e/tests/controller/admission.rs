@@ -327,8 +327,9 @@ spec: {{clusterQueue: {broken}}}
 /// A Workload another manager marked `DeactivationTarget` (Kueue's workload controller, before a
 /// switch to kuota) is deactivated: `spec.active: false`, then evicted naming the target's
 /// reason, which is dropped although kuota did not write it; the next Workload takes the quota.
+/// Made active again, it is requeued (`Reactivated`).
 #[tokio::test]
-async fn a_workload_marked_for_deactivation_by_another_manager_is_deactivated_and_frees_its_quota()
+async fn a_workload_marked_for_deactivation_is_deactivated_frees_its_quota_and_can_be_reactivated()
 -> Result<()> {
     controller::ensure_running().await?;
     let client = support::client().await?;
@@ -378,6 +379,19 @@ async fn a_workload_marked_for_deactivation_by_another_manager_is_deactivated_an
         DECIDED,
         |w| kueue::condition(w, "DeactivationTarget").is_none(),
     )
+    .await?;
+    // Active again, it is requeued (and waits: the other one holds the quota).
+    api.patch(
+        "marked",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"active": true}})),
+    )
+    .await?;
+    wait::until(&api, "marked", "be requeued as reactivated", DECIDED, |w| {
+        kueue::condition(w, "Requeued")
+            .is_some_and(|c| c.status == "True" && c.reason == "Reactivated")
+            && pending_reason(w) == Some("WaitingForQuota")
+    })
     .await?;
     ns.delete().await
 }

@@ -18,6 +18,7 @@ fn state(status: EngineStatus, last_eviction: Option<EvictionRecord>) -> Workloa
         uid: "uid".into(),
         status,
         last_eviction,
+        active: true,
         carried: Default::default(),
     }
 }
@@ -337,6 +338,13 @@ fn deactivated() -> EvictionRecord {
     }
 }
 
+/// Evicted as deactivated, and still inactive.
+fn inactive() -> WorkloadState {
+    let mut state = state(waiting(), Some(deactivated()));
+    state.active = false;
+    state
+}
+
 #[test]
 fn a_deactivation_target_names_the_eviction_and_is_dropped() {
     let t0 = at("2026-01-01T00:00:00Z");
@@ -353,12 +361,7 @@ fn a_deactivation_target_names_the_eviction_and_is_dropped() {
         &t0,
         None,
     );
-    let evicted = workload_status(
-        Some(&marked),
-        &state(waiting(), Some(deactivated())),
-        &t1,
-        None,
-    );
+    let evicted = workload_status(Some(&marked), &inactive(), &t1, None);
     let condition_of = |type_| condition(&evicted, type_);
     assert_eq!(
         (
@@ -396,7 +399,7 @@ fn a_deactivation_target_names_the_eviction_and_is_dropped() {
     // Computed again from what was written, the eviction keeps its words: nothing to write.
     let again = workload_status(
         Some(&evicted),
-        &state(waiting(), Some(deactivated())),
+        &inactive(),
         &at("2026-01-01T02:00:00Z"),
         None,
     );
@@ -409,7 +412,7 @@ fn a_deactivation_without_target_is_plainly_deactivated() {
     let admitted_status = workload_status(None, &state(admitted(), None), &t0, None);
     let evicted = workload_status(
         Some(&admitted_status),
-        &state(waiting(), Some(deactivated())),
+        &inactive(),
         &at("2026-01-01T01:00:00Z"),
         None,
     );
@@ -420,5 +423,49 @@ fn a_deactivation_without_target_is_plainly_deactivated() {
             evicted_condition.message.as_str()
         ),
         ("Deactivated", "The workload is deactivated")
+    );
+}
+
+#[test]
+fn a_reactivated_workload_is_requeued_whether_it_waits_or_is_admitted_at_once() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let admitted_status = workload_status(None, &state(admitted(), None), &t0, None);
+    let evicted = workload_status(Some(&admitted_status), &inactive(), &t0, None);
+    assert_eq!(condition(&evicted, "Requeued").reason, "Deactivated");
+
+    let t1 = at("2026-01-01T01:00:00Z");
+    let waits = workload_status(
+        Some(&evicted),
+        &state(waiting(), Some(deactivated())),
+        &t1,
+        None,
+    );
+    let requeued = condition(&waits, "Requeued");
+    assert_eq!(
+        (
+            requeued.status.as_str(),
+            requeued.reason.as_str(),
+            requeued.message.as_str()
+        ),
+        ("True", "Reactivated", "The workload was reactivated")
+    );
+    assert_eq!(
+        workload_status(
+            Some(&waits),
+            &state(waiting(), Some(deactivated())),
+            &t1,
+            None
+        ),
+        waits,
+        "computed again, nothing changes"
+    );
+
+    let admitted_again = workload_status(Some(&evicted), &state(admitted(), None), &t1, None);
+    assert_eq!(
+        (
+            condition(&admitted_again, "Requeued").status.as_str(),
+            condition(&admitted_again, "Requeued").reason.as_str()
+        ),
+        ("True", "Reactivated")
     );
 }
