@@ -1,6 +1,7 @@
 //! kuota installed with Helm (`e2e/cluster deploy`): the chart's objects, the chart's RBAC (the
-//! controller runs under a token of the chart's ServiceAccount), and the API server calling the
-//! webhooks through the chart's Service with the certificate kuota manages.
+//! controller runs under a token of the chart's ServiceAccount), the API server calling the
+//! webhooks through the chart's Service with the certificate kuota manages, and `/metrics` served
+//! over HTTPS to metrics readers only.
 //!
 //! A test binary of its own, run after the others: `deploy` takes the chart's fixed ports and its
 //! webhooks see every Kueue object of the cluster while it is installed.
@@ -16,6 +17,8 @@ mod support;
 
 #[path = "deploy/certificates.rs"]
 mod certificates;
+#[path = "deploy/metrics.rs"]
+mod metrics;
 #[path = "deploy/release.rs"]
 mod release;
 
@@ -289,6 +292,7 @@ async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     pods_are_gated_and_checked(&client, &release).await?;
     admits_with_chart_permissions(&client, &release).await?;
     calls_outside_rbac_are_denied(&release).await?;
+    metrics::served_to_metrics_readers_only(&client, &release).await?;
     certificates::rotation_stays_trusted(&client, &release).await?;
     webhooks_answer(&client, &release).await?;
     release.uninstall_keeps_objects(&client).await?;

@@ -1,6 +1,8 @@
 //! `waitForPodsReady` on the local control plane: a Job whose pods cannot become ready (every
 //! node its flavor selects carries a taint no pod tolerates) is evicted with `PodsReadyTimeout`
-//! once the timeout runs out, suspended, and requeued after Kueue's backoff.
+//! once the timeout runs out, suspended, and requeued after Kueue's backoff; once its requeues
+//! reach `backoffLimitCount`, the next timeout deactivates its Workload and the Job stays
+//! suspended.
 //!
 //! A test binary of its own: it runs a controller with a short timeout, which the e2e suite's
 //! shared controller (with Kueue's 30-minute default) must not have.
@@ -28,13 +30,12 @@ use support::kueue::{self, apply_yaml};
 use support::nodes::{self, NodeSet};
 use support::{TestNamespace, unique_name, wait};
 
-/// A 5-second timeout and a 1-second backoff base, so the test sees an eviction and a requeue
-/// within seconds.
-const WAIT_FOR_PODS_READY: &str = "waitForPodsReady: {timeout: 5s, requeuingStrategy: {backoffBaseSeconds: 1, backoffMaxSeconds: 2}}\n";
+/// A 5-second timeout, a 1-second backoff base and one requeue allowed, so the test sees an
+/// eviction, a requeue and a deactivation within seconds.
+const WAIT_FOR_PODS_READY: &str = "waitForPodsReady: {timeout: 5s, requeuingStrategy: {backoffBaseSeconds: 1, backoffMaxSeconds: 2, backoffLimitCount: 1}}\n";
 
 #[tokio::test]
-async fn a_job_whose_pods_never_become_ready_is_evicted_after_the_timeout_and_requeued()
--> Result<()> {
+async fn a_job_whose_pods_never_become_ready_is_evicted_requeued_then_deactivated() -> Result<()> {
     let _controller = Replica::spawn("pods-ready", WAIT_FOR_PODS_READY).await?;
     let client = support::client().await?;
     let ns = TestNamespace::create(&client, "pods-ready").await?;
@@ -143,19 +144,34 @@ spec:
         j.spec.as_ref().and_then(|s| s.suspend) == Some(true)
     })
     .await?;
-    // After the backoff it is admitted again, and times out again: the count goes on.
-    wait::until(
+    // After the backoff it is admitted again, and times out again: its one requeue is used up,
+    // so the Workload is deactivated, its quota released, and the Job stays suspended.
+    let deactivated = wait::until(
         &workloads,
         &name,
-        "be requeued, admitted and evicted again",
+        "be deactivated past the requeuing limit",
         kueue::DECIDED,
         |w| {
-            w.status
-                .as_ref()
-                .and_then(|s| s.requeue_state.as_ref())
-                .is_some_and(|r| r.count >= Some(2))
+            w.spec.active == Some(false)
+                && kueue::has(w, "Evicted", "DeactivatedDueToRequeuingLimitExceeded")
+                && w.status.as_ref().is_some_and(|s| s.admission.is_none())
         },
     )
+    .await?;
+    let evicted = kueue::condition(&deactivated, "Evicted").context("Evicted is set")?;
+    anyhow::ensure!(
+        evicted.message
+            == "The workload is deactivated due to exceeding the maximum number of re-queuing retries",
+        "Evicted: {evicted:?}"
+    );
+    anyhow::ensure!(
+        kueue::condition(&deactivated, "DeactivationTarget").is_none(),
+        "the target is dropped once acted on: {:?}",
+        deactivated.status
+    );
+    wait::until(&jobs, "stuck", "be suspended", kueue::DECIDED, |j| {
+        j.spec.as_ref().and_then(|s| s.suspend) == Some(true)
+    })
     .await?;
     ns.delete().await?;
     tainted.delete(&client).await

@@ -242,6 +242,8 @@ pub mod requeued_reasons {
     pub const BACKOFF_FINISHED: &str = "BackoffFinished";
     /// False.
     pub const DEACTIVATED: &str = "Deactivated";
+    /// True: `spec.active` was set back to true.
+    pub const REACTIVATED: &str = "Reactivated";
     /// False.
     pub const CLUSTER_QUEUE_STOPPED: &str = "ClusterQueueStopped";
     /// False.

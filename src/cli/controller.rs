@@ -5,9 +5,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::config::{self, Configuration, Framework};
-use crate::controllers::{self, CertificateSource, ProbePaths, Settings, WebhookServing};
+use crate::controllers::{
+    self, CertificateSource, MetricsCertificate, MetricsSecurity, ProbePaths, Settings,
+    WebhookServing,
+};
+use crate::jobs::{JobScope, OwnerKind};
 use crate::tls::TlsSettings;
-use crate::webhooks::{NamespaceView, OwnerKind, PodSettings, Webhooks};
+use crate::webhooks::{NamespaceView, PodSettings, Webhooks};
+
+/// Where Kueue's manager reads the metrics server's certificate when it does not manage
+/// certificates itself.
+const METRICS_CERT_DIR: &str = "/etc/kueue/metrics/certs";
 
 /// Arguments of `kuota controller`.
 #[derive(Debug, clap::Args)]
@@ -24,6 +32,11 @@ pub struct ControllerArgs {
     /// where no webhook configuration calls it (a workstation, a second controller in tests).
     #[arg(long = "no-webhooks")]
     pub no_webhooks: bool,
+    /// Serve `/metrics` over HTTPS to callers the API server authenticates and authorizes, as
+    /// Kueue's manager always does; `--metrics-secure=false` serves plain HTTP to anyone, for a
+    /// workstation.
+    #[arg(long = "metrics-secure", default_value_t = true, action = clap::ArgAction::Set)]
+    pub metrics_secure: bool,
 }
 
 /// Why the controller did not start or stopped.
@@ -91,26 +104,51 @@ fn webhook_serving(config: &Configuration) -> Result<WebhookServing, config::Con
 /// What Kueue's Pod webhook reads from the configuration; the namespace facts come from the
 /// watches the webhook server starts.
 fn pod_settings(config: &Configuration) -> PodSettings {
+    PodSettings {
+        plain_pods: config.integrations.frameworks.contains(&Framework::Pod),
+        scope: job_scope(config),
+        namespaces: NamespaceView::default(),
+    }
+}
+
+/// Which jobs the integrations manage: `manageJobsWithoutQueueName`,
+/// `managedJobsNamespaceSelector`, and the parent kinds of the listed frameworks other than `pod`
+/// and of `externalFrameworks`.
+fn job_scope(config: &Configuration) -> JobScope {
     let integrations = &config.integrations;
     let listed = integrations
         .frameworks
         .iter()
         .filter(|f| **f != Framework::Pod)
         .map(|f| f.kind());
-    let owner_kinds = listed
+    let parent_kinds = listed
         .chain(integrations.external_frameworks.iter().cloned())
         .map(|gvk| OwnerKind::new(&gvk.group, &gvk.version, &gvk.kind))
         .collect();
-    PodSettings {
-        plain_pods: integrations.frameworks.contains(&Framework::Pod),
-        manage_jobs_without_queue_name: config.manage_jobs_without_queue_name,
-        managed_jobs_namespace_selector: config.managed_jobs_namespace_selector.clone(),
-        owner_kinds,
-        namespaces: NamespaceView::default(),
+    JobScope {
+        manage_without_queue_name: config.manage_jobs_without_queue_name,
+        namespace_selector: config.managed_jobs_namespace_selector.clone(),
+        parent_kinds,
     }
 }
 
-fn settings(config: &Configuration, serve_webhooks: bool) -> Result<Settings, config::ConfigError> {
+/// Kueue's metrics server: HTTPS with controller-runtime's in-memory certificate under internal
+/// cert management, else with the pair mounted at Kueue's `/etc/kueue/metrics/certs`.
+fn metrics_security(config: &Configuration, secure: bool) -> MetricsSecurity {
+    if !secure {
+        MetricsSecurity::Plain
+    } else if config.internal_cert_management.enable {
+        MetricsSecurity::Secure(MetricsCertificate::SelfSigned)
+    } else {
+        MetricsSecurity::Secure(MetricsCertificate::Files(PathBuf::from(METRICS_CERT_DIR)))
+    }
+}
+
+fn settings(
+    config: &Configuration,
+    serve_webhooks: bool,
+    metrics_secure: bool,
+) -> Result<Settings, config::ConfigError> {
     let health = config::socket_addr(&config.health.health_probe_bind_address)?.map(|addr| {
         (
             addr,
@@ -124,6 +162,7 @@ fn settings(config: &Configuration, serve_webhooks: bool) -> Result<Settings, co
         engine: config.engine_config(),
         health,
         metrics_addr: config::socket_addr(&config.metrics.bind_address)?,
+        metrics_security: metrics_security(config, metrics_secure),
         metrics: controllers::metrics::MetricsOptions {
             local_queue_metrics: config.metrics.local_queue_metrics.enable,
             cluster_queue_resources: config.metrics.enable_cluster_queue_resources,
@@ -149,6 +188,7 @@ fn settings(config: &Configuration, serve_webhooks: bool) -> Result<Settings, co
             .then(|| controllers::jobs::JobSettings {
                 gates: config.feature_gates.clone(),
                 wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
+                scope: job_scope(config),
             }),
         webhooks: if serve_webhooks {
             Some(webhook_serving(config)?)
@@ -167,7 +207,7 @@ async fn start(args: &ControllerArgs) -> Result<(), StartError> {
             "configuration field accepted but not acted on by kuota yet"
         );
     }
-    let settings = settings(&loaded.config, !args.no_webhooks)?;
+    let settings = settings(&loaded.config, !args.no_webhooks, args.metrics_secure)?;
     let client = kube::Client::try_from(kube::Config::infer().await?)?;
     controllers::run(client, settings).await?;
     Ok(())

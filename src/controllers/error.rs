@@ -25,4 +25,6 @@ pub enum ControllerError {
     Webhooks(#[from] crate::webhooks::WebhookError),
     #[error("webhook certificates: {0}")]
     Certificates(#[from] crate::tls::TlsError),
+    #[error("cannot set up TLS for the metrics server: {0}")]
+    MetricsTls(#[source] rustls::Error),
 }

@@ -12,6 +12,7 @@ use super::events::queued_at;
 use super::metrics::{Metrics, ReplicaRole, WorkloadLabels};
 use super::queue_gauges;
 use crate::api::keys::condition_types;
+use crate::api::workload_status::WorkloadEviction;
 use crate::api::{Workload, WorkloadStatus};
 use crate::engine::PreemptionDecision;
 use crate::engine::Structure;
@@ -100,6 +101,31 @@ fn condition_true(status: Option<&WorkloadStatus>, type_: &str) -> Option<String
         .map(|c| c.reason.clone())
 }
 
+/// The `schedulingStats` eviction counter a written eviction raised, and its count before: Kueue
+/// labels the eviction metrics with that counter's reason and underlying cause (`Deactivated` and
+/// `RequeuingLimitExceeded`, where the condition reads `DeactivatedDueToRequeuingLimitExceeded`),
+/// and counts a Workload once per counter that leaves zero.
+fn counted_eviction<'a>(
+    old: Option<&WorkloadStatus>,
+    after: &'a WorkloadStatus,
+) -> Option<(&'a WorkloadEviction, i32)> {
+    let count_before = |counter: &WorkloadEviction| {
+        old.and_then(|s| s.scheduling_stats.as_ref())
+            .and_then(|stats| {
+                stats.evictions.iter().find(|e| {
+                    e.reason == counter.reason && e.underlying_cause == counter.underlying_cause
+                })
+            })
+            .map_or(0, |e| e.count)
+    };
+    after
+        .scheduling_stats
+        .iter()
+        .flat_map(|stats| &stats.evictions)
+        .map(|counter| (counter, count_before(counter)))
+        .find(|(counter, before)| counter.count > *before)
+}
+
 impl MetricsFeed {
     pub fn new(metrics: Arc<Metrics>) -> Self {
         MetricsFeed { metrics }
@@ -170,16 +196,26 @@ impl MetricsFeed {
             }
         }
         let evicted = condition_true(Some(after), condition_types::EVICTED);
-        if let Some(reason) = evicted
+        if let Some(condition_reason) = evicted
             && condition_true(old, condition_types::EVICTED).is_none()
         {
-            let first_time = old.is_none_or(|s| {
-                !s.conditions
-                    .iter()
-                    .any(|c| c.type_ == condition_types::EVICTED && c.reason == reason)
-            });
+            let (reason, cause, first_time) = match counted_eviction(old, after) {
+                Some((counted, before)) => (
+                    counted.reason.clone(),
+                    counted.underlying_cause.clone(),
+                    before == 0,
+                ),
+                None => {
+                    let first_time = old.is_none_or(|s| {
+                        !s.conditions.iter().any(|c| {
+                            c.type_ == condition_types::EVICTED && c.reason == condition_reason
+                        })
+                    });
+                    (condition_reason, String::new(), first_time)
+                }
+            };
             self.metrics
-                .evicted(&labels.borrowed(), &reason, "", first_time);
+                .evicted(&labels.borrowed(), &reason, &cause, first_time);
         }
     }
 

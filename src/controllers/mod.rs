@@ -9,6 +9,7 @@ pub mod events;
 pub mod jobs;
 pub mod leader;
 pub mod metrics;
+mod metrics_auth;
 mod metrics_feed;
 pub mod queue_gauges;
 pub mod queue_status;
@@ -25,7 +26,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 pub use error::ControllerError;
-pub use serve::ProbePaths;
+pub use serve::{MetricsCertificate, MetricsSecurity, ProbePaths};
 pub use webhook_serving::{CertificateSource, WebhookServing};
 
 use self::admission::{AdmissionLoop, Ready};
@@ -48,6 +49,8 @@ pub struct Settings {
     pub health: Option<(SocketAddr, ProbePaths)>,
     /// `None` serves no metrics.
     pub metrics_addr: Option<SocketAddr>,
+    /// HTTPS with authentication and authorization (Kueue's way), or plain HTTP.
+    pub metrics_security: MetricsSecurity,
     pub metrics: MetricsOptions,
     /// Client-side limit on writes, as Kueue's `clientConnection` (negative `qps`: none).
     pub qps: f32,
@@ -96,7 +99,9 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         servers.spawn(serve::health(addr, paths, readiness).await?);
     }
     if let Some(addr) = settings.metrics_addr {
-        servers.spawn(serve::metrics(addr, metrics.clone()).await?);
+        let serving =
+            serve::MetricsServing::start(&client, &settings.metrics_security, &mut servers)?;
+        servers.spawn(serve::metrics(addr, metrics.clone(), serving).await?);
     }
 
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);

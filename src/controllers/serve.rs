@@ -1,18 +1,29 @@
-//! The controller's HTTP endpoints: liveness and readiness probes, and Prometheus metrics.
+//! The controller's HTTP endpoints: liveness and readiness probes, and Prometheus metrics — over
+//! HTTPS for callers the API server authenticates and authorizes, as Kueue's manager serves them,
+//! or over plain HTTP for anyone when asked (`kuota controller --metrics-secure=false`).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use futures::future::BoxFuture;
+use kube::Client;
+use time::OffsetDateTime;
 use tokio::net::TcpListener;
+use tokio::task::JoinSet;
 
 use super::admission::Ready;
 use super::error::ControllerError;
 use super::metrics::Metrics;
-use crate::tls::CertStore;
+use super::metrics_auth::MetricsAuth;
+use crate::tls::{CertStore, FILE_CHECK_PERIOD, self_signed_store, serve_https, watch_dir};
+
+/// The one path the metrics server answers.
+const METRICS_PATH: &str = "/metrics";
 
 /// What `/readyz` waits for.
 #[derive(Clone, Debug)]
@@ -92,35 +103,144 @@ pub async fn health(
     })
 }
 
+/// How the configuration asks for `/metrics` to be served.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetricsSecurity {
+    /// Plain HTTP, for anyone (a workstation).
+    Plain,
+    /// HTTPS with this certificate, callers authenticated and authorized (Kueue's only way).
+    Secure(MetricsCertificate),
+}
+
+/// Where the metrics server's certificate comes from, as in Kueue's manager.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetricsCertificate {
+    /// Made in memory at startup (with internal cert management).
+    SelfSigned,
+    /// `tls.crt` and `tls.key` in this directory, read again when they change (cert-manager's
+    /// Secret mounted at `/etc/kueue/metrics/certs`).
+    Files(PathBuf),
+}
+
+impl MetricsServing {
+    /// What serves `security`; a certificate read from files is watched by a task of `servers`.
+    pub fn start(
+        client: &Client,
+        security: &MetricsSecurity,
+        servers: &mut JoinSet<Result<(), ControllerError>>,
+    ) -> Result<Self, ControllerError> {
+        let certificate = match security {
+            MetricsSecurity::Plain => return Ok(MetricsServing::Plain),
+            MetricsSecurity::Secure(certificate) => certificate,
+        };
+        let certs = match certificate {
+            MetricsCertificate::SelfSigned => self_signed_store(OffsetDateTime::now_utc())?,
+            MetricsCertificate::Files(dir) => {
+                let (store, dir) = (CertStore::new(), dir.clone());
+                let watched = store.clone();
+                servers.spawn(
+                    async move { match watch_dir(dir, watched, FILE_CHECK_PERIOD).await {} },
+                );
+                store
+            }
+        };
+        Ok(MetricsServing::Secure {
+            certs,
+            auth: Arc::new(MetricsAuth::new(client.clone())),
+        })
+    }
+}
+
+/// How `/metrics` is served.
+pub enum MetricsServing {
+    /// Plain HTTP; anyone may read.
+    Plain,
+    /// HTTPS with this certificate; each caller is reviewed by the API server.
+    Secure {
+        certs: CertStore,
+        auth: Arc<MetricsAuth>,
+    },
+}
+
 /// Binds the metrics server; the returned future serves `/metrics` until the process ends.
 pub async fn metrics(
     addr: SocketAddr,
     metrics: Arc<Metrics>,
-) -> Result<impl Future<Output = Result<(), ControllerError>>, ControllerError> {
+    serving: MetricsServing,
+) -> Result<BoxFuture<'static, Result<(), ControllerError>>, ControllerError> {
     let listener = listen("metrics", addr).await?;
-    let app = Router::new().route(
-        "/metrics",
-        get(move || {
-            let metrics = metrics.clone();
-            async move {
-                (
-                    [(
-                        header::CONTENT_TYPE,
-                        "text/plain; version=0.0.4; charset=utf-8",
-                    )],
-                    metrics.encode(),
-                )
-                    .into_response()
+    match serving {
+        MetricsServing::Plain => {
+            let app = Router::new().route(
+                METRICS_PATH,
+                get(move || {
+                    let metrics = metrics.clone();
+                    async move { exposition(&metrics) }
+                }),
+            );
+            tracing::info!(%addr, "serving metrics over plain HTTP to anyone");
+            Ok(Box::pin(async move {
+                axum::serve(listener, app)
+                    .await
+                    .map_err(|source| ControllerError::Serve {
+                        what: "metrics",
+                        source,
+                    })
+            }))
+        }
+        MetricsServing::Secure { certs, auth } => {
+            let app = Router::new().route(
+                METRICS_PATH,
+                get(move |method: Method, headers: HeaderMap| {
+                    let (metrics, auth) = (metrics.clone(), auth.clone());
+                    async move { authorized(&auth, &method, &headers, &metrics).await }
+                }),
+            );
+            tracing::info!(%addr, "serving metrics over HTTPS to authorized callers");
+            Ok(Box::pin(async move {
+                serve_https(listener, certs.resolver(), app, "metrics")
+                    .await
+                    .map_err(ControllerError::MetricsTls)
+            }))
+        }
+    }
+}
+
+/// The exposition for a caller the API server lets `get /metrics`, else controller-runtime's
+/// refusal.
+async fn authorized(
+    auth: &MetricsAuth,
+    method: &Method,
+    headers: &HeaderMap,
+    metrics: &Metrics,
+) -> Response {
+    let verb = method.as_str().to_ascii_lowercase();
+    match auth.check(headers, &verb, METRICS_PATH).await {
+        Ok(access) => match access.refusal() {
+            None => exposition(metrics),
+            Some(refusal) => {
+                tracing::debug!(?access, "a /metrics request was refused");
+                refusal.into_response()
             }
-        }),
-    );
-    tracing::info!(%addr, "serving metrics");
-    Ok(async move {
-        axum::serve(listener, app)
-            .await
-            .map_err(|source| ControllerError::Serve {
-                what: "metrics",
-                source,
-            })
-    })
+        },
+        Err(error) => {
+            tracing::warn!(%error, "a /metrics caller could not be reviewed");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Authentication or authorization failed\n",
+            )
+                .into_response()
+        }
+    }
+}
+
+fn exposition(metrics: &Metrics) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        metrics.encode(),
+    )
+        .into_response()
 }

@@ -23,13 +23,14 @@ const MAX_IN_FLIGHT: usize = 32;
 
 /// Conditions the admission writes own; the others (Finished, PodsReady, ...) belong to other
 /// writers and are never sent.
-const OWNED_CONDITIONS: [&str; 6] = [
+const OWNED_CONDITIONS: [&str; 7] = [
     condition_types::QUOTA_RESERVED,
     condition_types::ADMITTED,
     condition_types::EVICTED,
     condition_types::PREEMPTED,
     condition_types::REQUEUED,
     condition_types::BLOCKED_ON_PREEMPTION_GATES,
+    condition_types::DEACTIVATION_TARGET,
 ];
 
 /// Why a write did not land.
@@ -216,6 +217,35 @@ impl Writer {
                 )
                 .await?;
         }
+        let has_target = |s: &WorkloadStatus| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == condition_types::DEACTIVATION_TARGET)
+        };
+        if !has_target(status) && written.status.as_ref().is_some_and(has_target) {
+            // A DeactivationTarget another manager set (Kueue, before a switch) stays when an
+            // apply leaves it out: replace the list without it, still fenced.
+            let conditions: Vec<_> = written
+                .status
+                .iter()
+                .flat_map(|s| &s.conditions)
+                .filter(|c| c.type_ != condition_types::DEACTIVATION_TARGET)
+                .collect();
+            let body = json!({
+                "metadata": {"resourceVersion": written.resource_version()},
+                "status": {"conditions": conditions},
+            });
+            let params = PatchParams {
+                field_manager: Some(field_managers::ADMISSION.to_string()),
+                ..PatchParams::default()
+            };
+            written = self
+                .send(
+                    &label,
+                    api.patch_status(&name, &params, &Patch::Merge(&body)),
+                )
+                .await?;
+        }
         if let Some(annotations) = annotations {
             let body = annotations_patch(written.annotations(), annotations);
             let params = PatchParams {
@@ -227,6 +257,26 @@ impl Writer {
                 .await?;
         }
         Ok(written)
+    }
+
+    /// Sets `spec.active: false` on a Workload marked `DeactivationTarget`, as Kueue's workload
+    /// controller does, fenced by `read`'s resource version. Returns the Workload as stored.
+    pub async fn deactivate_workload(&self, read: &Workload) -> Result<Workload, WriteError> {
+        let (namespace, name) = (read.namespace().unwrap_or_default(), read.name_any());
+        let api: Api<Workload> = Api::namespaced(self.client.clone(), &namespace);
+        let body = json!({
+            "metadata": {"resourceVersion": read.resource_version()},
+            "spec": {"active": false},
+        });
+        let params = PatchParams {
+            field_manager: Some(field_managers::KUOTA.to_string()),
+            ..PatchParams::default()
+        };
+        self.send(
+            &format!("Workload {namespace}/{name}"),
+            api.patch(&name, &params, &Patch::Merge(&body)),
+        )
+        .await
     }
 
     /// Replaces a ClusterQueue's status.

@@ -217,6 +217,8 @@ pub struct WorkloadState {
     pub uid: String,
     pub status: WorkloadStatus,
     pub last_eviction: Option<EvictionRecord>,
+    /// `spec.active` as the engine read it: an inactive workload is evicted and not admitted.
+    pub active: bool,
     /// Decision state carried to the next cycles, which a restarted engine must read back from the
     /// Workload to decide the same way.
     pub carried: CarriedState,

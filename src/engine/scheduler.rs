@@ -183,6 +183,7 @@ impl Engine {
                 }
             },
             last_eviction: w.last_eviction.clone(),
+            active: w.model.active,
             carried: self.carried(w),
         }
     }

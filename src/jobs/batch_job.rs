@@ -13,6 +13,7 @@ use crate::api::{Workload, WorkloadSpec};
 
 use super::names::{check_dns1123_subdomain, owner_workload_name};
 use super::priority::{MissingClass, PriorityLookup};
+use super::scope::queue_name;
 use super::topology_request::{
     TopologyAnnotationError, ignored_level_annotations, topology_request,
 };
@@ -42,9 +43,6 @@ const ADMISSION_LABELS: [&str; 3] = [
 /// Why a Job has no Workload.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum JobError {
-    /// The Job has no (or an empty) queue-name label, so kuota leaves it alone.
-    #[error("Job {job}: not managed: it has no {} label", labels::QUEUE_NAME)]
-    NotManaged { job: String },
     /// The Job has no name (only `generateName`): it has not been created yet.
     #[error(
         "Job with generateName {generate_name:?} in namespace {namespace:?}: metadata.name is empty; \
@@ -103,13 +101,6 @@ pub enum JobError {
     PriorityClassNotFound { job: String, name: String },
 }
 
-impl JobError {
-    /// Whether the Job is simply not kuota's to manage (as opposed to managed but unusable).
-    pub fn is_not_managed(&self) -> bool {
-        matches!(self, Self::NotManaged { .. })
-    }
-}
-
 /// The Workload kuota's batch/v1 Job integration creates for `job`, before any admission.
 ///
 /// The Job must be as stored by the API server (name, namespace and UID set). Priorities come
@@ -121,16 +112,17 @@ pub fn workload_for_job(job: &Job, priorities: &PriorityLookup) -> Result<Worklo
     let job_labels = job.metadata.labels.as_ref();
     let label = |name: &'static str| job_labels.and_then(|all| all.get(name));
 
-    // An empty queue name counts as none, as in Kueue.
-    let queue_name = label(labels::QUEUE_NAME)
-        .filter(|name| !name.is_empty())
-        .ok_or_else(|| JobError::NotManaged { job: key.clone() })?;
-    check_dns1123_subdomain(queue_name).map_err(|reason| JobError::InvalidLabel {
-        job: key.clone(),
-        key: labels::QUEUE_NAME,
-        value: queue_name.clone(),
-        reason: format!("not a LocalQueue name: {reason}"),
-    })?;
+    // A Job naming no queue is managed only with `manageJobsWithoutQueueName` (the caller
+    // decides, see `JobScope`); its Workload then names no LocalQueue, as in Kueue.
+    let queue_name = queue_name(job);
+    if let Some(queue_name) = queue_name {
+        check_dns1123_subdomain(queue_name).map_err(|reason| JobError::InvalidLabel {
+            job: key.clone(),
+            key: labels::QUEUE_NAME,
+            value: queue_name.to_owned(),
+            reason: format!("not a LocalQueue name: {reason}"),
+        })?;
+    }
 
     let maximum_execution_time_seconds = max_execution_time(job, &key)?;
     let pod_set = job_pod_set(job, &key)?;
@@ -161,7 +153,7 @@ pub fn workload_for_job(job: &Job, priorities: &PriorityLookup) -> Result<Worklo
         &identity.workload_name(),
         WorkloadSpec {
             pod_sets: vec![pod_set],
-            queue_name: Some(queue_name.clone()),
+            queue_name: queue_name.map(str::to_owned),
             priority_class_ref: priority.class,
             priority: Some(priority.value),
             active: Some(true),

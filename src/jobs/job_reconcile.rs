@@ -21,6 +21,7 @@ use super::job_sync::{WorkloadSync, workload_sync};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
 use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
 use super::priority::PriorityLookup;
+use super::scope::queue_name;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, finalizers, finished_reasons};
 use crate::engine::features::FeatureGates;
@@ -47,6 +48,9 @@ pub enum JobStep {
     CannotCompose { error: JobError, event: JobEvent },
     /// Write this spec into the Workload (a suspended Job changed); `UpdatedWorkload`.
     UpdateWorkload(Box<Workload>),
+    /// Write this Workload, whose `queueName` now follows the Job's queue-name label (Kueue's
+    /// `QueueNameChange`, without an event).
+    ChangeQueue(Box<Workload>),
     /// Delete the Workload (a duplicate, or one that cannot follow the Job).
     DeleteWorkload {
         workload: Box<Workload>,
@@ -159,7 +163,18 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
         return stop(job, Some(workload), &evicted.message);
     }
     if !admitted {
-        return stop(job, Some(workload), STOP_NOT_ADMITTED);
+        let stopping = stop(job, Some(workload), STOP_NOT_ADMITTED);
+        if stopping != JobStep::Idle {
+            return stopping;
+        }
+        // A suspended Job labelled with another queue (or its first) moves its Workload there.
+        let queue = queue_name(job);
+        if is_suspended(job) && workload.spec.queue_name.as_deref() != queue {
+            let mut moved = workload.clone();
+            moved.spec.queue_name = queue.map(str::to_owned);
+            return JobStep::ChangeQueue(Box::new(moved));
+        }
+        return JobStep::Idle;
     }
     if !is_suspended(job) {
         return JobStep::Idle;
@@ -182,7 +197,6 @@ fn without_workload(job: &Job, owned: &[&Workload], context: JobContext<'_>) -> 
     }
     match workload_for_job(job, context.priorities) {
         Ok(workload) => JobStep::CreateWorkload(Box::new(workload)),
-        Err(error) if error.is_not_managed() => JobStep::Idle,
         Err(error) => cannot_compose(error),
     }
 }

@@ -10,6 +10,8 @@
 //! - Keeping in step: [`workload_sync`] (Kueue's equivalence of a Job and its Workload).
 //! - The Job reconciler's next write: [`next_job_step`], one step of Kueue's order at a time;
 //!   [`workload_finalizer_removable`].
+//! - Which jobs are managed: [`JobScope`] (`manageJobsWithoutQueueName`,
+//!   `managedJobsNamespaceSelector`, managed parents, the `default` LocalQueue).
 //! - Pod webhook: [`validate_pod`], [`validate_pod_update`], [`default_pod`].
 //! - TAS: [`pods_to_ungate`], the topology ungater's decision, read from the pods alone.
 //! - waitForPodsReady: [`pods_ready_condition`], [`pods_ready_timeout`].
@@ -31,6 +33,7 @@ mod pod_set_info;
 mod pod_workload;
 mod pods_ready;
 mod priority;
+mod scope;
 mod topology_request;
 mod ungate;
 
@@ -59,5 +62,6 @@ pub use pods_ready::{
     PodsReadyCondition, PodsReadyTimeout, pods_ready_condition, pods_ready_timeout, requeue_backoff,
 };
 pub use priority::PriorityLookup;
+pub use scope::{JobScope, OwnerKind, queue_name};
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};
 pub use ungate::{PodView, Ungate, UngateError, pods_to_ungate};

@@ -5,6 +5,7 @@
 
 pub mod annotations;
 pub mod conditions;
+pub mod deactivation;
 pub mod queues;
 pub mod requeue;
 pub mod workload;

@@ -90,7 +90,7 @@ impl Writer<'_> {
 
     /// Counts an eviction in `schedulingStats` when the Workload is newly evicted, so a status
     /// computed again for the same eviction counts it once.
-    fn count_eviction(&mut self, reason: &str) {
+    fn count_eviction(&mut self, reason: &str, cause: &str) {
         if is_true(&self.status.conditions, condition_types::EVICTED) {
             return;
         }
@@ -101,29 +101,32 @@ impl Writer<'_> {
         match stats
             .evictions
             .iter_mut()
-            .find(|e| e.reason == reason && e.underlying_cause.is_empty())
+            .find(|e| e.reason == reason && e.underlying_cause == cause)
         {
             Some(counted) => counted.count = counted.count.saturating_add(1),
             None => stats.evictions.push(WorkloadEviction {
                 reason: reason.to_string(),
-                underlying_cause: String::new(),
+                underlying_cause: cause.to_string(),
                 count: 1,
             }),
         }
     }
 
     fn eviction(&mut self, eviction: &EvictionRecord) {
-        // Kueue forgets the requeue backoff of a deactivated workload; reactivation starts over.
-        if eviction.reason == EvictionReason::Deactivated {
-            self.status.requeue_state = None;
-        }
-        self.count_eviction(eviction.reason.as_str());
-        self.set(
-            condition_types::EVICTED,
-            true,
+        let (reason, cause, message) = match eviction.reason {
+            EvictionReason::Deactivated => {
+                // Kueue forgets the requeue backoff of a deactivated workload; reactivation
+                // starts over.
+                self.status.requeue_state = None;
+                self.deactivation(&eviction.message)
+            }
+            other => (other.as_str().to_string(), None, eviction.message.clone()),
+        };
+        self.count_eviction(
             eviction.reason.as_str(),
-            eviction.message.clone(),
+            cause.as_deref().unwrap_or_default(),
         );
+        self.set(condition_types::EVICTED, true, &reason, message.clone());
         if let Some(preemption) = eviction.preemption {
             self.set(
                 condition_types::PREEMPTED,
@@ -141,12 +144,58 @@ impl Writer<'_> {
             // Requeued only once the backoff in `requeueState` has run out.
             EvictionReason::PodsReadyTimeout => (false, requeued_reasons::PODS_READY_TIMEOUT),
         };
-        self.set(
-            condition_types::REQUEUED,
-            requeued,
-            reason,
-            eviction.message.clone(),
-        );
+        self.set(condition_types::REQUEUED, requeued, reason, message);
+    }
+
+    /// Kueue's workload controller marks a Workload deactivated earlier and active again
+    /// `Requeued=True` with reason `Reactivated`.
+    fn reactivated(&mut self) {
+        let deactivated = self.status.conditions.iter().any(|c| {
+            c.type_ == condition_types::REQUEUED
+                && c.status == "False"
+                && c.reason == requeued_reasons::DEACTIVATED
+        });
+        if deactivated {
+            self.set(
+                condition_types::REQUEUED,
+                true,
+                requeued_reasons::REACTIVATED,
+                "The workload was reactivated".to_string(),
+            );
+        }
+    }
+
+    /// The `Evicted` reason, underlying cause and message of a deactivation. Kueue's workload
+    /// controller turns a `DeactivationTarget` condition (the requeuing limit, a rejected
+    /// admission check) into reason `DeactivatedDueTo<its reason>` and drops that condition; an
+    /// eviction already written that way keeps its words when the status is computed again.
+    fn deactivation(&mut self, message: &str) -> (String, Option<String>, String) {
+        let conditions = &mut self.status.conditions;
+        let target = conditions
+            .iter()
+            .position(|c| c.type_ == condition_types::DEACTIVATION_TARGET && c.status == "True");
+        if let Some(index) = target {
+            let target = conditions.remove(index);
+            return (
+                format!("{}DueTo{}", evicted_reasons::DEACTIVATED, target.reason),
+                Some(target.reason),
+                format!("{message} due to {}", target.message),
+            );
+        }
+        let deactivated_with_cause = format!("{}DueTo", evicted_reasons::DEACTIVATED);
+        if let Some(written) = conditions.iter().find(|c| {
+            c.type_ == condition_types::EVICTED
+                && c.status == "True"
+                && c.reason.starts_with(&deactivated_with_cause)
+        }) {
+            let cause = written.reason[deactivated_with_cause.len()..].to_string();
+            return (written.reason.clone(), Some(cause), written.message.clone());
+        }
+        (
+            evicted_reasons::DEACTIVATED.to_string(),
+            None,
+            message.to_string(),
+        )
     }
 }
 
@@ -206,6 +255,7 @@ pub fn workload_status(
             ] {
                 w.reset_if_true(type_);
             }
+            w.reactivated();
         }
         EngineStatus::Pending { reason, message } => {
             w.status.admission = None;
@@ -220,8 +270,15 @@ pub fn workload_status(
             {
                 w.no_reservation();
             }
-            if let Some(eviction) = &state.last_eviction {
-                w.eviction(eviction);
+            match &state.last_eviction {
+                // The deactivation is over: the Workload waits again, requeued.
+                Some(eviction)
+                    if eviction.reason == EvictionReason::Deactivated && state.active =>
+                {
+                    w.reactivated();
+                }
+                Some(eviction) => w.eviction(eviction),
+                None => {}
             }
         }
         EngineStatus::Finished => {}
@@ -265,7 +322,7 @@ pub fn node_failure_eviction(
         return;
     }
     w.no_reservation();
-    w.count_eviction(evicted_reasons::NODE_FAILURES);
+    w.count_eviction(evicted_reasons::NODE_FAILURES, "");
     w.set(
         condition_types::EVICTED,
         true,

@@ -1,5 +1,6 @@
 //! Certificates someone else manages: with `internalCertManagement.enable: false` (cert-manager in
-//! Kueue's chart) the serving pair is a mounted Secret in `webhook.certDir`, which the kubelet
+//! Kueue's chart) the serving pair is a mounted Secret (in `webhook.certDir` for the webhooks, in
+//! `/etc/kueue/metrics/certs` for the metrics server), which the kubelet
 //! rewrites in place when it is renewed. The files are read again on a short period and the new
 //! pair presented from the next handshake, so a renewal needs no restart.
 
@@ -32,14 +33,14 @@ pub async fn watch_dir(dir: PathBuf, store: CertStore, period: Duration) -> Infa
     loop {
         match look(&dir, &store, &mut last).await {
             Look::Installed => {
-                tracing::info!(dir = %dir.display(), "serving the webhook certificate from files");
+                tracing::info!(dir = %dir.display(), "serving the certificate from files");
                 last_problem = None;
             }
             Look::Unchanged => {}
             Look::Unusable(problem) => {
                 // A mount appears some time after the pod starts: say so once, not every period.
                 if last_problem.as_ref() != Some(&problem) {
-                    tracing::warn!(dir = %dir.display(), %problem, "webhook certificate files are not usable yet");
+                    tracing::warn!(dir = %dir.display(), %problem, "certificate files are not usable yet");
                     last_problem = Some(problem);
                 }
             }

@@ -116,5 +116,41 @@ pub fn new_serving(
     issued(WHAT, cert.der().clone(), &key)
 }
 
+/// A self-signed serving certificate for `names` (DNS names, or IP addresses written as such),
+/// valid from an hour before `now` for `lifetime`.
+pub fn self_signed_serving(
+    names: &[&str],
+    now: OffsetDateTime,
+    lifetime: time::Duration,
+) -> Result<Issued, TlsError> {
+    const WHAT: &str = "the self-signed certificate";
+    let now = second(now);
+    let mut params = CertificateParams::default();
+    for name in names {
+        let san = match name.parse::<std::net::IpAddr>() {
+            Ok(ip) => SanType::IpAddress(ip),
+            Err(_) => SanType::DnsName((*name).try_into().map_err(failed(WHAT))?),
+        };
+        params.subject_alt_names.push(san);
+    }
+    if let Some(first) = names.first() {
+        params.distinguished_name.push(DnType::CommonName, *first);
+    }
+    params
+        .distinguished_name
+        .push(DnType::OrganizationName, CA_ORGANIZATION);
+    params.is_ca = IsCa::ExplicitNoCa;
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    params.not_before = now - time::Duration::HOUR;
+    params.not_after = now + lifetime;
+    let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(failed(WHAT))?;
+    let cert = params.self_signed(&key).map_err(failed(WHAT))?;
+    issued(WHAT, cert.der().clone(), &key)
+}
+
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,8 @@
 //!   trusts the presented certificate, so `/readyz` cannot pass while webhook calls would still
 //!   fail (Kueue's Deployment can turn Ready tens of seconds before its webhooks answer).
 //! - [`watch_dir`] presents a pair someone else manages (cert-manager), read from files.
+//! - [`self_signed_store`] presents a certificate made in memory (the metrics server's, with
+//!   internal cert management); [`serve_https`] serves a router over TLS with any of these.
 //! - The decisions are pure: `decide` (reuse, renew or regenerate, from the Secret's contents,
 //!   the time and the settings), `next_check`, and the CA bundle `merge`; `cluster` only reads
 //!   and writes. It is the one writer of these objects besides `controllers::writer`: they hold
@@ -27,6 +29,8 @@ mod decide;
 mod error;
 mod files;
 mod generate;
+mod https;
+mod in_memory;
 mod manage;
 mod material;
 mod settings;
@@ -36,6 +40,8 @@ mod testing;
 
 pub use error::TlsError;
 pub use files::{FILE_CHECK_PERIOD, watch_dir};
+pub use https::serve_https;
+pub use in_memory::self_signed_store;
 pub use manage::manage;
 pub use settings::{
     KUEUE_CONVERSION_CRDS, KUEUE_SECRET_NAME, KUEUE_SERVICE_NAME, Lifetimes, TlsSettings,

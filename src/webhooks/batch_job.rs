@@ -1,4 +1,6 @@
-//! Kueue's webhooks for batch/v1 Jobs. Defaulting suspends a Job that names a queue, so no pod
+//! Kueue's webhooks for batch/v1 Jobs. Defaulting sends a Job naming no queue to its namespace's
+//! `default` LocalQueue when there is one, and suspends a Job kuota manages (it names a queue, or
+//! `manageJobsWithoutQueueName` is on in a selected namespace; see [`crate::jobs::JobScope`]), so no pod
 //! starts before its Workload is admitted; validation refuses the labels and annotations the Job
 //! integration could not turn into a Workload, with the integration's own checks
 //! (`jobs::workload_for_job`), and the changes Kueue forbids while the Job runs.
@@ -6,12 +8,12 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::Job;
-use serde_json::json;
 
-use super::review::{AdmissionRequest, Operation, PatchOp, Verdict};
+use super::patch;
+use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::Webhooks;
 use crate::api::keys::{annotations, labels};
-use crate::jobs::{JobError, PriorityLookup, workload_for_job};
+use crate::jobs::{DEFAULT_LOCAL_QUEUE, JobError, PriorityLookup, workload_for_job};
 
 const FRAMEWORK: &str = "batch/job";
 
@@ -40,16 +42,17 @@ fn suspended(job: &Job) -> bool {
     job.spec.as_ref().and_then(|s| s.suspend).unwrap_or(false)
 }
 
-/// A Job whose parent Kueue manages is suspended through that parent, not here.
-fn has_controller_owner(job: &Job) -> bool {
+fn namespace<'a>(job: &'a Job, request: &'a AdmissionRequest) -> &'a str {
     job.metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .any(|o| o.controller == Some(true))
+        .namespace
+        .as_deref()
+        .filter(|ns| !ns.is_empty())
+        .or(request.namespace.as_deref())
+        .unwrap_or_default()
 }
 
-/// Kueue suspends, on creation, a Job that names a queue and has no controlling parent.
+/// Kueue's Job defaulting on creation: the `default` LocalQueue for a Job naming none (in a
+/// selected namespace that has it), then suspension of a Job kuota manages.
 pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     if request.operation != Operation::Create || !enabled(webhooks) {
         return Verdict::Allow;
@@ -58,15 +61,32 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         Ok(job) => job,
         Err(invalid) => return invalid,
     };
-    if label(&job, labels::QUEUE_NAME).is_none() || has_controller_owner(&job) || suspended(&job) {
+    let settings = &webhooks.pods;
+    let namespace = namespace(&job, request);
+    let namespace_labels = settings.namespaces.labels(namespace);
+    let mut defaulted = job.clone();
+    if settings.scope.takes_default_queue(
+        &job,
+        &namespace_labels,
+        settings.namespaces.has_default_local_queue(namespace),
+    ) {
+        defaulted.metadata.labels.get_or_insert_default().insert(
+            labels::QUEUE_NAME.to_owned(),
+            DEFAULT_LOCAL_QUEUE.to_owned(),
+        );
+    }
+    if settings.scope.manages_job(&defaulted, &namespace_labels) && !suspended(&defaulted) {
+        defaulted.spec.get_or_insert_default().suspend = Some(true);
+    }
+    if defaulted == job {
         return Verdict::Allow;
     }
-    let op = if job.spec.is_some() {
-        PatchOp::add("/spec/suspend", json!(true))
-    } else {
-        PatchOp::add("/spec", json!({"suspend": true}))
-    };
-    Verdict::Patch(vec![op])
+    match (serde_json::to_value(&job), serde_json::to_value(&defaulted)) {
+        (Ok(old), Ok(new)) => Verdict::Patch(patch::diff(&old, &new)),
+        (Err(error), _) | (_, Err(error)) => {
+            Verdict::Invalid(format!("the Job cannot be written back as JSON: {error}"))
+        }
+    }
 }
 
 pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
@@ -84,12 +104,19 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     };
     let key = job_key(&job, request);
     let mut problems = Vec::new();
-    if let Some(problem) = integration_problem(&job, request) {
+    let settings = &webhooks.pods;
+    let namespace_labels = settings.namespaces.labels(namespace(&job, request));
+    if settings.scope.manages_job(&job, &namespace_labels)
+        && let Some(problem) = integration_problem(&job, request)
+    {
         problems.push(problem);
     }
     if update {
+        let default_queue = settings
+            .namespaces
+            .has_default_local_queue(namespace(&job, request));
         match request.decode::<Job>("Job", true) {
-            Ok(old) => problems.extend(update_problems(&key, &old, &job)),
+            Ok(old) => problems.extend(update_problems(&key, &old, &job, default_queue)),
             Err(invalid) => return invalid,
         }
     }
@@ -144,16 +171,15 @@ fn integration_problem(job: &Job, request: &AdmissionRequest) -> Option<String> 
     match workload_for_job(&job, &PriorityLookup::new()) {
         Ok(_) => None,
         Err(
-            JobError::NotManaged { .. }
-            | JobError::WorkloadPriorityClassNotFound { .. }
-            | JobError::PriorityClassNotFound { .. },
+            JobError::WorkloadPriorityClassNotFound { .. } | JobError::PriorityClassNotFound { .. },
         ) => None,
         Err(error) => Some(error.to_string()),
     }
 }
 
-/// Kueue's rules on what may change while the Job runs (is not suspended).
-fn update_problems(key: &str, old: &Job, new: &Job) -> Vec<String> {
+/// Kueue's rules on what may change while the Job runs (is not suspended), and on the queue
+/// name in a namespace with a `default` LocalQueue.
+fn update_problems(key: &str, old: &Job, new: &Job, default_queue_exists: bool) -> Vec<String> {
     let mut problems = Vec::new();
     let running = !suspended(old) && !suspended(new);
     let old_labels = old.metadata.labels.clone().unwrap_or_default();
@@ -165,6 +191,15 @@ fn update_problems(key: &str, old: &Job, new: &Job) -> Vec<String> {
     {
         problems.push(format!(
             "Job {key}: label {}: field is immutable while the Job is not suspended",
+            labels::QUEUE_NAME
+        ));
+    }
+    if default_queue_exists
+        && label(old, labels::QUEUE_NAME).is_some()
+        && label(new, labels::QUEUE_NAME).is_none()
+    {
+        problems.push(format!(
+            "Job {key}: label {}: queue-name must not be empty in namespace with default queue",
             labels::QUEUE_NAME
         ));
     }

@@ -30,7 +30,7 @@ pub use error::WebhookError;
 pub use namespaces::NamespaceView;
 pub use review::{AdmissionRequest, Operation, Verdict};
 pub use server::{listen, serve};
-pub use settings::{OwnerKind, PodSettings, Webhooks};
+pub use settings::{PodSettings, Webhooks};
 
 #[cfg(test)]
 mod tests;

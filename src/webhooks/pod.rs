@@ -15,9 +15,8 @@ use k8s_openapi::api::core::v1::Pod;
 use super::namespaces::NamespaceView;
 use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
-use super::settings::{OwnerKind, PodSettings, Webhooks};
+use super::settings::{PodSettings, Webhooks};
 use crate::api::keys::{annotations, labels, scheduling_gates};
-use crate::config::label_selector_matches;
 use crate::engine::features::Feature;
 use crate::jobs::names::check_dns1123_subdomain;
 use crate::jobs::{
@@ -49,23 +48,6 @@ fn namespace<'a>(pod: &'a Pod, request: &'a AdmissionRequest) -> &'a str {
         .unwrap_or_default()
 }
 
-/// Kueue's `FindAncestorJobManagedByKueue`, read from the pod alone: a pod whose controlling
-/// owner is a kind an enabled integration manages (a batch Job, a JobSet's Job's pods, ...)
-/// belongs to that integration, which suspends it through its own object.
-fn owned_by_managed_job(pod: &Pod, settings: &PodSettings) -> bool {
-    pod.metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .filter(|owner| owner.controller == Some(true))
-        .any(|owner| {
-            settings.owner_kinds.contains(&OwnerKind {
-                api_version: owner.api_version.clone(),
-                kind: owner.kind.clone(),
-            })
-        })
-}
-
 /// Whether kuota may take the pod over at all; the queue decides afterwards.
 fn in_scope(pod: &Pod, namespace: &str, settings: &PodSettings) -> bool {
     let by_parent = pod
@@ -77,11 +59,10 @@ fn in_scope(pod: &Pod, namespace: &str, settings: &PodSettings) -> bool {
         return true;
     }
     settings.plain_pods
-        && label_selector_matches(
-            &settings.managed_jobs_namespace_selector,
-            &settings.namespaces.labels(namespace),
-        )
-        && !owned_by_managed_job(pod, settings)
+        && settings
+            .scope
+            .selects_namespace(&settings.namespaces.labels(namespace))
+        && !settings.scope.has_managed_parent(&pod.metadata)
 }
 
 /// Kueue's Pod defaulting on CREATE: the admission gate, the managed label and finalizer (not
@@ -101,7 +82,7 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         return Verdict::Allow;
     }
     let defaulting = PodDefaulting {
-        manage_without_queue_name: settings.manage_jobs_without_queue_name,
+        manage_without_queue_name: settings.scope.manage_without_queue_name,
         default_local_queue_exists: settings.namespaces.has_default_local_queue(namespace),
         topology_aware_scheduling: webhooks.gates.enabled(Feature::TopologyAwareScheduling),
     };

@@ -1,10 +1,8 @@
-//! The HTTPS server: TLS over each accepted connection with the certificate the resolver gives for
-//! that handshake (so a rotated certificate is served without a restart), HTTP/1.1 as
-//! controller-runtime serves webhooks, and one POST route per webhook path.
+//! The webhook server: one POST route per webhook path, served over HTTPS
+//! ([`crate::tls::serve_https`]) as controller-runtime serves webhooks.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -12,27 +10,17 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json, Response};
 use axum::routing::post;
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
-use rustls::ServerConfig;
 use rustls::server::ResolvesServerCert;
-use tokio::net::{TcpListener, TcpStream};
-use tokio_rustls::TlsAcceptor;
+use tokio::net::TcpListener;
 
 use super::endpoints::Endpoint;
 use super::error::WebhookError;
 use super::review::{self, Verdict};
 use super::settings::Webhooks;
+use crate::tls::serve_https;
 
 /// controller-runtime's limit on an AdmissionReview body: an UPDATE carries two objects.
 const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
-/// How long a client may take to complete the TLS handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a client may take to send a request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
-/// Pause after a failed `accept` (e.g. out of file descriptors) before trying again.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// Binds `addr`; the returned future serves the webhooks until the process ends.
 pub async fn listen(
@@ -54,51 +42,7 @@ pub async fn serve(
     certs: Arc<dyn ResolvesServerCert>,
     webhooks: Webhooks,
 ) -> Result<(), WebhookError> {
-    let acceptor = TlsAcceptor::from(Arc::new(tls_config(certs)?));
-    let app = router(webhooks);
-    loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(error) => {
-                tracing::warn!(%error, "accepting a webhook connection failed");
-                tokio::time::sleep(ACCEPT_BACKOFF).await;
-                continue;
-            }
-        };
-        tokio::spawn(connection(acceptor.clone(), app.clone(), stream, peer));
-    }
-}
-
-fn tls_config(certs: Arc<dyn ResolvesServerCert>) -> Result<ServerConfig, rustls::Error> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_cert_resolver(certs);
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
-}
-
-async fn connection(acceptor: TlsAcceptor, app: Router, stream: TcpStream, peer: SocketAddr) {
-    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-        Ok(Ok(tls)) => tls,
-        Ok(Err(error)) => {
-            tracing::debug!(%peer, %error, "webhook TLS handshake failed");
-            return;
-        }
-        Err(_) => {
-            tracing::debug!(%peer, "webhook TLS handshake timed out");
-            return;
-        }
-    };
-    let served = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT)
-        .serve_connection(TokioIo::new(tls), TowerToHyperService::new(app))
-        .await;
-    if let Err(error) = served {
-        tracing::debug!(%peer, %error, "webhook connection ended with an error");
-    }
+    Ok(serve_https(listener, certs, router(webhooks), "admission webhooks").await?)
 }
 
 /// One POST route per webhook path.

@@ -108,7 +108,7 @@ fn lint_is_clean() {
     }
 }
 
-fn expected_names(fullname: &str) -> [(&'static str, String); 13] {
+fn expected_names(fullname: &str) -> [(&'static str, String); 16] {
     [
         ("Deployment", format!("{fullname}-controller-manager")),
         ("ServiceAccount", format!("{fullname}-controller-manager")),
@@ -135,6 +135,12 @@ fn expected_names(fullname: &str) -> [(&'static str, String); 13] {
         ),
         ("Role", format!("{fullname}-leader-election-role")),
         ("Role", format!("{fullname}-manager-secrets-role")),
+        ("ClusterRole", format!("{fullname}-metrics-auth-role")),
+        (
+            "ClusterRoleBinding",
+            format!("{fullname}-metrics-auth-rolebinding"),
+        ),
+        ("ClusterRole", format!("{fullname}-metrics-reader")),
     ]
 }
 
@@ -461,7 +467,7 @@ fn deployment_runs_two_locked_down_replicas_with_kueues_probes() {
     );
     assert_eq!(
         metrics["spec"]["ports"],
-        json!([{"name": "metrics", "port": 8443, "protocol": "TCP", "targetPort": "metrics"}])
+        json!([{"name": "https", "port": 8443, "protocol": "TCP", "targetPort": "metrics"}])
     );
     assert!(
         manager["ports"]

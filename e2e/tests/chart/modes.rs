@@ -53,11 +53,38 @@ fn cert_manager_replaces_the_empty_secret_with_a_certificate_and_ca_injection() 
             !rules.to_string().contains("admissionregistration"),
             "{rules}"
         );
-        let volumes = &rendered.one("Deployment", &format!("{f}-controller-manager"))["spec"]["template"]
-            ["spec"]["volumes"];
+        let pod = &rendered.one("Deployment", &format!("{f}-controller-manager"))["spec"]["template"]
+            ["spec"];
+        let volumes = &pod["volumes"];
         assert_eq!(
             volumes[0]["secret"]["secretName"],
             format!("{f}-webhook-server-cert")
+        );
+        // The metrics server's certificate too, where the controller reads it.
+        let metrics_service = format!(
+            "{f}-controller-manager-metrics-service.{}.svc",
+            case.namespace
+        );
+        let metrics = rendered.one("Certificate", &format!("{f}-metrics-cert"));
+        assert_eq!(
+            metrics["spec"]["dnsNames"],
+            json!([metrics_service, format!("{metrics_service}.cluster.local")])
+        );
+        assert_eq!(
+            metrics["spec"]["secretName"],
+            format!("{f}-metrics-server-cert")
+        );
+        assert_eq!(
+            volumes[2],
+            json!({"name": "metrics-certs",
+                   "secret": {"secretName": format!("{f}-metrics-server-cert"), "defaultMode": 420}})
+        );
+        assert!(
+            pod["containers"][0]["volumeMounts"]
+                .as_array()
+                .unwrap()
+                .contains(&json!({"name": "metrics-certs",
+                                  "mountPath": "/etc/kueue/metrics/certs", "readOnly": true}))
         );
     }
 }
@@ -302,7 +329,12 @@ fn prometheus_and_grafana_objects_are_optional_and_point_at_the_metrics_service(
     let service = rendered.one("Service", "kueue-controller-manager-metrics-service");
     let endpoint = &monitor["spec"]["endpoints"][0];
     assert_eq!(endpoint["port"], service["spec"]["ports"][0]["name"]);
-    assert_eq!(endpoint["scheme"], "http");
+    assert_eq!(endpoint["scheme"], "https");
+    assert_eq!(
+        endpoint["bearerTokenFile"],
+        "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    );
+    assert_eq!(endpoint["tlsConfig"], json!({"insecureSkipVerify": true}));
     assert_eq!(endpoint["path"], "/metrics");
     for (key, value) in monitor["spec"]["selector"]["matchLabels"]
         .as_object()

@@ -108,7 +108,43 @@ fn every_binding_grants_a_rendered_role_to_the_release_service_account() {
                 bindings += 1;
             }
         }
-        assert_eq!(bindings, 3, "manager, leader election and secrets bindings");
+        assert_eq!(
+            bindings, 4,
+            "manager, leader election, secrets and metrics-auth bindings"
+        );
+    }
+}
+
+#[test]
+fn metrics_callers_are_reviewed_by_the_controller_and_readers_get_only_metrics() {
+    for case in &CASES {
+        let rendered = render(case, &[], "");
+        let auth = rendered.one(
+            "ClusterRole",
+            &format!("{}-metrics-auth-role", case.fullname),
+        );
+        assert_eq!(
+            auth["rules"],
+            json!([
+                {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"],
+                    "verbs": ["create"]},
+                {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"],
+                    "verbs": ["create"]},
+            ])
+        );
+        let binding = rendered.one(
+            "ClusterRoleBinding",
+            &format!("{}-metrics-auth-rolebinding", case.fullname),
+        );
+        assert_eq!(
+            binding["roleRef"]["name"],
+            format!("{}-metrics-auth-role", case.fullname)
+        );
+        let reader = rendered.one("ClusterRole", &format!("{}-metrics-reader", case.fullname));
+        assert_eq!(
+            reader["rules"],
+            json!([{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}])
+        );
     }
 }
 

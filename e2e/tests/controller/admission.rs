@@ -1,12 +1,12 @@
 //! Admission decisions written back: flavor fallback, borrowing and reclaim, queueing strategies,
-//! quota freed by finished and deleted workloads, inactive queues.
+//! quota freed by finished, deleted and deactivated workloads, inactive queues.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::{Result, ensure};
 use kube::Api;
-use kube::api::{DeleteParams, ListParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kuota::api::{ClusterQueue, Workload};
 use tokio::time::{Instant, sleep};
 
@@ -321,5 +321,77 @@ spec: {{clusterQueue: {broken}}}
     ensure!(pending_reason(&stuck).is_some(), "{:?}", stuck.status);
     let queues: Api<ClusterQueue> = Api::all(client.clone());
     queues.delete(&broken, &DeleteParams::default()).await?;
+    ns.delete().await
+}
+
+/// A Workload another manager marked `DeactivationTarget` (Kueue's workload controller, before a
+/// switch to kuota) is deactivated: `spec.active: false`, then evicted naming the target's
+/// reason, which is dropped although kuota did not write it; the next Workload takes the quota.
+/// Made active again, it is requeued (`Reactivated`).
+#[tokio::test]
+async fn a_workload_marked_for_deactivation_is_deactivated_frees_its_quota_and_can_be_reactivated()
+-> Result<()> {
+    controller::ensure_running().await?;
+    let client = support::client().await?;
+    let ns = TestNamespace::create(&client, "deactivate").await?;
+    let (cq, flavor) = (unique_name("cq"), unique_name("rf"));
+    kueue::queue(&client, &ns.name, &cq, &flavor, "2", "").await?;
+    let lq = format!("lq-{cq}");
+    let api: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    kueue::workload(&client, &ns.name, "marked", &lq, 1, "2", 0).await?;
+    kueue::until_admitted(&api, "marked").await?;
+    kueue::workload(&client, &ns.name, "next", &lq, 1, "2", 0).await?;
+    kueue::until_pending(&api, "next", "WaitingForQuota").await?;
+    let target = serde_json::json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "status": {"conditions": [{
+            "type": "DeactivationTarget", "status": "True", "reason": "RequeuingLimitExceeded",
+            "message": "exceeding the maximum number of re-queuing retries",
+            "lastTransitionTime": k8s_openapi::jiff::Timestamp::now().to_string(),
+        }]},
+    });
+    api.patch_status(
+        "marked",
+        &PatchParams::apply("kueue-workload-controller").force(),
+        &Patch::Apply(&target),
+    )
+    .await?;
+    let deactivated = wait::until(&api, "marked", "be deactivated and evicted", DECIDED, |w| {
+        w.spec.active == Some(false)
+            && has(w, "Evicted", "DeactivatedDueToRequeuingLimitExceeded")
+            && !admitted(w)
+    })
+    .await?;
+    let evicted = kueue::condition(&deactivated, "Evicted").map(|c| c.message.clone());
+    ensure!(
+        evicted.as_deref()
+            == Some(
+                "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
+            ),
+        "Evicted message: {evicted:?}"
+    );
+    kueue::until_admitted(&api, "next").await?;
+    wait::until(
+        &api,
+        "marked",
+        "lose its DeactivationTarget",
+        DECIDED,
+        |w| kueue::condition(w, "DeactivationTarget").is_none(),
+    )
+    .await?;
+    // Active again, it is requeued (and waits: the other one holds the quota).
+    api.patch(
+        "marked",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"active": true}})),
+    )
+    .await?;
+    wait::until(&api, "marked", "be requeued as reactivated", DECIDED, |w| {
+        kueue::condition(w, "Requeued")
+            .is_some_and(|c| c.status == "True" && c.reason == "Reactivated")
+            && pending_reason(w) == Some("WaitingForQuota")
+    })
+    .await?;
     ns.delete().await
 }

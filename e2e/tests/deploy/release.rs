@@ -107,6 +107,30 @@ impl Release {
         }
     }
 
+    /// The port the controller serves metrics on: the port of the chart's configuration file's
+    /// `metrics.bindAddress`, Kueue's `:8443` when it names none.
+    pub fn metrics_port(&self) -> Result<u16> {
+        let path = self.state.join("deploy/config.yaml");
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
+        let config: serde_json::Value =
+            yaml_serde::from_str(&text).with_context(|| format!("parse {}", path.display()))?;
+        let address = config
+            .pointer("/metrics/bindAddress")
+            .and_then(|a| a.as_str())
+            .unwrap_or(":8443");
+        address
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .with_context(|| {
+                format!(
+                    "{}: metrics.bindAddress {address:?} names no port",
+                    path.display()
+                )
+            })
+    }
+
     /// A client with the token the controller runs under: the chart's ServiceAccount.
     pub async fn service_account_client(&self) -> Result<Client> {
         let path = self.state.join("deploy/kubeconfig");

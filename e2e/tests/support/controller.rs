@@ -90,7 +90,7 @@ metrics: {{bindAddress: \"127.0.0.1:{metrics_port}\"}}
         let pid_file = dir.join(format!("{stem}.pid"));
         let out = std::fs::File::create(&log)?;
         let watchdog = r#"
-"$0" controller --no-webhooks --config "$1" & controller=$!
+"$0" controller --no-webhooks --metrics-secure=false --config "$1" & controller=$!
 echo "$controller" > "$3"
 while kill -0 "$2" 2>/dev/null && kill -0 "$controller" 2>/dev/null; do sleep 0.5; done
 kill "$controller" 2>/dev/null

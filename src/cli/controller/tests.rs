@@ -12,7 +12,7 @@ fn configuration(body: &str) -> Configuration {
 
 #[test]
 fn webhooks_are_served_on_all_interfaces_with_kuota_managed_certificates_by_default() {
-    let serving = settings(&configuration(""), true)
+    let serving = settings(&configuration(""), true, true)
         .unwrap()
         .webhooks
         .expect("webhooks are served by default");
@@ -39,7 +39,7 @@ fn the_chart_names_and_the_webhook_block_take_effect() {
         "namespace: team-a\nwebhook: {port: 10250, host: \"::1\"}\ninternalCertManagement:\n  \
          webhookServiceName: my-kuota-webhook-service\n  webhookSecretName: my-kuota-webhook-server-cert\n",
     );
-    let serving = settings(&config, true).unwrap().webhooks.unwrap();
+    let serving = settings(&config, true, true).unwrap().webhooks.unwrap();
     assert_eq!(serving.addr, "[::1]:10250".parse::<SocketAddr>().unwrap());
     let CertificateSource::Managed(tls) = serving.certificates else {
         panic!("internal cert management stays on");
@@ -60,7 +60,7 @@ fn without_internal_cert_management_the_certificate_comes_from_cert_dir() {
     let config = configuration(
         "internalCertManagement: {enable: false}\nwebhook: {certDir: /etc/kuota/certs}\n",
     );
-    let serving = settings(&config, true).unwrap().webhooks.unwrap();
+    let serving = settings(&config, true, true).unwrap().webhooks.unwrap();
     let CertificateSource::Files(dir) = serving.certificates else {
         panic!("cert-manager's files are read when kuota does not manage certificates");
     };
@@ -70,7 +70,7 @@ fn without_internal_cert_management_the_certificate_comes_from_cert_dir() {
 #[test]
 fn no_webhooks_serves_none() {
     assert!(
-        settings(&configuration(""), false)
+        settings(&configuration(""), false, true)
             .unwrap()
             .webhooks
             .is_none()
@@ -83,20 +83,21 @@ fn the_pod_webhook_reads_the_integrations_and_the_managed_namespaces() {
         "manageJobsWithoutQueueName: true\nintegrations:\n  frameworks: [batch/job, pod, \
          jobset.x-k8s.io/jobset]\n  externalFrameworks: [AppWrapper.v1beta2.workload.codeflare.dev]\n",
     );
-    let pods = settings(&config, true)
+    let pods = settings(&config, true, true)
         .unwrap()
         .webhooks
         .unwrap()
         .webhooks
         .pods;
     assert!(pods.plain_pods);
-    assert!(pods.manage_jobs_without_queue_name);
+    assert!(pods.scope.manage_without_queue_name);
     assert_eq!(
-        pods.managed_jobs_namespace_selector,
+        pods.scope.namespace_selector,
         config.managed_jobs_namespace_selector
     );
     let kinds: Vec<(&str, &str)> = pods
-        .owner_kinds
+        .scope
+        .parent_kinds
         .iter()
         .map(|k| (k.api_version.as_str(), k.kind.as_str()))
         .collect();
@@ -111,7 +112,11 @@ fn the_pod_webhook_reads_the_integrations_and_the_managed_namespaces() {
     );
 
     let implied = configuration("integrations:\n  frameworks: [deployment]\n");
-    let webhooks = settings(&implied, true).unwrap().webhooks.unwrap().webhooks;
+    let webhooks = settings(&implied, true, true)
+        .unwrap()
+        .webhooks
+        .unwrap()
+        .webhooks;
     assert!(
         webhooks.frameworks.contains("pod"),
         "deployment implies pod"
@@ -120,4 +125,24 @@ fn the_pod_webhook_reads_the_integrations_and_the_managed_namespaces() {
         !webhooks.pods.plain_pods,
         "only pods a parent suspends are taken over when pod is implied"
     );
+}
+
+#[test]
+fn metrics_are_served_as_kueues_unless_plain_http_is_asked_for() {
+    let security = |yaml: &str, secure: bool| {
+        settings(&configuration(yaml), false, secure)
+            .unwrap()
+            .metrics_security
+    };
+    assert_eq!(
+        security("", true),
+        MetricsSecurity::Secure(MetricsCertificate::SelfSigned)
+    );
+    assert_eq!(
+        security("internalCertManagement: {enable: false}\n", true),
+        MetricsSecurity::Secure(MetricsCertificate::Files(PathBuf::from(
+            "/etc/kueue/metrics/certs"
+        )))
+    );
+    assert_eq!(security("", false), MetricsSecurity::Plain);
 }

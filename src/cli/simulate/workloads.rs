@@ -3,7 +3,7 @@
 
 use super::objects::{Located, Objects};
 use crate::api::Workload;
-use crate::jobs::{JobError, PriorityLookup, workload_for_job};
+use crate::jobs::{JobError, PriorityLookup, queue_name, workload_for_job};
 
 /// Every Workload to simulate, in order of appearance: the Workloads given, and one for each
 /// managed batch Job, built as the job integration would (a Job without a UID gets a stable one).
@@ -15,7 +15,12 @@ pub fn workloads_to_simulate(
         objects.priority_classes.iter().map(|c| &c.object),
     );
     let mut workloads = objects.workloads.clone();
-    for located in &objects.jobs {
+    // Kueue's defaults: only Jobs that name a queue are managed.
+    for located in objects
+        .jobs
+        .iter()
+        .filter(|j| queue_name(&j.object).is_some())
+    {
         let mut job = located.object.clone();
         job.metadata
             .uid
@@ -26,7 +31,6 @@ pub fn workloads_to_simulate(
                 sequence: located.sequence,
                 object: workload,
             }),
-            Err(error) if error.is_not_managed() => {}
             Err(error) => {
                 return Err(SimulateInputError {
                     origin: located.origin.clone(),

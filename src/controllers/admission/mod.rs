@@ -6,6 +6,7 @@
 //! still unwritten, so the admissions the API shows never exceed what quota allows.
 
 mod assumed;
+mod deactivation;
 mod finalizers;
 mod inputs;
 pub mod plan;
@@ -113,8 +114,8 @@ pub struct AdmissionLoop {
     unready: pods_ready::Unready,
     /// `waitForPodsReady`; `None` holds nobody to becoming ready.
     wait_for_pods_ready: Option<WaitForPodsReady>,
-    /// Workloads past the requeuing limit already reported, so each is logged once.
-    deactivation_reported: BTreeSet<String>,
+    /// Workloads marked `DeactivationTarget` and still active: `spec.active: false` is due.
+    deactivating: BTreeSet<String>,
     /// How compact each unwritten TAS admission's placement is, for its event and metric.
     placements: BTreeMap<String, Vec<(String, PlacementQuality)>>,
     /// Workloads waiting out Kueue's requeue backoff, kept out of the engine until then.
@@ -166,7 +167,7 @@ impl AdmissionLoop {
             placements: BTreeMap::new(),
             unready: pods_ready::Unready::new(block_admission),
             wait_for_pods_ready,
-            deactivation_reported: BTreeSet::new(),
+            deactivating: BTreeSet::new(),
             queue_writes_in_flight: BTreeMap::new(),
             finalizing: BTreeMap::new(),
             report_due: true,
@@ -216,6 +217,7 @@ impl AdmissionLoop {
         if self.synced.len() < Kind::ALL.len() || !self.leads() {
             return;
         }
+        self.deactivations();
         self.pods_ready_timeouts(&Time(k8s_openapi::jiff::Timestamp::now()));
         if self.unready.blocks() {
             tracing::debug!("admission waits until every admitted workload's pods are ready");
@@ -292,6 +294,7 @@ impl AdmissionLoop {
         {
             return;
         }
+        self.track_deactivation(&key, &workload);
         if self
             .stale
             .get(&key)
@@ -344,7 +347,7 @@ impl AdmissionLoop {
         self.backoff.remove(key);
         self.placements.remove(key);
         self.unready.gone(key);
-        self.deactivation_reported.remove(key);
+        self.deactivating.remove(key);
         self.dirty.remove(key);
         let wk = workload_key(key);
         self.state.delete_workload(&wk.namespace, &wk.name);

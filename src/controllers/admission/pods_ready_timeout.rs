@@ -12,6 +12,7 @@ use crate::api::workload_status::WorkloadEviction;
 use crate::api::{WorkloadStatus, keys::evicted_reasons};
 use crate::engine::EvictionReason;
 use crate::jobs::{PodsReadyTimeout, pods_ready_timeout};
+use crate::status::deactivation::is_deactivation_target;
 
 impl AdmissionLoop {
     /// Evicts the admitted Workloads whose PodsReady timer ran out at `now`.
@@ -37,8 +38,9 @@ impl AdmissionLoop {
             match pods_ready_timeout(&read, &config, now) {
                 PodsReadyTimeout::NotTiming | PodsReadyTimeout::RunsOutAt(_) => {}
                 PodsReadyTimeout::Deactivate { message } => {
-                    if self.deactivation_reported.insert(key.clone()) {
-                        tracing::warn!(workload = %key, message, "requeuing limit reached; deactivating the Workload is not carried out yet");
+                    // Marked already: `spec.active: false` is on its way.
+                    if !is_deactivation_target(&read) {
+                        self.requeuing_limit_exceeded(key, &read, message, now);
                     }
                 }
                 PodsReadyTimeout::Evict {

@@ -16,6 +16,11 @@ pub enum WriteRequest {
         read: Box<Workload>,
         planned: Box<Planned>,
     },
+    /// `spec.active: false` for a Workload marked `DeactivationTarget`.
+    Deactivate {
+        key: String,
+        read: Box<Workload>,
+    },
     Queue {
         key: String,
         write: Box<QueueWrite>,
@@ -49,6 +54,10 @@ pub async fn write_all(
                         result,
                     }
                 }
+                WriteRequest::Deactivate { key, read } => {
+                    let result = writer.deactivate_workload(&read).await.map(Box::new);
+                    Written::Deactivated { key, result }
+                }
                 WriteRequest::Queue { key, write } => {
                     let result = match write.as_ref() {
                         QueueWrite::ClusterQueue(q) => writer.cluster_queue_status(q).await,
@@ -74,6 +83,10 @@ pub enum Written {
         key: String,
         before: Box<Workload>,
         planned: Box<Planned>,
+        result: Result<Box<Workload>, WriteError>,
+    },
+    Deactivated {
+        key: String,
         result: Result<Box<Workload>, WriteError>,
     },
     Queue {

@@ -20,6 +20,7 @@ impl AdmissionLoop {
                 planned,
                 result,
             } => self.workload_written(key, *before, *planned, result),
+            Written::Deactivated { key, result } => self.deactivation_written(key, result),
             Written::Finalizers { key, result } => {
                 if let Err(error) = result {
                     tracing::warn!(object = %key, %error, "finalizer not removed; tried again");

@@ -74,6 +74,8 @@ spec:
 struct Harness {
     admission: AdmissionLoop,
     requests: mpsc::UnboundedReceiver<WriteRequest>,
+    /// Requests drained from the channel that no helper has taken yet.
+    unclaimed: Vec<WriteRequest>,
     revision: u64,
     leader: watch::Sender<bool>,
     metrics: Arc<Metrics>,
@@ -140,6 +142,7 @@ impl Harness {
         Harness {
             admission,
             requests,
+            unclaimed: Vec::new(),
             revision: 100,
             leader,
             metrics,
@@ -152,15 +155,51 @@ impl Harness {
         self.admission.pass();
     }
 
-    /// The Workload writes asked for since the last call, by key and effect.
+    /// The Workload status writes asked for since the last call, by key and effect.
     fn workload_requests(&mut self) -> Vec<(String, Box<api::Workload>, Box<Planned>)> {
-        let mut out = Vec::new();
-        while let Ok(request) = self.requests.try_recv() {
-            if let WriteRequest::Workload { key, read, planned } = request {
-                out.push((key, read, planned));
+        self.drain();
+        let (mut out, mut rest) = (Vec::new(), Vec::new());
+        for request in std::mem::take(&mut self.unclaimed) {
+            match request {
+                WriteRequest::Workload { key, read, planned } => out.push((key, read, planned)),
+                other => rest.push(other),
             }
         }
+        self.unclaimed = rest;
         out
+    }
+
+    /// The `spec.active: false` writes asked for since the last call.
+    fn deactivate_requests(&mut self) -> Vec<(String, Box<api::Workload>)> {
+        self.drain();
+        let (mut out, mut rest) = (Vec::new(), Vec::new());
+        for request in std::mem::take(&mut self.unclaimed) {
+            match request {
+                WriteRequest::Deactivate { key, read } => out.push((key, read)),
+                other => rest.push(other),
+            }
+        }
+        self.unclaimed = rest;
+        out
+    }
+
+    fn drain(&mut self) {
+        while let Ok(request) = self.requests.try_recv() {
+            self.unclaimed.push(request);
+        }
+    }
+
+    /// Answers a `spec.active: false` write as the API server does when it stores it.
+    fn store_deactivation(&mut self, (key, read): (String, Box<api::Workload>)) {
+        self.revision += 1;
+        let mut stored = (*read).clone();
+        stored.spec.active = Some(false);
+        stored.metadata.resource_version = Some(self.revision.to_string());
+        self.admission.written(Written::Deactivated {
+            key,
+            result: Ok(Box::new(stored)),
+        });
+        self.admission.pass();
     }
 
     /// Answers a write as the API server does when it stores it.
@@ -585,4 +624,112 @@ fn a_pods_ready_eviction_that_cannot_be_written_leaves_the_workload_admitted() {
         "the API still shows it admitted"
     );
     assert!(!h.admission.backoff.contains_key("ns/slow"));
+}
+
+fn condition_of<'a>(status: &'a api::WorkloadStatus, type_: &str) -> Option<(&'a str, &'a str)> {
+    status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map(|c| (c.status.as_str(), c.reason.as_str()))
+}
+
+#[test]
+fn past_the_requeuing_limit_a_workload_is_marked_deactivated_then_evicted_and_its_quota_freed() {
+    let mut wait = pods_ready(Duration::ZERO, false);
+    wait.requeuing_strategy.backoff_limit_count = Some(0);
+    let mut h = Harness::waiting(wait);
+    h.apply(workload("slow", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    // No requeue is left: instead of an eviction, the Workload is marked, still admitted.
+    let marked = h.workload_requests();
+    assert_eq!(effects(&marked), [("ns/slow", Effect::Update)]);
+    let status = &marked[0].2.status;
+    assert_eq!(
+        condition_of(status, "DeactivationTarget"),
+        Some(("True", "RequeuingLimitExceeded"))
+    );
+    assert!(status.admission.is_some());
+    assert!(h.admitted_in_engine("ns/slow"));
+    assert!(h.deactivate_requests().is_empty(), "once it is marked");
+    for request in marked {
+        h.store(request);
+    }
+    let deactivations = h.deactivate_requests();
+    assert_eq!(deactivations.len(), 1);
+    assert!(
+        h.workload_requests().is_empty(),
+        "nothing else while in flight"
+    );
+    for request in deactivations {
+        h.store_deactivation(request);
+    }
+    // Inactive, it is evicted and its quota released, the eviction naming the cause.
+    let evicted = h.workload_requests();
+    assert_eq!(effects(&evicted), [("ns/slow", Effect::Release)]);
+    let status = &evicted[0].2.status;
+    assert_eq!(
+        condition_of(status, "Evicted"),
+        Some(("True", "DeactivatedDueToRequeuingLimitExceeded"))
+    );
+    assert_eq!(
+        condition_of(status, "Requeued"),
+        Some(("False", "Deactivated"))
+    );
+    assert_eq!(condition_of(status, "DeactivationTarget"), None);
+    assert!(!h.admitted_in_engine("ns/slow"));
+    h.apply(workload("next", 4, 0, 1));
+    for request in evicted {
+        h.store(request);
+    }
+    assert_eq!(
+        effects(&h.workload_requests()),
+        [("ns/next", Effect::Claim)]
+    );
+    assert!(h.deactivate_requests().is_empty());
+    let rendered = h.metrics.encode();
+    assert!(
+        rendered
+            .lines()
+            .any(|l| l.starts_with("kueue_evicted_workloads_total{")
+                && l.contains("reason=\"Deactivated\"")
+                && l.contains("underlying_cause=\"RequeuingLimitExceeded\"")),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn a_workload_marked_by_another_manager_is_deactivated_and_a_conflict_waits_for_a_newer_read() {
+    let mut h = Harness::new();
+    let mut marked = workload("marked", 1, 0, 0);
+    marked.status = Some(crate::status::deactivation::deactivation_target(
+        &api::WorkloadStatus::default(),
+        "RequeuingLimitExceeded",
+        "exceeding the maximum number of re-queuing retries",
+        &Time(k8s_openapi::jiff::Timestamp::now()),
+        Some(1),
+    ));
+    h.apply(marked.clone());
+    let asked = h.deactivate_requests();
+    assert_eq!(asked.len(), 1);
+    for (key, _) in asked {
+        h.admission.written(Written::Deactivated {
+            key,
+            result: Err(WriteError::Conflict("ns/marked".into())),
+        });
+        h.admission.pass();
+    }
+    assert!(
+        h.deactivate_requests().is_empty(),
+        "not at the same version"
+    );
+    marked.metadata.resource_version = Some("2".into());
+    h.apply(marked);
+    assert_eq!(
+        h.deactivate_requests().len(),
+        1,
+        "asked again at the newer one"
+    );
 }

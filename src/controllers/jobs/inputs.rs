@@ -1,11 +1,12 @@
-//! What the Job integration reads, and its own watches: Jobs that name a queue, Workloads,
-//! ResourceFlavors and priority classes, and the pods kuota started (those carrying the
+//! What the Job integration reads, and its own watches: Jobs that name a queue (every Job with
+//! `manageJobsWithoutQueueName`), Workloads, ResourceFlavors, priority classes, Namespaces (their
+//! labels, for `managedJobsNamespaceSelector`), and the pods kuota started (those carrying the
 //! `kueue.x-k8s.io/podset` label). Each change says which Jobs and Workloads need another look.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Pod, PodSpec, PodStatus};
+use k8s_openapi::api::core::v1::{Namespace, Pod, PodSpec, PodStatus};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
@@ -15,6 +16,7 @@ use tokio::task::JoinSet;
 use super::super::watches::{Change, slim, spawn};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};
+use crate::config::NAMESPACE_NAME_LABEL;
 use crate::jobs::{FlavorInfo, PriorityLookup};
 
 /// A change delivered by one of the Job integration's watches.
@@ -26,10 +28,11 @@ pub enum JobInput {
     WorkloadPriorityClass(Change<WorkloadPriorityClass>),
     PriorityClass(Change<PriorityClass>),
     Pod(Change<Pod>),
+    Namespace(Change<Namespace>),
 }
 
 /// The kinds the Job integration watches.
-pub const WATCHED_KINDS: usize = 6;
+pub const WATCHED_KINDS: usize = 7;
 
 impl JobInput {
     /// Which watch delivered it (an index below [`WATCHED_KINDS`]), and whether it is a full list.
@@ -44,21 +47,40 @@ impl JobInput {
             JobInput::WorkloadPriorityClass(c) => (3, reset(c)),
             JobInput::PriorityClass(c) => (4, reset(c)),
             JobInput::Pod(c) => (5, reset(c)),
+            JobInput::Namespace(c) => (6, reset(c)),
         }
     }
 }
 
-/// Starts the Job integration's watches; each runs until `inputs` is closed.
-pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<JobInput>, tasks: &mut JoinSet<()>) {
+/// Starts the Job integration's watches; each runs until `inputs` is closed. Without
+/// `manageJobsWithoutQueueName` a Job naming no queue is not kuota's, so only queued Jobs are
+/// read.
+pub fn spawn_all(
+    client: &Client,
+    every_job: bool,
+    inputs: &mpsc::Sender<JobInput>,
+    tasks: &mut JoinSet<()>,
+) {
     let all = watcher::Config::default();
-    // A Job without a queue is not kuota's (the webhook suspends only queued Jobs).
-    let queued = all.clone().labels(labels::QUEUE_NAME);
+    let jobs = if every_job {
+        all.clone()
+    } else {
+        all.clone().labels(labels::QUEUE_NAME)
+    };
     spawn(
         tasks,
         Api::all(client.clone()),
-        queued,
+        jobs,
         inputs,
         JobInput::Job,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        JobInput::Namespace,
         slim,
     );
     spawn(
@@ -180,6 +202,8 @@ pub struct JobCaches {
     pub pods: BTreeMap<String, Pod>,
     /// Pods by the Workload they were started for.
     pods_of: BTreeMap<String, BTreeSet<String>>,
+    /// Namespace labels, by name.
+    namespaces: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl JobCaches {
@@ -194,6 +218,9 @@ impl JobCaches {
             }),
             JobInput::Pod(change) => on_change(change, touched, |object, present, t| {
                 self.pod(object, present, t)
+            }),
+            JobInput::Namespace(change) => on_change(change, touched, |object, present, t| {
+                self.namespace(object, present, t)
             }),
             JobInput::ResourceFlavor(change) => {
                 touched.all = true;
@@ -240,6 +267,7 @@ impl JobCaches {
                 self.pods.clear();
                 self.pods_of.clear();
             }
+            JobInput::Namespace(_) => self.namespaces.clear(),
             JobInput::ResourceFlavor(_) => self.flavors.clear(),
             JobInput::WorkloadPriorityClass(_) => self.workload_priority_classes.clear(),
             JobInput::PriorityClass(_) => self.priority_classes.clear(),
@@ -316,6 +344,32 @@ impl JobCaches {
         } else {
             self.pods.remove(&key);
         }
+    }
+
+    /// A namespace's labels changed: whether its Jobs are managed may have too.
+    fn namespace(&mut self, namespace: Namespace, present: bool, touched: &mut Touched) {
+        let name = namespace.name_any();
+        let prefix = format!("{name}/");
+        touched.jobs.extend(
+            self.jobs
+                .range(prefix.clone()..)
+                .take_while(|(key, _)| key.starts_with(&prefix))
+                .map(|(key, _)| key.clone()),
+        );
+        if present {
+            let labels = namespace.metadata.labels.unwrap_or_default();
+            self.namespaces.insert(name, labels);
+        } else {
+            self.namespaces.remove(&name);
+        }
+    }
+
+    /// The labels of `namespace`. One not read yet is judged by the
+    /// `kubernetes.io/metadata.name` label the API server puts on every namespace.
+    pub fn namespace_labels(&self, namespace: &str) -> BTreeMap<String, String> {
+        self.namespaces.get(namespace).cloned().unwrap_or_else(|| {
+            BTreeMap::from([(NAMESPACE_NAME_LABEL.to_owned(), namespace.to_owned())])
+        })
     }
 
     /// The Job controlling `workload`, if kuota sees it.

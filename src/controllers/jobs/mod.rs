@@ -24,6 +24,7 @@ use super::events::EventSink;
 use super::watches::{Change, slim};
 use super::writer::Writer;
 use crate::engine::features::FeatureGates;
+use crate::jobs::JobScope;
 
 /// Wait before a write that failed for a transient reason is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -36,6 +37,8 @@ pub struct JobSettings {
     pub gates: FeatureGates,
     /// `waitForPodsReady` is on: Workloads carry a `PodsReady` condition.
     pub wait_for_pods_ready: bool,
+    /// Which Jobs are managed (`manageJobsWithoutQueueName`, `managedJobsNamespaceSelector`).
+    pub scope: JobScope,
 }
 
 /// Starts the Job integration's watches and returns its loop.
@@ -48,7 +51,12 @@ pub fn start(
     watches: &mut JoinSet<()>,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
-    inputs::spawn_all(client, &inputs, watches);
+    inputs::spawn_all(
+        client,
+        settings.scope.manage_without_queue_name,
+        &inputs,
+        watches,
+    );
     let controller = JobController {
         caches: JobCaches::default(),
         settings,
@@ -192,6 +200,7 @@ impl JobController {
             let step = steps::job_step(
                 job,
                 &self.caches,
+                &self.settings.scope,
                 &self.settings.gates,
                 self.settings.wait_for_pods_ready,
             );

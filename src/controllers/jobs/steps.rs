@@ -13,7 +13,9 @@ use super::ungater::Release;
 use crate::api::Workload;
 use crate::api::keys::{annotations, condition_types};
 use crate::engine::features::FeatureGates;
-use crate::jobs::{JobContext, JobEvent, JobStep, next_job_step, workload_finalizer_removable};
+use crate::jobs::{
+    JobContext, JobEvent, JobScope, JobStep, next_job_step, workload_finalizer_removable,
+};
 use crate::status::conditions::{Desired, set_condition};
 
 /// One write to make.
@@ -72,13 +74,20 @@ pub fn workload_key(pod: &Pod) -> Option<String> {
     Some(format!("{}/{name}", pod.namespace().unwrap_or_default()))
 }
 
-/// The next step of `job`.
+/// The next step of `job`; none for a Job kuota does not manage (Kueue's reconciler ignores a
+/// Job naming no queue unless `manageJobsWithoutQueueName` is on and its namespace is selected,
+/// and a Job whose parent an integration manages).
 pub fn job_step(
     job: &Job,
     caches: &JobCaches,
+    scope: &JobScope,
     gates: &FeatureGates,
     wait_for_pods_ready: bool,
 ) -> JobStep {
+    let namespace = job.namespace().unwrap_or_default();
+    if !scope.manages_job(job, &caches.namespace_labels(&namespace)) {
+        return JobStep::Idle;
+    }
     let owned = caches.workloads_of(job);
     next_job_step(
         job,
@@ -151,6 +160,7 @@ pub fn write_for(
             ));
             (Action::ReplaceWorkload(workload), on_job(Some(updated)))
         }
+        JobStep::ChangeQueue(workload) => (Action::ReplaceWorkload(workload), on_job(None)),
         JobStep::DeleteWorkload { workload, event: e } => {
             (Action::DeleteWorkload(workload), on_job(e))
         }
@@ -259,3 +269,6 @@ pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {
             .await;
     });
 }
+
+#[cfg(test)]
+mod tests;

@@ -150,21 +150,11 @@ fn long_job_names_are_cut_to_247_characters_before_the_hash() {
 }
 
 #[test]
-fn job_without_queue_name_is_not_managed() {
-    let err = build(&job(json!({"metadata": {"labels": null}}))).unwrap_err();
-    assert_eq!(
-        err,
-        JobError::NotManaged {
-            job: "team-a/sample".to_owned()
-        }
-    );
-    assert!(err.is_not_managed());
-    assert!(err.to_string().contains(labels::QUEUE_NAME), "{err}");
-    let err = build(&job(
-        json!({"metadata": {"labels": {labels::QUEUE_NAME: ""}}}),
-    ))
-    .unwrap_err();
-    assert!(err.is_not_managed(), "{err}");
+fn job_without_queue_name_gets_a_workload_naming_no_queue() {
+    for labels in [json!(null), json!({labels::QUEUE_NAME: ""})] {
+        let workload = build(&job(json!({"metadata": {"labels": labels}}))).unwrap();
+        assert_eq!(workload.spec.queue_name, None);
+    }
 }
 
 #[test]
@@ -178,7 +168,6 @@ fn invalid_queue_name_is_rejected() {
             if *key == labels::QUEUE_NAME && value == "User Queue"),
         "{err}"
     );
-    assert!(!err.is_not_managed());
 }
 
 #[test]

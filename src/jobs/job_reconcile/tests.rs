@@ -80,10 +80,7 @@ fn a_suspended_job_without_a_workload_gets_the_workload_the_integration_builds()
 }
 
 #[test]
-fn a_job_without_a_queue_is_left_alone_and_a_missing_priority_class_is_reported() {
-    let unmanaged = job(json!({"metadata": {"labels": null}}));
-    assert_eq!(step(&unmanaged, &[], false), JobStep::Idle);
-
+fn a_missing_priority_class_is_reported() {
     let missing = job(json!({"metadata": {"labels": {"kueue.x-k8s.io/priority-class": "urgent"}}}));
     let JobStep::CannotCompose { event, .. } = step(&missing, &[], false) else {
         panic!("a missing WorkloadPriorityClass holds the Workload back");
@@ -300,4 +297,25 @@ fn the_finalizer_goes_when_the_workload_finished_or_is_deleted_with_its_job_stop
     ));
     assert!(workload_finalizer_removable(&deleting, None));
     assert!(!workload_finalizer_removable(&pending(), None));
+}
+
+#[test]
+fn a_suspended_job_labelled_with_another_queue_moves_its_pending_workload_there() {
+    let relabelled = job(json!({"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "other"}}}));
+    let JobStep::ChangeQueue(moved) = step(&relabelled, &[&pending()], false) else {
+        panic!("the Workload follows the label");
+    };
+    assert_eq!(moved.spec.queue_name.as_deref(), Some("other"));
+    assert_eq!(moved.spec.pod_sets, pending().spec.pod_sets);
+    // Read back with the new queue, nothing more is due.
+    assert_eq!(step(&relabelled, &[&moved], false), JobStep::Idle);
+    // An admitted Workload keeps its queue: the Job runs.
+    let admitted = workload(json!({"status": {"conditions": [
+        condition("QuotaReserved", true, "QuotaReserved", "2026-01-01T00:00:00Z"),
+        condition("Admitted", true, "Admitted", "2026-01-01T00:00:00Z"),
+    ]}}));
+    assert!(!matches!(
+        step(&relabelled, &[&admitted], false),
+        JobStep::ChangeQueue(_)
+    ));
 }

@@ -18,6 +18,7 @@ fn state(status: EngineStatus, last_eviction: Option<EvictionRecord>) -> Workloa
         uid: "uid".into(),
         status,
         last_eviction,
+        active: true,
         carried: Default::default(),
     }
 }
@@ -327,4 +328,144 @@ fn a_node_failure_eviction_waits_or_is_shown_as_past_once_admitted_again() {
     let expected = later.clone();
     node_failure_eviction(&mut later, &preempted_state, message, &t1, None);
     assert_eq!(later, expected);
+}
+
+fn deactivated() -> EvictionRecord {
+    EvictionRecord {
+        reason: EvictionReason::Deactivated,
+        message: "The workload is deactivated".into(),
+        preemption: None,
+    }
+}
+
+/// Evicted as deactivated, and still inactive.
+fn inactive() -> WorkloadState {
+    let mut state = state(waiting(), Some(deactivated()));
+    state.active = false;
+    state
+}
+
+#[test]
+fn a_deactivation_target_names_the_eviction_and_is_dropped() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let t1 = at("2026-01-01T01:00:00Z");
+    let mut admitted_status = workload_status(None, &state(admitted(), None), &t0, None);
+    admitted_status.requeue_state = Some(RequeueState {
+        count: Some(2),
+        requeue_at: None,
+    });
+    let marked = crate::status::deactivation::deactivation_target(
+        &admitted_status,
+        "RequeuingLimitExceeded",
+        "exceeding the maximum number of re-queuing retries",
+        &t0,
+        None,
+    );
+    let evicted = workload_status(Some(&marked), &inactive(), &t1, None);
+    let condition_of = |type_| condition(&evicted, type_);
+    assert_eq!(
+        (
+            condition_of("Evicted").reason.as_str(),
+            condition_of("Evicted").message.as_str()
+        ),
+        (
+            "DeactivatedDueToRequeuingLimitExceeded",
+            "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
+        )
+    );
+    assert_eq!(
+        (
+            condition_of("Requeued").status.as_str(),
+            condition_of("Requeued").reason.as_str()
+        ),
+        ("False", "Deactivated")
+    );
+    assert!(
+        !evicted
+            .conditions
+            .iter()
+            .any(|c| c.type_ == "DeactivationTarget"),
+        "{:?}",
+        evicted.conditions
+    );
+    assert_eq!(evicted.requeue_state, None);
+    let counted: Vec<_> = evicted
+        .scheduling_stats
+        .iter()
+        .flat_map(|s| &s.evictions)
+        .map(|e| (e.reason.as_str(), e.underlying_cause.as_str(), e.count))
+        .collect();
+    assert_eq!(counted, [("Deactivated", "RequeuingLimitExceeded", 1)]);
+    // Computed again from what was written, the eviction keeps its words: nothing to write.
+    let again = workload_status(
+        Some(&evicted),
+        &inactive(),
+        &at("2026-01-01T02:00:00Z"),
+        None,
+    );
+    assert_eq!(again, evicted);
+}
+
+#[test]
+fn a_deactivation_without_target_is_plainly_deactivated() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let admitted_status = workload_status(None, &state(admitted(), None), &t0, None);
+    let evicted = workload_status(
+        Some(&admitted_status),
+        &inactive(),
+        &at("2026-01-01T01:00:00Z"),
+        None,
+    );
+    let evicted_condition = condition(&evicted, "Evicted");
+    assert_eq!(
+        (
+            evicted_condition.reason.as_str(),
+            evicted_condition.message.as_str()
+        ),
+        ("Deactivated", "The workload is deactivated")
+    );
+}
+
+#[test]
+fn a_reactivated_workload_is_requeued_whether_it_waits_or_is_admitted_at_once() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let admitted_status = workload_status(None, &state(admitted(), None), &t0, None);
+    let evicted = workload_status(Some(&admitted_status), &inactive(), &t0, None);
+    assert_eq!(condition(&evicted, "Requeued").reason, "Deactivated");
+
+    let t1 = at("2026-01-01T01:00:00Z");
+    let waits = workload_status(
+        Some(&evicted),
+        &state(waiting(), Some(deactivated())),
+        &t1,
+        None,
+    );
+    let requeued = condition(&waits, "Requeued");
+    assert_eq!(
+        (
+            requeued.status.as_str(),
+            requeued.reason.as_str(),
+            requeued.message.as_str()
+        ),
+        ("True", "Reactivated", "The workload was reactivated")
+    );
+    assert_eq!(
+        workload_status(
+            Some(&waits),
+            &state(waiting(), Some(deactivated())),
+            &t1,
+            None
+        ),
+        waits,
+        "computed again, nothing changes"
+    );
+
+    let admitted_again = workload_status(Some(&evicted), &state(admitted(), None), &t1, None);
+    assert_eq!(
+        (
+            condition(&admitted_again, "Requeued").status.as_str(),
+            condition(&admitted_again, "Requeued").reason.as_str()
+        ),
+        ("True", "Reactivated")
+    );
 }

@@ -1,7 +1,11 @@
 use serde_json::{Value, json};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+
 use super::*;
-use crate::webhooks::review;
+use crate::jobs::{JobScope, OwnerKind};
+use crate::webhooks::NamespaceView;
+use crate::webhooks::review::{self, PatchOp};
 
 fn job(labels: Value, annotations: Value, suspend: Option<bool>) -> Value {
     let mut spec = json!({
@@ -35,11 +39,32 @@ fn request(operation: &str, object: &Value, old: Option<&Value>) -> AdmissionReq
     review::parse(body.to_string().as_bytes()).expect("a well-formed review")
 }
 
+/// `batch/job` and `jobset` listed, Kueue's default namespace selector.
 fn with_jobs() -> Webhooks {
-    Webhooks {
+    let mut webhooks = Webhooks {
         frameworks: [FRAMEWORK].into_iter().collect(),
         ..Webhooks::default()
-    }
+    };
+    webhooks.pods.scope = JobScope {
+        manage_without_queue_name: false,
+        namespace_selector: LabelSelector {
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: "kubernetes.io/metadata.name".into(),
+                operator: "NotIn".into(),
+                values: Some(vec!["kube-system".into(), "kueue-system".into()]),
+            }]),
+            match_labels: None,
+        },
+        parent_kinds: [OwnerKind::new("jobset.x-k8s.io", "v1alpha2", "JobSet")]
+            .into_iter()
+            .collect(),
+    };
+    webhooks
+}
+
+fn in_namespace(mut job: Value, namespace: &str) -> Value {
+    job["metadata"]["namespace"] = json!(namespace);
+    job
 }
 
 fn queued() -> Value {
@@ -179,4 +204,108 @@ fn a_partially_admitted_running_job_keeps_its_parallelism() {
         validate(&with_jobs(), &request("UPDATE", &new, Some(&old))),
         Verdict::Deny(m) if m.contains("spec.parallelism")
     ));
+}
+
+#[test]
+fn with_manage_jobs_without_queue_name_every_job_in_a_selected_namespace_is_suspended() {
+    let mut webhooks = with_jobs();
+    webhooks.pods.scope.manage_without_queue_name = true;
+    let plain = job(json!({}), json!({}), None);
+    assert_eq!(
+        default(&webhooks, &request("CREATE", &plain, None)),
+        Verdict::Patch(vec![PatchOp::add("/spec/suspend", json!(true))])
+    );
+    let system = in_namespace(plain.clone(), "kube-system");
+    assert_eq!(
+        default(&webhooks, &request("CREATE", &system, None)),
+        Verdict::Allow,
+        "kube-system is not selected"
+    );
+    let mut scheduled = plain;
+    scheduled["metadata"]["ownerReferences"] = json!([{"apiVersion": "batch/v1",
+        "kind": "CronJob", "name": "nightly", "uid": "u", "controller": true}]);
+    assert_eq!(
+        default(&webhooks, &request("CREATE", &scheduled, None)),
+        Verdict::Patch(vec![PatchOp::add("/spec/suspend", json!(true))]),
+        "a CronJob is no integration: its Jobs are top-level"
+    );
+}
+
+#[test]
+fn a_job_naming_no_queue_goes_to_the_namespaces_default_local_queue() {
+    let mut webhooks = with_jobs();
+    webhooks.pods.namespaces = NamespaceView::fixed(
+        &[
+            ("team-a", &[("kubernetes.io/metadata.name", "team-a")]),
+            (
+                "kube-system",
+                &[("kubernetes.io/metadata.name", "kube-system")],
+            ),
+        ],
+        &["team-a", "kube-system"],
+    );
+    let plain = job(json!({}), json!({}), None);
+    assert_eq!(
+        default(&webhooks, &request("CREATE", &plain, None)),
+        Verdict::Patch(vec![
+            PatchOp::add(
+                "/metadata/labels/kueue.x-k8s.io~1queue-name",
+                json!("default")
+            ),
+            PatchOp::add("/spec/suspend", json!(true)),
+        ])
+    );
+    let system = in_namespace(plain, "kube-system");
+    assert_eq!(
+        default(&webhooks, &request("CREATE", &system, None)),
+        Verdict::Allow,
+        "only in a selected namespace"
+    );
+    let named = job(queued(), json!({}), Some(true));
+    assert_eq!(
+        default(&webhooks, &request("CREATE", &named, None)),
+        Verdict::Allow,
+        "a queue named is kept"
+    );
+}
+
+#[test]
+fn an_unmanaged_job_is_not_held_to_the_integrations_rules() {
+    let broken = json!({"kueue.x-k8s.io/job-min-parallelism": "0"});
+    let plain = job(json!({}), broken.clone(), None);
+    assert_eq!(
+        validate(&with_jobs(), &request("CREATE", &plain, None)),
+        Verdict::Allow
+    );
+    let mut webhooks = with_jobs();
+    webhooks.pods.scope.manage_without_queue_name = true;
+    assert!(
+        matches!(
+            validate(&webhooks, &request("CREATE", &plain, None)),
+            Verdict::Deny(_)
+        ),
+        "managed without a queue name, it is"
+    );
+}
+
+#[test]
+fn the_queue_name_stays_in_a_namespace_with_a_default_local_queue() {
+    let old = job(queued(), json!({}), Some(true));
+    let unlabelled = job(json!({}), json!({}), Some(true));
+    let update = request("UPDATE", &unlabelled, Some(&old));
+    assert_eq!(
+        validate(&with_jobs(), &update),
+        Verdict::Allow,
+        "no default LocalQueue: the label may go"
+    );
+    let mut webhooks = with_jobs();
+    webhooks.pods.namespaces = NamespaceView::fixed(&[], &["team-a"]);
+    assert_eq!(
+        validate(&webhooks, &update),
+        Verdict::Deny(
+            "Job team-a/train: label kueue.x-k8s.io/queue-name: queue-name must not be empty in \
+             namespace with default queue"
+                .into()
+        )
+    );
 }

@@ -3,6 +3,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::engine::features::FeatureGates;
+use crate::jobs::{JobScope, OwnerKind};
 use crate::webhooks::review::{self, PatchOp};
 
 const NAMESPACE: &str = "team-a";
@@ -44,16 +45,18 @@ fn with_pods() -> Webhooks {
         frameworks: ["batch/job", FRAMEWORK].into_iter().collect(),
         pods: PodSettings {
             plain_pods: true,
-            manage_jobs_without_queue_name: false,
-            managed_jobs_namespace_selector: LabelSelector {
-                match_expressions: Some(vec![LabelSelectorRequirement {
-                    key: "kubernetes.io/metadata.name".into(),
-                    operator: "NotIn".into(),
-                    values: Some(vec!["kube-system".into(), "kueue-system".into()]),
-                }]),
-                match_labels: None,
+            scope: JobScope {
+                manage_without_queue_name: false,
+                namespace_selector: LabelSelector {
+                    match_expressions: Some(vec![LabelSelectorRequirement {
+                        key: "kubernetes.io/metadata.name".into(),
+                        operator: "NotIn".into(),
+                        values: Some(vec!["kube-system".into(), "kueue-system".into()]),
+                    }]),
+                    match_labels: None,
+                },
+                parent_kinds: [OwnerKind::new("batch", "v1", "Job")].into_iter().collect(),
             },
-            owner_kinds: [OwnerKind::new("batch", "v1", "Job")].into_iter().collect(),
             namespaces: NamespaceView::default(),
         },
     }
@@ -188,7 +191,7 @@ fn a_pod_without_queue_takes_the_namespace_default_local_queue() {
 #[test]
 fn pods_outside_the_managed_namespaces_are_untouched() {
     let mut webhooks = with_pods();
-    webhooks.pods.manage_jobs_without_queue_name = true;
+    webhooks.pods.scope.manage_without_queue_name = true;
     let mut system = pod(json!({}), json!({}));
     system["metadata"]["namespace"] = json!("kube-system");
     assert_eq!(
@@ -203,7 +206,7 @@ fn pods_outside_the_managed_namespaces_are_untouched() {
     );
 
     // A selector on another label reads the namespace's labels from the watch.
-    webhooks.pods.managed_jobs_namespace_selector = LabelSelector {
+    webhooks.pods.scope.namespace_selector = LabelSelector {
         match_labels: Some([("kueue".to_owned(), "on".to_owned())].into()),
         match_expressions: None,
     };

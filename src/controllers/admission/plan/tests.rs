@@ -42,6 +42,7 @@ fn state(status: EngineStatus, reserved_at: Option<i64>) -> WorkloadState {
         uid: "uid".into(),
         status,
         last_eviction: None,
+        active: true,
         carried: CarriedState {
             quota_reserved_at: reserved_at,
             ..CarriedState::default()

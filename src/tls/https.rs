@@ -1,0 +1,89 @@
+//! An HTTPS server for an axum router: TLS over each accepted connection with the certificate the
+//! resolver gives for that handshake (so a rotated certificate is served without a restart), then
+//! HTTP/1.1, as controller-runtime serves its webhook and metrics servers.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use rustls::ServerConfig;
+use rustls::server::ResolvesServerCert;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
+
+/// How long a client may take to complete the TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// Pause after a failed `accept` (e.g. out of file descriptors) before trying again.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Serves `app` over TLS on a bound listener until the process ends; fails only if TLS cannot
+/// be set up. `what` names the server in logs.
+pub async fn serve_https(
+    listener: TcpListener,
+    certs: Arc<dyn ResolvesServerCert>,
+    app: Router,
+    what: &'static str,
+) -> Result<(), rustls::Error> {
+    let acceptor = TlsAcceptor::from(Arc::new(tls_config(certs)?));
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                tracing::warn!(%error, what, "accepting a connection failed");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+        };
+        tokio::spawn(connection(
+            acceptor.clone(),
+            app.clone(),
+            stream,
+            peer,
+            what,
+        ));
+    }
+}
+
+fn tls_config(certs: Arc<dyn ResolvesServerCert>) -> Result<ServerConfig, rustls::Error> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_cert_resolver(certs);
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+async fn connection(
+    acceptor: TlsAcceptor,
+    app: Router,
+    stream: TcpStream,
+    peer: SocketAddr,
+    what: &'static str,
+) {
+    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(error)) => {
+            tracing::debug!(%peer, %error, what, "TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            tracing::debug!(%peer, what, "TLS handshake timed out");
+            return;
+        }
+    };
+    let served = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(TokioIo::new(tls), TowerToHyperService::new(app))
+        .await;
+    if let Err(error) = served {
+        tracing::debug!(%peer, %error, what, "connection ended with an error");
+    }
+}
