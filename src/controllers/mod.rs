@@ -10,6 +10,7 @@ pub mod jobs;
 pub mod leader;
 pub mod metrics;
 mod metrics_feed;
+pub mod node_health;
 pub mod queue_gauges;
 pub mod queue_status;
 mod serve;
