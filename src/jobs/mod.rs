@@ -11,7 +11,8 @@
 //! - The Job reconciler's next write: [`next_job_step`], one step of Kueue's order at a time;
 //!   [`workload_finalizer_removable`].
 //! - Pod webhook: [`validate_pod`], [`validate_pod_update`], [`default_pod`].
-//! - TAS: [`pods_to_ungate`], the topology ungater's decision, read from the pods alone.
+//! - TAS: [`pods_to_ungate`], the topology ungater's decision, read from the pods alone;
+//!   [`pods_off_assignment`], the pods left on a host a failed-node replacement dropped.
 //! - waitForPodsReady: [`pods_ready_condition`], [`pods_ready_timeout`].
 //! - Events: [`JobEvent`].
 //!
@@ -31,6 +32,7 @@ mod pod_set_info;
 mod pod_workload;
 mod pods_ready;
 mod priority;
+mod stray_pods;
 mod topology_request;
 mod ungate;
 
@@ -59,5 +61,6 @@ pub use pods_ready::{
     PodsReadyCondition, PodsReadyTimeout, pods_ready_condition, pods_ready_timeout, requeue_backoff,
 };
 pub use priority::PriorityLookup;
+pub use stray_pods::pods_off_assignment;
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};
 pub use ungate::{PodView, Ungate, UngateError, pods_to_ungate};

@@ -7,6 +7,7 @@
 
 mod assumed;
 mod finalizers;
+mod hot_swap;
 mod inputs;
 pub mod plan;
 mod pods_ready;
@@ -30,6 +31,7 @@ use self::plan::{Effect, Planned, plan};
 pub use self::requests::{WriteRequest, Written, write_all};
 use super::events::EventSink;
 use super::metrics_feed::MetricsFeed;
+use super::node_health::NodeFailures;
 use super::queue_status::{QueueObjects, QueueWrite};
 use super::watches::{Change, Input, Kind};
 use crate::api::Workload;
@@ -119,6 +121,10 @@ pub struct AdmissionLoop {
     placements: BTreeMap<String, Vec<(String, PlacementQuality)>>,
     /// Workloads waiting out Kueue's requeue backoff, kept out of the engine until then.
     backoff: BTreeMap<String, Time>,
+    /// Admitted Workloads whose nodes failed, as the node-health loop last reported them.
+    failed_nodes: BTreeMap<String, Vec<crate::engine::topology::node_failure::FailedNode>>,
+    /// Replacements decided and not written yet.
+    replacing: BTreeMap<String, hot_swap::Replacing>,
     /// Finalizer removals asked for, by `Kind/name`, with the version they were asked at.
     finalizing: BTreeMap<String, Option<String>>,
     /// Queue status writes in flight, with the object as it was before.
@@ -169,6 +175,8 @@ impl AdmissionLoop {
             deactivation_reported: BTreeSet::new(),
             queue_writes_in_flight: BTreeMap::new(),
             finalizing: BTreeMap::new(),
+            failed_nodes: BTreeMap::new(),
+            replacing: BTreeMap::new(),
             report_due: true,
             last_report: None,
             events,
@@ -177,11 +185,12 @@ impl AdmissionLoop {
         }
     }
 
-    /// Runs until the watches stop.
+    /// Runs until the watches stop. `failures` brings what the node-health loop finds.
     pub async fn run(
         mut self,
         mut inputs: mpsc::Receiver<Input>,
         mut done: mpsc::Receiver<Written>,
+        mut failures: mpsc::Receiver<NodeFailures>,
     ) {
         let mut tick = tokio::time::interval(REPORT_PERIOD);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -194,6 +203,7 @@ impl AdmissionLoop {
                     None => return,
                 },
                 Some(written) = done.recv() => self.written(written),
+                Some(report) = failures.recv() => self.node_failures(report),
                 _ = tick.tick() => if self.led { self.due_retries() },
                 changed = elected.changed(), if election_open => {
                     election_open = changed.is_ok();
@@ -206,6 +216,9 @@ impl AdmissionLoop {
             while let Ok(written) = done.try_recv() {
                 self.written(written);
             }
+            while let Ok(report) = failures.try_recv() {
+                self.node_failures(report);
+            }
             self.pass();
         }
     }
@@ -216,7 +229,10 @@ impl AdmissionLoop {
         if self.synced.len() < Kind::ALL.len() || !self.leads() {
             return;
         }
-        self.pods_ready_timeouts(&Time(k8s_openapi::jiff::Timestamp::now()));
+        let now = Time(k8s_openapi::jiff::Timestamp::now());
+        self.pods_ready_timeouts(&now);
+        // Before the cycles: a replacement takes its capacity ahead of new admissions.
+        self.replace_failed_nodes(&now);
         if self.unready.blocks() {
             tracing::debug!("admission waits until every admitted workload's pods are ready");
         } else {
@@ -343,6 +359,8 @@ impl AdmissionLoop {
         self.stale.remove(key);
         self.backoff.remove(key);
         self.placements.remove(key);
+        self.failed_nodes.remove(key);
+        self.replacing.remove(key);
         self.unready.gone(key);
         self.deactivation_reported.remove(key);
         self.dirty.remove(key);
@@ -418,10 +436,14 @@ impl AdmissionLoop {
                 self.dirty.insert(key);
                 continue;
             }
-            let Some(planned) = plan(read, &state, &now) else {
+            let Some(mut planned) = plan(read, &state, &now) else {
                 self.assumed.remove(&key);
                 continue;
             };
+            if self.replacing.contains_key(&key) {
+                // The new assignment leaves the failed nodes behind.
+                planned.status.unhealthy_nodes.clear();
+            }
             if self.retries.contains_key(&key) {
                 // Written again once the retry is due; until then the decision holds in memory.
                 if planned.effect != Effect::Update {
