@@ -14,7 +14,8 @@ use crate::engine::topology::decode;
 use crate::engine::topology::model::HOSTNAME_LABEL;
 
 /// The names of `workload`'s pods that sit on a host its assignment no longer names, and are
-/// neither finished nor being deleted already.
+/// neither finished nor being deleted already. Pods created before the Workload's last eviction
+/// (or re-admission) belong to an earlier admission: stopping the Job removes those.
 pub fn pods_off_assignment(workload: &Workload, pods: &[&Pod]) -> Vec<String> {
     let Some(status) = workload.status.as_ref() else {
         return Vec::new();
@@ -26,6 +27,11 @@ pub fn pods_off_assignment(workload: &Workload, pods: &[&Pod]) -> Vec<String> {
     let Some(admission) = status.admission.as_ref().filter(|_| admitted) else {
         return Vec::new();
     };
+    let admitted_since = status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == condition_types::EVICTED)
+        .map(|c| c.last_transition_time.0);
     let hosts: BTreeMap<&str, BTreeSet<String>> = admission
         .pod_set_assignments
         .iter()
@@ -45,6 +51,10 @@ pub fn pods_off_assignment(workload: &Workload, pods: &[&Pod]) -> Vec<String> {
         .collect();
     pods.iter()
         .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+        .filter(|pod| {
+            let created = pod.metadata.creation_timestamp.as_ref().map(|t| t.0);
+            !matches!((admitted_since, created), (Some(since), Some(created)) if created < since)
+        })
         .filter(|pod| {
             let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
             !matches!(phase, Some("Succeeded" | "Failed"))

@@ -105,8 +105,8 @@ pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<JobInput>, tasks: &mut J
     );
 }
 
-/// A pod reduced to what the ungater reads and patches: identity, version, whether it is being
-/// deleted, labels, the Kueue annotations, scheduling gates, nodeSelector and phase.
+/// A pod reduced to what the ungater reads and patches: identity, version, when it was created
+/// and whether it is being deleted, labels, the Kueue annotations, scheduling gates, nodeSelector and phase.
 pub(super) fn slim_pod(pod: Pod) -> Pod {
     let mut slim = Pod::default();
     let keep = [annotations::WORKLOAD, annotations::POD_INDEX_OFFSET];
@@ -114,6 +114,7 @@ pub(super) fn slim_pod(pod: Pod) -> Pod {
     slim.metadata.namespace = pod.metadata.namespace;
     slim.metadata.uid = pod.metadata.uid;
     slim.metadata.resource_version = pod.metadata.resource_version;
+    slim.metadata.creation_timestamp = pod.metadata.creation_timestamp;
     slim.metadata.deletion_timestamp = pod.metadata.deletion_timestamp;
     slim.metadata.labels = pod.metadata.labels;
     slim.metadata.annotations = pod.metadata.annotations.map(|all| {

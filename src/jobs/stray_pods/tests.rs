@@ -92,6 +92,31 @@ fn finished_deleting_gated_and_unplaced_pods_are_left_alone() {
 }
 
 #[test]
+fn pods_of_an_admission_before_the_last_eviction_are_left_to_the_stop() {
+    let mut w = workload(true, &["h1"]);
+    let evicted: k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition =
+        serde_json::from_value(json!({"type": "Evicted", "status": "False",
+            "reason": "QuotaReserved", "message": "Previously: evicted",
+            "lastTransitionTime": "2026-01-01T00:01:00Z"}))
+        .unwrap();
+    w.status.as_mut().unwrap().conditions.push(evicted);
+    let pods = [
+        pod(
+            "old",
+            Some("h2"),
+            json!({"metadata": {"creationTimestamp": "2026-01-01T00:00:30Z"}}),
+        ),
+        pod(
+            "new",
+            Some("h2"),
+            json!({"metadata": {"creationTimestamp": "2026-01-01T00:01:30Z"}}),
+        ),
+    ];
+    let refs: Vec<&Pod> = pods.iter().collect();
+    assert_eq!(pods_off_assignment(&w, &refs), vec!["new"]);
+}
+
+#[test]
 fn nothing_is_deleted_for_a_workload_not_admitted() {
     let w = workload(false, &["h1"]);
     let pods = [pod("b", Some("h2"), json!({}))];
