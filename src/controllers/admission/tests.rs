@@ -586,3 +586,6 @@ fn a_pods_ready_eviction_that_cannot_be_written_leaves_the_workload_admitted() {
     );
     assert!(!h.admission.backoff.contains_key("ns/slow"));
 }
+
+#[path = "tests/hot_swap.rs"]
+mod hot_swap;
