@@ -1,5 +1,5 @@
 //! Failed-node hot swap on kwok nodes: a running Job that requires a rack loses a host (NotReady
-//! for Kueue's 30 s, or deleted) and its assignment names another host of the same rack, where
+//! for Kueue's 30 s, deleted, or tainted with a taint its pods do not tolerate) and its assignment names another host of the same rack, where
 //! the replacement pod runs while the other pods run on untouched; two hosts failing together are
 //! both replaced; a rack without a spare host evicts the Workload, which is admitted again in
 //! another rack; a host back within 30 s changes nothing.
@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, Taint};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{DeleteParams, ListParams};
 use kube::{Api, Client, ResourceExt};
@@ -212,9 +212,18 @@ async fn event_notes(
     Ok(notes)
 }
 
-/// Fails `failed` (NotReady, or deleted), waits for the replacement, and checks it: the same
-/// rack, a new host for each failed one, pods running there, the other pods untouched.
-async fn replaced_in_rack(running: &Running, failed: &[String], delete: bool) -> Result<()> {
+/// How a test fails a host.
+#[derive(Clone, Copy)]
+enum Failure {
+    NotReady,
+    Deleted,
+    /// A NoSchedule taint the Job's pods do not tolerate (TASReplaceNodeOnNodeTaints).
+    Tainted,
+}
+
+/// Fails `failed` as `how` says, waits for the replacement, and checks it: the same rack, a new
+/// host for each failed one, pods running there, the other pods untouched.
+async fn replaced_in_rack(running: &Running, failed: &[String], how: Failure) -> Result<()> {
     let before = running.hosts().await?;
     let kept: Vec<String> = before
         .iter()
@@ -224,10 +233,17 @@ async fn replaced_in_rack(running: &Running, failed: &[String], delete: bool) ->
     let pods = running_pods(&running.client, &running.ns.name).await?;
     let kept_uids = uids_on(&pods, &kept);
     for name in failed {
-        if delete {
-            nodes::delete(&running.client, name).await?;
-        } else {
-            nodes::mark_not_ready(&running.client, name).await?;
+        match how {
+            Failure::NotReady => nodes::mark_not_ready(&running.client, name).await?,
+            Failure::Deleted => nodes::delete(&running.client, name).await?,
+            Failure::Tainted => {
+                let taint = Taint {
+                    key: "e2e.kuota.dev/maintenance".into(),
+                    effect: "NoSchedule".into(),
+                    ..Taint::default()
+                };
+                nodes::taint(&running.client, name, taint).await?;
+            }
         }
     }
     let after = running.until_replaced(failed).await?;
@@ -276,15 +292,23 @@ async fn replaced_in_rack(running: &Running, failed: &[String], delete: bool) ->
 async fn a_host_not_ready_for_30s_is_replaced_by_a_spare_host_of_its_rack() -> Result<()> {
     let running = Running::start("nh-down", 2, 4, 3).await?;
     let failed = vec![running.hosts().await?[1].clone()];
-    replaced_in_rack(&running, &failed, false).await?;
+    replaced_in_rack(&running, &failed, Failure::NotReady).await?;
     running.finish(&failed).await
+}
+
+#[tokio::test]
+async fn a_host_tainted_with_an_untolerated_taint_is_replaced() -> Result<()> {
+    let running = Running::start("nh-taint", 2, 4, 3).await?;
+    let failed = vec![running.hosts().await?[2].clone()];
+    replaced_in_rack(&running, &failed, Failure::Tainted).await?;
+    running.finish(&[]).await
 }
 
 #[tokio::test]
 async fn two_hosts_failing_together_are_both_replaced() -> Result<()> {
     let running = Running::start("nh-two", 2, 4, 2).await?;
     let failed = running.hosts().await?;
-    replaced_in_rack(&running, &failed, false).await?;
+    replaced_in_rack(&running, &failed, Failure::NotReady).await?;
     running.finish(&failed).await
 }
 
@@ -292,7 +316,7 @@ async fn two_hosts_failing_together_are_both_replaced() -> Result<()> {
 async fn a_deleted_host_is_replaced() -> Result<()> {
     let running = Running::start("nh-gone", 2, 4, 3).await?;
     let failed = vec![running.hosts().await?[0].clone()];
-    replaced_in_rack(&running, &failed, true).await?;
+    replaced_in_rack(&running, &failed, Failure::Deleted).await?;
     running.finish(&[]).await
 }
 

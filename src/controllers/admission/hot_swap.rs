@@ -96,13 +96,17 @@ impl AdmissionLoop {
     pub(super) fn node_failures(&mut self, report: NodeFailures) {
         if report.failed.is_empty() {
             self.failed_nodes.remove(&report.workload);
+            self.recovered.insert(report.workload);
         } else {
+            self.recovered.remove(&report.workload);
             self.failed_nodes.insert(report.workload, report.failed);
         }
     }
 
-    /// Replaces or evicts, at `now`, each Workload with failed nodes that has no write pending.
+    /// Replaces or evicts, at `now`, each Workload with failed nodes that has no write pending;
+    /// clears `status.unhealthyNodes` of those whose nodes recovered.
     pub(super) fn replace_failed_nodes(&mut self, now: &Time) {
+        self.clear_recovered();
         let candidates: Vec<String> = self
             .failed_nodes
             .keys()
@@ -148,6 +152,34 @@ impl AdmissionLoop {
                     self.evict_for_node_failures(&key, &read, why.message(), now);
                 }
             }
+        }
+    }
+
+    /// A Workload still waiting for a replacement whose nodes are healthy again no longer lists
+    /// them in `status.unhealthyNodes`.
+    fn clear_recovered(&mut self) {
+        let due: Vec<String> = self
+            .recovered
+            .iter()
+            .filter(|key| !self.in_flight.contains(*key) && !self.assumed.contains_key(*key))
+            .cloned()
+            .collect();
+        for key in due {
+            self.recovered.remove(&key);
+            let Some(read) = self.workloads.get(&key) else {
+                continue;
+            };
+            let mut status = read.status.clone().unwrap_or_default();
+            if status.unhealthy_nodes.is_empty() {
+                continue;
+            }
+            status.unhealthy_nodes.clear();
+            let planned = Planned {
+                effect: Effect::Update,
+                status,
+                annotations: None,
+            };
+            self.send(key, planned);
         }
     }
 

@@ -123,6 +123,8 @@ pub struct AdmissionLoop {
     backoff: BTreeMap<String, Time>,
     /// Admitted Workloads whose nodes failed, as the node-health loop last reported them.
     failed_nodes: BTreeMap<String, Vec<crate::engine::topology::node_failure::FailedNode>>,
+    /// Workloads whose failed nodes recovered: their `unhealthyNodes` may need clearing.
+    recovered: BTreeSet<String>,
     /// Replacements decided and not written yet.
     replacing: BTreeMap<String, hot_swap::Replacing>,
     /// Finalizer removals asked for, by `Kind/name`, with the version they were asked at.
@@ -176,6 +178,7 @@ impl AdmissionLoop {
             queue_writes_in_flight: BTreeMap::new(),
             finalizing: BTreeMap::new(),
             failed_nodes: BTreeMap::new(),
+            recovered: BTreeSet::new(),
             replacing: BTreeMap::new(),
             report_due: true,
             last_report: None,
@@ -360,6 +363,7 @@ impl AdmissionLoop {
         self.backoff.remove(key);
         self.placements.remove(key);
         self.failed_nodes.remove(key);
+        self.recovered.remove(key);
         self.replacing.remove(key);
         self.unready.gone(key);
         self.deactivation_reported.remove(key);

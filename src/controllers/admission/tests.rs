@@ -100,6 +100,20 @@ impl Harness {
         leader: watch::Sender<bool>,
         leading: watch::Receiver<bool>,
     ) -> Self {
+        Self::configured(
+            EngineConfig::default(),
+            wait_for_pods_ready,
+            leader,
+            leading,
+        )
+    }
+
+    fn configured(
+        config: EngineConfig,
+        wait_for_pods_ready: Option<WaitForPodsReady>,
+        leader: watch::Sender<bool>,
+        leading: watch::Receiver<bool>,
+    ) -> Self {
         let (requests_tx, requests) = mpsc::unbounded_channel();
         let metrics = Arc::new(Metrics::new(
             ReplicaRole::Standalone,
@@ -108,7 +122,7 @@ impl Harness {
         ));
         let (events, _) = EventSink::detached();
         let mut admission = AdmissionLoop::new(
-            ClusterState::new(EngineConfig::default()),
+            ClusterState::new(config),
             events,
             MetricsFeed::new(metrics.clone()),
             requests_tx,

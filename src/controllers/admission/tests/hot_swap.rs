@@ -87,9 +87,18 @@ fn racked(name: &str, count: usize, hosts: Option<&[&str]>) -> api::Workload {
 
 /// A loop over one rack of three 8-cpu hosts, holding `a` admitted on h1 and h2.
 fn rack_of_three() -> Harness {
+    rack_of_three_with("")
+}
+
+/// [`rack_of_three`] with these feature gates.
+fn rack_of_three_with(gates: &str) -> Harness {
+    let config = EngineConfig {
+        features: gates.parse().expect("test gates"),
+        ..EngineConfig::default()
+    };
     // Without waitForPodsReady: `a` was admitted long before the test runs.
     let (leader, leading) = watch::channel(true);
-    let mut h = Harness::with(None, leader, leading);
+    let mut h = Harness::configured(config, None, leader, leading);
     let docs: Vec<&str> = TAS.split("\n---\n").collect();
     h.admission
         .take(Input::Topology(Change::Reset(vec![parse(docs[0])])));
@@ -208,4 +217,74 @@ fn a_replacement_that_cannot_be_written_is_undone_and_made_again() {
         .find(|(key, _, _)| key == "ns/a")
         .expect("the replacement is made again");
     assert_eq!(hosts_of(&again.2), vec!["h2", "h3"]);
+}
+
+/// h1 and the spare h3 go down; `a` is told h1 failed.
+fn no_spare_left(h: &mut Harness) {
+    h.admission
+        .take(Input::Node(Change::Apply(Box::new(node("h3", false)))));
+    h1_fails(h, false);
+}
+
+fn request_for(h: &mut Harness, key: &str) -> (String, Box<api::Workload>, Box<Planned>) {
+    h.workload_requests()
+        .into_iter()
+        .find(|(k, _, _)| k == key)
+        .expect("a write for the Workload")
+}
+
+#[test]
+fn with_fail_fast_a_workload_without_a_replacement_is_evicted_for_node_failures() {
+    let mut h = rack_of_three();
+    no_spare_left(&mut h);
+    let (_, _, planned) = request_for(&mut h, "ns/a");
+    assert_eq!(planned.effect, Effect::Release);
+    let evicted = planned
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Evicted")
+        .expect("Evicted");
+    assert_eq!(
+        (evicted.status.as_str(), evicted.reason.as_str()),
+        ("True", "NodeFailures")
+    );
+    assert_eq!(
+        evicted.message,
+        "Workload was evicted as there was no replacement for unhealthy node(s): h1"
+    );
+}
+
+#[test]
+fn without_fail_fast_it_stays_admitted_listing_the_node_until_it_recovers() {
+    let mut h = rack_of_three_with("TASFailedNodeReplacementFailFast=false");
+    no_spare_left(&mut h);
+    let waiting = request_for(&mut h, "ns/a");
+    assert_eq!(waiting.2.effect, Effect::Update);
+    let names: Vec<&str> = waiting
+        .2
+        .status
+        .unhealthy_nodes
+        .iter()
+        .map(|n| n.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["h1"]);
+    assert!(waiting.2.status.admission.is_some());
+    h.store(waiting);
+    assert!(h.admitted_in_engine("ns/a"));
+    h.admission.pass();
+    assert!(
+        h.workload_requests().is_empty(),
+        "nothing more while it waits"
+    );
+    h.admission
+        .take(Input::Node(Change::Apply(Box::new(node("h1", true)))));
+    h.admission.node_failures(NodeFailures {
+        workload: "ns/a".into(),
+        failed: Vec::new(),
+    });
+    h.admission.pass();
+    let cleared = request_for(&mut h, "ns/a");
+    assert!(cleared.2.status.unhealthy_nodes.is_empty());
+    assert!(cleared.2.status.admission.is_some());
 }
