@@ -23,6 +23,10 @@ const B16_EXTRA: [f64; 2] = [20480.0, 40960.0];
 const DEF: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
+/// Seconds from a node's failure to its replacement being written.
+const REPLACEMENT_BUCKETS: [f64; 12] = [
+    0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0,
+];
 /// Domains a placement uses at the topology's lowest level.
 const DOMAIN_BUCKETS: [f64; 10] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
 
@@ -111,6 +115,8 @@ struct Events {
     lq_finished: IntCounterVec,
     placement_domains: HistogramVec,
     placements: IntCounterVec,
+    node_replacements: IntCounterVec,
+    node_replacement_duration: HistogramVec,
 }
 
 /// kuota's metrics.
@@ -239,6 +245,19 @@ impl Metrics {
                 "Topology-aware pod set placements, by the lowest topology level all their pods \
                  share (empty when they span top-level domains)",
                 &["cluster_queue", "lowest_common_level"],
+            ),
+            node_replacements: f.counter(
+                "kuota_tas_node_replacements_total",
+                "Admitted topology-aware workloads whose failed nodes were handled, by result: \
+                 replaced (a new topologyAssignment was written) or evicted (NodeFailures)",
+                &["cluster_queue", "result"],
+            ),
+            node_replacement_duration: f.histogram(
+                "kuota_tas_node_replacement_duration_seconds",
+                "Time from a node's failure (the end of its NotReady delay, its deletion or its \
+                 taint) to the workload's new topologyAssignment being written",
+                &["cluster_queue"],
+                REPLACEMENT_BUCKETS.to_vec(),
             ),
         };
         let gauges = Gauges::register(&f);
@@ -450,6 +469,27 @@ impl Metrics {
         self.events
             .placements
             .with_label_values(&[role, cluster_queue, common_level.unwrap_or("")])
+            .inc();
+    }
+
+    /// A workload's failed nodes replaced `seconds` after the earliest of them failed.
+    pub fn node_replaced(&self, cluster_queue: &str, seconds: f64) {
+        let role = self.role();
+        self.events
+            .node_replacements
+            .with_label_values(&[role, cluster_queue, "replaced"])
+            .inc();
+        self.events
+            .node_replacement_duration
+            .with_label_values(&[role, cluster_queue])
+            .observe(seconds);
+    }
+
+    /// A workload evicted because its failed nodes had no replacement.
+    pub fn node_replacement_failed(&self, cluster_queue: &str) {
+        self.events
+            .node_replacements
+            .with_label_values(&[self.role(), cluster_queue, "evicted"])
             .inc();
     }
 

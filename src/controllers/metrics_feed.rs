@@ -156,6 +156,20 @@ impl MetricsFeed {
         }
     }
 
+    /// A workload's failed nodes replaced, `seconds` after the earliest of them failed.
+    pub fn node_replaced(&self, workload: &Workload, seconds: f64) {
+        if let Some(admission) = workload.status.as_ref().and_then(|s| s.admission.as_ref()) {
+            self.metrics
+                .node_replaced(&admission.cluster_queue, seconds.max(0.0));
+        }
+    }
+
+    /// A workload evicted from the ClusterQueue `cluster_queue` because its failed nodes had no
+    /// replacement.
+    pub fn node_replacement_failed(&self, cluster_queue: &str) {
+        self.metrics.node_replacement_failed(cluster_queue);
+    }
+
     /// Counters for a status change that was written.
     pub fn written(
         &self,

@@ -1,5 +1,5 @@
 //! The controller: watches feed the state caches, one admission loop decides and hands its
-//! decisions to the writer, and the probes, metrics and admission webhooks are served beside
+//! decisions to the writer, a node-health loop tells it which assigned nodes failed, and the probes, metrics and admission webhooks are served beside
 //! them. `kuota
 //! controller` builds its [`Settings`] from Kueue's configuration file and calls [`run`].
 
@@ -11,6 +11,7 @@ pub mod leader;
 pub mod metrics;
 mod metrics_auth;
 mod metrics_feed;
+pub mod node_health;
 pub mod queue_gauges;
 pub mod queue_status;
 mod serve;
@@ -133,6 +134,13 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         }
     };
     tokio::spawn(admission::write_all(writer, to_write, results));
+    let (failures, found) = mpsc::channel(INPUT_DEPTH);
+    let node_health = node_health::start(
+        &client,
+        settings.engine.features.clone(),
+        failures,
+        &mut watches,
+    );
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),
         EventSink::start(client.clone(), settings.instance.clone()),
@@ -150,7 +158,8 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     };
     tokio::select! {
         lost = election => Err(lost),
-        () = admission.run(received, done) => Err(ControllerError::LoopStopped),
+        () = admission.run(received, done, found) => Err(ControllerError::LoopStopped),
+        () = node_health => Err(ControllerError::LoopStopped),
         () = job_integration => Err(ControllerError::LoopStopped),
         Some(served) = servers.join_next() => match served {
             Ok(result) => result,

@@ -358,7 +358,8 @@ impl Writer {
 }
 
 /// The server-side-apply body for a Workload's admission: the admission, the conditions the
-/// admission owns, the requeue state and the eviction counters, at `read`'s resource version.
+/// admission owns, the requeue state, the eviction counters and the nodes waiting for a
+/// replacement, at `read`'s resource version.
 fn status_apply(read: &Workload, status: &WorkloadStatus) -> Value {
     let conditions: Vec<_> = status
         .conditions
@@ -375,6 +376,10 @@ fn status_apply(read: &Workload, status: &WorkloadStatus) -> Value {
     }
     if let Some(stats) = &status.scheduling_stats {
         owned.insert("schedulingStats".into(), json!(stats));
+    }
+    // Left out when empty: applied without it, the entries this manager set are removed.
+    if !status.unhealthy_nodes.is_empty() {
+        owned.insert("unhealthyNodes".into(), json!(status.unhealthy_nodes));
     }
     json!({
         "apiVersion": API_VERSION,

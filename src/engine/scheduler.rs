@@ -162,6 +162,11 @@ impl Engine {
             .collect()
     }
 
+    /// The feature gates the engine decides under.
+    pub fn features(&self) -> &super::features::FeatureGates {
+        &self.config.features
+    }
+
     /// One workload's current state, when the engine holds it.
     pub fn state(&self, key: &WorkloadKey) -> Option<WorkloadState> {
         let index = *self.c.by_key.get(key)?;

@@ -177,7 +177,14 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
         return JobStep::Idle;
     }
     if !is_suspended(job) {
-        return JobStep::Idle;
+        // Admitted again before the stop restored the template (an eviction for node failures
+        // is requeued at once): the stop is finished first, then the Job starts afresh.
+        let stopping = job.spec.as_ref().and_then(|s| s.suspend) == Some(true);
+        return if stopping {
+            stop(job, Some(workload), STOP_NOT_ADMITTED)
+        } else {
+            JobStep::Idle
+        };
     }
     start(job, workload, context)
 }

@@ -13,7 +13,8 @@
 //! - Which jobs are managed: [`JobScope`] (`manageJobsWithoutQueueName`,
 //!   `managedJobsNamespaceSelector`, managed parents, the `default` LocalQueue).
 //! - Pod webhook: [`validate_pod`], [`validate_pod_update`], [`default_pod`].
-//! - TAS: [`pods_to_ungate`], the topology ungater's decision, read from the pods alone.
+//! - TAS: [`pods_to_ungate`], the topology ungater's decision, read from the pods alone;
+//!   [`pods_off_assignment`], the pods left on a host a failed-node replacement dropped.
 //! - waitForPodsReady: [`pods_ready_condition`], [`pods_ready_timeout`].
 //! - Events: [`JobEvent`].
 //!
@@ -34,6 +35,7 @@ mod pod_workload;
 mod pods_ready;
 mod priority;
 mod scope;
+mod stray_pods;
 mod topology_request;
 mod ungate;
 
@@ -63,5 +65,6 @@ pub use pods_ready::{
 };
 pub use priority::PriorityLookup;
 pub use scope::{JobScope, OwnerKind, queue_name};
+pub use stray_pods::pods_off_assignment;
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};
 pub use ungate::{PodView, Ungate, UngateError, pods_to_ungate};

@@ -21,12 +21,12 @@ use crate::support::{self, TestNamespace, controller, unique_name, wait};
 /// Nodes of one test carry this label, so the test's flavor selects only them.
 const TEST_LABEL: &str = "e2e.kuota.dev/test";
 /// From creation to every pod bound, or to a Job's completion.
-const RUNS: Duration = Duration::from_secs(90);
+pub(super) const RUNS: Duration = Duration::from_secs(90);
 
 /// `nodes`, a Topology over block, rack and host, a flavor of those nodes, a ClusterQueue of
 /// `cpu` (more YAML under its `spec` in `extra`) and LocalQueue `lq` in `namespace`; returns
 /// the ClusterQueue's name.
-async fn tas_queue(
+pub(super) async fn tas_queue(
     client: &Client,
     namespace: &str,
     nodes: &mut NodeSet,
@@ -82,7 +82,7 @@ spec: {{clusterQueue: {cq}}}
 
 /// A suspended Job in LocalQueue `lq` of `pods` pods of `cpu` each, running `run` once started;
 /// `template_annotations` and `extra_spec` are YAML flow-map entries.
-fn job_yaml(
+pub(super) fn job_yaml(
     name: &str,
     pods: u32,
     cpu: &str,
@@ -113,7 +113,7 @@ spec:
 }
 
 /// The Workload kuota created for the Job `name`.
-async fn workload_of(client: &Client, namespace: &str, name: &str) -> Result<Workload> {
+pub(super) async fn workload_of(client: &Client, namespace: &str, name: &str) -> Result<Workload> {
     let jobs: Api<Job> = Api::namespaced(client.clone(), namespace);
     let job = wait::until_exists(&jobs, name, kueue::DECIDED).await?;
     let uid = job.uid().context("a stored Job has a UID")?;
@@ -134,7 +134,12 @@ async fn workload_of(client: &Client, namespace: &str, name: &str) -> Result<Wor
 }
 
 /// The Job's pods, once `count` of them are bound to nodes (pods already gone are not waited for).
-async fn bound_pods(client: &Client, namespace: &str, job: &str, count: usize) -> Result<Vec<Pod>> {
+pub(super) async fn bound_pods(
+    client: &Client,
+    namespace: &str,
+    job: &str,
+    count: usize,
+) -> Result<Vec<Pod>> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let selector = ListParams::default().labels(&format!("batch.kubernetes.io/job-name={job}"));
     let deadline = tokio::time::Instant::now() + RUNS;

@@ -5,6 +5,7 @@
 mod admission;
 mod deletion;
 mod jobs;
+mod node_health;
 mod observability;
 mod tas;
 mod versus_simulate;

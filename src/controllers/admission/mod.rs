@@ -8,6 +8,7 @@
 mod assumed;
 mod deactivation;
 mod finalizers;
+mod hot_swap;
 mod inputs;
 pub mod plan;
 mod pods_ready;
@@ -31,6 +32,7 @@ use self::plan::{Effect, Planned, plan};
 pub use self::requests::{WriteRequest, Written, write_all};
 use super::events::EventSink;
 use super::metrics_feed::MetricsFeed;
+use super::node_health::NodeFailures;
 use super::queue_status::{QueueObjects, QueueWrite};
 use super::watches::{Change, Input, Kind};
 use crate::api::Workload;
@@ -120,6 +122,12 @@ pub struct AdmissionLoop {
     placements: BTreeMap<String, Vec<(String, PlacementQuality)>>,
     /// Workloads waiting out Kueue's requeue backoff, kept out of the engine until then.
     backoff: BTreeMap<String, Time>,
+    /// Admitted Workloads whose nodes failed, as the node-health loop last reported them.
+    failed_nodes: BTreeMap<String, Vec<crate::engine::topology::node_failure::FailedNode>>,
+    /// Workloads whose failed nodes recovered: their `unhealthyNodes` may need clearing.
+    recovered: BTreeSet<String>,
+    /// Replacements decided and not written yet.
+    replacing: BTreeMap<String, hot_swap::Replacing>,
     /// Finalizer removals asked for, by `Kind/name`, with the version they were asked at.
     finalizing: BTreeMap<String, Option<String>>,
     /// Queue status writes in flight, with the object as it was before.
@@ -170,6 +178,9 @@ impl AdmissionLoop {
             deactivating: BTreeSet::new(),
             queue_writes_in_flight: BTreeMap::new(),
             finalizing: BTreeMap::new(),
+            failed_nodes: BTreeMap::new(),
+            recovered: BTreeSet::new(),
+            replacing: BTreeMap::new(),
             report_due: true,
             last_report: None,
             events,
@@ -178,11 +189,12 @@ impl AdmissionLoop {
         }
     }
 
-    /// Runs until the watches stop.
+    /// Runs until the watches stop. `failures` brings what the node-health loop finds.
     pub async fn run(
         mut self,
         mut inputs: mpsc::Receiver<Input>,
         mut done: mpsc::Receiver<Written>,
+        mut failures: mpsc::Receiver<NodeFailures>,
     ) {
         let mut tick = tokio::time::interval(REPORT_PERIOD);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -195,6 +207,7 @@ impl AdmissionLoop {
                     None => return,
                 },
                 Some(written) = done.recv() => self.written(written),
+                Some(report) = failures.recv() => self.node_failures(report),
                 _ = tick.tick() => if self.led { self.due_retries() },
                 changed = elected.changed(), if election_open => {
                     election_open = changed.is_ok();
@@ -207,6 +220,9 @@ impl AdmissionLoop {
             while let Ok(written) = done.try_recv() {
                 self.written(written);
             }
+            while let Ok(report) = failures.try_recv() {
+                self.node_failures(report);
+            }
             self.pass();
         }
     }
@@ -218,7 +234,10 @@ impl AdmissionLoop {
             return;
         }
         self.deactivations();
-        self.pods_ready_timeouts(&Time(k8s_openapi::jiff::Timestamp::now()));
+        let now = Time(k8s_openapi::jiff::Timestamp::now());
+        self.pods_ready_timeouts(&now);
+        // Before the cycles: a replacement takes its capacity ahead of new admissions.
+        self.replace_failed_nodes(&now);
         if self.unready.blocks() {
             tracing::debug!("admission waits until every admitted workload's pods are ready");
         } else {
@@ -346,6 +365,9 @@ impl AdmissionLoop {
         self.stale.remove(key);
         self.backoff.remove(key);
         self.placements.remove(key);
+        self.failed_nodes.remove(key);
+        self.recovered.remove(key);
+        self.replacing.remove(key);
         self.unready.gone(key);
         self.deactivating.remove(key);
         self.dirty.remove(key);
@@ -421,10 +443,14 @@ impl AdmissionLoop {
                 self.dirty.insert(key);
                 continue;
             }
-            let Some(planned) = plan(read, &state, &now) else {
+            let Some(mut planned) = plan(read, &state, &now) else {
                 self.assumed.remove(&key);
                 continue;
             };
+            if self.replacing.contains_key(&key) {
+                // The new assignment leaves the failed nodes behind.
+                planned.status.unhealthy_nodes.clear();
+            }
             if self.retries.contains_key(&key) {
                 // Written again once the retry is due; until then the decision holds in memory.
                 if planned.effect != Effect::Update {

@@ -57,14 +57,25 @@ impl AdmissionLoop {
                 } else {
                     Vec::new()
                 };
-                let events = for_change(&before, &planned.status, &now, &placement);
-                self.metrics.written(
-                    &before,
-                    &planned.status,
-                    &now,
-                    &placement,
-                    self.state.engine().structure(),
-                );
+                let replaced = self.replacing.remove(&key);
+                let events = match &replaced {
+                    // A replacement keeps the reservation: no new admission to record.
+                    Some(replacing) if planned.effect == Effect::Claim => {
+                        self.replacement_written(replacing, &before, &stored, &now);
+                        Vec::new()
+                    }
+                    _ => for_change(&before, &planned.status, &now, &placement),
+                };
+                self.node_failure_eviction_written(&before, &planned.status);
+                if replaced.is_none() || planned.effect != Effect::Claim {
+                    self.metrics.written(
+                        &before,
+                        &planned.status,
+                        &now,
+                        &placement,
+                        self.state.engine().structure(),
+                    );
+                }
                 self.events.record(&before, events);
                 if self
                     .assumed
@@ -81,6 +92,7 @@ impl AdmissionLoop {
             }
             Err(error) => {
                 tracing::info!(workload = %key, %error, effect = ?planned.effect, "write failed; the decision is undone");
+                self.replacing.remove(&key);
                 let dropped = self.assumed.remove(&key);
                 if planned.effect == Effect::Release
                     || dropped.is_some_and(|a| a.effect == Effect::Release)

@@ -102,6 +102,20 @@ impl Harness {
         leader: watch::Sender<bool>,
         leading: watch::Receiver<bool>,
     ) -> Self {
+        Self::configured(
+            EngineConfig::default(),
+            wait_for_pods_ready,
+            leader,
+            leading,
+        )
+    }
+
+    fn configured(
+        config: EngineConfig,
+        wait_for_pods_ready: Option<WaitForPodsReady>,
+        leader: watch::Sender<bool>,
+        leading: watch::Receiver<bool>,
+    ) -> Self {
         let (requests_tx, requests) = mpsc::unbounded_channel();
         let metrics = Arc::new(Metrics::new(
             ReplicaRole::Standalone,
@@ -110,7 +124,7 @@ impl Harness {
         ));
         let (events, _) = EventSink::detached();
         let mut admission = AdmissionLoop::new(
-            ClusterState::new(EngineConfig::default()),
+            ClusterState::new(config),
             events,
             MetricsFeed::new(metrics.clone()),
             requests_tx,
@@ -733,3 +747,6 @@ fn a_workload_marked_by_another_manager_is_deactivated_and_a_conflict_waits_for_
         "asked again at the newer one"
     );
 }
+
+#[path = "tests/hot_swap.rs"]
+mod hot_swap;

@@ -127,8 +127,8 @@ pub fn spawn_all(
     );
 }
 
-/// A pod reduced to what the ungater reads and patches: identity, version, labels, the Kueue
-/// annotations, scheduling gates, nodeSelector and phase.
+/// A pod reduced to what the ungater reads and patches: identity, version, when it was created
+/// and whether it is being deleted, labels, the Kueue annotations, scheduling gates, nodeSelector and phase.
 pub(super) fn slim_pod(pod: Pod) -> Pod {
     let mut slim = Pod::default();
     let keep = [annotations::WORKLOAD, annotations::POD_INDEX_OFFSET];
@@ -136,6 +136,8 @@ pub(super) fn slim_pod(pod: Pod) -> Pod {
     slim.metadata.namespace = pod.metadata.namespace;
     slim.metadata.uid = pod.metadata.uid;
     slim.metadata.resource_version = pod.metadata.resource_version;
+    slim.metadata.creation_timestamp = pod.metadata.creation_timestamp;
+    slim.metadata.deletion_timestamp = pod.metadata.deletion_timestamp;
     slim.metadata.labels = pod.metadata.labels;
     slim.metadata.annotations = pod.metadata.annotations.map(|all| {
         all.into_iter()
@@ -292,6 +294,9 @@ impl JobCaches {
 
     fn job(&mut self, job: Job, present: bool, touched: &mut Touched) {
         let key = key(&job);
+        if present && is_older(&job, self.jobs.get(&key)) {
+            return;
+        }
         let uid = job.uid().unwrap_or_default();
         if let Some(owned) = self.owned.get(&uid) {
             touched.workloads.extend(owned.iter().cloned());
@@ -308,6 +313,9 @@ impl JobCaches {
 
     fn workload(&mut self, workload: Workload, present: bool, touched: &mut Touched) {
         let key = key(&workload);
+        if present && is_older(&workload, self.workloads.get(&key)) {
+            return;
+        }
         touched.workloads.insert(key.clone());
         if let Some(previous) = self.workloads.remove(&key)
             && let Some(uid) = controller_uid(&previous)
@@ -330,6 +338,9 @@ impl JobCaches {
 
     fn pod(&mut self, pod: Pod, present: bool, touched: &mut Touched) {
         let key = key(&pod);
+        if present && is_older(&pod, self.pods.get(&key)) {
+            return;
+        }
         if let Some(workload) = workload_of(&pod) {
             touched.workloads.insert(workload.clone());
             let pods = self.pods_of.entry(workload).or_default();
@@ -400,6 +411,21 @@ impl JobCaches {
     }
 }
 
+/// Whether `candidate` is an older version of the object than `known`: a write's answer can
+/// arrive after the watch already delivered a newer version (resource versions of one object
+/// grow with every change; one that does not parse counts as newer).
+fn is_older<K: ResourceExt>(candidate: &K, known: Option<&K>) -> bool {
+    let version = |object: &K| {
+        object
+            .resource_version()
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    match (version(candidate), known.and_then(version)) {
+        (Some(candidate), Some(known)) => candidate < known,
+        _ => false,
+    }
+}
+
 fn upsert<K: ResourceExt>(map: &mut BTreeMap<String, K>, object: K, present: bool) {
     if present {
         map.insert(object.name_any(), object);
@@ -422,5 +448,37 @@ fn on_change<K>(
                 apply(object, true, touched);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workload(version: &str, admitted: bool) -> Workload {
+        let mut w: Workload = serde_json::from_value(serde_json::json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ns", "resourceVersion": version},
+            "spec": {"podSets": [{"name": "main", "count": 1,
+                "template": {"spec": {"containers": [{"name": "c"}]}}}]},
+        }))
+        .expect("test workload");
+        if admitted {
+            w.metadata.labels = Some(BTreeMap::from([("admitted".into(), "yes".into())]));
+        }
+        w
+    }
+
+    #[test]
+    fn a_write_answer_older_than_the_watched_object_is_ignored() {
+        let mut caches = JobCaches::default();
+        let mut touched = Touched::default();
+        let apply = |w: Workload| JobInput::Workload(Change::Apply(Box::new(w)));
+        caches.take_input(apply(workload("7", true)), &mut touched);
+        caches.take_input(apply(workload("5", false)), &mut touched);
+        assert!(caches.workloads["ns/w"].labels().contains_key("admitted"));
+        caches.take_input(apply(workload("9", false)), &mut touched);
+        assert!(!caches.workloads["ns/w"].labels().contains_key("admitted"));
     }
 }

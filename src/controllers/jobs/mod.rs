@@ -1,7 +1,7 @@
 //! Kueue's batch/v1 Job integration as a controller: its own watches feed [`JobCaches`]; while
 //! this replica leads, each Job that changed is reconciled one step at a time
 //! ([`crate::jobs::next_job_step`]), each Workload that changed has its finalizer and its gated
-//! pods seen to (the topology ungater), and the writes go through the [`Writer`]. A write's
+//! pods seen to (the topology ungater; pods left on a replaced node are deleted), and the writes go through the [`Writer`]. A write's
 //! answer is taken like a watch event, so the next step is decided on what was written; a
 //! conflict waits for the newer object, a transient failure is tried again after a second.
 
@@ -219,6 +219,12 @@ impl JobController {
             if let Some(write) = steps::finalizer_write(&self.caches, &key) {
                 self.busy.insert(busy);
                 writes.push(write);
+            }
+            for (pod_key, pod) in steps::stray_pods(&self.caches, &key) {
+                if self.busy.insert(format!("Pod/{pod_key}")) {
+                    tracing::info!(workload = %key, pod = %pod_key, "pod left on a replaced node; deleted");
+                    writes.push(Write::delete_pod(&pod_key, pod));
+                }
             }
             for release in ungater::releases(&self.caches, &key, &self.releasing) {
                 let busy = format!("Pod/{}", release.pod_key);

@@ -31,6 +31,8 @@ pub enum Action {
     ReplaceJob(Box<Job>),
     ClearStartTime(Box<Job>),
     Ungate(Box<Release>),
+    /// Delete a pod left on a host its Workload's assignment no longer names.
+    DeletePod(Box<Pod>),
 }
 
 /// A write, the object it keeps busy, and the events to record once it has landed.
@@ -42,6 +44,14 @@ pub struct Write {
 }
 
 impl Write {
+    pub fn delete_pod(pod_key: &str, pod: Pod) -> Self {
+        Write {
+            busy_key: format!("Pod/{pod_key}"),
+            action: Action::DeletePod(Box::new(pod)),
+            events: None,
+        }
+    }
+
     pub fn ungate(release: Release) -> Self {
         Write {
             busy_key: format!("Pod/{}", release.pod_key),
@@ -224,6 +234,23 @@ pub fn finalizer_write(caches: &JobCaches, key: &str) -> Option<Write> {
     })
 }
 
+/// The pods of the Workload `key` to delete: those left on a host its assignment dropped.
+pub fn stray_pods(caches: &JobCaches, key: &str) -> Vec<(String, Pod)> {
+    let Some(workload) = caches.workloads.get(key) else {
+        return Vec::new();
+    };
+    let namespace = workload.namespace().unwrap_or_default();
+    let pods = caches.pods_of(key);
+    crate::jobs::pods_off_assignment(workload, &pods)
+        .into_iter()
+        .filter_map(|name| {
+            let pod_key = format!("{namespace}/{name}");
+            let pod = caches.pods.get(&pod_key)?.clone();
+            Some((pod_key, pod))
+        })
+        .collect()
+}
+
 /// Carries out `write` in the background and sends its answer to `done`.
 pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {
     tokio::spawn(async move {
@@ -255,6 +282,7 @@ pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {
                 .clear_job_start_time(&job)
                 .await
                 .map(|j| Outcome::Job(Box::new(j))),
+            Action::DeletePod(pod) => writer.delete_pod(&pod).await.map(|()| Outcome::Deleted),
             Action::Ungate(release) => writer
                 .ungate_pod(&release.pod, &release.node_selector)
                 .await

@@ -1,5 +1,6 @@
 //! The Job integration's writes: Workloads created, updated, finished and deleted for Jobs,
-//! Jobs started and stopped, pods released by the topology ungater. Every write that changes
+//! Jobs started and stopped, pods released by the topology ungater or deleted off a replaced
+//! node. Every write that changes
 //! an existing object is fenced by the resource version it was decided on; a create is fenced
 //! by the Workload's name, which the Job determines.
 
@@ -82,6 +83,23 @@ impl Writer {
         )
         .await
         .map(|_| ())
+    }
+
+    /// Deletes a pod left on a host its Workload's assignment no longer names, only the one read
+    /// (by UID), so the Job controller creates its replacement.
+    pub async fn delete_pod(&self, pod: &Pod) -> Result<(), WriteError> {
+        let api: Api<Pod> =
+            Api::namespaced(self.client.clone(), &pod.namespace().unwrap_or_default());
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: pod.uid(),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        self.send(&label("Pod", pod), api.delete(&pod.name_any(), &params))
+            .await
+            .map(|_| ())
     }
 
     /// Applies one condition to a Workload's status as Kueue's job controller does: server-side

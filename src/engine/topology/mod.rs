@@ -99,6 +99,7 @@ pub mod admission_placer;
 pub mod capacity;
 pub mod encoding;
 pub mod model;
+pub mod node_failure;
 pub mod node_health;
 pub mod nodes;
 pub mod placement;

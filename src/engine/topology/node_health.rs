@@ -5,7 +5,7 @@
 //! the workload is evicted (`NodeFailures`) and queued again. With `TASReplaceMultipleFailedNodes`
 //! off, more than one failed node evicts, as Kueue does.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 
@@ -107,6 +107,22 @@ pub struct NodeHealthView<'a> {
     pub nodes_by_hostname: &'a HashMap<String, Node>,
     pub flavor_tolerations: &'a HashMap<String, Vec<Toleration>>,
     pub gates: &'a FeatureGates,
+    /// The failed nodes by name, when failure detection has already decided (the node-health
+    /// loop, which times the Ready delay); `None` judges each node as it is now.
+    pub failed: Option<&'a BTreeSet<String>>,
+}
+
+impl NodeHealthView<'_> {
+    /// The node an assignment's hostname names, by node name, if it has failed.
+    fn failed_node(&self, host: &str, tolerations: &[Toleration]) -> Option<String> {
+        let node = self.nodes_by_hostname.get(host);
+        let name = node.map_or_else(|| host.to_string(), |n| n.name.clone());
+        let failed = match self.failed {
+            Some(failed) => failed.contains(&name),
+            None => node_failed(node, tolerations, self.gates),
+        };
+        failed.then_some(name)
+    }
 }
 
 /// Hot swap for one admitted workload, against `topo` (which holds the workload's own usage):
@@ -151,12 +167,7 @@ pub fn hot_swap(
             .domains
             .iter()
             .filter_map(|d| d.values.last())
-            .filter(|host| node_failed(view.nodes_by_hostname.get(*host), &tolerations, gates))
-            .map(|host| {
-                view.nodes_by_hostname
-                    .get(host)
-                    .map_or_else(|| host.clone(), |n| n.name.clone())
-            })
+            .filter_map(|host| view.failed_node(host, &tolerations))
             .collect();
         if failed_nodes.is_empty() {
             continue;

@@ -195,6 +195,39 @@ fn an_evicted_workload_stops_its_job_in_three_writes_and_restores_the_template()
 }
 
 #[test]
+fn a_job_admitted_again_while_stopping_finishes_its_stop_then_starts() {
+    let evicted = workload(json!({"status": {"conditions": [
+        condition("QuotaReserved", true, "QuotaReserved", "2026-01-01T00:00:00Z"),
+        condition("Admitted", true, "Admitted", "2026-01-01T00:00:00Z"),
+        {"type": "Evicted", "status": "True", "reason": "NodeFailures",
+         "message": "Workload was evicted as there was no replacement for unhealthy node(s): n",
+         "lastTransitionTime": "2026-01-01T00:01:00Z"}
+    ]}}));
+    let JobStep::UpdateJob { job: suspended, .. } = step(&running(4), &[&evicted], false) else {
+        panic!("eviction suspends the Job");
+    };
+    let mut stopping = (*suspended).clone();
+    if let Some(status) = stopping.status.as_mut() {
+        status.start_time = None;
+    }
+    // Admitted again (the fixture's admission) before the template was restored.
+    let again = workload(json!({}));
+    let JobStep::UpdateJob {
+        job: restored,
+        event,
+    } = step(&stopping, &[&again], false)
+    else {
+        panic!("the stop is finished first");
+    };
+    assert!(event.is_none());
+    assert!(node_selector(&restored).is_empty());
+    let JobStep::UpdateJob { job: started, .. } = step(&restored, &[&again], false) else {
+        panic!("then the Job starts");
+    };
+    assert_eq!(suspend_of(&started), Some(false));
+}
+
+#[test]
 fn a_finished_job_finishes_its_workload_once() {
     let mut done = running(0);
     done.status = Some(

@@ -5,6 +5,7 @@ mod balanced_tests;
 mod capacity_tests;
 mod encoding_tests;
 mod group_tests;
+mod node_failure_tests;
 mod placement_tests;
 mod replacement_tests;
 mod structure_tests;

@@ -1,0 +1,256 @@
+//! When a node assigned to an admitted TAS workload has failed, as Kueue's TAS node controller
+//! counts it, with the time passed in: the node is gone, has no `Ready` condition, has had `Ready`
+//! not `True` for `NodeFailureDelay` (30 s), or (gate `TASReplaceNodeOnNodeTaints`) is Ready but
+//! carries a NoSchedule or NoExecute taint the workload's pods do not tolerate. A node whose Ready
+//! condition turns True again before the delay has not failed.
+//!
+//! The taints the node lifecycle controller adds because `Ready` is not True
+//! (`node.kubernetes.io/not-ready`, `.../unreachable`) are judged by the Ready delay, not as
+//! taints: Kueue, with `TASReplaceNodeOnPodTermination`, waits for the pods on such a node, which
+//! tolerate these taints for 300 s by default, so a node back within the delay changes nothing.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Taint, Toleration};
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+
+use super::model::HOSTNAME_LABEL;
+use super::{DecodeError, decode};
+use crate::api::Workload;
+use crate::api::keys::condition_types;
+use crate::engine::features::{Feature, FeatureGates};
+use crate::engine::node_match::untolerated_taint;
+
+/// Kueue's `NodeFailureDelay`: how long `Ready` stays not True before the node counts as failed.
+pub const NODE_FAILURE_DELAY: Duration = Duration::from_secs(30);
+
+/// Taints that only repeat what the `Ready` condition says.
+const READINESS_TAINTS: [&str; 2] = [
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+];
+/// The taint the node lifecycle controller puts on a node with `spec.unschedulable`.
+const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+
+/// A node's `Ready` condition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadyCondition {
+    pub ready: bool,
+    /// Its `lastTransitionTime`.
+    pub since: Timestamp,
+}
+
+/// What failure detection reads from a node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeFacts {
+    pub name: String,
+    /// `None`: the node has no `Ready` condition.
+    pub ready: Option<ReadyCondition>,
+    pub taints: Vec<Taint>,
+    pub unschedulable: bool,
+    /// When this version of the node was first seen: the failure time of a taint that does not
+    /// record when it was added.
+    pub seen_at: Timestamp,
+}
+
+/// A node as the assignment's hostname finds it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NodeLookup<'a> {
+    Present(&'a NodeFacts),
+    /// Deleted at `since` (as far as the watch saw), named `name`.
+    Gone {
+        name: &'a str,
+        since: Timestamp,
+    },
+    /// Never seen: counted as deleted now.
+    Unknown,
+}
+
+/// One node's health for one workload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeHealth {
+    Healthy,
+    /// Not Ready; it fails at this time unless it recovers first.
+    FailsAt(Timestamp),
+    Failed {
+        since: Timestamp,
+    },
+}
+
+/// Whether `node` has failed at `now` for pods with `tolerations`.
+pub fn node_health(
+    node: NodeLookup<'_>,
+    tolerations: &[Toleration],
+    gates: &FeatureGates,
+    now: Timestamp,
+) -> NodeHealth {
+    let node = match node {
+        NodeLookup::Present(node) => node,
+        NodeLookup::Gone { since, .. } => return NodeHealth::Failed { since },
+        NodeLookup::Unknown => return NodeHealth::Failed { since: now },
+    };
+    let Some(ready) = &node.ready else {
+        return NodeHealth::Failed {
+            since: node.seen_at,
+        };
+    };
+    if !ready.ready {
+        let delay = SignedDuration::try_from(NODE_FAILURE_DELAY).unwrap_or(SignedDuration::MAX);
+        let deadline = ready.since.checked_add(delay).unwrap_or(Timestamp::MAX);
+        return if now >= deadline {
+            NodeHealth::Failed { since: deadline }
+        } else {
+            NodeHealth::FailsAt(deadline)
+        };
+    }
+    if !gates.enabled(Feature::TASReplaceNodeOnNodeTaints) {
+        return NodeHealth::Healthy;
+    }
+    let mut taints: Vec<Taint> = node
+        .taints
+        .iter()
+        .filter(|t| !READINESS_TAINTS.contains(&t.key.as_str()))
+        .cloned()
+        .collect();
+    if node.unschedulable {
+        taints.push(Taint {
+            key: UNSCHEDULABLE_TAINT.into(),
+            effect: "NoSchedule".into(),
+            ..Taint::default()
+        });
+    }
+    match untolerated_taint(&taints, tolerations) {
+        Some(taint) => NodeHealth::Failed {
+            since: taint
+                .time_added
+                .as_ref()
+                .map_or(node.seen_at, |added| added.0),
+        },
+        None => NodeHealth::Healthy,
+    }
+}
+
+/// The hosts of one pod set's hostname-level assignment, and the tolerations of its pods.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AssignedPodSet {
+    pub name: String,
+    pub hosts: Vec<String>,
+    pub tolerations: Vec<Toleration>,
+}
+
+/// A failed node of a workload, by node name, and since when it has failed.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FailedNode {
+    pub name: String,
+    pub since: Timestamp,
+}
+
+/// What failure detection found for one workload.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkloadNodes {
+    /// Every failed node, by name, once.
+    pub failed: Vec<FailedNode>,
+    /// The earliest time a node not failed yet would fail if it stays as it is.
+    pub recheck_at: Option<Timestamp>,
+}
+
+/// The failed nodes among those assigned to `pod_sets` at `now`; `lookup` finds a node by the
+/// hostname an assignment names. Nothing fails with `TASFailedNodeReplacement` off.
+pub fn workload_nodes<'a>(
+    pod_sets: &[AssignedPodSet],
+    lookup: impl Fn(&str) -> NodeLookup<'a>,
+    gates: &FeatureGates,
+    now: Timestamp,
+) -> WorkloadNodes {
+    let mut out = WorkloadNodes::default();
+    if !gates.enabled(Feature::TASFailedNodeReplacement) {
+        return out;
+    }
+    let mut failed: BTreeMap<String, Timestamp> = BTreeMap::new();
+    for pod_set in pod_sets {
+        for host in &pod_set.hosts {
+            let node = lookup(host);
+            match node_health(node, &pod_set.tolerations, gates, now) {
+                NodeHealth::Healthy => {}
+                NodeHealth::FailsAt(at) => {
+                    out.recheck_at = Some(out.recheck_at.map_or(at, |r| r.min(at)));
+                }
+                NodeHealth::Failed { since } => {
+                    let name = match node {
+                        NodeLookup::Present(n) => n.name.clone(),
+                        NodeLookup::Gone { name, .. } => name.to_string(),
+                        NodeLookup::Unknown => host.clone(),
+                    };
+                    let entry = failed.entry(name).or_insert(since);
+                    *entry = (*entry).min(since);
+                }
+            }
+        }
+    }
+    out.failed = failed
+        .into_iter()
+        .map(|(name, since)| FailedNode { name, since })
+        .collect();
+    out
+}
+
+/// The pod sets of an admitted, unfinished Workload whose assignment names hosts (the
+/// topology's lowest level is `kubernetes.io/hostname`), with their pods' tolerations: the pod
+/// template's and those of the flavor each was given. Empty for any other Workload.
+pub fn assigned_pod_sets(
+    workload: &Workload,
+    flavor_tolerations: &BTreeMap<String, Vec<Toleration>>,
+) -> Result<Vec<AssignedPodSet>, DecodeError> {
+    let Some(status) = workload.status.as_ref() else {
+        return Ok(Vec::new());
+    };
+    let condition = |type_: &str| {
+        status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == type_ && c.status == "True")
+    };
+    let Some(admission) = status.admission.as_ref() else {
+        return Ok(Vec::new());
+    };
+    if !condition(condition_types::ADMITTED)
+        || condition(condition_types::FINISHED)
+        || condition(condition_types::EVICTED)
+    {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for assignment in &admission.pod_set_assignments {
+        let Some(encoded) = &assignment.topology_assignment else {
+            continue;
+        };
+        if encoded.levels != [HOSTNAME_LABEL] {
+            continue;
+        }
+        let list = decode(encoded, assignment.count.unwrap_or_default())?;
+        let mut tolerations = workload
+            .spec
+            .pod_sets
+            .iter()
+            .find(|p| p.name == assignment.name)
+            .and_then(|p| p.template.spec.as_ref())
+            .and_then(|s| s.tolerations.clone())
+            .unwrap_or_default();
+        for flavor in assignment.flavors.values() {
+            if let Some(extra) = flavor_tolerations.get(flavor) {
+                tolerations.extend(extra.iter().cloned());
+            }
+        }
+        out.push(AssignedPodSet {
+            name: assignment.name.clone(),
+            hosts: list
+                .domains
+                .iter()
+                .filter_map(|d| d.values.last().cloned())
+                .collect(),
+            tolerations,
+        });
+    }
+    Ok(out)
+}
