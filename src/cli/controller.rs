@@ -150,6 +150,13 @@ fn settings(config: &Configuration, serve_webhooks: bool) -> Result<Settings, co
                 gates: config.feature_gates.clone(),
                 wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
             }),
+        pods: config
+            .integrations
+            .enabled(config::Framework::Pod)
+            .then(|| controllers::pods::PodSettings {
+                gates: config.feature_gates.clone(),
+                wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
+            }),
         webhooks: if serve_webhooks {
             Some(webhook_serving(config)?)
         } else {
