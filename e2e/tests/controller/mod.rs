@@ -6,5 +6,6 @@ mod admission;
 mod deletion;
 mod jobs;
 mod observability;
+mod pods;
 mod tas;
 mod versus_simulate;

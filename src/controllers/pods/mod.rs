@@ -11,6 +11,7 @@ mod steps;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
@@ -18,8 +19,8 @@ use tokio::time::Instant;
 
 pub use self::inputs::PodInput;
 use self::inputs::{PodCaches, Touched, Unit, WATCHED_KINDS};
-use self::steps::{Done, Outcome};
-use super::events::EventSink;
+use self::steps::{Done, Outcome, Planned};
+use super::events::{EventSink, WorkloadEvent};
 use super::watches::Change;
 use super::writer::Writer;
 use crate::engine::features::FeatureGates;
@@ -175,21 +176,21 @@ impl PodController {
                 next_pod_step(&pods, workloads.first().copied(), context)
             };
             match steps::write_for(step, &unit, &pods) {
-                Ok(Some(write)) => {
+                Planned::Write(write) => {
                     self.busy.insert(unit);
                     steps::send(write, self.writer.clone(), done.clone());
                 }
-                Ok(None) => {}
-                Err(warning) => self.warn(&unit, warning),
+                Planned::Nothing => {}
+                Planned::Warning(warning) => {
+                    let (regarding, event) = *warning;
+                    self.warn(&unit, regarding, event);
+                }
             }
         }
     }
 
     /// Records a composition warning on the unit's first pod, unless it was the last one.
-    fn warn(&mut self, unit: &Unit, warning: steps::ObjectEvent) {
-        let Some((regarding, event)) = warning else {
-            return;
-        };
+    fn warn(&mut self, unit: &Unit, regarding: ObjectReference, event: WorkloadEvent) {
         if self.reported.get(unit) == Some(&event.note) {
             return;
         }

@@ -98,16 +98,28 @@ fn workload_key(workload: &Workload) -> String {
     )
 }
 
+/// What a step comes to.
+#[derive(Debug)]
+pub enum Planned {
+    Nothing,
+    Write(Write),
+    /// A composition warning, to record on this object instead of writing.
+    Warning(Box<(ObjectReference, WorkloadEvent)>),
+}
+
 /// The calls `step` asks for on `unit`, whose pods are `pods`. A composition warning is not a
 /// write: it comes back as the event to record on the first pod.
-pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Result<Option<Write>, ObjectEvent> {
+pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Planned {
     let on_pod = |pod: &Pod, e: JobEvent| Some((pod.object_ref(&()), vec![event(e)]));
     let on_first = |e: JobEvent| pods.first().and_then(|p| on_pod(p, e));
     let item = |action, events| Item { action, events };
     let items = match step {
-        PodStep::Idle => return Ok(None),
+        PodStep::Idle => return Planned::Nothing,
         PodStep::CannotCompose(e) => {
-            return Err(pods.first().map(|p| (p.object_ref(&()), event(e))));
+            return match pods.first() {
+                Some(pod) => Planned::Warning(Box::new((pod.object_ref(&()), event(e)))),
+                None => Planned::Nothing,
+            };
         }
         PodStep::CreateWorkload(workload) => {
             let created = JobEvent::created_workload(&workload_key(&workload));
@@ -134,7 +146,7 @@ pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Result<Option<Writ
                 observed_generation: workload.metadata.generation,
             };
             let Some(finished) = workload_condition(&workload, desired) else {
-                return Ok(None);
+                return Planned::Nothing;
             };
             let note = JobEvent::finished_workload(&workload_key(&workload));
             vec![item(
@@ -148,7 +160,7 @@ pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Result<Option<Writ
         } => {
             let desired = condition.desired(workload.metadata.generation);
             let Some(written) = workload_condition(&workload, desired) else {
-                return Ok(None);
+                return Planned::Nothing;
             };
             vec![item(Action::Condition(workload, Box::new(written)), None)]
         }
@@ -199,14 +211,11 @@ pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Result<Option<Writ
             vec![item(Action::ReleaseWorkload(workload), None)]
         }
     };
-    Ok(Some(Write {
+    Planned::Write(Write {
         unit: unit.clone(),
         items,
-    }))
+    })
 }
-
-/// A warning to record on an object instead of a write.
-pub type ObjectEvent = Option<(ObjectReference, WorkloadEvent)>;
 
 /// Carries out `write`'s calls together in the background and sends their answers to `done`.
 pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {

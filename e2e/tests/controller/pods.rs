@@ -1,0 +1,243 @@
+//! The plain-pod integration on the real control plane. The suite's controller runs without
+//! webhooks, so each pod is created as the Pod webhook leaves it: labelled managed, held by the
+//! admission and topology gates, kept by the managed finalizer, its role hash written. A pod
+//! group becomes one Workload, admitted all or nothing; once admitted every pod is ungated,
+//! kube-scheduler binds them, kwok runs them to completion, the Workload finishes, the quota is
+//! freed and the pods are let go of; once they are deleted the Workload goes with them.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::{Api, Client, ResourceExt};
+use kuota::api::Workload;
+
+use crate::support::kueue::{self, apply_yaml};
+use crate::support::nodes::NodeSet;
+use crate::support::{TestNamespace, client, controller, unique_name, wait};
+
+/// Nodes of one test carry this label, so the test's flavor selects only them.
+const TEST_LABEL: &str = "e2e.kuota.dev/test";
+/// From admission to every pod bound, or to the group's completion.
+const RUNS: Duration = Duration::from_secs(90);
+const GROUP: &str = "trainers";
+const MEMBERS: usize = 3;
+
+/// A flavor of the nodes labelled `id`, a ClusterQueue offering `cpu` of it and LocalQueue
+/// `lq` in `namespace`.
+async fn queue(
+    client: &Client,
+    namespace: &str,
+    cq: &str,
+    flavor: &str,
+    id: &str,
+    cpu: &str,
+) -> Result<()> {
+    apply_yaml(
+        client,
+        namespace,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {flavor}}}
+spec:
+  nodeLabels: {{{TEST_LABEL}: {id}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {cq}}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: {flavor}
+      resources: [{{name: cpu, nominalQuota: \"{cpu}\"}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq}}
+spec: {{clusterQueue: {cq}}}
+"
+        ),
+    )
+    .await
+}
+
+/// Member `name` of the group, as the Pod webhook admits it, running for 3 s once started.
+fn member(name: &str) -> Result<Pod> {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kueue.x-k8s.io/queue-name": "lq",
+                "kueue.x-k8s.io/managed": "true",
+                "kueue.x-k8s.io/pod-group-name": GROUP,
+            },
+            "annotations": {
+                "kueue.x-k8s.io/pod-group-total-count": MEMBERS.to_string(),
+                "kueue.x-k8s.io/role-hash": "a1b2c3d4",
+                "e2e.kuota.dev/run-duration": "3s",
+            },
+            "finalizers": ["kueue.x-k8s.io/managed"],
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "schedulingGates": [
+                {"name": "kueue.x-k8s.io/admission"},
+                {"name": "kueue.x-k8s.io/topology"},
+            ],
+            "containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "2"}}}
+            ],
+        },
+    }))
+    .context("build a group member")
+}
+
+fn gates(pod: &Pod) -> Vec<String> {
+    pod.spec
+        .iter()
+        .flat_map(|s| s.scheduling_gates.iter().flatten())
+        .map(|g| g.name.clone())
+        .collect()
+}
+
+fn node_of(pod: &Pod) -> Option<&str> {
+    pod.spec.as_ref()?.node_name.as_deref()
+}
+
+/// The group's pods once `done` holds for all of them.
+async fn until_members(
+    pods: &Api<Pod>,
+    what: &str,
+    done: impl Fn(&Pod) -> bool,
+) -> Result<Vec<Pod>> {
+    let deadline = tokio::time::Instant::now() + RUNS;
+    let selector = ListParams::default().labels(&format!("kueue.x-k8s.io/pod-group-name={GROUP}"));
+    loop {
+        let listed = pods.list(&selector).await?.items;
+        if listed.len() == MEMBERS && listed.iter().all(&done) {
+            return Ok(listed);
+        }
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the group's pods did not all {what} within {RUNS:?}: {:?}",
+            listed
+                .iter()
+                .map(|p| (
+                    p.name_any(),
+                    gates(p),
+                    node_of(p).map(str::to_owned),
+                    p.finalizers().to_vec()
+                ))
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_pod_group_is_admitted_all_or_nothing_runs_and_frees_its_quota() -> Result<()> {
+    let suite = controller::ensure_running().await?;
+    let client = client().await?;
+    let ns = TestNamespace::create(&client, "pod-group").await?;
+    let mut nodes = NodeSet::new(&unique_name("pg"), 1, 1, 2);
+    let id = nodes.prefix.clone();
+    nodes.labels.insert(TEST_LABEL.into(), id.clone());
+    nodes.create(&client).await?;
+    let (cq, flavor) = (unique_name("cq"), unique_name("rf"));
+    // Three pods of 2 cpu; 4 cpu would admit two of them, which a group never is.
+    queue(&client, &ns.name, &cq, &flavor, &id, "4").await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    for i in 0..MEMBERS {
+        pods.create(&PostParams::default(), &member(&format!("{GROUP}-{i}"))?)
+            .await
+            .with_context(|| format!("create pod {GROUP}-{i}"))?;
+    }
+
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let pending = wait::until(
+        &workloads,
+        GROUP,
+        "be decided and left pending",
+        kueue::DECIDED,
+        |w| kueue::pending_reason(w).is_some(),
+    )
+    .await
+    .with_context(|| format!("kuota log:\n{}", suite.log_tail()))?;
+    ensure!(
+        pending.spec.pod_sets.len() == 1 && pending.spec.pod_sets[0].count == 3,
+        "one pod set of three: {:?}",
+        pending.spec.pod_sets
+    );
+    ensure!(
+        pending
+            .annotations()
+            .get("kueue.x-k8s.io/is-group-workload")
+            == Some(&"true".to_owned()),
+        "the group's Workload is marked as one"
+    );
+    let owners: Vec<&str> = pending
+        .owner_references()
+        .iter()
+        .map(|o| o.name.as_str())
+        .collect();
+    ensure!(
+        owners.len() == MEMBERS,
+        "every member owns the Workload: {owners:?}"
+    );
+    until_members(&pods, "stay gated and unbound", |p| {
+        gates(p).contains(&"kueue.x-k8s.io/admission".to_owned()) && node_of(p).is_none()
+    })
+    .await?;
+
+    queue(&client, &ns.name, &cq, &flavor, &id, "6").await?;
+    kueue::until_admitted(&workloads, GROUP).await?;
+    let bound = until_members(&pods, "be ungated and bound", |p| {
+        gates(p).is_empty() && node_of(p).is_some()
+    })
+    .await?;
+    for pod in &bound {
+        let selector = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_selector.clone())
+            .unwrap_or_default();
+        ensure!(
+            selector.get(TEST_LABEL) == Some(&id),
+            "pod {} lacks the flavor's nodeSelector: {selector:?}",
+            pod.name_any()
+        );
+    }
+
+    wait::until(&workloads, GROUP, "be Finished", RUNS, |w| {
+        kueue::has(w, "Finished", "Succeeded")
+    })
+    .await?;
+    kueue::until_queue_status(&client, &cq, |s| {
+        s.admitted_workloads.unwrap_or(0) == 0
+            && s.flavors_usage.iter().all(|f| {
+                f.resources
+                    .iter()
+                    .all(|r| r.total.as_ref().is_none_or(|q| q.0 == "0"))
+            })
+    })
+    .await?;
+    until_members(&pods, "succeed and be let go of", |p| {
+        p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
+            && !p.finalizers().iter().any(|f| f == "kueue.x-k8s.io/managed")
+    })
+    .await?;
+
+    for pod in &bound {
+        pods.delete(&pod.name_any(), &DeleteParams::default())
+            .await?;
+    }
+    wait::until_absent(&workloads, GROUP, kueue::DECIDED).await?;
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
