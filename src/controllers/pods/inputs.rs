@@ -341,13 +341,15 @@ impl PodCaches {
     }
 
     /// The Workloads to decide `unit` with: a group's is the Workload named after it (made for
-    /// it or not); a single pod's the one it controls. Without pods, every Workload the unit
-    /// left behind.
+    /// it or not, so that a foreign one is reported); a single pod's the one it controls.
+    /// Without pods, every Workload made for the unit.
     pub fn workloads_of(&self, unit: &Unit, pods: &[Pod]) -> Vec<&Workload> {
         if unit.group {
+            // Without pods, only a Workload made for the group is the group's to let go of.
             return self
                 .workloads
                 .get(&format!("{}/{}", unit.namespace, unit.name))
+                .filter(|w| !pods.is_empty() || unit_of_workload(w).as_ref() == Some(unit))
                 .into_iter()
                 .collect();
         }

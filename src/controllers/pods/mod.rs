@@ -21,7 +21,7 @@ pub use self::inputs::PodInput;
 use self::inputs::{PodCaches, Touched, Unit, WATCHED_KINDS};
 use self::steps::{Done, Outcome, Planned};
 use super::events::{EventSink, WorkloadEvent};
-use super::watches::Change;
+use super::watches::{Change, slim};
 use super::writer::Writer;
 use crate::engine::features::FeatureGates;
 use crate::jobs::{PodContext, PodStep, next_pod_step};
@@ -165,6 +165,11 @@ impl PodController {
                 wait_for_pods_ready: self.settings.wait_for_pods_ready,
             };
             let workloads = self.caches.workloads_of(&unit, &pods);
+            if pods.is_empty() && workloads.is_empty() {
+                // The unit is gone: nothing to remember about it.
+                self.reported.remove(&unit);
+                continue;
+            }
             let step = if pods.is_empty() {
                 // Every Workload the unit left behind, one after the other.
                 workloads
@@ -211,7 +216,9 @@ impl PodController {
                         self.events.record_on(regarding, events);
                     }
                     let input = match outcome {
-                        Outcome::Workload(w) => PodInput::Workload(Change::Apply(w)),
+                        Outcome::Workload(w) => {
+                            PodInput::Workload(Change::Apply(Box::new(slim(*w))))
+                        }
                         Outcome::Pod(pod) => {
                             PodInput::Pod(Change::Apply(Box::new(inputs::slim_pod(*pod))))
                         }
