@@ -395,3 +395,6 @@ fn on_change<K>(change: Change<K>, mut apply: impl FnMut(K, bool)) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
