@@ -32,22 +32,27 @@ fn params() -> PatchParams {
 
 impl Writer {
     /// Writes a started pod: its labels and annotations (keys only added), nodeSelector and
-    /// tolerations with the pod set info merged in, and its scheduling gates without the
+    /// tolerations with the pod set info merged in (a merge patch: maps merge, the tolerations
+    /// list is replaced by the old one plus the new), and its scheduling gates without the
     /// admission gate, in one patch at the version it was decided on.
     pub async fn start_pod(&self, started: &Pod) -> Result<Pod, WriteError> {
         let spec = started.spec.clone().unwrap_or_default();
-        let body = json!({
-            "metadata": {
-                "resourceVersion": started.resource_version(),
-                "labels": started.metadata.labels,
-                "annotations": started.metadata.annotations,
-            },
-            "spec": {
-                "nodeSelector": spec.node_selector,
-                "tolerations": spec.tolerations,
-                "schedulingGates": spec.scheduling_gates,
-            },
-        });
+        let mut metadata = json!({"resourceVersion": started.resource_version()});
+        if let Some(labels) = &started.metadata.labels {
+            metadata["labels"] = json!(labels);
+        }
+        if let Some(annotations) = &started.metadata.annotations {
+            metadata["annotations"] = json!(annotations);
+        }
+        // No gate left is written as null, which removes the list.
+        let mut pod_spec = json!({"schedulingGates": spec.scheduling_gates});
+        if let Some(selector) = &spec.node_selector {
+            pod_spec["nodeSelector"] = json!(selector);
+        }
+        if let Some(tolerations) = &spec.tolerations {
+            pod_spec["tolerations"] = json!(tolerations);
+        }
+        let body = json!({"metadata": metadata, "spec": pod_spec});
         self.send(
             &label(started),
             api(self, started).patch(&started.name_any(), &params(), &Patch::Merge(&body)),
