@@ -3,7 +3,8 @@
 //! admission and topology gates, kept by the managed finalizer, its role hash written. A pod
 //! group becomes one Workload, admitted all or nothing; once admitted every pod is ungated,
 //! kube-scheduler binds them, kwok runs them to completion, the Workload finishes, the quota is
-//! freed and the pods are let go of; once they are deleted the Workload goes with them.
+//! freed and the pods are let go of; once they are deleted the Workload goes with them. A single
+//! pod runs the same way under a Workload it controls.
 
 use std::time::Duration;
 
@@ -67,21 +68,30 @@ spec: {{clusterQueue: {cq}}}
 
 /// Member `name` of the group, as the Pod webhook admits it, running for 3 s once started.
 fn member(name: &str) -> Result<Pod> {
+    plain_pod(
+        name,
+        serde_json::json!({
+            "kueue.x-k8s.io/queue-name": "lq",
+            "kueue.x-k8s.io/managed": "true",
+            "kueue.x-k8s.io/pod-group-name": GROUP,
+        }),
+        serde_json::json!({
+            "kueue.x-k8s.io/pod-group-total-count": MEMBERS.to_string(),
+            "kueue.x-k8s.io/role-hash": "a1b2c3d4",
+            "e2e.kuota.dev/run-duration": "3s",
+        }),
+    )
+}
+
+/// A pod of 2 cpu as the Pod webhook admits it, with these labels and annotations.
+fn plain_pod(name: &str, labels: serde_json::Value, annotations: serde_json::Value) -> Result<Pod> {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
             "name": name,
-            "labels": {
-                "kueue.x-k8s.io/queue-name": "lq",
-                "kueue.x-k8s.io/managed": "true",
-                "kueue.x-k8s.io/pod-group-name": GROUP,
-            },
-            "annotations": {
-                "kueue.x-k8s.io/pod-group-total-count": MEMBERS.to_string(),
-                "kueue.x-k8s.io/role-hash": "a1b2c3d4",
-                "e2e.kuota.dev/run-duration": "3s",
-            },
+            "labels": labels,
+            "annotations": annotations,
             "finalizers": ["kueue.x-k8s.io/managed"],
         },
         "spec": {
@@ -95,7 +105,7 @@ fn member(name: &str) -> Result<Pod> {
             ],
         },
     }))
-    .context("build a group member")
+    .context("build a pod")
 }
 
 fn gates(pod: &Pod) -> Vec<String> {
@@ -238,6 +248,65 @@ async fn a_pod_group_is_admitted_all_or_nothing_runs_and_frees_its_quota() -> Re
             .await?;
     }
     wait::until_absent(&workloads, GROUP, kueue::DECIDED).await?;
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+#[tokio::test]
+async fn a_single_pod_runs_under_a_workload_it_controls_and_is_let_go_of() -> Result<()> {
+    let suite = controller::ensure_running().await?;
+    let client = client().await?;
+    let ns = TestNamespace::create(&client, "pod-single").await?;
+    let mut nodes = NodeSet::new(&unique_name("ps"), 1, 1, 1);
+    let id = nodes.prefix.clone();
+    nodes.labels.insert(TEST_LABEL.into(), id.clone());
+    nodes.create(&client).await?;
+    let (cq, flavor) = (unique_name("cq"), unique_name("rf"));
+    queue(&client, &ns.name, &cq, &flavor, &id, "2").await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let single = plain_pod(
+        "solo",
+        serde_json::json!({"kueue.x-k8s.io/queue-name": "lq", "kueue.x-k8s.io/managed": "true"}),
+        serde_json::json!({"e2e.kuota.dev/run-duration": "2s"}),
+    )?;
+    let created = pods.create(&PostParams::default(), &single).await?;
+    let uid = created.uid().context("a stored pod has a UID")?;
+
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let deadline = tokio::time::Instant::now() + kueue::DECIDED;
+    let workload = loop {
+        let listed = workloads.list(&ListParams::default()).await?.items;
+        if let Some(found) = listed.into_iter().find(|w| {
+            w.owner_references()
+                .iter()
+                .any(|o| o.uid == uid && o.controller == Some(true))
+        }) {
+            break found;
+        }
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no Workload controlled by pod solo; kuota log:\n{}",
+            suite.log_tail()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    let name = workload.name_any();
+    ensure!(
+        name.starts_with("pod-solo-"),
+        "Kueue's name for a pod's Workload: {name}"
+    );
+    wait::until(&workloads, &name, "be Finished", RUNS, |w| {
+        kueue::has(w, "Finished", "Succeeded")
+    })
+    .await?;
+    wait::until(&pods, "solo", "succeed and be let go of", RUNS, |p| {
+        p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
+            && node_of(p).is_some()
+            && !p.finalizers().iter().any(|f| f == "kueue.x-k8s.io/managed")
+    })
+    .await?;
+    pods.delete("solo", &DeleteParams::default()).await?;
+    wait::until_absent(&workloads, &name, kueue::DECIDED).await?;
     ns.delete().await?;
     nodes.delete(&client).await
 }
