@@ -26,7 +26,7 @@ const RUNS: Duration = Duration::from_secs(90);
 /// `nodes`, a Topology over block, rack and host, a flavor of those nodes, a ClusterQueue of
 /// `cpu` (more YAML under its `spec` in `extra`) and LocalQueue `lq` in `namespace`; returns
 /// the ClusterQueue's name.
-async fn tas_queue(
+pub(super) async fn tas_queue(
     client: &Client,
     namespace: &str,
     nodes: &mut NodeSet,
@@ -165,7 +165,7 @@ async fn bound_pods(client: &Client, namespace: &str, job: &str, count: usize) -
 }
 
 /// The value of `label` on each node the pods are bound to.
-async fn node_labels(
+pub(super) async fn node_labels(
     client: &Client,
     pods: &[Pod],
     label: &str,

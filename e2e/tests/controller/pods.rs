@@ -4,8 +4,10 @@
 //! group becomes one Workload, admitted all or nothing; once admitted every pod is ungated,
 //! kube-scheduler binds them, kwok runs them to completion, the Workload finishes, the quota is
 //! freed and the pods are let go of; once they are deleted the Workload goes with them. A single
-//! pod runs the same way under a Workload it controls.
+//! pod runs the same way under a Workload it controls. A group that requires a rack keeps the
+//! topology gate at admission, and the topology ungater releases each pod into the rack.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
@@ -15,7 +17,7 @@ use kube::{Api, Client, ResourceExt};
 use kuota::api::Workload;
 
 use crate::support::kueue::{self, apply_yaml};
-use crate::support::nodes::NodeSet;
+use crate::support::nodes::{HOSTNAME_LABEL, NodeSet, RACK_LABEL};
 use crate::support::{TestNamespace, client, controller, unique_name, wait};
 
 /// Nodes of one test carry this label, so the test's flavor selects only them.
@@ -66,8 +68,12 @@ spec: {{clusterQueue: {cq}}}
     .await
 }
 
-/// Member `name` of the group, as the Pod webhook admits it, running for 3 s once started.
-fn member(name: &str) -> Result<Pod> {
+/// Member `name` of a group of `total`, as the Pod webhook admits it, running for 3 s once
+/// started; `annotations` are added to the group's.
+fn member_of(name: &str, total: usize, mut annotations: serde_json::Value) -> Result<Pod> {
+    annotations["kueue.x-k8s.io/pod-group-total-count"] = serde_json::json!(total.to_string());
+    annotations["kueue.x-k8s.io/role-hash"] = serde_json::json!("a1b2c3d4");
+    annotations["e2e.kuota.dev/run-duration"] = serde_json::json!("3s");
     plain_pod(
         name,
         serde_json::json!({
@@ -75,15 +81,15 @@ fn member(name: &str) -> Result<Pod> {
             "kueue.x-k8s.io/managed": "true",
             "kueue.x-k8s.io/pod-group-name": GROUP,
         }),
-        serde_json::json!({
-            "kueue.x-k8s.io/pod-group-total-count": MEMBERS.to_string(),
-            "kueue.x-k8s.io/role-hash": "a1b2c3d4",
-            "e2e.kuota.dev/run-duration": "3s",
-        }),
+        annotations,
     )
 }
 
-/// A pod of 2 cpu as the Pod webhook admits it, with these labels and annotations.
+fn member(name: &str) -> Result<Pod> {
+    member_of(name, MEMBERS, serde_json::json!({}))
+}
+
+/// A pod of 3 cpu as the Pod webhook admits it, with these labels and annotations.
 fn plain_pod(name: &str, labels: serde_json::Value, annotations: serde_json::Value) -> Result<Pod> {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "v1",
@@ -101,7 +107,7 @@ fn plain_pod(name: &str, labels: serde_json::Value, annotations: serde_json::Val
                 {"name": "kueue.x-k8s.io/topology"},
             ],
             "containers": [
-                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "2"}}}
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "3"}}}
             ],
         },
     }))
@@ -123,6 +129,7 @@ fn node_of(pod: &Pod) -> Option<&str> {
 /// The group's pods once `done` holds for all of them.
 async fn until_members(
     pods: &Api<Pod>,
+    count: usize,
     what: &str,
     done: impl Fn(&Pod) -> bool,
 ) -> Result<Vec<Pod>> {
@@ -130,7 +137,7 @@ async fn until_members(
     let selector = ListParams::default().labels(&format!("kueue.x-k8s.io/pod-group-name={GROUP}"));
     loop {
         let listed = pods.list(&selector).await?.items;
-        if listed.len() == MEMBERS && listed.iter().all(&done) {
+        if listed.len() == count && listed.iter().all(&done) {
             return Ok(listed);
         }
         ensure!(
@@ -160,8 +167,8 @@ async fn a_pod_group_is_admitted_all_or_nothing_runs_and_frees_its_quota() -> Re
     nodes.labels.insert(TEST_LABEL.into(), id.clone());
     nodes.create(&client).await?;
     let (cq, flavor) = (unique_name("cq"), unique_name("rf"));
-    // Three pods of 2 cpu; 4 cpu would admit two of them, which a group never is.
-    queue(&client, &ns.name, &cq, &flavor, &id, "4").await?;
+    // Three pods of 3 cpu; 6 cpu would admit two of them, which a group never is.
+    queue(&client, &ns.name, &cq, &flavor, &id, "6").await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
     for i in 0..MEMBERS {
         pods.create(&PostParams::default(), &member(&format!("{GROUP}-{i}"))?)
@@ -200,14 +207,14 @@ async fn a_pod_group_is_admitted_all_or_nothing_runs_and_frees_its_quota() -> Re
         owners.len() == MEMBERS,
         "every member owns the Workload: {owners:?}"
     );
-    until_members(&pods, "stay gated and unbound", |p| {
+    until_members(&pods, MEMBERS, "stay gated and unbound", |p| {
         gates(p).contains(&"kueue.x-k8s.io/admission".to_owned()) && node_of(p).is_none()
     })
     .await?;
 
-    queue(&client, &ns.name, &cq, &flavor, &id, "6").await?;
+    queue(&client, &ns.name, &cq, &flavor, &id, "9").await?;
     kueue::until_admitted(&workloads, GROUP).await?;
-    let bound = until_members(&pods, "be ungated and bound", |p| {
+    let bound = until_members(&pods, MEMBERS, "be ungated and bound", |p| {
         gates(p).is_empty() && node_of(p).is_some()
     })
     .await?;
@@ -237,7 +244,7 @@ async fn a_pod_group_is_admitted_all_or_nothing_runs_and_frees_its_quota() -> Re
             })
     })
     .await?;
-    until_members(&pods, "succeed and be let go of", |p| {
+    until_members(&pods, MEMBERS, "succeed and be let go of", |p| {
         p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
             && !p.finalizers().iter().any(|f| f == "kueue.x-k8s.io/managed")
     })
@@ -262,7 +269,7 @@ async fn a_single_pod_runs_under_a_workload_it_controls_and_is_let_go_of() -> Re
     nodes.labels.insert(TEST_LABEL.into(), id.clone());
     nodes.create(&client).await?;
     let (cq, flavor) = (unique_name("cq"), unique_name("rf"));
-    queue(&client, &ns.name, &cq, &flavor, &id, "2").await?;
+    queue(&client, &ns.name, &cq, &flavor, &id, "3").await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
     let single = plain_pod(
         "solo",
@@ -307,6 +314,57 @@ async fn a_single_pod_runs_under_a_workload_it_controls_and_is_let_go_of() -> Re
     .await?;
     pods.delete("solo", &DeleteParams::default()).await?;
     wait::until_absent(&workloads, &name, kueue::DECIDED).await?;
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+#[tokio::test]
+async fn a_pod_group_that_requires_a_rack_is_released_into_one_rack() -> Result<()> {
+    let suite = controller::ensure_running().await?;
+    let client = client().await?;
+    let ns = TestNamespace::create(&client, "pod-group-tas").await?;
+    let mut nodes = NodeSet::new(&unique_name("pt"), 1, 2, 2);
+    let cq = super::jobs::tas_queue(&client, &ns.name, &mut nodes, "64", "").await?;
+    // 3 cpu a pod, 8 a host: two pods a host, so the four fit one rack of two hosts.
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    for i in 0..4 {
+        let annotations =
+            serde_json::json!({"kueue.x-k8s.io/podset-required-topology": RACK_LABEL});
+        pods.create(
+            &PostParams::default(),
+            &member_of(&format!("{GROUP}-{i}"), 4, annotations)?,
+        )
+        .await
+        .with_context(|| format!("create pod {GROUP}-{i}"))?;
+    }
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    kueue::until_admitted(&workloads, GROUP)
+        .await
+        .with_context(|| format!("kuota log:\n{}", suite.log_tail()))?;
+    let bound = until_members(&pods, 4, "be released and bound", |p| {
+        gates(p).is_empty() && node_of(p).is_some()
+    })
+    .await?;
+    for pod in &bound {
+        let selector = pod.spec.as_ref().and_then(|s| s.node_selector.as_ref());
+        ensure!(
+            selector.is_some_and(|s| s.contains_key(HOSTNAME_LABEL)),
+            "pod {} was not released by the ungater into a host: {selector:?}",
+            pod.name_any()
+        );
+    }
+    let racks = super::jobs::node_labels(&client, &bound, RACK_LABEL).await?;
+    let distinct: BTreeSet<&String> = racks.values().collect();
+    ensure!(distinct.len() == 1, "pods bound across racks: {racks:?}");
+    wait::until(&workloads, GROUP, "be Finished", RUNS, |w| {
+        kueue::has(w, "Finished", "Succeeded")
+    })
+    .await?;
+    kueue::until_queue_status(&client, &cq, |s| s.admitted_workloads.unwrap_or(0) == 0).await?;
+    until_members(&pods, 4, "be let go of", |p| {
+        !p.finalizers().iter().any(|f| f == "kueue.x-k8s.io/managed")
+    })
+    .await?;
     ns.delete().await?;
     nodes.delete(&client).await
 }
