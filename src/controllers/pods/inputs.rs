@@ -235,6 +235,35 @@ impl PodCaches {
         }
     }
 
+    /// Takes the object a write left behind, only while the cache still holds the version the
+    /// write was decided on (`None`: none at all): an answer that comes back after the watch
+    /// brought a newer version must not put the older one back, which no later event would
+    /// correct.
+    pub fn take_written(
+        &mut self,
+        input: PodInput,
+        read_version: Option<&str>,
+        touched: &mut Touched,
+    ) {
+        let cached = match &input {
+            PodInput::Pod(Change::Apply(pod) | Change::Delete(pod)) => {
+                self.pods.get(&key(&**pod)).map(|p| p.resource_version())
+            }
+            PodInput::Workload(Change::Apply(w) | Change::Delete(w)) => {
+                self.workloads.get(&key(&**w)).map(|w| w.resource_version())
+            }
+            _ => return,
+        };
+        let unchanged = match (cached, read_version) {
+            (None, None) => true,
+            (Some(Some(cached)), Some(read)) => cached == read,
+            _ => false,
+        };
+        if unchanged {
+            self.take_input(input, touched);
+        }
+    }
+
     fn clear(&mut self, input: &PodInput) {
         match input {
             PodInput::Pod(_) => {

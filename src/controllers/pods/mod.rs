@@ -204,7 +204,8 @@ impl PodController {
         self.events.record_on(regarding, vec![event]);
     }
 
-    /// Takes a write's answers: each object as written is taken like a watch event.
+    /// Takes a write's answers: each object as written is taken like a watch event, unless the
+    /// watch has already brought a newer version.
     fn answered(&mut self, done: Done) {
         self.busy.remove(&done.unit);
         self.reported.remove(&done.unit);
@@ -224,7 +225,11 @@ impl PodController {
                         }
                         Outcome::PodGone(pod) => PodInput::Pod(Change::Delete(pod)),
                     };
-                    self.caches.take_input(input, &mut self.dirty);
+                    self.caches.take_written(
+                        input,
+                        answer.read_version.as_deref(),
+                        &mut self.dirty,
+                    );
                 }
                 Err(error) if error.is_transient() => {
                     tracing::warn!(unit = %done.unit, %error, "write failed; trying again");

@@ -66,7 +66,25 @@ pub struct Done {
 #[derive(Debug)]
 pub struct Answer {
     pub events: Option<(ObjectReference, Vec<WorkloadEvent>)>,
+    /// The resource version the call was decided on (`None` for a create).
+    pub read_version: Option<String>,
     pub result: Result<Outcome, WriteError>,
+}
+
+impl Action {
+    /// The resource version of the object the call was decided on.
+    fn read_version(&self) -> Option<String> {
+        match self {
+            Action::CreateWorkload(_) => None,
+            Action::ReplaceWorkload(w) | Action::Condition(w, _) | Action::ReleaseWorkload(w) => {
+                w.resource_version()
+            }
+            Action::StartPod(p)
+            | Action::StopPod(p, _)
+            | Action::DeleteExcessPod(p)
+            | Action::FinalizePod(p) => p.resource_version(),
+        }
+    }
 }
 
 pub fn event(event: JobEvent) -> WorkloadEvent {
@@ -223,9 +241,11 @@ pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {
         let calls = write.items.into_iter().map(|item| {
             let writer = writer.clone();
             async move {
+                let read_version = item.action.read_version();
                 let result = call(&writer, item.action).await;
                 Answer {
                     events: item.events,
+                    read_version,
                     result,
                 }
             }

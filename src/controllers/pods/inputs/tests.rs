@@ -119,3 +119,38 @@ fn a_foreign_namesake_blocks_a_group_but_is_never_let_go_of_as_its_own() {
     assert!(caches.workloads_of(&group, &[]).is_empty());
     assert!(!caches.units().contains(&group));
 }
+
+#[test]
+fn a_write_answer_never_replaces_what_the_watch_brought_since() {
+    let mut caches = PodCaches::default();
+    let group = unit(true, "train");
+    let versioned = |rv: &str, gated: bool| {
+        let mut pod = pod("a", Some("train"));
+        pod.metadata.resource_version = Some(rv.into());
+        pod.metadata.annotations = Some(BTreeMap::from([("gated".into(), gated.to_string())]));
+        pod
+    };
+    let written = |caches: &mut PodCaches, pod: Pod, read: &str| {
+        let mut touched = Touched::default();
+        caches.take_written(
+            PodInput::Pod(Change::Apply(Box::new(pod))),
+            Some(read),
+            &mut touched,
+        );
+    };
+    let gated_of = |caches: &PodCaches| caches.pods_of(&group)[0].annotations()["gated"].clone();
+    take(
+        &mut caches,
+        PodInput::Pod(Change::Apply(Box::new(versioned("1", true)))),
+    );
+    // The answer to a write decided on version 1 lands first: it is taken.
+    written(&mut caches, versioned("2", false), "1");
+    assert_eq!(gated_of(&caches), "false");
+    // The watch brought version 3 before the answer to another write decided on version 2.
+    take(
+        &mut caches,
+        PodInput::Pod(Change::Apply(Box::new(versioned("3", true)))),
+    );
+    written(&mut caches, versioned("2", false), "2");
+    assert_eq!(gated_of(&caches), "true");
+}
