@@ -191,7 +191,8 @@ async fn pods_are_gated_and_checked(client: &Client, release: &Release) -> Resul
         "a Pod naming a queue must be created gated, managed and with the managed finalizer: \
          gates {gates:?}, managed label {managed:?}, finalizers {finalizers:?}"
     );
-    // No controller of kuota's ungates pods yet: release the finalizer so the namespace goes.
+    // Queue `lq` does not exist here, so the pod is never admitted: release the finalizer so
+    // the namespace goes.
     pods.patch(
         "queued",
         &PatchParams::default(),

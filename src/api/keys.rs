@@ -274,6 +274,10 @@ pub mod job_event_reasons {
     /// Warning.
     pub const ERR_WORKLOAD_COMPOSE: &str = "ErrWorkloadCompose";
     pub const EXCESS_POD_DELETED: &str = "ExcessPodDeleted";
+    /// On a pod group's Workload, once it names more of the group's pods as owners.
+    pub const OWNER_REFERENCES_ADDED: &str = "OwnerReferencesAdded";
+    /// Warning: a Workload named after the pod group exists but is not the group's.
+    pub const WORKLOAD_NAME_CONFLICT: &str = "WorkloadNameConflict";
 }
 
 /// kuota's own Workload annotations: decision state the engine carries from one cycle to the next,
@@ -301,4 +305,9 @@ pub mod field_managers {
     pub const JOB_CONTROLLER: &str = "kueue-job-controller";
     /// Kueue's topology ungater: pods released into their domains.
     pub const TOPOLOGY_UNGATER: &str = "tas-topology-ungater";
+    /// Kueue's manager itself: the pod integration's patches of pods and their
+    /// `TerminationTarget` condition.
+    pub const KUEUE: &str = "kueue";
+    /// The pod integration's reporting controller on events.
+    pub const POD_CONTROLLER: &str = "pod-kueue-controller";
 }

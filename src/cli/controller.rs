@@ -190,6 +190,13 @@ fn settings(
                 wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
                 scope: job_scope(config),
             }),
+        pods: config
+            .integrations
+            .enabled(config::Framework::Pod)
+            .then(|| controllers::pods::PodSettings {
+                gates: config.feature_gates.clone(),
+                wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
+            }),
         webhooks: if serve_webhooks {
             Some(webhook_serving(config)?)
         } else {

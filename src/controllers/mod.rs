@@ -12,6 +12,7 @@ pub mod metrics;
 mod metrics_auth;
 mod metrics_feed;
 pub mod node_health;
+pub mod pods;
 pub mod queue_gauges;
 pub mod queue_status;
 mod serve;
@@ -68,6 +69,8 @@ pub struct Settings {
     pub webhooks: Option<WebhookServing>,
     /// The batch/v1 Job integration; `None` when `integrations.frameworks` leaves it out.
     pub jobs: Option<jobs::JobSettings>,
+    /// The plain-pod integration; `None` when `integrations.frameworks` leaves `pod` out.
+    pub pods: Option<pods::PodSettings>,
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C (then `Ok`), or until a part of it fails.
@@ -133,6 +136,26 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             None => std::future::pending().await,
         }
     };
+    let pod_integration = settings.pods.clone().map(|pod_settings| {
+        pods::start(
+            &client,
+            pod_settings,
+            writer.clone(),
+            EventSink::start_for(
+                client.clone(),
+                crate::api::keys::field_managers::POD_CONTROLLER,
+                settings.instance.clone(),
+            ),
+            leading.clone(),
+            &mut watches,
+        )
+    });
+    let pod_integration = async move {
+        match pod_integration {
+            Some(run) => run.await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::spawn(admission::write_all(writer, to_write, results));
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
     let node_health = node_health::start(
@@ -161,6 +184,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         () = admission.run(received, done, found) => Err(ControllerError::LoopStopped),
         () = node_health => Err(ControllerError::LoopStopped),
         () = job_integration => Err(ControllerError::LoopStopped),
+        () = pod_integration => Err(ControllerError::LoopStopped),
         Some(served) = servers.join_next() => match served {
             Ok(result) => result,
             Err(_) => Err(ControllerError::LoopStopped),

@@ -36,6 +36,23 @@ impl QueueObjects {
             QueueWrite::Cohort(c) => self.cohorts.insert(c.name_any(), c).map(QueueWrite::Cohort),
         }
     }
+
+    /// Puts back the object as it was before a status write that failed, unless the watch has
+    /// since removed it: a queue deleted while its write was in flight stays deleted (else a
+    /// ClusterQueue brought back would keep naming its flavors, whose deletion would wait on
+    /// it forever).
+    pub fn restore(&mut self, before: QueueWrite) {
+        fn back<K>(objects: &mut BTreeMap<String, K>, key: String, object: K) {
+            if let Some(slot) = objects.get_mut(&key) {
+                *slot = object;
+            }
+        }
+        match before {
+            QueueWrite::ClusterQueue(q) => back(&mut self.cluster_queues, q.name_any(), q),
+            QueueWrite::LocalQueue(q) => back(&mut self.local_queues, local_queue_key(&q), q),
+            QueueWrite::Cohort(c) => back(&mut self.cohorts, c.name_any(), c),
+        }
+    }
 }
 
 /// A LocalQueue's key: `namespace/name`.

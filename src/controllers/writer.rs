@@ -408,5 +408,6 @@ fn annotations_patch(old: &BTreeMap<String, String>, new: &BTreeMap<String, Stri
 }
 
 mod job_writes;
+mod pod_writes;
 #[cfg(test)]
 mod tests;

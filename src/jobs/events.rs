@@ -93,6 +93,24 @@ impl JobEvent {
         Self::warning(job_event_reasons::ERR_WORKLOAD_COMPOSE, error.to_owned())
     }
 
+    /// The pod group's Workload names `added` more pods as owners.
+    pub fn owner_references_added(added: usize) -> Self {
+        Self::normal(
+            job_event_reasons::OWNER_REFERENCES_ADDED,
+            format!("Added {added} owner reference(s)"),
+        )
+    }
+
+    /// A Workload named after the pod group exists but was not made for a pod group.
+    pub fn workload_name_conflict(name: &str) -> Self {
+        Self::warning(
+            job_event_reasons::WORKLOAD_NAME_CONFLICT,
+            format!(
+                "A Workload named {name:?} already exists but is not a pod group workload; this pod group cannot be admitted"
+            ),
+        )
+    }
+
     /// A pod beyond its group's total count was deleted.
     pub fn excess_pod_deleted() -> Self {
         Self::normal(

@@ -12,6 +12,7 @@
 //!   [`workload_finalizer_removable`].
 //! - Which jobs are managed: [`JobScope`] (`manageJobsWithoutQueueName`,
 //!   `managedJobsNamespaceSelector`, managed parents, the `default` LocalQueue).
+//! - The pod reconciler's next write: [`next_pod_step`], for a single pod or a whole group.
 //! - Pod webhook: [`validate_pod`], [`validate_pod_update`], [`default_pod`].
 //! - TAS: [`pods_to_ungate`], the topology ungater's decision, read from the pods alone;
 //!   [`pods_off_assignment`], the pods left on a host a failed-node replacement dropped.
@@ -30,6 +31,7 @@ mod job_reconcile;
 mod job_sync;
 pub(crate) mod names;
 mod pod_group;
+mod pod_reconcile;
 mod pod_set_info;
 mod pod_workload;
 mod pods_ready;
@@ -56,6 +58,7 @@ pub use pod_group::{
     DEFAULT_LOCAL_QUEUE, FieldError, FieldErrorKind, PodDefaulting, default_pod, pod_group_name,
     pod_group_total_count, role_hash, validate_pod, validate_pod_update,
 };
+pub use pod_reconcile::{PodContext, PodStep, next_pod_step};
 pub use pod_set_info::{FlavorInfo, PodSetInfo, PodSetInfoError, pod_set_infos};
 pub use pod_workload::{
     PodWorkload, PodWorkloadError, pods_finished, pods_ready, start_pods, workload_for_pods,

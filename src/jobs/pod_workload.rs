@@ -395,7 +395,7 @@ pub fn pods_ready(pods: &[Pod]) -> bool {
         .is_some_and(|total| pods.len() >= total && pods.iter().all(ready))
 }
 
-fn runnable_or_succeeded(pod: &Pod) -> bool {
+pub(super) fn runnable_or_succeeded(pod: &Pod) -> bool {
     let deleting_unbound = pod.metadata.deletion_timestamp.is_some()
         && pod
             .spec
@@ -405,11 +405,11 @@ fn runnable_or_succeeded(pod: &Pod) -> bool {
     !deleting_unbound && phase(pod) != Some("Failed")
 }
 
-fn phase(pod: &Pod) -> Option<&str> {
+pub(super) fn phase(pod: &Pod) -> Option<&str> {
     pod.status.as_ref()?.phase.as_deref()
 }
 
-fn has_finalizer(pod: &Pod) -> bool {
+pub(super) fn has_finalizer(pod: &Pod) -> bool {
     pod.metadata
         .finalizers
         .iter()
@@ -417,7 +417,7 @@ fn has_finalizer(pod: &Pod) -> bool {
         .any(|f| f == finalizers::MANAGED)
 }
 
-fn has_gate(pod: &Pod, gate: &str) -> bool {
+pub(super) fn has_gate(pod: &Pod, gate: &str) -> bool {
     pod.spec
         .as_ref()
         .is_some_and(|s| gate_names(s).iter().any(|g| g == gate))

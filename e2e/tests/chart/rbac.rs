@@ -8,12 +8,15 @@ use super::render::{CASES, Case, render, strings};
 /// The manager ClusterRole's rules: the watches' list and watch (src/controllers/watches.rs,
 /// src/controllers/jobs/inputs.rs), the writer's patches (src/controllers/writer.rs: status, and
 /// the finalizers of queues and flavors being deleted), the Job integration's writes
-/// (src/controllers/writer/job_writes.rs: Workloads, Jobs, pods released by the ungater or deleted off a host a failed-node replacement dropped), events (src/controllers/events.rs), and the CA bundle kept in the release's
+/// (src/controllers/writer/job_writes.rs: Workloads, Jobs, pods released by the ungater or deleted off
+/// a host a failed-node replacement dropped), the pod integration's
+/// (src/controllers/writer/pod_writes.rs: pods started, stopped, let go of), events (src/controllers/events.rs), and the CA bundle kept in the release's
 /// own webhook configurations (src/tls/cluster.rs: read, watched by name, updated).
 fn manager_rules(fullname: &str) -> Value {
     json!([
         {"apiGroups": [""], "resources": ["namespaces", "nodes"], "verbs": ["list", "watch"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "list", "patch", "watch"]},
+        {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list", "update", "watch"]},
         {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["patch"]},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list", "watch"]},

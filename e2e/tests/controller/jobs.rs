@@ -170,7 +170,7 @@ pub(super) async fn bound_pods(
 }
 
 /// The value of `label` on each node the pods are bound to.
-async fn node_labels(
+pub(super) async fn node_labels(
     client: &Client,
     pods: &[Pod],
     label: &str,

@@ -7,5 +7,6 @@ mod deletion;
 mod jobs;
 mod node_health;
 mod observability;
+mod pods;
 mod tas;
 mod versus_simulate;

@@ -199,12 +199,18 @@ wait "$controller"
     }
 }
 
-/// The suite's controller, started on first use. It elects itself leader on Kueue's default
-/// Lease, as an installed kuota does, so a controller left over from an earlier test process
-/// hands over when it is stopped instead of admitting beside this one.
+/// The suite's controller, started on first use, with the batch/v1 Job and plain-pod
+/// integrations. It elects itself leader on Kueue's default Lease, as an installed kuota does,
+/// so a controller left over from an earlier test process hands over when it is stopped instead
+/// of admitting beside this one.
 pub async fn ensure_running() -> Result<&'static Replica> {
     CONTROLLER
-        .get_or_try_init(|| Replica::spawn("suite", ""))
+        .get_or_try_init(|| {
+            Replica::spawn(
+                "suite",
+                "integrations: {frameworks: [\"batch/job\", \"pod\"]}\n",
+            )
+        })
         .await
 }
 

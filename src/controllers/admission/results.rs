@@ -33,7 +33,7 @@ impl AdmissionLoop {
                 if let Err(error) = result {
                     tracing::warn!(%error, "queue status not written; it is computed again");
                     if let Some(before) = before {
-                        self.queues.put(before);
+                        self.queues.restore(before);
                     }
                     self.report_due = true;
                 }

@@ -285,6 +285,38 @@ impl JobCaches {
         self.take(input, touched);
     }
 
+    /// Takes the object a write left behind, only while the cache still holds the version the
+    /// write was decided on (`None`: none at all): an answer that comes back after the watch
+    /// brought a newer version must not put the older one back, which no later event would
+    /// correct.
+    pub fn take_written(
+        &mut self,
+        input: JobInput,
+        read_version: Option<&str>,
+        touched: &mut Touched,
+    ) {
+        let cached = match &input {
+            JobInput::Job(Change::Apply(job)) => {
+                self.jobs.get(&key(&**job)).map(|j| j.resource_version())
+            }
+            JobInput::Workload(Change::Apply(w)) => {
+                self.workloads.get(&key(&**w)).map(|w| w.resource_version())
+            }
+            JobInput::Pod(Change::Apply(pod)) => {
+                self.pods.get(&key(&**pod)).map(|p| p.resource_version())
+            }
+            _ => return,
+        };
+        let unchanged = match (cached, read_version) {
+            (None, None) => true,
+            (Some(Some(cached)), Some(read)) => cached == read,
+            _ => false,
+        };
+        if unchanged {
+            self.take_input(input, touched);
+        }
+    }
+
     fn rebuild_priorities(&mut self) {
         self.priorities = PriorityLookup::from_objects(
             self.workload_priority_classes.values(),

@@ -240,7 +240,8 @@ impl JobController {
         }
     }
 
-    /// Takes a write's answer: the object as written is taken like a watch event.
+    /// Takes a write's answer: the object as written is taken like a watch event, unless the
+    /// watch has already brought a newer version.
     fn answered(&mut self, answer: Done) {
         self.busy.remove(&answer.busy_key);
         if let Some(pod) = answer.busy_key.strip_prefix("Pod/") {
@@ -260,7 +261,11 @@ impl JobController {
                     Outcome::Deleted => None,
                 };
                 if let Some(input) = input {
-                    self.caches.take_input(input, &mut self.dirty);
+                    self.caches.take_written(
+                        input,
+                        answer.read_version.as_deref(),
+                        &mut self.dirty,
+                    );
                 }
                 self.mark(&answer.busy_key);
             }

@@ -75,7 +75,24 @@ pub enum Outcome {
 pub struct Done {
     pub busy_key: String,
     pub events: Option<(ObjectReference, Vec<WorkloadEvent>)>,
+    /// The resource version the write was decided on (`None` for a create).
+    pub read_version: Option<String>,
     pub result: Result<Outcome, WriteError>,
+}
+
+impl Action {
+    /// The resource version of the object the write was decided on.
+    fn read_version(&self) -> Option<String> {
+        match self {
+            Action::CreateWorkload(_) => None,
+            Action::ReplaceWorkload(w)
+            | Action::DeleteWorkload(w)
+            | Action::Condition(w, _)
+            | Action::ReleaseWorkload(w) => w.resource_version(),
+            Action::ReplaceJob(job) | Action::ClearStartTime(job) => job.resource_version(),
+            Action::Ungate(release) => release.pod.resource_version(),
+        }
+    }
 }
 
 /// The `namespace/name` of the Workload a pod was started for.
@@ -254,6 +271,7 @@ pub fn stray_pods(caches: &JobCaches, key: &str) -> Vec<(String, Pod)> {
 /// Carries out `write` in the background and sends its answer to `done`.
 pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {
     tokio::spawn(async move {
+        let read_version = write.action.read_version();
         let result = match write.action {
             Action::CreateWorkload(w) => writer
                 .create_workload(&w)
@@ -292,6 +310,7 @@ pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {
             .send(Done {
                 busy_key: write.busy_key,
                 events: write.events,
+                read_version,
                 result,
             })
             .await;

@@ -89,3 +89,18 @@ fn put_returns_the_object_it_replaces() {
         None
     );
 }
+
+#[test]
+fn a_failed_write_puts_a_queue_back_unless_it_was_deleted_meanwhile() {
+    let mut objects = objects();
+    let before = objects.cluster_queues["team"].clone();
+    let mut written = before.clone();
+    written.metadata.generation = Some(2);
+    objects.put(QueueWrite::ClusterQueue(written));
+    objects.restore(QueueWrite::ClusterQueue(before.clone()));
+    assert_eq!(objects.cluster_queues["team"].metadata.generation, Some(1));
+
+    objects.cluster_queues.remove("team");
+    objects.restore(QueueWrite::ClusterQueue(before));
+    assert!(!objects.cluster_queues.contains_key("team"));
+}
