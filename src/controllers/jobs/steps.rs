@@ -91,6 +91,7 @@ impl Action {
             | Action::ReleaseWorkload(w) => w.resource_version(),
             Action::ReplaceJob(job) | Action::ClearStartTime(job) => job.resource_version(),
             Action::Ungate(release) => release.pod.resource_version(),
+            Action::DeletePod(pod) => pod.resource_version(),
         }
     }
 }
@@ -300,7 +301,7 @@ pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {
                 .clear_job_start_time(&job)
                 .await
                 .map(|j| Outcome::Job(Box::new(j))),
-            Action::DeletePod(pod) => writer.delete_pod(&pod).await.map(|()| Outcome::Deleted),
+            Action::DeletePod(pod) => writer.delete_pod(&pod).await.map(|_| Outcome::Deleted),
             Action::Ungate(release) => writer
                 .ungate_pod(&release.pod, &release.node_selector)
                 .await

@@ -85,23 +85,6 @@ impl Writer {
         .map(|_| ())
     }
 
-    /// Deletes a pod left on a host its Workload's assignment no longer names, only the one read
-    /// (by UID), so the Job controller creates its replacement.
-    pub async fn delete_pod(&self, pod: &Pod) -> Result<(), WriteError> {
-        let api: Api<Pod> =
-            Api::namespaced(self.client.clone(), &pod.namespace().unwrap_or_default());
-        let params = DeleteParams {
-            preconditions: Some(Preconditions {
-                uid: pod.uid(),
-                resource_version: None,
-            }),
-            ..DeleteParams::default()
-        };
-        self.send(&label("Pod", pod), api.delete(&pod.name_any(), &params))
-            .await
-            .map(|_| ())
-    }
-
     /// Applies one condition to a Workload's status as Kueue's job controller does: server-side
     /// apply under a field manager of its own per condition type, so it neither takes nor drops
     /// the conditions the admission owns.

@@ -101,7 +101,9 @@ impl Writer {
         self.delete_pod(pod).await
     }
 
-    /// Deletes the pod read (by UID). Returns the pod as the delete left it, `None` once gone.
+    /// Deletes the pod read (by UID): a pod the pod integration stops or sheds, or one the Job
+    /// integration finds left on a host a failed-node replacement dropped (its Job recreates it).
+    /// Returns the pod as the delete left it, `None` once gone.
     pub async fn delete_pod(&self, pod: &Pod) -> Result<Option<Pod>, WriteError> {
         let params = DeleteParams {
             preconditions: Some(Preconditions {
