@@ -54,6 +54,9 @@ const DRAINED: Duration = Duration::from_secs(150);
 /// reason, or finished.
 const CLASSIFIED: Duration = Duration::from_secs(45);
 const PRIORITIES: [i32; 3] = [0, 50, 100];
+/// What one pod of a storm Workload requests.
+const CPUS: [&str; 3] = ["500m", "1", "2"];
+const MEMORY: [&str; 3] = ["256Mi", "512Mi", "1Gi"];
 
 /// Per ClusterQueue: flavor A's CPU nominal quota and borrowing limit, then flavor B's.
 const QUOTAS: [(&str, Option<&str>, &str, Option<&str>); 3] = [
@@ -128,8 +131,8 @@ fn plan_storm(rng: &mut Rng, queues: &[String]) -> Vec<Planned> {
                 queue: format!("lq-{queue}"),
                 wave,
                 count: 1 + rng.below(3),
-                cpu: *rng.pick(&["500m", "1", "2"]),
-                memory: *rng.pick(&["256Mi", "512Mi", "1Gi"]),
+                cpu: CPUS[rng.below(CPUS.len() as u64) as usize],
+                memory: MEMORY[rng.below(MEMORY.len() as u64) as usize],
                 priority,
                 hold: Duration::from_millis(200 + rng.below(1_000)),
             }

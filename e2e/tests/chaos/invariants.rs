@@ -16,6 +16,8 @@ const KEPT: usize = 40;
 
 /// (ClusterQueue, flavor, resource).
 type Cell = (String, String, String);
+/// A Workload holding quota: its resourceVersion, name, ClusterQueue and amount.
+type Holder = (u64, String, String, Quantity);
 
 #[derive(Debug, Default)]
 pub struct Checker {
@@ -136,8 +138,7 @@ impl Checker {
     fn check_usage(&mut self, workloads: &[Workload], limits: &BTreeMap<Cell, Limit>) {
         let mut usage: BTreeMap<Cell, Quantity> = BTreeMap::new();
         // Per (flavor, resource): (resourceVersion, Workload, ClusterQueue, amount) of each holder.
-        let mut holders: BTreeMap<(String, String), Vec<(u64, String, String, Quantity)>> =
-            BTreeMap::new();
+        let mut holders: BTreeMap<(String, String), Vec<Holder>> = BTreeMap::new();
         let mut problems = Vec::new();
         for workload in workloads.iter().filter(|w| !finished(w)) {
             let Some(admission) = workload.status.as_ref().and_then(|s| s.admission.as_ref())
@@ -223,7 +224,7 @@ impl Checker {
                 let mut latest = holders
                     .remove(&(flavor.clone(), resource.clone()))
                     .unwrap_or_default();
-                latest.sort_by(|a, b| b.0.cmp(&a.0));
+                latest.sort_by_key(|h| std::cmp::Reverse(h.0));
                 latest.truncate(4);
                 self.violation(format!(
                     "the cohort holds {used} of {flavor}/{resource}: above its nominal {nominal} \
