@@ -644,3 +644,19 @@ fn a_pods_ready_eviction_that_cannot_be_written_leaves_the_workload_admitted() {
 mod deactivation;
 #[path = "tests/hot_swap.rs"]
 mod hot_swap;
+
+#[test]
+fn an_admission_that_preempts_is_not_written_while_the_victims_release_conflicts() {
+    let mut h = Harness::new();
+    h.apply(workload("low", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    h.apply(workload("high", 4, 10, 1));
+    let release = h.workload_requests().pop().expect("the victim's release");
+    h.refuse(release, WriteError::Conflict("Workload ns/low".into()));
+    h.admission.pass();
+    // Until the victim is read again, its release cannot be written, so neither is the
+    // preemptor's admission: both would hold the same quota.
+    assert_eq!(effects(&h.workload_requests()), []);
+}
