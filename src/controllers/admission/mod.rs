@@ -431,6 +431,7 @@ impl AdmissionLoop {
         let now = Time(k8s_openapi::jiff::Timestamp::now());
         let mut claims = Vec::new();
         let mut others = Vec::new();
+        let mut dropped_release = false;
         for key in std::mem::take(&mut self.dirty) {
             let Some(read) = self.workloads.get(&key) else {
                 continue;
@@ -470,6 +471,9 @@ impl AdmissionLoop {
                     self.assumed.remove(&key);
                     self.state.restore_workload(&read, fallback());
                 }
+                // The claims decided with this quota free must not be written either: the
+                // workload still holds it in the API until its release lands.
+                dropped_release |= planned.effect == Effect::Release;
                 continue;
             }
             match planned.effect {
@@ -490,13 +494,17 @@ impl AdmissionLoop {
         for (key, planned) in others {
             self.send(key, planned);
         }
-        let hold = self.releases_outstanding();
+        let hold = dropped_release || self.releases_outstanding();
         for (key, planned) in claims {
             if hold {
                 self.held.insert(key);
             } else {
                 self.send(key, planned);
             }
+        }
+        if dropped_release {
+            self.release_failed = true;
+            self.resolve_held();
         }
     }
 
