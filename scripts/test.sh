@@ -20,8 +20,6 @@ cargo test --features e2e --test e2e
 cargo test --features e2e --test e2e_leader
 # waitForPodsReady with a short timeout: a controller of its own, after the others have stopped.
 cargo test --features e2e --test e2e_pods_ready
-# The chaos suite kills its own controller with SIGKILL during a storm: a controller of its own.
-cargo test --features e2e --test e2e_chaos -- --nocapture
 # manageJobsWithoutQueueName with a namespace selector: a controller of its own as well.
 cargo test --features e2e --test e2e_unqueued_jobs
 # kuota installed with Helm (e2e/cluster deploy) under the chart's RBAC, its webhooks called by
