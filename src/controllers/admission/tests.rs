@@ -358,8 +358,8 @@ fn an_admission_that_preempts_waits_until_the_victim_is_written() {
     assert_eq!(effects(&requests), [("ns/high", Effect::Claim)]);
 }
 
-#[test]
-fn an_admission_that_preempts_is_undone_when_the_victim_cannot_be_written() {
+/// `high` preempts the admitted `low`, and the victim's release is refused with `error`.
+fn victims_release_refused(error: WriteError) -> Harness {
     let mut h = Harness::new();
     h.apply(workload("low", 4, 0, 0));
     for request in h.workload_requests() {
@@ -367,7 +367,13 @@ fn an_admission_that_preempts_is_undone_when_the_victim_cannot_be_written() {
     }
     h.apply(workload("high", 4, 10, 1));
     let release = h.workload_requests().pop().expect("the victim's release");
-    h.refuse(release, WriteError::Timeout("Workload ns/low".into()));
+    h.refuse(release, error);
+    h
+}
+
+#[test]
+fn an_admission_that_preempts_is_undone_when_the_victim_cannot_be_written() {
+    let mut h = victims_release_refused(WriteError::Timeout("Workload ns/low".into()));
     // The preemption is decided again but waits for the retry; the preemptor's admission is not
     // written while the victim's release is not.
     assert_eq!(effects(&h.workload_requests()), []);
@@ -383,6 +389,15 @@ fn an_admission_that_preempts_is_undone_when_the_victim_cannot_be_written() {
         effects(&h.workload_requests()),
         [("ns/high", Effect::Claim)]
     );
+}
+
+#[test]
+fn an_admission_that_preempts_is_not_written_while_the_victims_release_conflicts() {
+    let mut h = victims_release_refused(WriteError::Conflict("Workload ns/low".into()));
+    // Another pass, as the next input brings: until the victim is read again its release cannot
+    // be written, so neither is the preemptor's admission (both would hold the same quota).
+    h.admission.pass();
+    assert_eq!(effects(&h.workload_requests()), []);
 }
 
 #[test]
@@ -644,19 +659,3 @@ fn a_pods_ready_eviction_that_cannot_be_written_leaves_the_workload_admitted() {
 mod deactivation;
 #[path = "tests/hot_swap.rs"]
 mod hot_swap;
-
-#[test]
-fn an_admission_that_preempts_is_not_written_while_the_victims_release_conflicts() {
-    let mut h = Harness::new();
-    h.apply(workload("low", 4, 0, 0));
-    for request in h.workload_requests() {
-        h.store(request);
-    }
-    h.apply(workload("high", 4, 10, 1));
-    let release = h.workload_requests().pop().expect("the victim's release");
-    h.refuse(release, WriteError::Conflict("Workload ns/low".into()));
-    h.admission.pass();
-    // Until the victim is read again, its release cannot be written, so neither is the
-    // preemptor's admission: both would hold the same quota.
-    assert_eq!(effects(&h.workload_requests()), []);
-}
