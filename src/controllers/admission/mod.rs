@@ -519,25 +519,32 @@ impl AdmissionLoop {
         );
     }
 
-    /// A workload whose admission is being written, and that the engine has since evicted: the
-    /// release is outstanding from now on, so no admission that uses its quota is written before
-    /// it lands.
+    /// A workload with a write in flight that the engine no longer holds as admitted, while the
+    /// API shows it holding quota or is about to (its last read has an admission, or the write
+    /// in flight claims): the release is outstanding from now on, so no admission that uses its
+    /// quota is written before it lands. A write that only updates conditions counts too: the
+    /// workload keeps its admission in the API until its release is written.
     fn assume_release_in_flight(
         &mut self,
         key: &str,
         state: &crate::engine::WorkloadState,
         now: &Time,
     ) {
-        let Some(assumption) = self.assumed.get(key) else {
-            return;
-        };
-        let admitted = matches!(&state.status, EngineStatus::Admitted(_));
-        if assumption.effect != Effect::Claim || admitted {
+        if matches!(&state.status, EngineStatus::Admitted(_)) {
             return;
         }
         let Some(read) = self.workloads.get(key) else {
             return;
         };
+        let claiming = match self.assumed.get(key).map(|a| a.effect) {
+            Some(Effect::Release) => return,
+            Some(effect) => effect == Effect::Claim,
+            None => false,
+        };
+        let holds = read.status.as_ref().is_some_and(|s| s.admission.is_some());
+        if !(claiming || holds) || is_finished(read) {
+            return;
+        }
         let status = crate::status::workload::workload_status(
             read.status.as_ref(),
             state,

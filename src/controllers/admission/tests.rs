@@ -342,65 +342,6 @@ fn a_refused_admission_frees_its_quota() {
 }
 
 #[test]
-fn an_admission_that_preempts_waits_until_the_victim_is_written() {
-    let mut h = Harness::new();
-    h.apply(workload("low", 4, 0, 0));
-    for request in h.workload_requests() {
-        h.store(request);
-    }
-    h.apply(workload("high", 4, 10, 1));
-    let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
-    for request in requests {
-        h.store(request);
-    }
-    let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/high", Effect::Claim)]);
-}
-
-/// `high` preempts the admitted `low`, and the victim's release is refused with `error`.
-fn victims_release_refused(error: WriteError) -> Harness {
-    let mut h = Harness::new();
-    h.apply(workload("low", 4, 0, 0));
-    for request in h.workload_requests() {
-        h.store(request);
-    }
-    h.apply(workload("high", 4, 10, 1));
-    let release = h.workload_requests().pop().expect("the victim's release");
-    h.refuse(release, error);
-    h
-}
-
-#[test]
-fn an_admission_that_preempts_is_undone_when_the_victim_cannot_be_written() {
-    let mut h = victims_release_refused(WriteError::Timeout("Workload ns/low".into()));
-    // The preemption is decided again but waits for the retry; the preemptor's admission is not
-    // written while the victim's release is not.
-    assert_eq!(effects(&h.workload_requests()), []);
-    h.admission.retries.insert("ns/low".into(), Instant::now());
-    h.admission.due_retries();
-    h.admission.pass();
-    let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
-    for request in requests {
-        h.store(request);
-    }
-    assert_eq!(
-        effects(&h.workload_requests()),
-        [("ns/high", Effect::Claim)]
-    );
-}
-
-#[test]
-fn an_admission_that_preempts_is_not_written_while_the_victims_release_conflicts() {
-    let mut h = victims_release_refused(WriteError::Conflict("Workload ns/low".into()));
-    // Another pass, as the next input brings: until the victim is read again its release cannot
-    // be written, so neither is the preemptor's admission (both would hold the same quota).
-    h.admission.pass();
-    assert_eq!(effects(&h.workload_requests()), []);
-}
-
-#[test]
 fn an_update_read_while_an_admission_is_written_keeps_its_quota_taken() {
     let mut h = Harness::new();
     h.apply(workload("a", 4, 0, 0));
@@ -659,3 +600,5 @@ fn a_pods_ready_eviction_that_cannot_be_written_leaves_the_workload_admitted() {
 mod deactivation;
 #[path = "tests/hot_swap.rs"]
 mod hot_swap;
+#[path = "tests/preemption.rs"]
+mod preemption;

@@ -1,0 +1,98 @@
+//! Preemption as writes: a preemptor's admission is written only after every victim's release
+//! has landed, because until then the victim still holds its quota in the API.
+
+use super::*;
+
+#[test]
+fn an_admission_that_preempts_waits_until_the_victim_is_written() {
+    let mut h = Harness::new();
+    h.apply(workload("low", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    h.apply(workload("high", 4, 10, 1));
+    let requests = h.workload_requests();
+    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
+    for request in requests {
+        h.store(request);
+    }
+    let requests = h.workload_requests();
+    assert_eq!(effects(&requests), [("ns/high", Effect::Claim)]);
+}
+
+/// `high` preempts the admitted `low`, and the victim's release is refused with `error`.
+fn victims_release_refused(error: WriteError) -> Harness {
+    let mut h = Harness::new();
+    h.apply(workload("low", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    h.apply(workload("high", 4, 10, 1));
+    let release = h.workload_requests().pop().expect("the victim's release");
+    h.refuse(release, error);
+    h
+}
+
+#[test]
+fn an_admission_that_preempts_is_undone_when_the_victim_cannot_be_written() {
+    let mut h = victims_release_refused(WriteError::Timeout("Workload ns/low".into()));
+    // The preemption is decided again but waits for the retry; the preemptor's admission is not
+    // written while the victim's release is not.
+    assert_eq!(effects(&h.workload_requests()), []);
+    h.admission.retries.insert("ns/low".into(), Instant::now());
+    h.admission.due_retries();
+    h.admission.pass();
+    let requests = h.workload_requests();
+    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
+    for request in requests {
+        h.store(request);
+    }
+    assert_eq!(
+        effects(&h.workload_requests()),
+        [("ns/high", Effect::Claim)]
+    );
+}
+
+#[test]
+fn an_admission_that_preempts_is_not_written_while_the_victims_release_conflicts() {
+    let mut h = victims_release_refused(WriteError::Conflict("Workload ns/low".into()));
+    // Another pass, as the next input brings: until the victim is read again its release cannot
+    // be written, so neither is the preemptor's admission (both would hold the same quota).
+    h.admission.pass();
+    assert_eq!(effects(&h.workload_requests()), []);
+}
+
+#[test]
+fn a_preemption_decided_while_the_victims_update_is_written_waits_for_its_release() {
+    let mut h = Harness::new();
+    h.apply(workload("low", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    // A newer version of the admitted `low` lacks its `Admitted` condition (a new leader finds
+    // such objects): a conditions-only write for it goes out.
+    let mut bare = h.admission.workloads["ns/low"].clone();
+    bare.metadata.resource_version = Some("150".into());
+    if let Some(status) = bare.status.as_mut() {
+        status
+            .conditions
+            .retain(|c| c.type_ != crate::api::keys::condition_types::ADMITTED);
+    }
+    h.apply(bare);
+    let update = h.workload_requests().pop().expect("the conditions write");
+    assert_eq!(update.2.effect, Effect::Update);
+    // While it is in flight `high` preempts `low`: `low` holds its quota in the API until its
+    // release is written, so `high`'s admission must wait for that release.
+    h.apply(workload("high", 4, 10, 1));
+    assert_eq!(effects(&h.workload_requests()), []);
+    h.store(update);
+    let requests = h.workload_requests();
+    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
+    for request in requests {
+        h.store(request);
+    }
+    assert_eq!(
+        effects(&h.workload_requests()),
+        [("ns/high", Effect::Claim)]
+    );
+}
