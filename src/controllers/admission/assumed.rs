@@ -34,6 +34,9 @@ pub struct Assumption {
     pub effect: Effect,
     pub status: WorkloadStatus,
     pub annotations: Option<BTreeMap<String, String>>,
+    /// Until this is written the API may show quota held that the engine counts as free: a
+    /// release, or a claim that moves the workload off the admission it holds.
+    pub frees: bool,
 }
 
 /// `read` as it will be once `assumption` is written.

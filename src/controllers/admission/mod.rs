@@ -10,6 +10,7 @@ mod deactivation;
 mod finalizers;
 mod hot_swap;
 mod inputs;
+mod ordering;
 pub mod plan;
 mod pods_ready;
 mod pods_ready_timeout;
@@ -422,10 +423,6 @@ impl AdmissionLoop {
         }
     }
 
-    fn releases_outstanding(&self) -> bool {
-        self.assumed.values().any(|a| a.effect == Effect::Release)
-    }
-
     /// Plans and starts the writes of every dirty workload.
     fn flush(&mut self) {
         let now = Time(k8s_openapi::jiff::Timestamp::now());
@@ -440,7 +437,7 @@ impl AdmissionLoop {
                 continue;
             };
             if self.in_flight.contains(&key) {
-                self.assume_release_in_flight(&key, &state, &now);
+                self.reassume_in_flight(&key, &state, &now);
                 self.dirty.insert(key);
                 continue;
             }
@@ -473,7 +470,9 @@ impl AdmissionLoop {
                 }
                 // The claims decided with this quota free must not be written either: the
                 // workload still holds it in the API until its release lands.
-                dropped_release |= planned.effect == Effect::Release;
+                dropped_release |= planned.effect == Effect::Release
+                    || (planned.effect == Effect::Claim
+                        && read.status.as_ref().is_some_and(|s| s.admission.is_some()));
                 continue;
             }
             match planned.effect {
@@ -494,71 +493,7 @@ impl AdmissionLoop {
         for (key, planned) in others {
             self.send(key, planned);
         }
-        let hold = dropped_release || self.releases_outstanding();
-        for (key, planned) in claims {
-            if hold {
-                self.held.insert(key);
-            } else {
-                self.send(key, planned);
-            }
-        }
-        if dropped_release {
-            self.release_failed = true;
-            self.resolve_held();
-        }
-    }
-
-    fn assume(&mut self, key: &str, planned: &Planned) {
-        self.assumed.insert(
-            key.to_string(),
-            Assumption {
-                effect: planned.effect,
-                status: planned.status.clone(),
-                annotations: planned.annotations.clone(),
-            },
-        );
-    }
-
-    /// A workload with a write in flight that the engine no longer holds as admitted, while the
-    /// API shows it holding quota or is about to (its last read has an admission, or the write
-    /// in flight claims): the release is outstanding from now on, so no admission that uses its
-    /// quota is written before it lands. A write that only updates conditions counts too: the
-    /// workload keeps its admission in the API until its release is written.
-    fn assume_release_in_flight(
-        &mut self,
-        key: &str,
-        state: &crate::engine::WorkloadState,
-        now: &Time,
-    ) {
-        if matches!(&state.status, EngineStatus::Admitted(_)) {
-            return;
-        }
-        let Some(read) = self.workloads.get(key) else {
-            return;
-        };
-        let claiming = match self.assumed.get(key).map(|a| a.effect) {
-            Some(Effect::Release) => return,
-            Some(effect) => effect == Effect::Claim,
-            None => false,
-        };
-        let holds = read.status.as_ref().is_some_and(|s| s.admission.is_some());
-        if !(claiming || holds) || is_finished(read) {
-            return;
-        }
-        let status = crate::status::workload::workload_status(
-            read.status.as_ref(),
-            state,
-            now,
-            read.metadata.generation,
-        );
-        self.assumed.insert(
-            key.to_string(),
-            Assumption {
-                effect: Effect::Release,
-                status,
-                annotations: None,
-            },
-        );
+        self.send_claims(claims, dropped_release);
     }
 
     fn send(&mut self, key: String, planned: Planned) {
@@ -566,6 +501,17 @@ impl AdmissionLoop {
             return;
         };
         self.in_flight.insert(key.clone());
+        let flavors: Vec<_> = planned
+            .status
+            .admission
+            .iter()
+            .flat_map(|a| {
+                a.pod_set_assignments
+                    .iter()
+                    .flat_map(|p| p.flavors.values())
+            })
+            .collect();
+        tracing::debug!(workload = %key, effect = ?planned.effect, ?flavors, version = ?read.metadata.resource_version, "status write sent");
         let request = WriteRequest::Workload {
             key,
             read: Box::new(read),

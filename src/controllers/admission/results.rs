@@ -94,9 +94,7 @@ impl AdmissionLoop {
                 tracing::info!(workload = %key, %error, effect = ?planned.effect, "write failed; the decision is undone");
                 self.replacing.remove(&key);
                 let dropped = self.assumed.remove(&key);
-                if planned.effect == Effect::Release
-                    || dropped.is_some_and(|a| a.effect == Effect::Release)
-                {
+                if planned.effect == Effect::Release || dropped.is_some_and(|a| a.frees) {
                     self.release_failed = true;
                 }
                 if error.is_transient() {
@@ -121,24 +119,6 @@ impl AdmissionLoop {
             }
         }
         self.resolve_held();
-    }
-
-    /// Once no release is outstanding, the held claims are written, or, when a release failed,
-    /// undone (they were decided on quota that turned out not to be free).
-    pub(super) fn resolve_held(&mut self) {
-        if self.releases_outstanding() {
-            return;
-        }
-        let failed = std::mem::take(&mut self.release_failed);
-        for key in std::mem::take(&mut self.held) {
-            if failed {
-                self.assumed.remove(&key);
-                if let Some(read) = self.workloads.get(&key).cloned() {
-                    self.state.restore_workload(&read, fallback());
-                }
-            }
-            self.dirty.insert(key);
-        }
     }
 
     pub(super) fn due_retries(&mut self) {

@@ -54,6 +54,7 @@ fn overlay_shows_the_decision_and_keeps_what_others_wrote() {
             kuota_annotations::QUOTA_RESERVED_AT.to_string(),
             "9".to_string(),
         )])),
+        frees: false,
     };
     let seen = overlay(&read, &assumption);
     let status = seen.status.expect("status");

@@ -96,3 +96,102 @@ fn a_preemption_decided_while_the_victims_update_is_written_waits_for_its_releas
         [("ns/high", Effect::Claim)]
     );
 }
+
+/// Two ClusterQueues of a cohort: `a` has no quota of flavor `f1` and two cpu of `f2`; `b` has
+/// four cpu of `f1` and reclaims what `a` borrows of it.
+const COHORT: &str = r#"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: f1}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: f2}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  namespaceSelector: {}
+  cohortName: c
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: f1
+      resources: [{name: cpu, nominalQuota: "0"}]
+    - name: f2
+      resources: [{name: cpu, nominalQuota: "2"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: b}
+spec:
+  namespaceSelector: {}
+  cohortName: c
+  preemption: {reclaimWithinCohort: Any}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: f1
+      resources: [{name: cpu, nominalQuota: "4"}]
+    - name: f2
+      resources: [{name: cpu, nominalQuota: "0"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq-a, namespace: ns}
+spec: {clusterQueue: a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq-b, namespace: ns}
+spec: {clusterQueue: b}
+"#;
+
+fn flavor_of(planned: &Planned) -> Option<&str> {
+    let admission = planned.status.admission.as_ref()?;
+    let assignment = admission.pod_set_assignments.first()?;
+    assignment.flavors.get("cpu").map(String::as_str)
+}
+
+#[test]
+fn an_admission_into_quota_a_moved_workload_leaves_waits_until_the_move_is_written() {
+    let mut h = Harness::new();
+    let objects: Vec<&str> = COHORT.split("\n---\n").collect();
+    h.admission.take(Input::ResourceFlavor(Change::Reset(vec![
+        parse(objects[0]),
+        parse(objects[1]),
+    ])));
+    h.admission.take(Input::ClusterQueue(Change::Reset(vec![
+        parse(objects[2]),
+        parse(objects[3]),
+    ])));
+    h.admission.take(Input::LocalQueue(Change::Reset(vec![
+        parse(objects[4]),
+        parse(objects[5]),
+    ])));
+    // `w` borrows two cpu of `f1` from `b`.
+    let mut w = workload("w", 2, 0, 0);
+    w.spec.queue_name = Some("lq-a".into());
+    h.apply(w);
+    let requests = h.workload_requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(flavor_of(&requests[0].2), Some("f1"));
+    for request in requests {
+        h.store(request);
+    }
+    // `x` reclaims all of `f1`: `w` is preempted there and fits in `f2`, its own quota.
+    let mut x = workload("x", 4, 0, 1);
+    x.spec.queue_name = Some("lq-b".into());
+    h.apply(x);
+    let requests = h.workload_requests();
+    // Until `w`'s move lands, the API shows it holding two cpu of `f1`: `x` waits.
+    assert_eq!(effects(&requests), [("ns/w", Effect::Claim)]);
+    assert_eq!(flavor_of(&requests[0].2), Some("f2"));
+    for request in requests {
+        h.store(request);
+    }
+    let requests = h.workload_requests();
+    assert_eq!(effects(&requests), [("ns/x", Effect::Claim)]);
+    assert_eq!(flavor_of(&requests[0].2), Some("f1"));
+}
