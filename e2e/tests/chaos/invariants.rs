@@ -225,7 +225,8 @@ impl Checker {
                     .remove(&(flavor.clone(), resource.clone()))
                     .unwrap_or_default();
                 latest.sort_by_key(|h| std::cmp::Reverse(h.0));
-                latest.truncate(4);
+                // Every holder, so a violation can be traced in the controller's log.
+                latest.truncate(30);
                 self.violation(format!(
                     "the cohort holds {used} of {flavor}/{resource}: above its nominal {nominal} \
                      ({}); last written holders (resourceVersion, Workload, ClusterQueue, amount): \
