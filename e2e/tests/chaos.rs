@@ -21,6 +21,8 @@ mod support;
 mod controller_kills;
 #[path = "chaos/invariants.rs"]
 mod invariants;
+#[path = "chaos/leader_takeover.rs"]
+mod leader_takeover;
 #[path = "chaos/rng.rs"]
 mod rng;
 #[path = "chaos/storm.rs"]
