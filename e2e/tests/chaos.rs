@@ -17,6 +17,8 @@
 #[allow(dead_code)]
 mod support;
 
+#[path = "chaos/apiserver_restart.rs"]
+mod apiserver_restart;
 #[path = "chaos/controller_kills.rs"]
 mod controller_kills;
 #[path = "chaos/invariants.rs"]
