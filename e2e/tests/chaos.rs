@@ -29,6 +29,10 @@ mod leader_takeover;
 mod rng;
 #[path = "chaos/storm.rs"]
 mod storm;
+#[path = "chaos/tas_invariants.rs"]
+mod tas_invariants;
+#[path = "chaos/tas_kills.rs"]
+mod tas_kills;
 
 use std::time::Duration;
 
