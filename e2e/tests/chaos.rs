@@ -52,8 +52,9 @@ async fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().await
 }
 
-/// The controllers a case started: stopped with SIGTERM (which releases the Lease) when the
-/// case ends well, killed when it fails, so that none of them leads during the next case.
+/// The controllers a case started: stopped with SIGTERM, which releases the Lease, when the
+/// case ends (waiting for them to exit) or fails (not waiting), so that none of them leads
+/// during the next case.
 #[derive(Default)]
 struct Replicas(Vec<Replica>);
 
@@ -85,7 +86,7 @@ impl Drop for Replicas {
     fn drop(&mut self) {
         for replica in &self.0 {
             if !replica.exited() {
-                let _ = replica.signal("KILL");
+                let _ = replica.signal("TERM");
             }
         }
     }
