@@ -20,8 +20,9 @@ const KILLS: usize = 3;
 const KILL_WINDOW: (u64, u64) = (2_000, 40_000);
 /// How long the controller stays dead after a kill (milliseconds).
 const DOWN: (u64, u64) = (0, 2_000);
-/// Everything must be finished this long after the storm starts.
-const DRAINED: Duration = Duration::from_secs(150);
+/// Everything must be finished this long after the storm starts (about 110 s on an idle
+/// machine; each restarted controller waits for its killed predecessor's lease to run out).
+const DRAINED: Duration = Duration::from_secs(200);
 /// How long after the last restart every Workload may take to be admitted, waiting with a
 /// reason, or finished.
 const CLASSIFIED: Duration = Duration::from_secs(45);

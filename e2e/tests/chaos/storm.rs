@@ -454,6 +454,22 @@ impl Storm {
         Ok(invariants::tally(&list(&self.api).await?))
     }
 
+    /// Stops the sampler and adds what its checker found so far to `failure`.
+    async fn fail(self, failure: String) -> anyhow::Error {
+        self.stop.store(true, Ordering::Relaxed);
+        match self.sampler.await {
+            Ok(Ok(sampled)) => anyhow::anyhow!(
+                "{failure}\nsamples {}, violations {} {}:\n{}",
+                sampled.checker.samples,
+                sampled.checker.violations(),
+                sampled.checker.found.kinds(),
+                sampled.checker.found.report()
+            ),
+            Ok(Err(e)) => e.context(failure),
+            Err(e) => anyhow::Error::new(e).context(failure),
+        }
+    }
+
     async fn sampler_alive(&mut self) -> Result<()> {
         if self.sampler.is_finished() {
             (&mut self.sampler).await??;
@@ -483,7 +499,7 @@ impl Storm {
                 break;
             }
             if Instant::now() >= deadline {
-                bail!(
+                let failure = format!(
                     "{classified:?} after the last disruption, {} of {} Workloads are neither \
                      admitted, waiting with a reason, nor finished ({}); first:\n{}\n\
                      controller log:\n{}",
@@ -493,6 +509,7 @@ impl Storm {
                     unclassified[..unclassified.len().min(5)].join("\n"),
                     log()
                 );
+                return Err(self.fail(failure).await);
             }
             sleep(Duration::from_millis(500)).await;
         }
@@ -504,11 +521,12 @@ impl Storm {
                 break;
             }
             if self.start.elapsed() >= drained {
-                bail!(
+                let failure = format!(
                     "the storm did not finish within {drained:?}: {}\ncontroller log:\n{}",
                     invariants::tally(&listed),
                     log()
                 );
+                return Err(self.fail(failure).await);
             }
             sleep(Duration::from_millis(500)).await;
         }
