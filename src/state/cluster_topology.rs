@@ -42,6 +42,14 @@ impl ClusterState {
             }
             _ => topo.remove_flavor(name),
         }
+        if let Some(placer) = self
+            .engine
+            .placer_mut()
+            .as_any_mut()
+            .downcast_mut::<SnapshotPlacer>()
+        {
+            placer.adopt_deferred();
+        }
         self.engine.requeue_inadmissible();
     }
 

@@ -21,6 +21,10 @@ commands:
   down                 stop the processes that up started (by recorded pid) and clean the state
   status               print each component's pid and health; exit 1 unless all are healthy
   env                  print the KUBECONFIG export for this cluster
+  restart [--kill] [--down DURATION] COMPONENT
+                       stop one component (SIGTERM, or SIGKILL with --kill), wait DURATION, start
+                       it again with the same flags and wait until it is healthy; etcd keeps its
+                       data, so a restarted kube-apiserver serves the same objects
   nodes create [flags] create kwok nodes with a topology (see 'e2e/cluster nodes help')
   nodes not-ready NAME make a node fail: kwok stops reporting it and its Ready condition is False
   nodes ready NAME     give a not-ready node back to kwok
@@ -72,6 +76,8 @@ func run(args []string) error {
 		return status(layout)
 	case "env":
 		return printEnv(layout)
+	case "restart":
+		return restart(layout, args[1:])
 	case "nodes":
 		return nodesCommand(layout, args[1:])
 	case "deploy":

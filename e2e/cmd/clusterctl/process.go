@@ -31,7 +31,13 @@ func start(l layout, name string, args []string) (*component, error) {
 
 // startProgram is start for any executable, with extra environment variables.
 func startProgram(l layout, name, exe string, args, env []string) (*component, error) {
-	logFile, err := os.OpenFile(l.log(name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	return launch(l, name, exe, args, env, os.O_TRUNC)
+}
+
+// launch is startProgram with the log opened with `mode` (os.O_TRUNC, or os.O_APPEND to keep
+// what an earlier run of the component wrote).
+func launch(l layout, name, exe string, args, env []string, mode int) (*component, error) {
+	logFile, err := os.OpenFile(l.log(name), os.O_CREATE|os.O_WRONLY|mode, 0o644)
 	if err != nil {
 		return nil, err
 	}

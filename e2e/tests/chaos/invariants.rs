@@ -13,19 +13,62 @@ use crate::support::kueue::{self, admitted, condition, pending_reason};
 
 /// How many violation messages are kept whole; the rest are only counted.
 const KEPT: usize = 40;
+/// A quantity or field the checker cannot read.
+const UNREADABLE: &str = "unreadable";
+/// The cohort's admitted total above the sum of its nominal quotas.
+const COHORT_OVER_NOMINAL: &str = "cohort over nominal";
 
 /// (ClusterQueue, flavor, resource).
 type Cell = (String, String, String);
 /// A Workload holding quota: its resourceVersion, name, ClusterQueue and amount.
 type Holder = (u64, String, String, Quantity);
 
+/// The violations a checker recorded: each counted by kind, the first [`KEPT`] kept whole.
+#[derive(Debug, Default)]
+pub struct Violations {
+    total: u64,
+    messages: Vec<String>,
+    by_kind: BTreeMap<&'static str, u64>,
+}
+
+impl Violations {
+    pub fn record(&mut self, sample: u64, kind: &'static str, message: String) {
+        self.total += 1;
+        *self.by_kind.entry(kind).or_default() += 1;
+        if self.messages.len() < KEPT {
+            self.messages
+                .push(format!("sample {sample}: {kind}: {message}"));
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The violations counted by kind, as `{kind: count}`.
+    pub fn kinds(&self) -> String {
+        format!("{:?}", self.by_kind)
+    }
+
+    /// The kept messages, and how many more there were.
+    pub fn report(&self) -> String {
+        let mut text = self.messages.join("\n");
+        if self.total > self.messages.len() as u64 {
+            text.push_str(&format!(
+                "\n... and {} more",
+                self.total - self.messages.len() as u64
+            ));
+        }
+        text
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Checker {
     /// The storm's cohort: ClusterQueues outside it are not checked.
     cohort: String,
     pub samples: u64,
-    violations: u64,
-    messages: Vec<String>,
+    pub found: Violations,
     /// The admission each Workload had in the first sample that showed it finished.
     finished_with: HashMap<String, Option<String>>,
 }
@@ -38,7 +81,7 @@ fn name(workload: &Workload) -> &str {
     workload.metadata.name.as_deref().unwrap_or_default()
 }
 
-fn amount(quantity: &ApiQuantity) -> Result<Quantity, String> {
+pub fn amount(quantity: &ApiQuantity) -> Result<Quantity, String> {
     quantity
         .0
         .parse()
@@ -67,27 +110,11 @@ impl Checker {
     }
 
     pub fn violations(&self) -> u64 {
-        self.violations
+        self.found.total()
     }
 
-    /// The kept messages, and how many more there were.
-    pub fn report(&self) -> String {
-        let mut text = self.messages.join("\n");
-        if self.violations > self.messages.len() as u64 {
-            text.push_str(&format!(
-                "\n... and {} more",
-                self.violations - self.messages.len() as u64
-            ));
-        }
-        text
-    }
-
-    fn violation(&mut self, message: String) {
-        self.violations += 1;
-        if self.messages.len() < KEPT {
-            self.messages
-                .push(format!("sample {}: {message}", self.samples));
-        }
+    fn violation(&mut self, kind: &'static str, message: String) {
+        self.found.record(self.samples, kind, message);
     }
 
     /// Checks one sample.
@@ -128,7 +155,7 @@ impl Checker {
             }
         }
         for problem in problems {
-            self.violation(problem);
+            self.violation(UNREADABLE, problem);
         }
         limits
     }
@@ -184,18 +211,18 @@ impl Checker {
             }
         }
         for problem in problems {
-            self.violation(problem);
+            self.violation(UNREADABLE, problem);
         }
         let mut cohort_usage: BTreeMap<(String, String), Quantity> = BTreeMap::new();
         for ((cq, flavor, resource), used) in &usage {
             let Some(limit) = limits.get(&(cq.clone(), flavor.clone(), resource.clone())) else {
-                self.violation(format!(
+                self.violation("no quota", format!(
                     "{used} of {resource} admitted in {cq} on flavor {flavor}, which it has no quota of"
                 ));
                 continue;
             };
             if let Some(allowed) = limit.allowed().filter(|allowed| used > allowed) {
-                self.violation(format!(
+                self.violation("queue over its limit", format!(
                     "{cq} holds {used} of {flavor}/{resource}: above nominal {} + borrowing limit = {allowed}",
                     limit.nominal
                 ));
@@ -227,7 +254,7 @@ impl Checker {
                 latest.sort_by_key(|h| std::cmp::Reverse(h.0));
                 // Every holder, so a violation can be traced in the controller's log.
                 latest.truncate(30);
-                self.violation(format!(
+                self.violation(COHORT_OVER_NOMINAL, format!(
                     "the cohort holds {used} of {flavor}/{resource}: above its nominal {nominal} \
                      ({}); last written holders (resourceVersion, Workload, ClusterQueue, amount): \
                      {latest:?}",
@@ -267,7 +294,7 @@ impl Checker {
             }
         }
         for problem in problems {
-            self.violation(problem);
+            self.violation("queue reports over its limit", problem);
         }
     }
 
@@ -288,11 +315,14 @@ impl Checker {
             c.status == "True" && c.last_transition_time.0 > evicted.last_transition_time.0
         });
         if !fresh {
-            self.violation(format!(
-                "{} is Evicted=True ({}) and still holds its admission",
-                name(workload),
-                evicted.reason
-            ));
+            self.violation(
+                "evicted with an admission",
+                format!(
+                    "{} is Evicted=True ({}) and still holds its admission",
+                    name(workload),
+                    evicted.reason
+                ),
+            );
         }
     }
 
@@ -317,7 +347,7 @@ impl Checker {
                     "{key} changed its admission after it finished: {first:?} then {admission:?}"
                 );
                 self.finished_with.insert(key, admission);
-                self.violation(message);
+                self.violation("admission changed after finishing", message);
             }
             Some(_) => {}
         }

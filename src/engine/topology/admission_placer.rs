@@ -240,6 +240,30 @@ pub struct SnapshotPlacer {
 struct State {
     snapshot: TopologySnapshot,
     answers: HashMap<WorkloadKey, Answers>,
+    /// Admitted workloads whose `topologyAssignment` names a flavor with no tree yet (its
+    /// ResourceFlavor or Topology is not listed yet, as when a restarted controller lists the
+    /// Workloads first), by `namespace/name`: their quota counts at once, their hosts as soon as
+    /// the tree exists.
+    deferred: BTreeMap<String, Workload>,
+}
+
+/// Whether a TAS pod set of the admitted `workload` is on flavors none of which has a tree.
+fn awaits_flavor(workload: &Workload, snapshot: &TopologySnapshot) -> bool {
+    workload.admission.as_ref().is_some_and(|admission| {
+        admission.pod_set_assignments.iter().any(|a| {
+            a.topology_assignment.is_some()
+                && a.flavors.values().all(|f| snapshot.tree(f).is_none())
+        })
+    })
+}
+
+/// Records the TAS usage of an admitted workload in `snapshot`.
+fn record(workload: &Workload, snapshot: &mut TopologySnapshot) -> Result<(), String> {
+    match admitted_tas_usage(workload, |flavor| snapshot.tree(flavor).is_some()) {
+        Ok(Some(usage)) => snapshot.admit(usage).map_err(|e| e.to_string()),
+        Ok(None) => Ok(()),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 impl SnapshotPlacer {
@@ -251,7 +275,28 @@ impl SnapshotPlacer {
             state: RefCell::new(State {
                 snapshot,
                 answers: HashMap::new(),
+                deferred: BTreeMap::new(),
             }),
+        }
+    }
+
+    /// Records the TAS usage of the deferred admitted workloads whose flavors now have trees;
+    /// called when a TAS flavor or a Topology arrives.
+    pub fn adopt_deferred(&mut self) {
+        let state = self.state.get_mut();
+        let ready: Vec<String> = state
+            .deferred
+            .iter()
+            .filter(|(_, w)| !awaits_flavor(w, &state.snapshot))
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in ready {
+            let Some(workload) = state.deferred.remove(&key) else {
+                continue;
+            };
+            if let Err(error) = record(&workload, &mut state.snapshot) {
+                tracing::warn!(workload = %key, %error, "TAS usage of an admitted workload not recorded");
+            }
         }
     }
 
@@ -412,16 +457,19 @@ impl TopologyPlacer for SnapshotPlacer {
     fn release(&mut self, workload: &WorkloadKey, _admission: &Admission) {
         let state = self.state.get_mut();
         state.answers.remove(workload);
+        state.deferred.remove(&workload.to_string());
         state.snapshot.release(&workload.to_string());
     }
 
     fn adopt(&mut self, workload: &Workload) -> Result<(), String> {
-        let snapshot = &mut self.state.get_mut().snapshot;
-        match admitted_tas_usage(workload, |flavor| snapshot.tree(flavor).is_some()) {
-            Ok(Some(usage)) => snapshot.admit(usage).map_err(|e| e.to_string()),
-            Ok(None) => Ok(()),
-            Err(error) => Err(error.to_string()),
+        let state = self.state.get_mut();
+        let key = format!("{}/{}", workload.namespace, workload.name);
+        state.deferred.remove(&key);
+        if awaits_flavor(workload, &state.snapshot) {
+            state.deferred.insert(key, workload.clone());
+            return Ok(());
         }
+        record(workload, &mut state.snapshot)
     }
 
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {

@@ -422,3 +422,81 @@ status:
     assert_eq!(quality.domains_per_level, vec![1, 2]);
     assert_eq!(quality.lowest_common_level(), Some(0));
 }
+
+/// A restarted controller may list an admitted TAS Workload before its ResourceFlavor: the
+/// Workload is not set aside, and once the flavor arrives its host counts as used, so another
+/// Workload is not placed on it while the ClusterQueue still has quota.
+#[test]
+fn an_admitted_tas_workload_listed_before_its_flavor_keeps_its_host() {
+    use crate::engine::features::FeatureGates;
+    use crate::engine::topology::encode;
+    use crate::engine::topology::model::{DomainAssignment, DomainList, HOSTNAME_LABEL};
+
+    let mut state = ClusterState::new(EngineConfig::default());
+    let mut ns = K8sNamespace::default();
+    ns.metadata.name = Some("team".into());
+    state.apply_namespace(&ns);
+    state.apply_cluster_queue(&queue("q", "tas", "2"));
+    state.apply_local_queue(&local_queue("lq", "q"));
+    let on_host = |name: &str| {
+        let mut w = serde_json::to_value(workload(name, "lq")).expect("a Workload serializes");
+        w["spec"]["podSets"][0]["template"]["metadata"] = serde_json::json!({"annotations": {
+            "kueue.x-k8s.io/podset-required-topology": HOSTNAME_LABEL,
+        }});
+        w
+    };
+    let placed = DomainList {
+        levels: vec![HOSTNAME_LABEL.to_string()],
+        domains: vec![DomainAssignment {
+            values: vec!["n1".to_string()],
+            count: 1,
+        }],
+    };
+    let mut admitted = on_host("old");
+    let condition = |type_: &str| {
+        serde_json::json!({"type": type_, "status": "True", "reason": type_, "message": "",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"})
+    };
+    admitted["status"] = serde_json::json!({
+        "admission": {"clusterQueue": "q", "podSetAssignments": [{
+            "name": "main", "flavors": {"cpu": "tas"}, "resourceUsage": {"cpu": "1"}, "count": 1,
+            "topologyAssignment": encode(&placed, &FeatureGates::default()),
+        }]},
+        "conditions": [condition("QuotaReserved"), condition("Admitted")],
+    });
+    let fallback = || Fallback {
+        creation: 0,
+        uid: String::new(),
+    };
+    state.apply_workload(&parse(&admitted.to_string()), fallback());
+    assert_eq!(state.set_aside(), []);
+
+    state.apply_topology(&parse(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: hosts}
+spec: {levels: [{nodeLabel: kubernetes.io/hostname}]}
+",
+    ));
+    state.apply_resource_flavor(&flavor("tas", "topologyName: hosts, nodeLabels: {pool: x}"));
+    state.apply_node(&parse::<K8sNode>(
+        "apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {pool: x, kubernetes.io/hostname: n1}}
+status:
+  allocatable: {cpu: \"1\", pods: \"10\"}
+  conditions: [{type: Ready, status: \"True\"}]
+",
+    ));
+    state.apply_workload(&parse(&on_host("new").to_string()), fallback());
+    let out = state.engine().cycle();
+    assert!(
+        out.admitted.is_empty(),
+        "admitted onto the host the earlier Workload holds: {:?}",
+        out.admitted
+    );
+    assert!(matches!(
+        status_of(&mut state, "new"),
+        WorkloadStatus::Pending { .. }
+    ));
+}
