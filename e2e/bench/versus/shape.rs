@@ -12,7 +12,7 @@ use anyhow::Result;
 use kuota::api::Workload;
 use serde_json::json;
 
-use crate::support::nodes::{BLOCK_LABEL, HOSTNAME_LABEL, RACK_LABEL};
+use crate::support::nodes::{BLOCK_LABEL, RACK_LABEL, tas_flavor_yaml};
 
 pub const COHORTS: usize = 5;
 pub const QUEUES_PER_COHORT: usize = 6;
@@ -100,25 +100,11 @@ impl Shape {
         let flavor = self.flavor();
         let mut yaml = String::new();
         match &self.tas_nodes {
-            Some(nodes) => yaml.push_str(&format!(
-                "apiVersion: kueue.x-k8s.io/v1beta2
-kind: Topology
-metadata: {{name: {topology}}}
-spec:
-  levels:
-  - nodeLabel: {BLOCK_LABEL}
-  - nodeLabel: {RACK_LABEL}
-  - nodeLabel: {HOSTNAME_LABEL}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: {flavor}}}
-spec:
-  nodeLabels: {{e2e.kuota.dev/bench: {nodes}}}
-  topologyName: {topology}
----
-",
-                topology = self.topology()
+            Some(nodes) => yaml.push_str(&tas_flavor_yaml(
+                &self.topology(),
+                &flavor,
+                "e2e.kuota.dev/bench",
+                nodes,
             )),
             None => yaml.push_str(&format!(
                 "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: {flavor}}}\n---\n"

@@ -47,24 +47,9 @@ const LONG_CPU: &str = "5";
 
 fn setup_yaml(id: &str, cohort: &str) -> String {
     let (topology, flavor, cq) = (unique_name("topo"), unique_name("rf"), unique_name("cq"));
-    format!(
+    let mut yaml = nodes::tas_flavor_yaml(&topology, &flavor, TEST_LABEL, id);
+    yaml.push_str(&format!(
         "apiVersion: kueue.x-k8s.io/v1beta2
-kind: Topology
-metadata: {{name: {topology}}}
-spec:
-  levels:
-  - nodeLabel: {BLOCK_LABEL}
-  - nodeLabel: {RACK_LABEL}
-  - nodeLabel: {HOSTNAME_LABEL}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: {flavor}}}
-spec:
-  nodeLabels: {{{TEST_LABEL}: {id}}}
-  topologyName: {topology}
----
-apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {{name: {cq}}}
 spec:
@@ -81,7 +66,8 @@ kind: LocalQueue
 metadata: {{name: lq}}
 spec: {{clusterQueue: {cq}}}
 "
-    )
+    ));
+    yaml
 }
 
 fn job_yaml(name: &str, pods: u64, cpu: &str, run: &str, topology: &str) -> String {

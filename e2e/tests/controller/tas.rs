@@ -11,7 +11,7 @@ use kuota::api::Workload;
 use kuota::engine::topology::decode;
 
 use crate::support::kueue::{self, apply_yaml};
-use crate::support::nodes::{BLOCK_LABEL, HOSTNAME_LABEL, NodeSet, RACK_LABEL};
+use crate::support::nodes::{self, HOSTNAME_LABEL, NodeSet, RACK_LABEL};
 use crate::support::{self, TestNamespace, controller, unique_name};
 
 /// Nodes of one test carry this label, so the test's flavor selects only them.
@@ -30,24 +30,9 @@ async fn a_pod_set_that_requires_a_rack_is_placed_in_one_rack() -> Result<()> {
     apply_yaml(
         &client,
         &ns.name,
-        &format!(
-            "apiVersion: kueue.x-k8s.io/v1beta2
-kind: Topology
-metadata: {{name: {topology}}}
-spec:
-  levels:
-  - nodeLabel: {BLOCK_LABEL}
-  - nodeLabel: {RACK_LABEL}
-  - nodeLabel: {HOSTNAME_LABEL}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: {flavor}}}
-spec:
-  nodeLabels: {{{TEST_LABEL}: {id}}}
-  topologyName: {topology}
----
-apiVersion: kueue.x-k8s.io/v1beta2
+        &(nodes::tas_flavor_yaml(&topology, &flavor, TEST_LABEL, &id)
+            + &format!(
+                "apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {{name: {cq}}}
 spec:
@@ -78,7 +63,7 @@ spec:
         containers:
         - {{name: c, image: busybox, resources: {{requests: {{cpu: \"4\"}}}}}}
 "
-        ),
+            )),
     )
     .await?;
     let api: Api<Workload> = Api::namespaced(client.clone(), &ns.name);

@@ -226,3 +226,27 @@ pub async fn delete(client: &Client, name: &str) -> Result<()> {
         Err(e) => Err(anyhow::Error::new(e).context(format!("delete node {name}"))),
     }
 }
+
+/// A Topology over the block, rack and host labels [`NodeSet`] gives its nodes, and a TAS
+/// ResourceFlavor over the nodes labelled `label: value`, as YAML documents each ending `---`.
+pub fn tas_flavor_yaml(topology: &str, flavor: &str, label: &str, value: &str) -> String {
+    format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {{name: {topology}}}
+spec:
+  levels:
+  - nodeLabel: {BLOCK_LABEL}
+  - nodeLabel: {RACK_LABEL}
+  - nodeLabel: {HOSTNAME_LABEL}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {flavor}}}
+spec:
+  nodeLabels: {{{label}: {value}}}
+  topologyName: {topology}
+---
+"
+    )
+}
