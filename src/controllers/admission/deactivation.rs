@@ -52,7 +52,7 @@ impl AdmissionLoop {
         let due: Vec<String> = self
             .deactivating
             .iter()
-            .filter(|key| !self.in_flight.contains(*key) && !self.retries.contains_key(*key))
+            .filter(|key| !self.in_flight.contains_key(*key) && !self.retries.contains_key(*key))
             .cloned()
             .collect();
         for key in due {
@@ -67,7 +67,7 @@ impl AdmissionLoop {
                 continue;
             }
             let read = Box::new(read.clone());
-            self.in_flight.insert(key.clone());
+            self.in_flight.insert(key.clone(), None);
             if self
                 .requests
                 .send(WriteRequest::Deactivate { key, read })

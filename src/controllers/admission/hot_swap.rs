@@ -111,7 +111,7 @@ impl AdmissionLoop {
             .failed_nodes
             .keys()
             .filter(|key| {
-                !self.in_flight.contains(*key)
+                !self.in_flight.contains_key(*key)
                     && !self.assumed.contains_key(*key)
                     && !self.held.contains(*key)
                     && !self.stale.contains_key(*key)
@@ -161,7 +161,7 @@ impl AdmissionLoop {
         let due: Vec<String> = self
             .recovered
             .iter()
-            .filter(|key| !self.in_flight.contains(*key) && !self.assumed.contains_key(*key))
+            .filter(|key| !self.in_flight.contains_key(*key) && !self.assumed.contains_key(*key))
             .cloned()
             .collect();
         for key in due {

@@ -102,11 +102,13 @@ pub struct AdmissionLoop {
     dirty: BTreeSet<String>,
     /// Decisions that claim or release quota and are not written yet.
     assumed: BTreeMap<String, Assumption>,
-    /// Claims waiting until no release is outstanding.
+    /// Claims waiting until no release is outstanding (or undone if one fails).
     held: BTreeSet<String>,
     /// A release failed while claims were held: they were decided on quota that is not free.
     release_failed: bool,
-    in_flight: BTreeSet<String>,
+    /// Writes sent and not answered, each with the decision it carries (none for a write that
+    /// claims or releases nothing).
+    in_flight: BTreeMap<String, Option<Assumption>>,
     /// Workloads whose last write conflicted at this resource version: nothing is written for
     /// them until a newer version is read.
     stale: BTreeMap<String, Option<String>>,
@@ -169,7 +171,7 @@ impl AdmissionLoop {
             assumed: BTreeMap::new(),
             held: BTreeSet::new(),
             release_failed: false,
-            in_flight: BTreeSet::new(),
+            in_flight: BTreeMap::new(),
             stale: BTreeMap::new(),
             retries: BTreeMap::new(),
             backoff: BTreeMap::new(),
@@ -427,6 +429,9 @@ impl AdmissionLoop {
     fn flush(&mut self) {
         let now = Time(k8s_openapi::jiff::Timestamp::now());
         let mut claims = Vec::new();
+        // Claims decided for workloads that cannot be written yet (a write in flight, a retry
+        // not due): they wait like held claims when a release is outstanding.
+        let mut unsent_claims = Vec::new();
         let mut others = Vec::new();
         let mut dropped_release = false;
         for key in std::mem::take(&mut self.dirty) {
@@ -436,8 +441,10 @@ impl AdmissionLoop {
             let Some(state) = self.state.engine().state(&workload_key(&key)) else {
                 continue;
             };
-            if self.in_flight.contains(&key) {
-                self.reassume_in_flight(&key, &state, &now);
+            if self.in_flight.contains_key(&key) {
+                if self.reassume_in_flight(&key, &state, &now) {
+                    unsent_claims.push(key.clone());
+                }
                 self.dirty.insert(key);
                 continue;
             }
@@ -453,6 +460,9 @@ impl AdmissionLoop {
                 // Written again once the retry is due; until then the decision holds in memory.
                 if planned.effect != Effect::Update {
                     self.assume(&key, &planned);
+                }
+                if planned.effect == Effect::Claim {
+                    unsent_claims.push(key);
                 }
                 continue;
             }
@@ -493,14 +503,18 @@ impl AdmissionLoop {
         for (key, planned) in others {
             self.send(key, planned);
         }
-        self.send_claims(claims, dropped_release);
+        self.send_claims(claims, unsent_claims, dropped_release);
     }
 
     fn send(&mut self, key: String, planned: Planned) {
         let Some(read) = self.workloads.get(&key).cloned() else {
             return;
         };
-        self.in_flight.insert(key.clone());
+        let carried = match planned.effect {
+            Effect::Update => None,
+            Effect::Claim | Effect::Release => self.assumed.get(&key).cloned(),
+        };
+        self.in_flight.insert(key.clone(), carried);
         let flavors: Vec<_> = planned
             .status
             .admission

@@ -3,9 +3,11 @@
 //! lands before any claim that uses that quota is sent. Until then such claims are held; if the
 //! freeing write fails, the claims decided with its quota are undone.
 
+use std::collections::BTreeSet;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::assumed::Assumption;
+use super::assumed::{Assumption, overlay};
 use super::plan::{Effect, Planned};
 use super::{AdmissionLoop, EngineStatus, fallback, is_finished};
 use crate::api::Workload;
@@ -16,12 +18,21 @@ fn admission_of(workload: &Workload) -> Option<&Admission> {
     workload.status.as_ref().and_then(|s| s.admission.as_ref())
 }
 
+fn flavors_of(admission: Option<&Admission>) -> BTreeSet<&str> {
+    admission
+        .iter()
+        .flat_map(|a| a.pod_set_assignments.iter())
+        .flat_map(|p| p.flavors.values())
+        .map(String::as_str)
+        .collect()
+}
+
 impl AdmissionLoop {
     /// Whether a write that frees quota has not landed yet: a release, or a freeing claim in
     /// flight. (A freeing claim that is itself held frees nothing until it is sent.)
     pub(super) fn releases_outstanding(&self) -> bool {
         self.assumed.iter().any(|(key, a)| {
-            a.frees && (a.effect == Effect::Release || self.in_flight.contains(key))
+            a.frees && (a.effect == Effect::Release || self.in_flight.contains_key(key))
         })
     }
 
@@ -51,17 +62,23 @@ impl AdmissionLoop {
     /// it carries (or leave the one read in place), so quota the engine now counts as free may
     /// stay held in the API until the engine's new decision is written: that counts as an
     /// outstanding release. The new decision is assumed, so the write's answer is seen with it.
-    pub(super) fn reassume_in_flight(&mut self, key: &str, state: &WorkloadState, now: &Time) {
+    /// Returns whether that decision is a new claim.
+    pub(super) fn reassume_in_flight(
+        &mut self,
+        key: &str,
+        state: &WorkloadState,
+        now: &Time,
+    ) -> bool {
         let Some(read) = self.workloads.get(key) else {
-            return;
+            return false;
         };
         if is_finished(read) {
-            return;
+            return false;
         }
         let previous = self.assumed.get(key);
         if previous.is_some_and(|a| a.effect == Effect::Release) {
             // Released already: the write in flight frees the quota; a new admission waits for it.
-            return;
+            return false;
         }
         let status = crate::status::workload::workload_status(
             read.status.as_ref(),
@@ -77,7 +94,7 @@ impl AdmissionLoop {
         };
         let in_flight = previous.map_or(admission_of(read), |a| a.status.admission.as_ref());
         if decided == in_flight {
-            return;
+            return false;
         }
         let read_holds_other = admission_of(read).is_some_and(|held| decided != Some(held));
         let frees =
@@ -95,19 +112,31 @@ impl AdmissionLoop {
                 frees,
             },
         );
+        admitted
     }
 
     /// Sends the claims planned in this flush, or holds them. Claims wait while a release is
     /// outstanding; claims that move a workload off its admission go first, and the others wait
-    /// until those have landed.
-    pub(super) fn send_claims(&mut self, claims: Vec<(String, Planned)>, dropped_release: bool) {
+    /// until those have landed. `unsent` are claims decided in this flush that cannot be sent
+    /// yet (their workload has a write in flight or a retry pending): decided on quota a
+    /// release frees, they are undone with the others if that release fails.
+    pub(super) fn send_claims(
+        &mut self,
+        claims: Vec<(String, Planned)>,
+        unsent: Vec<String>,
+        dropped_release: bool,
+    ) {
         let hold_all = dropped_release || self.releases_outstanding();
         let (moves, fresh): (Vec<_>, Vec<_>) = claims
             .into_iter()
             .partition(|(key, _)| self.assumed.get(key).is_some_and(|a| a.frees));
         let hold_fresh = hold_all || !moves.is_empty();
+        if hold_fresh {
+            self.held.extend(unsent);
+        }
+        let independent = self.independent_moves(&moves);
         for (key, planned) in moves {
-            if hold_all {
+            if hold_all || !independent.contains(&key) {
                 self.held.insert(key);
             } else {
                 self.send(key, planned);
@@ -126,6 +155,40 @@ impl AdmissionLoop {
         }
     }
 
+    /// The moves that may go out together: those that claim no flavor another of `moves` leaves
+    /// (were that one refused, both would hold it in the API). The others wait for these to
+    /// land. Moves that all depend on each other cannot be ordered; the first goes alone.
+    pub(super) fn independent_moves(&self, moves: &[(String, Planned)]) -> BTreeSet<String> {
+        let left: Vec<(&str, BTreeSet<&str>)> = moves
+            .iter()
+            .map(|(key, _)| {
+                let read = self.workloads.get(key).and_then(admission_of);
+                (key.as_str(), flavors_of(read))
+            })
+            .collect();
+        let mut independent: BTreeSet<String> = moves
+            .iter()
+            .filter(|(key, planned)| {
+                let claimed = flavors_of(planned.status.admission.as_ref());
+                left.iter()
+                    .filter(|(other, _)| *other != key.as_str())
+                    .all(|(_, leaves)| leaves.is_disjoint(&claimed))
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
+        if independent.is_empty()
+            && let Some((first, _)) = moves.first()
+        {
+            tracing::warn!(
+                workload = %first,
+                moves = moves.len(),
+                "moves between flavors depend on each other; the first is written alone"
+            );
+            independent.insert(first.clone());
+        }
+        independent
+    }
+
     /// Once no release is outstanding, the held claims are written, or, when a release failed,
     /// undone (they were decided on quota that turned out not to be free).
     pub(super) fn resolve_held(&mut self) {
@@ -135,12 +198,28 @@ impl AdmissionLoop {
         let failed = std::mem::take(&mut self.release_failed);
         for key in std::mem::take(&mut self.held) {
             if failed {
-                self.assumed.remove(&key);
-                if let Some(read) = self.workloads.get(&key).cloned() {
-                    self.state.restore_workload(&read, fallback());
-                }
+                self.undo(&key);
             }
             self.dirty.insert(key);
+        }
+    }
+
+    /// Puts the engine back to what the API will show for `key`: the Workload as read, or, while
+    /// a write of it that claims or releases is in flight, as that write will leave it.
+    fn undo(&mut self, key: &str) {
+        let Some(read) = self.workloads.get(key).cloned() else {
+            return;
+        };
+        match self.in_flight.get(key).cloned().flatten() {
+            Some(carried) => {
+                self.state
+                    .restore_workload(&overlay(&read, &carried), fallback());
+                self.assumed.insert(key.to_string(), carried);
+            }
+            None => {
+                self.assumed.remove(key);
+                self.state.restore_workload(&read, fallback());
+            }
         }
     }
 }

@@ -24,7 +24,7 @@ impl AdmissionLoop {
             .unready
             .keys()
             .filter(|key| {
-                !self.in_flight.contains(*key)
+                !self.in_flight.contains_key(*key)
                     && !self.assumed.contains_key(*key)
                     && !self.stale.contains_key(*key)
                     && !self.retries.contains_key(*key)

@@ -143,7 +143,7 @@ impl AdmissionLoop {
         let due: Vec<String> = self
             .backoff
             .iter()
-            .filter(|(key, until)| **until <= now && !self.in_flight.contains(*key))
+            .filter(|(key, until)| **until <= now && !self.in_flight.contains_key(*key))
             .map(|(key, _)| key.clone())
             .collect();
         for key in due {

@@ -195,3 +195,80 @@ fn an_admission_into_quota_a_moved_workload_leaves_waits_until_the_move_is_writt
     assert_eq!(effects(&requests), [("ns/x", Effect::Claim)]);
     assert_eq!(flavor_of(&requests[0].2), Some("f1"));
 }
+
+#[test]
+fn an_admission_decided_while_its_workloads_update_is_written_is_undone_when_the_release_it_needs_fails()
+ {
+    let mut h = Harness::new();
+    h.apply(workload("low", 4, 0, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    // `high` names a LocalQueue that does not exist yet: it stays pending, and that is written.
+    let mut high = workload("high", 4, 10, 1);
+    high.spec.queue_name = Some("later".into());
+    h.apply(high);
+    let update = h.workload_requests().pop().expect("the pending write");
+    assert_eq!(update.2.effect, Effect::Update);
+    // While that write is in flight the queue appears: `high` preempts `low`.
+    let mut later: api::LocalQueue = parse(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: later, namespace: ns}\nspec: {clusterQueue: team}",
+    );
+    later.metadata.resource_version = Some("2".into());
+    h.admission
+        .take(Input::LocalQueue(Change::Apply(Box::new(later))));
+    h.admission.pass();
+    let release = h.workload_requests().pop().expect("the victim's release");
+    assert_eq!(release.0, "ns/low");
+    assert_eq!(release.2.effect, Effect::Release);
+    assert!(h.admitted_in_engine("ns/high"));
+    // The release conflicts: `low` keeps its quota in the API, so `high`'s admission, decided on
+    // it, is undone, and is not written once its pending write lands.
+    h.refuse(release, WriteError::Conflict("Workload ns/low".into()));
+    assert!(!h.admitted_in_engine("ns/high"));
+    h.store(update);
+    assert!(
+        !effects(&h.workload_requests()).contains(&("ns/high", Effect::Claim)),
+        "no admission of `high` while `low` holds the quota in the API"
+    );
+    assert!(!h.admitted_in_engine("ns/high"));
+}
+
+#[test]
+fn moves_that_claim_a_flavor_another_move_leaves_wait_for_it() {
+    let mut h = Harness::new();
+    h.apply(workload("template", 1, 0, 0));
+    let (_, _, planned) = h.workload_requests().pop().expect("an admission");
+    let on = |flavor: &str| {
+        let mut status = planned.status.clone();
+        if let Some(admission) = status.admission.as_mut() {
+            for assignment in &mut admission.pod_set_assignments {
+                for value in assignment.flavors.values_mut() {
+                    *value = flavor.to_string();
+                }
+            }
+        }
+        status
+    };
+    let mut moves = Vec::new();
+    for (name, from, to) in [("x", "f1", "f2"), ("y", "f2", "f1"), ("z", "f1", "f3")] {
+        let mut read = workload(name, 1, 0, 0);
+        read.status = Some(on(from));
+        h.admission.workloads.insert(format!("ns/{name}"), read);
+        moves.push((
+            format!("ns/{name}"),
+            Planned {
+                effect: Effect::Claim,
+                status: on(to),
+                annotations: None,
+            },
+        ));
+    }
+    // `x` and `y` swap flavors: each claims what the other leaves. `z` claims a flavor no move
+    // leaves, so it may land in any order.
+    let independent = h.admission.independent_moves(&moves);
+    assert_eq!(independent.into_iter().collect::<Vec<_>>(), ["ns/z"]);
+    // With only the swap left, one goes first (no order is safe; the warning names it).
+    let independent = h.admission.independent_moves(&moves[..2]);
+    assert_eq!(independent.into_iter().collect::<Vec<_>>(), ["ns/x"]);
+}
