@@ -22,6 +22,9 @@ cargo test --features e2e --test e2e_leader
 cargo test --features e2e --test e2e_pods_ready
 # manageJobsWithoutQueueName with a namespace selector: a controller of its own as well.
 cargo test --features e2e --test e2e_unqueued_jobs
+# The chaos suite: controller kills, a leader takeover, API server restarts and TAS kills during
+# storms, with invariant checkers that must report zero violations (controllers of its own).
+cargo test --features e2e --test e2e_chaos -- --nocapture
 # kuota installed with Helm (e2e/cluster deploy) under the chart's RBAC, its webhooks called by
 # the API server; last, because the chart's webhooks see every Kueue object while installed.
 cargo test --features e2e --test e2e_deploy
