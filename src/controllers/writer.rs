@@ -79,6 +79,20 @@ impl WriteError {
     pub fn is_transient(&self) -> bool {
         matches!(self, WriteError::Timeout(_) | WriteError::Api { .. })
     }
+
+    /// Whether the write may have been stored although no answer says so: it timed out, or the
+    /// connection failed, or the server failed after reading it (not a 4xx refusal).
+    pub fn may_have_landed(&self) -> bool {
+        match self {
+            WriteError::Timeout(_) => true,
+            WriteError::Api {
+                source: kube::Error::Api(status),
+                ..
+            } => !(400..500).contains(&status.code),
+            WriteError::Api { .. } => true,
+            _ => false,
+        }
+    }
 }
 
 /// A token bucket: Kueue's client-side limit (`qps` per second, bursts of `burst`); a negative

@@ -90,6 +90,17 @@ impl AdmissionLoop {
                     self.seen(*stored);
                 }
             }
+            Err(error)
+                if planned.effect == Effect::Claim
+                    && error.may_have_landed()
+                    && self.assumed.get(&key).is_some_and(|a| !a.frees) =>
+            {
+                // The admission may be stored: its quota stays taken until the retry is answered
+                // or a newer version is read, so it is never given to another workload meanwhile.
+                tracing::info!(workload = %key, %error, "admission may have been written; its quota stays taken and it is tried again");
+                self.retries
+                    .insert(key.clone(), Instant::now() + RETRY_AFTER);
+            }
             Err(error) => {
                 tracing::info!(workload = %key, %error, effect = ?planned.effect, "write failed; the decision is undone");
                 self.replacing.remove(&key);

@@ -342,6 +342,35 @@ fn a_refused_admission_frees_its_quota() {
 }
 
 #[test]
+fn an_admission_whose_write_timed_out_keeps_its_quota_until_the_retry_is_answered() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 4, 0, 1));
+    let claim = h.workload_requests().pop().expect("a claim");
+    // `b`, created earlier and so first in line for free quota, waits while `a` is written.
+    h.apply(workload("b", 4, 0, 0));
+    for request in h.workload_requests() {
+        assert_eq!(request.2.effect, Effect::Update);
+        h.store(request);
+    }
+    // The write times out: the admission may be stored, so `b` must not get the same quota.
+    h.refuse(claim, WriteError::Timeout("Workload ns/a".into()));
+    assert!(h.admitted_in_engine("ns/a"));
+    assert!(!h.admitted_in_engine("ns/b"));
+    assert!(!effects(&h.workload_requests()).contains(&("ns/b", Effect::Claim)));
+    // The retry goes out at the version read and is answered as stored.
+    h.admission.retries.insert("ns/a".into(), Instant::now());
+    h.admission.due_retries();
+    h.admission.pass();
+    let requests = h.workload_requests();
+    assert_eq!(effects(&requests), [("ns/a", Effect::Claim)]);
+    for request in requests {
+        h.store(request);
+    }
+    assert!(h.admitted_in_engine("ns/a"));
+    assert!(!h.admitted_in_engine("ns/b"));
+}
+
+#[test]
 fn an_update_read_while_an_admission_is_written_keeps_its_quota_taken() {
     let mut h = Harness::new();
     h.apply(workload("a", 4, 0, 0));
