@@ -1,12 +1,17 @@
 //! Leader election on a `coordination.k8s.io/v1` Lease, as Kueue's manager elects: every
 //! replica keeps its caches warm and serves probes and metrics, only the leader decides and
-//! writes. Leadership is published on a watch channel; a leader that cannot renew within the
-//! renew deadline stops the process (as Kueue's manager exits), so two replicas never write at
-//! once for longer than that deadline.
+//! writes. Leadership is published on a watch channel, and the writer checks the leader's
+//! [`Tenure`] before every request: a renewal counts from when it was sent, and the tenure ends
+//! one renew deadline later unless renewed again, on the leader's own clock. A leader that cannot
+//! renew within the renew deadline stops the process (as Kueue's manager exits). A new leader
+//! starts deciding once the old leader's writes are surely answered or abandoned.
 
 mod decide;
+mod tenure;
 #[cfg(test)]
 mod tests;
+
+pub use self::tenure::Tenure;
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
@@ -96,10 +101,10 @@ impl Candidate {
         }
     }
 
-    /// Tries for the Lease every retry period, publishing on `leading` when this replica leads.
-    /// Returns only once leadership is lost: another replica took the Lease, or no renewal
-    /// succeeded within the renew deadline.
-    pub async fn run(&self, leading: &watch::Sender<bool>) -> ControllerError {
+    /// Tries for the Lease every retry period, publishing on `leading` when this replica leads
+    /// and extending `tenure` with every renewal. Returns only once leadership is lost: another
+    /// replica took the Lease, or no renewal succeeded within the renew deadline.
+    pub async fn run(&self, leading: &watch::Sender<bool>, tenure: &Tenure) -> ControllerError {
         tracing::info!(
             lease = %format!("{}/{}", self.namespace, self.settings.name),
             identity = %self.me,
@@ -111,18 +116,22 @@ impl Candidate {
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
+            let sent = Instant::now();
             let tried = timeout(self.settings.renew_deadline, self.try_once(&mut observed)).await;
             let is_leader = *leading.borrow();
             match tried {
                 Ok(Ok(Tried::Holding)) => {
-                    renewed = Some(Instant::now());
+                    renewed = Some(sent);
+                    tenure.extend_to(sent + self.settings.renew_deadline);
                     if !is_leader {
+                        self.settle().await;
                         tracing::info!(identity = %self.me, "became the leader");
                         leading.send_replace(true);
                     }
                 }
                 Ok(Ok(Tried::HeldBy(holder))) => {
                     if is_leader {
+                        tenure.end();
                         tracing::error!(%holder, "another replica took the lease");
                         return self.lost();
                     }
@@ -133,10 +142,27 @@ impl Candidate {
                 Err(_) => tracing::warn!("lease call timed out"),
             }
             if is_leader && renewed.is_none_or(|at| at.elapsed() >= self.settings.renew_deadline) {
+                tenure.end();
                 tracing::error!("the lease was not renewed within the renew deadline");
                 return self.lost();
             }
         }
+    }
+
+    /// Waits, once the Lease is won, for what the previous leader may still have had in flight:
+    /// its tenure ended at least `leaseDuration - renewDeadline` before this replica could win
+    /// the Lease, its writes were cut off then, and this as long again lets the watches bring
+    /// what landed before deciding on it.
+    async fn settle(&self) {
+        let settle = self
+            .settings
+            .lease_duration
+            .saturating_sub(self.settings.renew_deadline);
+        tracing::info!(
+            ?settle,
+            "lease won; waiting for the previous leader's last writes"
+        );
+        tokio::time::sleep(settle).await;
     }
 
     async fn try_once(&self, observed: &mut Option<Observed>) -> Result<Tried, kube::Error> {

@@ -33,7 +33,7 @@ pub use webhook_serving::{CertificateSource, WebhookServing};
 
 use self::admission::{AdmissionLoop, Ready};
 use self::events::EventSink;
-use self::leader::{Candidate, LeaseSettings};
+use self::leader::{Candidate, LeaseSettings, Tenure};
 use self::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};
 use self::metrics_feed::MetricsFeed;
 use self::writer::Writer;
@@ -81,6 +81,10 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         .clone()
         .map(|lease| Candidate::new(client.clone(), lease, leader::identity()));
     let (leader, leading) = watch::channel(candidate.is_none());
+    let tenure = match candidate {
+        Some(_) => Tenure::none(),
+        None => Tenure::unlimited(),
+    };
     let role = match candidate {
         Some(_) => ReplicaRole::Follower,
         None => ReplicaRole::Standalone,
@@ -115,7 +119,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
 
     let (results, done) = mpsc::channel(INPUT_DEPTH);
     let (requests, to_write) = mpsc::unbounded_channel();
-    let writer = Writer::new(client.clone(), settings.qps, settings.burst);
+    let writer = Writer::new(client.clone(), settings.qps, settings.burst, tenure.clone());
     let job_integration = settings.jobs.clone().map(|job_settings| {
         jobs::start(
             &client,
@@ -173,14 +177,25 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         settings.wait_for_pods_ready.clone(),
         leading,
     );
-    let election = async {
-        match &candidate {
-            Some(candidate) => candidate.run(&leader).await,
-            None => std::future::pending().await,
-        }
+    // The election runs on a task of its own: a long admission pass on this task must not delay
+    // its renewals (the tenure would end anyway, but a leader that lost its lease is noticed
+    // sooner).
+    let candidate = candidate.map(Arc::new);
+    let election = {
+        let candidate = candidate.clone();
+        let tenure = tenure.clone();
+        tokio::spawn(async move {
+            match candidate {
+                Some(candidate) => candidate.run(&leader, &tenure).await,
+                None => std::future::pending().await,
+            }
+        })
     };
-    tokio::select! {
-        lost = election => Err(lost),
+    let stopped = tokio::select! {
+        lost = election => match lost {
+            Ok(lost) => Err(lost),
+            Err(_) => Err(ControllerError::LoopStopped),
+        },
         () = admission.run(received, done, found) => Err(ControllerError::LoopStopped),
         () = node_health => Err(ControllerError::LoopStopped),
         () = job_integration => Err(ControllerError::LoopStopped),
@@ -191,12 +206,16 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         },
         () = shutdown_signal() => {
             tracing::info!("shutting down");
+            // Nothing more is sent before the Lease is given up.
+            tenure.end();
             if let Some(candidate) = &candidate {
                 candidate.release().await;
             }
             Ok(())
         }
-    }
+    };
+    tenure.end();
+    stopped
 }
 
 /// Resolves on SIGTERM (how Kubernetes stops a pod) or Ctrl-C.

@@ -1,7 +1,8 @@
 //! The only code that writes to the API server. Every write is rate limited (Kueue's
-//! `clientConnection` qps and burst), bounded in time, and fenced by the resource version the
+//! `clientConnection` qps and burst), bounded in time, fenced by the resource version the
 //! decision was made on, so a write computed from an object that has changed since fails instead
-//! of overwriting the change.
+//! of overwriting the change, and sent only within this replica's leader tenure, so that a leader
+//! whose lease may have passed to another replica sends nothing more and abandons what it sent.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Mutex, Semaphore};
 use tokio::time::Instant;
 
+use super::leader::Tenure;
 use crate::api::keys::{API_VERSION, condition_types, field_managers};
 use crate::api::{ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Workload, WorkloadStatus};
 
@@ -49,8 +51,11 @@ pub enum WriteError {
         #[source]
         source: kube::Error,
     },
-    #[error("writing {0} took longer than {WRITE_TIMEOUT:?}")]
+    #[error("writing {0} took longer than {WRITE_TIMEOUT:?} or than this replica's leader tenure")]
     Timeout(String),
+    /// This replica's leader tenure is over (or has not begun): nothing was sent.
+    #[error("{0} not written: this replica does not hold the leader lease")]
+    NotLeading(String),
     #[error("writing {object}: {source}")]
     Api {
         object: String,
@@ -77,7 +82,10 @@ impl WriteError {
 
     /// Whether the same write may succeed if tried again unchanged.
     pub fn is_transient(&self) -> bool {
-        matches!(self, WriteError::Timeout(_) | WriteError::Api { .. })
+        matches!(
+            self,
+            WriteError::Timeout(_) | WriteError::Api { .. } | WriteError::NotLeading(_)
+        )
     }
 
     /// Whether the write may have been stored although no answer says so: it timed out, or the
@@ -164,14 +172,16 @@ pub struct Writer {
     client: Client,
     limit: Arc<RateLimit>,
     in_flight: Arc<Semaphore>,
+    tenure: Tenure,
 }
 
 impl Writer {
-    pub fn new(client: Client, qps: f32, burst: i32) -> Self {
+    pub fn new(client: Client, qps: f32, burst: i32, tenure: Tenure) -> Self {
         Writer {
             client,
             limit: Arc::new(RateLimit::new(qps, burst)),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            tenure,
         }
     }
 
@@ -182,9 +192,18 @@ impl Writer {
     ) -> Result<T, WriteError> {
         let _permit = self.in_flight.acquire().await;
         self.limit.acquire().await;
-        match tokio::time::timeout(WRITE_TIMEOUT, request).await {
-            Ok(result) => result.map_err(|e| WriteError::from_kube(object.to_string(), e)),
-            Err(_) => Err(WriteError::Timeout(object.to_string())),
+        // Checked after the waits, right before the request goes out; a request still
+        // unanswered when the tenure ends is abandoned.
+        if self.tenure.remaining(Instant::now()).is_none() {
+            return Err(WriteError::NotLeading(object.to_string()));
+        }
+        let answered = tokio::select! {
+            answered = tokio::time::timeout(WRITE_TIMEOUT, request) => answered.ok(),
+            () = self.tenure.ended() => None,
+        };
+        match answered {
+            Some(result) => result.map_err(|e| WriteError::from_kube(object.to_string(), e)),
+            None => Err(WriteError::Timeout(object.to_string())),
         }
     }
 

@@ -1,7 +1,8 @@
-//! Two replicas with leader election during a storm: the leader is killed with SIGKILL at
-//! seeded moments, the follower takes the Lease within the lease duration (plus a margin for
-//! its retry period and a loaded machine) and carries the storm on, and a new follower joins
-//! after each takeover.
+//! Two replicas with leader election during a storm: at seeded moments the leader is killed
+//! with SIGKILL, or frozen with SIGSTOP until the follower has taken over and then resumed (a
+//! leader starved of CPU: when it runs again it must write nothing and stop by itself). The
+//! follower takes the Lease within the lease duration (plus a margin for its retry period and a
+//! loaded machine) and carries the storm on, and a new follower joins after each takeover.
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use tokio::time::{Instant, sleep, sleep_until};
 
 use crate::rng::seeded;
 use crate::storm::{self, Cohort, Shape, Storm};
-use crate::{ELECTION, Replicas, kill, serial, support};
+use crate::{ELECTION, Replicas, kill, serial, support, until_exited};
 
 const SHAPE: Shape = Shape {
     size: 240,
@@ -30,6 +31,8 @@ const MARGIN: Duration = Duration::from_secs(3);
 const KILLS: usize = 2;
 /// Kill moments are drawn from this window (milliseconds after the storm starts).
 const KILL_WINDOW: (u64, u64) = (2_000, 25_000);
+/// How long a frozen leader stays frozen after the follower has taken over.
+const RESUME_AFTER: Duration = Duration::from_secs(2);
 const DRAINED: Duration = Duration::from_secs(120);
 const CLASSIFIED: Duration = Duration::from_secs(45);
 
@@ -91,16 +94,32 @@ async fn the_follower_takes_over_from_a_killed_leader_and_drains_the_storm() -> 
         };
         let killed = Instant::now();
         let killed_at = storm.start.elapsed();
-        kill(dying).await?;
+        // Every second stop is a freeze: the leader keeps its state and resumes after the
+        // takeover, as a process the machine starved of CPU would.
+        let frozen = index % 2 == 1 && !dying.exited();
+        if frozen {
+            dying.signal("STOP")?;
+        } else {
+            kill(dying).await?;
+        }
         let within = LEASE_DURATION + MARGIN;
         let taken = until_held(&leases, &[&follower], within + Duration::from_secs(10)).await;
         let took = killed.elapsed();
         println!(
-            "kill {}: leader {leader} killed at {killed_at:?}, {follower} took over after \
-             {took:?} ({})",
+            "kill {}: leader {leader} {} at {killed_at:?}, {follower} took over after {took:?} \
+             ({})",
             index + 1,
+            if frozen { "frozen" } else { "killed" },
             storm.tally().await?
         );
+        if frozen {
+            // Resumed once the new leader writes: the old one must see its tenure is over,
+            // send nothing, and stop.
+            sleep(RESUME_AFTER).await;
+            dying.signal("CONT")?;
+            until_exited(dying, LEASE_DURATION + MARGIN).await?;
+            println!("{leader} resumed and stopped by itself");
+        }
         taken?;
         ensure!(
             took <= within,
