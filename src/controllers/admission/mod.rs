@@ -34,7 +34,7 @@ pub use self::requests::{WriteRequest, Written, write_all};
 use super::events::EventSink;
 use super::metrics_feed::MetricsFeed;
 use super::node_health::NodeFailures;
-use super::queue_status::{QueueObjects, QueueWrite};
+use super::queue_status::{Pacer, QueueObjects, QueueWrite};
 use super::watches::{Change, Input, Kind};
 use crate::api::Workload;
 use crate::config::WaitForPodsReady;
@@ -48,6 +48,8 @@ use crate::status::requeue::waiting_until;
 const MAX_CYCLES_PER_PASS: usize = 100;
 /// How often queue status and gauges are refreshed at most.
 const REPORT_PERIOD: Duration = Duration::from_millis(500);
+/// The shortest time between two status writes of one queue.
+const QUEUE_STATUS_PERIOD: Duration = Duration::from_secs(1);
 /// Wait before a write that failed for a transient reason is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
@@ -135,6 +137,7 @@ pub struct AdmissionLoop {
     finalizing: BTreeMap<String, Option<String>>,
     /// Queue status writes in flight, with the object as it was before.
     queue_writes_in_flight: BTreeMap<String, QueueWrite>,
+    queue_pacer: Pacer,
     report_due: bool,
     last_report: Option<Instant>,
     events: EventSink,
@@ -180,6 +183,7 @@ impl AdmissionLoop {
             wait_for_pods_ready,
             deactivating: BTreeSet::new(),
             queue_writes_in_flight: BTreeMap::new(),
+            queue_pacer: Pacer::new(QUEUE_STATUS_PERIOD),
             finalizing: BTreeMap::new(),
             failed_nodes: BTreeMap::new(),
             recovered: BTreeSet::new(),
