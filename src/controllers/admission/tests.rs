@@ -261,6 +261,13 @@ impl Harness {
     }
 }
 
+/// A tick after every new Workload has waited out the delay of its waiting reason.
+fn waited(h: &mut Harness) {
+    h.admission.waiting_writes.age(WAITING_REASON_DELAY);
+    h.admission.due_retries();
+    h.admission.pass();
+}
+
 fn pods_ready(timeout: Duration, block_admission: bool) -> WaitForPodsReady {
     WaitForPodsReady {
         timeout,
@@ -328,6 +335,7 @@ fn a_refused_admission_frees_its_quota() {
     // `a` stays first in line: until a newer version of it is read nothing is written for it,
     // and a later workload does not jump ahead into the quota `a` did not get.
     h.apply(workload("b", 4, 0, 1));
+    waited(&mut h);
     assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Update)]);
     let mut newer = workload("a", 4, 0, 0);
     newer.metadata.resource_version = Some("60".into());
@@ -383,6 +391,7 @@ fn an_update_read_while_an_admission_is_written_keeps_its_quota_taken() {
     h.apply(workload("b", 4, 0, 1));
     assert!(h.admitted_in_engine("ns/a"));
     assert!(!h.admitted_in_engine("ns/b"));
+    waited(&mut h);
     assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Update)]);
     drop(claim);
 }
@@ -629,62 +638,7 @@ fn a_pods_ready_eviction_that_cannot_be_written_leaves_the_workload_admitted() {
 mod deactivation;
 #[path = "tests/hot_swap.rs"]
 mod hot_swap;
+#[path = "tests/pacing.rs"]
+mod pacing;
 #[path = "tests/preemption.rs"]
 mod preemption;
-
-/// The ClusterQueue status writes asked for since the last call, each answered as stored.
-fn cluster_queue_writes(h: &mut Harness) -> Vec<api::ClusterQueue> {
-    h.drain();
-    let mut out = Vec::new();
-    for request in std::mem::take(&mut h.unclaimed) {
-        match request {
-            WriteRequest::Queue { key, write } => {
-                if let QueueWrite::ClusterQueue(cq) = *write {
-                    out.push(cq);
-                }
-                h.admission.written(Written::Queue {
-                    key,
-                    result: Ok(()),
-                });
-            }
-            other => h.unclaimed.push(other),
-        }
-    }
-    out
-}
-
-/// Runs a pass whose queue report is due now, whatever the report period says.
-fn report_now(h: &mut Harness) {
-    h.admission.last_report = None;
-    h.admission.report_due = true;
-    h.admission.pass();
-}
-
-#[test]
-fn changes_within_the_queue_status_period_are_written_once_with_the_last_status() {
-    let mut h = Harness::new();
-    h.apply(workload("a", 1, 0, 0));
-    report_now(&mut h);
-    let first = cluster_queue_writes(&mut h);
-    assert_eq!(first.len(), 1, "{first:?}");
-
-    let admitted = |cq: &api::ClusterQueue| cq.status.as_ref().and_then(|s| s.admitted_workloads);
-    for (i, name) in ["b", "c", "d"].into_iter().enumerate() {
-        h.apply(workload(name, 1, 0, i as u32 + 1));
-        for request in h.workload_requests() {
-            h.store(request);
-        }
-        report_now(&mut h);
-        assert_eq!(
-            cluster_queue_writes(&mut h),
-            Vec::new(),
-            "no second write within the period"
-        );
-    }
-
-    h.admission.queue_pacer.age(QUEUE_STATUS_PERIOD);
-    report_now(&mut h);
-    let last = cluster_queue_writes(&mut h);
-    assert_eq!(last.len(), 1, "{last:?}");
-    assert_eq!(admitted(&last[0]), Some(4));
-}
