@@ -17,7 +17,6 @@ mod pods_ready_timeout;
 mod queues;
 mod requests;
 mod results;
-mod waiting_writes;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -32,7 +31,6 @@ use tokio::time::Instant;
 use self::assumed::{Assumption, is_older, overlay};
 use self::plan::{Effect, Planned, plan};
 pub use self::requests::{WriteRequest, Written, write_all};
-use self::waiting_writes::{WaitingWrites, waiting_only};
 use super::events::EventSink;
 use super::metrics_feed::MetricsFeed;
 use super::node_health::NodeFailures;
@@ -52,8 +50,6 @@ const MAX_CYCLES_PER_PASS: usize = 100;
 const REPORT_PERIOD: Duration = Duration::from_millis(500);
 /// The shortest time between two status writes of one queue.
 const QUEUE_STATUS_PERIOD: Duration = Duration::from_secs(1);
-/// How long a new Workload waits before its waiting reason is written.
-const WAITING_REASON_DELAY: Duration = Duration::from_secs(5);
 /// Wait before a write that failed for a transient reason is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
@@ -142,7 +138,6 @@ pub struct AdmissionLoop {
     /// Queue status writes in flight, with the object as it was before.
     queue_writes_in_flight: BTreeMap<String, QueueWrite>,
     queue_pacer: Pacer,
-    waiting_writes: WaitingWrites,
     report_due: bool,
     last_report: Option<Instant>,
     events: EventSink,
@@ -189,7 +184,6 @@ impl AdmissionLoop {
             deactivating: BTreeSet::new(),
             queue_writes_in_flight: BTreeMap::new(),
             queue_pacer: Pacer::new(QUEUE_STATUS_PERIOD),
-            waiting_writes: WaitingWrites::new(WAITING_REASON_DELAY),
             finalizing: BTreeMap::new(),
             failed_nodes: BTreeMap::new(),
             recovered: BTreeSet::new(),
@@ -326,9 +320,6 @@ impl AdmissionLoop {
         {
             return;
         }
-        if !self.workloads.contains_key(&key) {
-            self.waiting_writes.first_seen(&key, Instant::now());
-        }
         self.track_deactivation(&key, &workload);
         if self
             .stale
@@ -386,7 +377,6 @@ impl AdmissionLoop {
         self.replacing.remove(key);
         self.unready.gone(key);
         self.deactivating.remove(key);
-        self.waiting_writes.forget(key);
         self.dirty.remove(key);
         let wk = workload_key(key);
         self.state.delete_workload(&wk.namespace, &wk.name);
@@ -502,11 +492,6 @@ impl AdmissionLoop {
             match planned.effect {
                 Effect::Update => {
                     self.assumed.remove(&key);
-                    if waiting_only(read, &planned)
-                        && self.waiting_writes.defer(&key, Instant::now())
-                    {
-                        continue;
-                    }
                     others.push((key, planned));
                 }
                 Effect::Release => {

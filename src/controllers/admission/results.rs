@@ -144,7 +144,6 @@ impl AdmissionLoop {
             self.retries.remove(&key);
             self.dirty.insert(key);
         }
-        self.dirty.extend(self.waiting_writes.due(now));
         self.end_backoffs();
     }
 

@@ -261,13 +261,6 @@ impl Harness {
     }
 }
 
-/// A tick after every new Workload has waited out the delay of its waiting reason.
-fn waited(h: &mut Harness) {
-    h.admission.waiting_writes.age(WAITING_REASON_DELAY);
-    h.admission.due_retries();
-    h.admission.pass();
-}
-
 fn pods_ready(timeout: Duration, block_admission: bool) -> WaitForPodsReady {
     WaitForPodsReady {
         timeout,
@@ -335,7 +328,6 @@ fn a_refused_admission_frees_its_quota() {
     // `a` stays first in line: until a newer version of it is read nothing is written for it,
     // and a later workload does not jump ahead into the quota `a` did not get.
     h.apply(workload("b", 4, 0, 1));
-    waited(&mut h);
     assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Update)]);
     let mut newer = workload("a", 4, 0, 0);
     newer.metadata.resource_version = Some("60".into());
@@ -391,7 +383,6 @@ fn an_update_read_while_an_admission_is_written_keeps_its_quota_taken() {
     h.apply(workload("b", 4, 0, 1));
     assert!(h.admitted_in_engine("ns/a"));
     assert!(!h.admitted_in_engine("ns/b"));
-    waited(&mut h);
     assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Update)]);
     drop(claim);
 }

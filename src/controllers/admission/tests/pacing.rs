@@ -1,5 +1,4 @@
-//! Writes held back to spend fewer requests: queue status at most once a period, a new
-//! Workload's waiting reason only once it has waited a while.
+//! Queue status held back to spend fewer requests: at most one write per queue and period.
 
 use super::*;
 
@@ -58,36 +57,4 @@ fn changes_within_the_queue_status_period_are_written_once_with_the_last_status(
     let last = cluster_queue_writes(&mut h);
     assert_eq!(last.len(), 1, "{last:?}");
     assert_eq!(admitted(&last[0]), Some(4));
-}
-
-#[test]
-fn a_new_workload_shows_its_waiting_reason_only_once_it_has_waited_the_delay() {
-    let mut h = Harness::new();
-    h.apply(workload("a", 4, 0, 0));
-    h.apply(workload("b", 4, 0, 1));
-    h.apply(workload("c", 4, 0, 2));
-    let claim = h.workload_requests();
-    assert_eq!(effects(&claim), [("ns/a", Effect::Claim)]);
-    for request in claim {
-        h.store(request);
-    }
-    // `a` leaves before the delay ends; `b` takes its quota without ever having shown a reason.
-    h.admission
-        .take(Input::Workload(Change::Delete(Box::new(workload(
-            "a", 4, 0, 0,
-        )))));
-    h.admission.pass();
-    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
-
-    waited(&mut h);
-    let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/c", Effect::Update)]);
-    let reason = requests[0]
-        .2
-        .status
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "QuotaReserved")
-        .map(|c| (c.status.clone(), c.reason.clone()));
-    assert_eq!(reason, Some(("False".into(), "WaitingForQuota".into())));
 }
