@@ -633,3 +633,5 @@ mod hot_swap;
 mod pacing;
 #[path = "tests/preemption.rs"]
 mod preemption;
+#[path = "tests/waiting_reasons.rs"]
+mod waiting_reasons;
