@@ -9,7 +9,8 @@
 //!
 //! Only one controller runs at a time. For each: the time from the first Workload's creation
 //! until every Workload has been admitted once, admissions per second, the controller's CPU
-//! seconds over that time and its peak resident set.
+//! seconds over that time, its peak resident set, and the API requests per Workload (the API
+//! server's counters, without the benchmark's own creations and finishes).
 //!
 //! ```text
 //! e2e/cluster up --nodes 0 && eval "$(e2e/cluster env)"
@@ -33,6 +34,8 @@ mod cluster;
 mod drive;
 #[path = "versus/process.rs"]
 mod process;
+#[path = "versus/requests.rs"]
+mod requests;
 #[path = "versus/shape.rs"]
 mod shape;
 
@@ -163,14 +166,17 @@ impl Run {
 fn print_row(shape: &str, controller: &str, m: &Measured) {
     println!(
         "  {shape}, {controller}: {} of {} admitted in {:.1} s (created in {:.1} s): \
-         {:.1} admissions/s, {:.1} CPU s, peak RSS {:.1} MiB",
+         {:.1} admissions/s, {:.1} CPU s, peak RSS {:.1} MiB, {:.2} API requests per Workload \
+         ({} finisher writes taken out)",
         m.decided,
         m.total,
         m.elapsed.as_secs_f64(),
         m.created_in.as_secs_f64(),
         m.per_second(),
         m.cpu_seconds,
-        m.peak_rss_kib as f64 / 1024.0
+        m.peak_rss_kib as f64 / 1024.0,
+        m.requests.total() / m.total.max(1) as f64,
+        m.finisher_writes
     );
 }
 
@@ -260,6 +266,19 @@ async fn main() -> Result<()> {
     println!(
         "| bare writer | (none) | {bare_writes} status writes | {:.1} s | {ceiling:.0} writes/s | | |",
         wrote.as_secs_f64()
+    );
+    let columns: Vec<requests::Column> = rows
+        .iter()
+        .map(|row| requests::Column {
+            title: format!("{}, {}", row.shape, row.controller),
+            counts: &row.measured.requests,
+            workloads: row.measured.total,
+        })
+        .collect();
+    println!(
+        "\nAPI requests from the first creation until the set drained, without the benchmark's \
+         creations and finisher writes (409 conflicts in parentheses):\n\n{}\n",
+        requests::table(&columns, 0.01)
     );
     for pair in rows.chunks(2) {
         if let [kuota, kueue] = pair {

@@ -32,5 +32,29 @@ pub fn set_carried(annotations: &mut BTreeMap<String, String>, carried: &Carried
     );
 }
 
+/// [`set_carried`] as a controller writes it: on a Workload that holds no reservation the
+/// reservation's keys (`quota-reserved-at`, `fair-share-shield`) are left as they are instead of
+/// removed, since nothing reads them there (a restarted engine drops them with the admission)
+/// and the next reservation overwrites them; removing them would cost a request of its own for
+/// every finished or evicted Workload, which Kueue does not spend.
+pub fn set_carried_unless_stale(
+    annotations: &mut BTreeMap<String, String>,
+    carried: &CarriedState,
+    holds_reservation: bool,
+) {
+    let kept: Vec<(&str, String)> = if holds_reservation {
+        Vec::new()
+    } else {
+        [QUOTA_RESERVED_AT, FAIR_SHARE_SHIELD]
+            .into_iter()
+            .filter_map(|key| annotations.get(key).map(|v| (key, v.clone())))
+            .collect()
+    };
+    set_carried(annotations, carried);
+    for (key, value) in kept {
+        annotations.insert(key.to_string(), value);
+    }
+}
+
 #[cfg(test)]
 mod tests;

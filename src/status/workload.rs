@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::api_quantity;
 use super::conditions::{Desired, is_true, message_of, set_condition};
@@ -199,6 +199,50 @@ impl Writer<'_> {
     }
 }
 
+/// Whether two messages say the same but for numbers: words (runs of letters, digits and `.-_/`)
+/// that start with a digit, such as counts and quantities, are compared as equal.
+fn same_but_numbers(a: &str, b: &str) -> bool {
+    fn words(text: &str) -> impl Iterator<Item = &str> {
+        let is_word = |c: char| c.is_ascii_alphanumeric() || ".-_/".contains(c);
+        let mut rest = text;
+        std::iter::from_fn(move || {
+            let first = rest.chars().next()?;
+            let split = rest
+                .find(|c: char| is_word(c) != is_word(first))
+                .unwrap_or(rest.len());
+            let (word, tail) = rest.split_at(split);
+            rest = tail;
+            Some(if word.starts_with(|c: char| c.is_ascii_digit()) {
+                "#"
+            } else {
+                word
+            })
+        })
+    }
+    words(a).eq(words(b))
+}
+
+/// The message of a waiting Workload's `QuotaReserved=False`. Kueue rewrites it only when it tries
+/// the Workload again as the head of its queue; kuota evaluates every waiting Workload whenever its
+/// cohort changes, so a message that changed only in its numbers ("5 more needed" → "3 more
+/// needed") keeps the one shown, which saves a status write and a Warning event per waiting
+/// Workload and quota change. A new reason or new words are written.
+fn pending_message(conditions: &[Condition], reason: &str, message: &str) -> String {
+    match conditions
+        .iter()
+        .find(|c| c.type_ == condition_types::QUOTA_RESERVED)
+    {
+        Some(shown)
+            if shown.status == "False"
+                && shown.reason == reason
+                && same_but_numbers(&shown.message, message) =>
+        {
+            shown.message.clone()
+        }
+        _ => message.to_string(),
+    }
+}
+
 /// The status a Workload has after the engine's decisions, merged into `old`: the engine owns
 /// `admission` and the conditions it decides; every other field, and every other condition, stays
 /// as `old` has it. A condition's `lastTransitionTime` moves to `now` only when its status flips.
@@ -259,11 +303,12 @@ pub fn workload_status(
         }
         EngineStatus::Pending { reason, message } => {
             w.status.admission = None;
+            let message = pending_message(&w.status.conditions, reason.as_str(), message);
             w.set(
                 condition_types::QUOTA_RESERVED,
                 false,
                 reason.as_str(),
-                message.clone(),
+                message,
             );
             if state.last_eviction.is_some()
                 || is_true(&w.status.conditions, condition_types::ADMITTED)

@@ -2,7 +2,8 @@
 //! that records when each is first admitted, and a finisher that marks each admitted Workload
 //! Finished after its class's run time (as Kueue's job controller does when a job ends, and as
 //! Kueue's performance harness does), so quota frees up and the whole set drains. The same code
-//! drives both controllers.
+//! drives both controllers. The API server's request counters are read before the first creation
+//! and once the set has drained; the creations and the finisher's writes are taken out.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -18,6 +19,7 @@ use serde_json::json;
 use tokio::time::{Instant, sleep, sleep_until};
 
 use super::process::Controller;
+use super::requests::{self, Counts, Key};
 use super::shape::Planned;
 use crate::support::kueue::condition;
 
@@ -37,6 +39,10 @@ pub struct Measured {
     /// Controller CPU seconds over `elapsed`.
     pub cpu_seconds: f64,
     pub peak_rss_kib: u64,
+    /// API requests from the first creation until the set drained, without the benchmark's own.
+    pub requests: Counts,
+    /// The finisher's status writes (taken out of `requests`), tries included.
+    pub finisher_writes: u64,
 }
 
 impl Measured {
@@ -48,6 +54,8 @@ impl Measured {
 /// Per Workload, as the watch last saw it.
 #[derive(Default)]
 struct Seen {
+    /// Status writes the finisher sent.
+    finisher_writes: u64,
     /// Name → (resourceVersion, holds quota now).
     latest: HashMap<String, (String, bool)>,
     first_admitted: HashMap<String, Instant>,
@@ -88,6 +96,7 @@ pub async fn run(
         .await
         .context("the Workload watch ended before it listed")?;
 
+    let requests_before = requests::scrape(client).await?;
     let cpu_before = controller.cpu_seconds()?;
     let started = Instant::now();
     let creates: Vec<Result<()>> = futures::stream::iter(planned)
@@ -138,6 +147,18 @@ pub async fn run(
         started.elapsed()
     };
     until_drained(&seen, Duration::from_secs(120)).await;
+    // The queue status that follows the last finish belongs to the phase too.
+    sleep(Duration::from_secs(2)).await;
+    let finisher_writes = lock(&seen).finisher_writes;
+    // The API server counts a server-side apply (the finisher's) under the verb APPLY.
+    let workloads = |verb, sub| Key::new(verb, "kueue.x-k8s.io/workloads", sub);
+    let requests = requests::scrape(client)
+        .await?
+        .since(&requests_before)
+        .without(&[
+            (workloads("POST", ""), total as f64),
+            (workloads("APPLY", "status"), finisher_writes as f64),
+        ]);
     watching.abort();
     Ok(Measured {
         total,
@@ -146,6 +167,8 @@ pub async fn run(
         created_in,
         cpu_seconds,
         peak_rss_kib,
+        requests,
+        finisher_writes,
     })
 }
 
@@ -235,6 +258,7 @@ async fn finish_when_due(
             }]},
         });
         let params = PatchParams::apply("kueue-job-controller-Finished").force();
+        lock(&seen).finisher_writes += 1;
         match api
             .patch_status(&name, &params, &Patch::Apply(&patch))
             .await

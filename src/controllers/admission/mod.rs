@@ -17,6 +17,7 @@ mod pods_ready_timeout;
 mod queues;
 mod requests;
 mod results;
+mod waiting_reasons;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -31,10 +32,11 @@ use tokio::time::Instant;
 use self::assumed::{Assumption, is_older, overlay};
 use self::plan::{Effect, Planned, plan};
 pub use self::requests::{WriteRequest, Written, write_all};
+use self::waiting_reasons::{WaitingReasons, only_waiting_reason};
 use super::events::EventSink;
 use super::metrics_feed::MetricsFeed;
 use super::node_health::NodeFailures;
-use super::queue_status::{QueueObjects, QueueWrite};
+use super::queue_status::{Pacer, QueueObjects, QueueWrite};
 use super::watches::{Change, Input, Kind};
 use crate::api::Workload;
 use crate::config::WaitForPodsReady;
@@ -48,6 +50,8 @@ use crate::status::requeue::waiting_until;
 const MAX_CYCLES_PER_PASS: usize = 100;
 /// How often queue status and gauges are refreshed at most.
 const REPORT_PERIOD: Duration = Duration::from_millis(500);
+/// The shortest time between two status writes of one queue.
+const QUEUE_STATUS_PERIOD: Duration = Duration::from_secs(1);
 /// Wait before a write that failed for a transient reason is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
@@ -135,6 +139,8 @@ pub struct AdmissionLoop {
     finalizing: BTreeMap<String, Option<String>>,
     /// Queue status writes in flight, with the object as it was before.
     queue_writes_in_flight: BTreeMap<String, QueueWrite>,
+    queue_pacer: Pacer,
+    waiting_reasons: WaitingReasons,
     report_due: bool,
     last_report: Option<Instant>,
     events: EventSink,
@@ -180,6 +186,8 @@ impl AdmissionLoop {
             wait_for_pods_ready,
             deactivating: BTreeSet::new(),
             queue_writes_in_flight: BTreeMap::new(),
+            queue_pacer: Pacer::new(QUEUE_STATUS_PERIOD),
+            waiting_reasons: WaitingReasons::default(),
             finalizing: BTreeMap::new(),
             failed_nodes: BTreeMap::new(),
             recovered: BTreeSet::new(),
@@ -211,7 +219,10 @@ impl AdmissionLoop {
                 },
                 Some(written) = done.recv() => self.written(written),
                 Some(report) = failures.recv() => self.node_failures(report),
-                _ = tick.tick() => if self.led { self.due_retries() },
+                _ = tick.tick() => if self.led {
+                    self.due_retries();
+                    self.due_waiting_reasons();
+                },
                 changed = elected.changed(), if election_open => {
                     election_open = changed.is_ok();
                 }
@@ -374,6 +385,7 @@ impl AdmissionLoop {
         self.unready.gone(key);
         self.deactivating.remove(key);
         self.dirty.remove(key);
+        self.waiting_reasons.forget(key);
         let wk = workload_key(key);
         self.state.delete_workload(&wk.namespace, &wk.name);
         self.resolve_held();
@@ -433,6 +445,7 @@ impl AdmissionLoop {
         // not due): they wait like held claims when a release is outstanding.
         let mut unsent_claims = Vec::new();
         let mut others = Vec::new();
+        let mut waiting = Vec::new();
         let mut dropped_release = false;
         for key in std::mem::take(&mut self.dirty) {
             let Some(read) = self.workloads.get(&key) else {
@@ -488,7 +501,13 @@ impl AdmissionLoop {
             match planned.effect {
                 Effect::Update => {
                     self.assumed.remove(&key);
-                    others.push((key, planned));
+                    if planned.annotations.is_none()
+                        && only_waiting_reason(read.status.as_ref(), &planned.status)
+                    {
+                        waiting.push((key, planned));
+                    } else {
+                        others.push((key, planned));
+                    }
                 }
                 Effect::Release => {
                     self.assume(&key, &planned);
@@ -503,6 +522,7 @@ impl AdmissionLoop {
         for (key, planned) in others {
             self.send(key, planned);
         }
+        self.send_waiting_reasons(waiting);
         self.send_claims(claims, unsent_claims, dropped_release);
     }
 
@@ -514,6 +534,7 @@ impl AdmissionLoop {
             Effect::Update => None,
             Effect::Claim | Effect::Release => self.assumed.get(&key).cloned(),
         };
+        self.waiting_reasons.forget(&key);
         self.in_flight.insert(key.clone(), carried);
         let flavors: Vec<_> = planned
             .status

@@ -8,8 +8,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
 use crate::api::{Workload, WorkloadStatus};
-use crate::engine::WorkloadState;
-use crate::status::annotations::set_carried;
+use crate::engine::{WorkloadState, WorkloadStatus as EngineStatus};
+use crate::status::annotations::set_carried_unless_stale;
 use crate::status::workload::workload_status;
 
 /// What a write does to the quota the API shows as reserved.
@@ -38,7 +38,8 @@ pub fn plan(object: &Workload, state: &WorkloadState, now: &Time) -> Option<Plan
     let old = object.status.as_ref();
     let status = workload_status(old, state, now, object.metadata.generation);
     let mut annotations = object.annotations().clone();
-    set_carried(&mut annotations, &state.carried);
+    let holds = matches!(state.status, EngineStatus::Admitted(_));
+    set_carried_unless_stale(&mut annotations, &state.carried, holds);
     let annotations = (annotations != *object.annotations()).then_some(annotations);
     let unchanged = old.map_or_else(|| status == WorkloadStatus::default(), |old| *old == status);
     if unchanged && annotations.is_none() {

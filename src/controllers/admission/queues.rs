@@ -58,7 +58,10 @@ impl AdmissionLoop {
             ),
             QueueWrite::Cohort(c) => format!("Cohort/{}", c.name_any()),
         };
-        if self.queue_writes_in_flight.contains_key(&key) {
+        if self.queue_writes_in_flight.contains_key(&key)
+            || !self.queue_pacer.admit(&key, Instant::now())
+        {
+            // Computed again at a later report, with what has changed by then.
             self.report_due = true;
             return;
         }

@@ -629,5 +629,9 @@ fn a_pods_ready_eviction_that_cannot_be_written_leaves_the_workload_admitted() {
 mod deactivation;
 #[path = "tests/hot_swap.rs"]
 mod hot_swap;
+#[path = "tests/pacing.rs"]
+mod pacing;
 #[path = "tests/preemption.rs"]
 mod preemption;
+#[path = "tests/waiting_reasons.rs"]
+mod waiting_reasons;

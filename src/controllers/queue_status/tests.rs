@@ -104,3 +104,16 @@ fn a_failed_write_puts_a_queue_back_unless_it_was_deleted_meanwhile() {
     objects.restore(QueueWrite::ClusterQueue(before));
     assert!(!objects.cluster_queues.contains_key("team"));
 }
+
+#[test]
+fn a_queue_is_written_at_most_once_per_period() {
+    let mut pacer = Pacer::new(Duration::from_secs(1));
+    let t0 = Instant::now();
+    assert!(pacer.admit("ClusterQueue/team", t0));
+    assert!(!pacer.admit("ClusterQueue/team", t0 + Duration::from_millis(300)));
+    assert!(!pacer.admit("ClusterQueue/team", t0 + Duration::from_millis(999)));
+    // Another queue has a period of its own.
+    assert!(pacer.admit("LocalQueue/ns/lq", t0 + Duration::from_millis(500)));
+    assert!(pacer.admit("ClusterQueue/team", t0 + Duration::from_secs(1)));
+    assert!(!pacer.admit("LocalQueue/ns/lq", t0 + Duration::from_millis(1400)));
+}

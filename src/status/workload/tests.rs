@@ -469,3 +469,74 @@ fn a_reactivated_workload_is_requeued_whether_it_waits_or_is_admitted_at_once() 
         ("True", "Reactivated")
     );
 }
+
+fn waiting_with(reason: PendingReason, message: &str) -> WorkloadState {
+    state(
+        EngineStatus::Pending {
+            reason,
+            message: message.into(),
+        },
+        None,
+    )
+}
+
+#[test]
+fn a_waiting_message_that_changed_only_in_its_numbers_is_kept() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let needed = |n: &str| {
+        format!(
+            "couldn't assign flavors to pod set main: insufficient unused quota for cpu in \
+             flavor rf-1, {n} more needed"
+        )
+    };
+    let first = workload_status(
+        None,
+        &waiting_with(PendingReason::WaitingForQuota, &needed("5")),
+        &t0,
+        None,
+    );
+    let fewer = workload_status(
+        Some(&first),
+        &waiting_with(PendingReason::WaitingForQuota, &needed("1500m")),
+        &t0,
+        None,
+    );
+    assert_eq!(fewer, first);
+
+    // New words, or a new reason, are written.
+    let other_flavor = needed("5").replace("rf-1", "rf-2");
+    let moved = workload_status(
+        Some(&first),
+        &waiting_with(PendingReason::WaitingForQuota, &other_flavor),
+        &t0,
+        None,
+    );
+    assert_eq!(condition(&moved, "QuotaReserved").message, other_flavor);
+    let behind = |name: &str| format!("waiting behind workload ns/{name}");
+    let head = workload_status(
+        None,
+        &waiting_with(PendingReason::PendingEvaluation, &behind("w-00012")),
+        &t0,
+        None,
+    );
+    let next_head = workload_status(
+        Some(&head),
+        &waiting_with(PendingReason::PendingEvaluation, &behind("w-00013")),
+        &t0,
+        None,
+    );
+    assert_eq!(
+        condition(&next_head, "QuotaReserved").message,
+        behind("w-00013")
+    );
+    let exceeds = workload_status(
+        Some(&first),
+        &waiting_with(PendingReason::ExceedsMaxQuota, &needed("5")),
+        &t0,
+        None,
+    );
+    assert_eq!(
+        condition(&exceeds, "QuotaReserved").reason,
+        "ExceedsMaxQuota"
+    );
+}

@@ -98,8 +98,22 @@ fn clearing_an_admission_releases_quota() {
     let planned = plan(&admitted, &evicted, &now()).expect("a write");
     assert_eq!(planned.effect, Effect::Release);
     assert_eq!(planned.status.admission, None);
-    let annotations = planned.annotations.expect("the reservation time goes");
-    assert!(!annotations.contains_key(kuota_annotations::QUOTA_RESERVED_AT));
+    // The reservation time stays: nothing reads it without an admission, and removing it would
+    // be a request of its own.
+    assert_eq!(planned.annotations, None);
+}
+
+#[test]
+fn a_finished_workload_costs_no_write() {
+    let engine = state(EngineStatus::Admitted(admission(2)), Some(5));
+    let first = plan(&workload(), &engine, &now()).expect("a write");
+    let mut finished = workload();
+    finished.status = Some(first.status);
+    finished.metadata.annotations = first.annotations;
+    assert_eq!(
+        plan(&finished, &state(EngineStatus::Finished, None), &now()),
+        None
+    );
 }
 
 #[test]

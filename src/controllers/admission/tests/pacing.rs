@@ -1,0 +1,60 @@
+//! Queue status held back to spend fewer requests: at most one write per queue and period.
+
+use super::*;
+
+/// The ClusterQueue status writes asked for since the last call, each answered as stored.
+fn cluster_queue_writes(h: &mut Harness) -> Vec<api::ClusterQueue> {
+    h.drain();
+    let mut out = Vec::new();
+    for request in std::mem::take(&mut h.unclaimed) {
+        match request {
+            WriteRequest::Queue { key, write } => {
+                if let QueueWrite::ClusterQueue(cq) = *write {
+                    out.push(cq);
+                }
+                h.admission.written(Written::Queue {
+                    key,
+                    result: Ok(()),
+                });
+            }
+            other => h.unclaimed.push(other),
+        }
+    }
+    out
+}
+
+/// Runs a pass whose queue report is due now, whatever the report period says.
+fn report_now(h: &mut Harness) {
+    h.admission.last_report = None;
+    h.admission.report_due = true;
+    h.admission.pass();
+}
+
+#[test]
+fn changes_within_the_queue_status_period_are_written_once_with_the_last_status() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 1, 0, 0));
+    report_now(&mut h);
+    let first = cluster_queue_writes(&mut h);
+    assert_eq!(first.len(), 1, "{first:?}");
+
+    let admitted = |cq: &api::ClusterQueue| cq.status.as_ref().and_then(|s| s.admitted_workloads);
+    for (i, name) in ["b", "c", "d"].into_iter().enumerate() {
+        h.apply(workload(name, 1, 0, i as u32 + 1));
+        for request in h.workload_requests() {
+            h.store(request);
+        }
+        report_now(&mut h);
+        assert_eq!(
+            cluster_queue_writes(&mut h),
+            Vec::new(),
+            "no second write within the period"
+        );
+    }
+
+    h.admission.queue_pacer.age(QUEUE_STATUS_PERIOD);
+    report_now(&mut h);
+    let last = cluster_queue_writes(&mut h);
+    assert_eq!(last.len(), 1, "{last:?}");
+    assert_eq!(admitted(&last[0]), Some(4));
+}

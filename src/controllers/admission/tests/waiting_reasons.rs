@@ -1,0 +1,110 @@
+//! Waiting reasons written at a bounded rate, front of the queue first, without holding back
+//! admissions.
+
+use super::*;
+use crate::controllers::admission::waiting_reasons::{PER_PERIOD, PERIOD, only_waiting_reason};
+
+/// Takes `workloads` in and decides on all of them in one pass.
+fn burst(h: &mut Harness, workloads: Vec<api::Workload>) {
+    for workload in workloads {
+        h.admission
+            .take(Input::Workload(Change::Apply(Box::new(workload))));
+    }
+    h.admission.pass();
+}
+
+fn waiting_keys(requests: &[(String, Box<api::Workload>, Box<Planned>)]) -> Vec<String> {
+    requests
+        .iter()
+        .filter(|(_, read, planned)| {
+            planned.effect == Effect::Update
+                && only_waiting_reason(read.status.as_ref(), &planned.status)
+        })
+        .map(|(key, _, _)| key.clone())
+        .collect()
+}
+
+/// `a` holds the whole quota, then `extra` more than a period's budget of 1-cpu Workloads wait:
+/// `w-00` is the oldest, and every third one has a higher priority.
+fn full_queue(h: &mut Harness, extra: usize) -> Vec<String> {
+    h.apply(workload("a", 4, 1000, 0));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    let waiting: Vec<api::Workload> = (0..PER_PERIOD + extra)
+        .map(|i| {
+            let priority = if i % 3 == 2 { 10 } else { 0 };
+            workload(&format!("w-{i:02}"), 1, priority, i as u32 + 1)
+        })
+        .collect();
+    let mut front: Vec<(i32, u32, String)> = waiting
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            (
+                -w.spec.priority.unwrap_or(0),
+                i as u32,
+                format!("ns/{}", w.metadata.name.clone().unwrap_or_default()),
+            )
+        })
+        .collect();
+    front.sort();
+    burst(h, waiting);
+    front.into_iter().map(|(_, _, key)| key).collect()
+}
+
+#[test]
+fn waiting_reasons_beyond_a_periods_budget_are_written_in_the_next_front_first() {
+    let mut h = Harness::new();
+    let front = full_queue(&mut h, 5);
+
+    let first = h.workload_requests();
+    let mut sent = waiting_keys(&first);
+    assert_eq!(first.len(), sent.len(), "only waiting reasons: {first:?}");
+    sent.sort();
+    let mut expected = front[..PER_PERIOD].to_vec();
+    expected.sort();
+    assert_eq!(sent, expected, "the highest priorities, then the oldest");
+    for request in first {
+        h.store(request);
+    }
+
+    h.admission.due_waiting_reasons();
+    h.admission.pass();
+    assert_eq!(waiting_keys(&h.workload_requests()), Vec::<String>::new());
+
+    h.admission.waiting_reasons.age(PERIOD);
+    h.admission.due_waiting_reasons();
+    h.admission.pass();
+    let mut rest = waiting_keys(&h.workload_requests());
+    rest.sort();
+    let mut expected = front[PER_PERIOD..].to_vec();
+    expected.sort();
+    assert_eq!(rest, expected, "every waiting Workload gets its reason");
+}
+
+#[test]
+fn an_admission_is_written_at_once_when_the_waiting_budget_is_spent() {
+    let mut h = Harness::new();
+    let front = full_queue(&mut h, 5);
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+
+    let mut finished = workload("a", 4, 1000, 0);
+    finished.metadata.resource_version = Some("999".into());
+    h.admission
+        .take(Input::Workload(Change::Delete(Box::new(finished))));
+    h.admission.pass();
+    let requests = h.workload_requests();
+    let claims: Vec<&str> = effects(&requests)
+        .into_iter()
+        .filter(|(_, effect)| *effect == Effect::Claim)
+        .map(|(key, _)| key)
+        .collect();
+    assert_eq!(claims.len(), 4, "{requests:?}");
+    assert!(
+        claims.iter().all(|key| front[..4].iter().any(|f| f == key)),
+        "the front of the queue is admitted: {claims:?}"
+    );
+}

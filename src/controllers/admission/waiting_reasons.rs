@@ -1,0 +1,117 @@
+//! Waiting reasons written at a bounded rate, front of the queue first.
+//!
+//! kuota evaluates every waiting Workload whenever its cohort changes, so in a burst of thousands
+//! nearly every one would get a `QuotaReserved=False` write (and its event) before it is admitted,
+//! one API request per Workload. Kueue shows a waiting reason only on the queue heads it tried.
+//! Here every waiting Workload gets its reason, but at most [`PER_PERIOD`] of them per period,
+//! highest priority and oldest first; the others stay due and are written in later periods, and
+//! one admitted meanwhile is written once, with its admission.
+
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::AdmissionLoop;
+use super::plan::Planned;
+use crate::api::keys::condition_types::QUOTA_RESERVED;
+use crate::api::{Workload, WorkloadStatus};
+
+/// How many waiting reasons may be written per period.
+pub(super) const PER_PERIOD: usize = 10;
+/// The period [`PER_PERIOD`] counts over.
+pub(super) const PERIOD: Duration = Duration::from_secs(1);
+
+/// The budget of the current period and the Workloads whose waiting reason is due.
+#[derive(Default)]
+pub(super) struct WaitingReasons {
+    period_start: Option<Instant>,
+    sent: usize,
+    /// Workloads whose waiting reason did not fit a period's budget.
+    deferred: BTreeSet<String>,
+}
+
+impl WaitingReasons {
+    /// How many more waiting reasons may be written at `now`.
+    fn room(&mut self, now: Instant) -> usize {
+        let expired = self
+            .period_start
+            .is_none_or(|start| now.saturating_duration_since(start) >= PERIOD);
+        if expired {
+            self.period_start = Some(now);
+            self.sent = 0;
+        }
+        PER_PERIOD.saturating_sub(self.sent)
+    }
+
+    /// Forgets `key` (deleted, or written some other way).
+    pub(super) fn forget(&mut self, key: &str) {
+        self.deferred.remove(key);
+    }
+
+    /// Moves the start of the current period `by` into the past, as if that much time had gone by.
+    #[cfg(test)]
+    pub(super) fn age(&mut self, by: Duration) {
+        self.period_start = self
+            .period_start
+            .map(|start| start.checked_sub(by).unwrap_or(start));
+    }
+}
+
+/// Whether going from `old` to `new` changes nothing but the `QuotaReserved` condition, and leaves
+/// it `False`: the write only tells why the Workload waits.
+pub(super) fn only_waiting_reason(old: Option<&WorkloadStatus>, new: &WorkloadStatus) -> bool {
+    let waiting = new
+        .conditions
+        .iter()
+        .any(|c| c.type_ == QUOTA_RESERVED && c.status == "False");
+    let without = |status: &WorkloadStatus| {
+        let mut status = status.clone();
+        status.conditions.retain(|c| c.type_ != QUOTA_RESERVED);
+        status
+    };
+    waiting && without(&old.cloned().unwrap_or_default()) == without(new)
+}
+
+impl AdmissionLoop {
+    /// Sends the waiting reasons the period's budget allows, front of the queue first (higher
+    /// priority, then older), and keeps the rest due.
+    pub(super) fn send_waiting_reasons(&mut self, mut waiting: Vec<(String, Planned)>) {
+        let order = |workload: Option<&Workload>| {
+            workload.map(|w| {
+                (
+                    Reverse(w.spec.priority.unwrap_or(0)),
+                    w.metadata.creation_timestamp.clone().map(|t| t.0),
+                )
+            })
+        };
+        waiting.sort_by_cached_key(|(key, _)| (order(self.workloads.get(key)), key.clone()));
+        let room = self.waiting_reasons.room(Instant::now());
+        let later = waiting.split_off(room.min(waiting.len()));
+        self.waiting_reasons.sent += waiting.len();
+        for (key, planned) in waiting {
+            self.send(key, planned);
+        }
+        if !later.is_empty() {
+            tracing::debug!(
+                deferred = later.len(),
+                "waiting reasons beyond this period's budget wait for the next"
+            );
+        }
+        self.waiting_reasons
+            .deferred
+            .extend(later.into_iter().map(|(key, _)| key));
+    }
+
+    /// Makes the deferred waiting reasons due again once a new period has room for them.
+    pub(super) fn due_waiting_reasons(&mut self) {
+        if self.waiting_reasons.deferred.is_empty()
+            || self.waiting_reasons.room(Instant::now()) == 0
+        {
+            return;
+        }
+        let deferred = std::mem::take(&mut self.waiting_reasons.deferred);
+        self.dirty.extend(deferred);
+    }
+}
