@@ -1,13 +1,15 @@
 //! Restart gives the same decisions: a long-lived engine runs random cycles; at a random point its
 //! workloads are written out as API objects (status and kuota's annotations, as `kuota simulate -o
 //! yaml` prints them), read back through the state conversion into a fresh engine, and from then
-//! on both engines must decide exactly alike.
+//! on both engines must decide exactly alike. Reservation times come back from the `QuotaReserved`
+//! conditions, so preemption candidates are ordered alike.
 
 mod engine_support;
 
 use std::collections::BTreeMap;
 
 use engine_support::cases::*;
+use engine_support::{cpu_group, cq, flavor, quota, snapshot, wl};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
@@ -15,7 +17,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::ObjectMeta;
 use kuota::api;
 use kuota::api::keys::condition_types;
-use kuota::engine::model::{EngineConfig, Snapshot, Workload};
+use kuota::engine::model::{EngineConfig, Snapshot, WithinClusterQueue, Workload};
 use kuota::engine::{CycleOutcome, Engine, WorkloadKey, WorkloadState, WorkloadStatus};
 use kuota::state::admission_input::{self, WorkloadDefaults};
 use kuota::status::annotations::set_carried;
@@ -50,6 +52,12 @@ fn in_seconds(mut workloads: Vec<Workload>) -> Vec<Workload> {
         w.creation *= 1000;
     }
     workloads
+}
+
+/// The time the cycle of step `at` reserves quota at, in whole seconds as the controller gives
+/// it: two steps share each second, so reservations tie and fall to the UID, as in Kueue.
+fn reservation_time(at: usize) -> i64 {
+    (1_000 + at as i64 / 2) * 1000
 }
 
 /// The Workload object the engine's state for `input` is written as.
@@ -246,10 +254,13 @@ fn check_restart(case: &Case, checkpoint: usize) -> Result<(), TestCaseError> {
             )?);
         }
         let mut fresh_inputs = inputs.clone();
+        let now = reservation_time(at);
         apply(step, &mut long_lived, &mut inputs, &second_wave)?;
+        long_lived.set_now(now);
         let long_lived_outcome = long_lived.cycle();
         if let Some(fresh) = fresh.as_mut() {
             apply(step, fresh, &mut fresh_inputs, &second_wave)?;
+            fresh.set_now(now);
             let fresh_outcome = fresh.cycle();
             prop_assert_eq!(
                 decided(&fresh_outcome),
@@ -274,5 +285,50 @@ proptest! {
         checkpoint in 0..steps().len(),
     ) {
         check_restart(&case, checkpoint)?;
+    }
+}
+
+/// Two workloads reserved in different seconds, the later one with the larger UID: only the
+/// reservation times (read back from the `QuotaReserved` conditions) make the restarted engine
+/// preempt the later one, as the live one does; with the times lost the UID would pick the other.
+#[test]
+fn a_restarted_engine_preempts_the_most_recently_reserved_workload_as_the_live_one_does() {
+    let mut queue = cq("a", None, vec![cpu_group("default", quota("cpu", "8"))]);
+    queue.preemption.within_cluster_queue = WithinClusterQueue::LowerPriority;
+    let quota_objects = snapshot(vec![flavor("default")], vec![queue], vec![], vec![]);
+    let config = EngineConfig::default();
+    let mut earlier = wl("earlier", "a", 0, 1_000, "4", 1);
+    earlier.uid = "uid-a".into();
+    let mut later = wl("later", "a", 0, 2_000, "4", 1);
+    later.uid = "uid-z".into();
+    let urgent = wl("urgent", "a", 5, 3_000, "4", 1);
+    let mut live = Engine::new(&quota_objects, config.clone()).expect("valid quota objects");
+    let mut inputs = BTreeMap::new();
+    for (w, now) in [(earlier, 10_000), (later, 20_000)] {
+        inputs.insert(WorkloadKey::new(&w.namespace, &w.name), w.clone());
+        live.upsert_workload(w).expect("valid workload");
+        live.set_now(now);
+        assert_eq!(live.cycle().admitted.len(), 1);
+    }
+    let mut fresh = restarted(&live, &inputs, &quota_objects, &config).expect("restarted");
+    assert_eq!(
+        fresh
+            .state(&WorkloadKey::new(engine_support::NS, "later"))
+            .and_then(|s| s.carried.quota_reserved_at),
+        Some(20_000),
+        "the reservation time is read back from the QuotaReserved condition"
+    );
+    for engine in [&mut live, &mut fresh] {
+        engine
+            .upsert_workload(urgent.clone())
+            .expect("valid workload");
+        engine.set_now(30_000);
+        let victims: Vec<String> = engine
+            .cycle()
+            .preempted
+            .into_iter()
+            .map(|p| p.victim.name)
+            .collect();
+        assert_eq!(victims, ["later"]);
     }
 }

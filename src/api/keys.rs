@@ -283,9 +283,6 @@ pub mod job_event_reasons {
 /// kuota's own Workload annotations: decision state the engine carries from one cycle to the next,
 /// kept on the Workload so that a restarted controller decides as the one before it.
 pub mod kuota_annotations {
-    /// When quota was reserved, on the engine's clock (milliseconds, exact where the `QuotaReserved`
-    /// condition's time has whole seconds); orders preemption candidates.
-    pub const QUOTA_RESERVED_AT: &str = "kuota.dev/quota-reserved-at";
     /// `"true"` once the workload has preempted a victim of equal or higher priority.
     pub const PREEMPTION_CREDIT_SPENT: &str = "kuota.dev/preemption-credit-spent";
     /// Comma-separated ClusterQueues the admitted workload took quota from by fair-sharing

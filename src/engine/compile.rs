@@ -22,7 +22,6 @@ pub struct Compiled {
     pub tree: QuotaTree,
     pub workloads: Vec<Wl>,
     pub by_key: HashMap<WorkloadKey, u32>,
-    pub clock: i64,
     pub eq_classes: HashMap<String, u32>,
     /// Fair-sharing weight per Cohort node, in node order after the ClusterQueues.
     pub cohort_weights: Vec<Option<Quantity>>,
@@ -331,7 +330,6 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
         tree,
         workloads: Vec::with_capacity(workloads.len()),
         by_key: HashMap::with_capacity(workloads.len()),
-        clock: 0,
         eq_classes: HashMap::new(),
         cohort_weights,
         node_names,
@@ -404,12 +402,6 @@ impl Compiled {
         );
         let next_class = self.eq_classes.len() as u32;
         let eq_class = *self.eq_classes.entry(class_key).or_insert(next_class);
-        self.clock = self.clock.max(model.creation.saturating_add(1)).max(
-            model
-                .quota_reserved_at
-                .unwrap_or(i64::MIN)
-                .saturating_add(1),
-        );
         let admission = model.admission.clone().filter(|_| !model.finished);
         let holding = admission.map(|admission| {
             let cq = self.cq_index.get(&admission.cluster_queue).copied();

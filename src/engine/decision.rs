@@ -224,11 +224,13 @@ pub struct WorkloadState {
     pub carried: CarriedState,
 }
 
-/// What the engine remembers of a workload from one cycle to the next that the Workload's spec and
-/// status do not say.
+/// What the engine remembers of a workload from one cycle to the next beyond its admission: its
+/// reservation time, which the status shows, and what kuota's annotations keep.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CarriedState {
-    /// When its quota was reserved, on the engine's clock; `None` when it holds none.
+    /// When its quota was reserved (the time given by [`super::Engine::set_now`] when the engine
+    /// reserved it, else the one it was read with); `None` when it holds none. Written and read
+    /// back as the `QuotaReserved` condition's `lastTransitionTime`.
     pub quota_reserved_at: Option<i64>,
     /// It has already preempted a victim of equal or higher priority.
     pub preemption_credit_spent: bool,

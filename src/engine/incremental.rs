@@ -231,9 +231,7 @@ impl Engine {
                 )
             })
             .collect();
-        let clock = self.c.clock;
         self.c = compile_valid(snapshot);
-        self.c.clock = self.c.clock.max(clock);
         for w in &mut self.c.workloads {
             if let Some((pending, last_eviction, cycle)) = remembered.get(&w.key) {
                 w.pending = pending.clone();

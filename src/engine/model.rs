@@ -315,8 +315,9 @@ pub struct Workload {
     pub pod_sets: Vec<PodSet>,
     /// Set when the workload holds quota.
     pub admission: Option<Admission>,
-    /// When quota was reserved (same clock as `creation`); orders preemption candidates.
-    /// `None` for an admitted workload means "at `creation`".
+    /// When quota was reserved (milliseconds, same clock as `creation`): the `QuotaReserved`
+    /// condition's `lastTransitionTime`; orders preemption candidates. `None` for an admitted
+    /// workload means "at `creation`".
     pub quota_reserved_at: Option<i64>,
     /// `Finished=True`: the workload holds no quota and never queues again.
     pub finished: bool,

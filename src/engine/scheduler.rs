@@ -48,6 +48,8 @@ pub struct Engine {
     pub(super) prelude_all: bool,
     /// ...or only at these, added or replaced since the last cycle.
     pub(super) prelude_pending: Vec<u32>,
+    /// The time admissions are reserved at (see [`Engine::set_now`]).
+    pub(super) now: i64,
 }
 
 impl Engine {
@@ -104,7 +106,18 @@ impl Engine {
             quiet: false,
             prelude_all: true,
             prelude_pending: Vec::new(),
+            now: 0,
         }
+    }
+
+    /// Sets the time the next admissions are reserved at, in milliseconds on `creation`'s clock.
+    /// The engine keeps no clock: the caller gives the time the API will show as the
+    /// `QuotaReserved` condition's `lastTransitionTime`, so whole seconds, and a restarted engine
+    /// reads the same reservation times back from those conditions. Preemption candidates are
+    /// ordered by this time (most recent first) and then by UID, as Kueue orders them, so
+    /// reservations made within one second tie and fall to the UID in both.
+    pub fn set_now(&mut self, now: i64) {
+        self.now = now;
     }
 
     /// The placer, for callers that keep its topology inputs up to date.
@@ -510,7 +523,6 @@ impl Engine {
         let key = w.key.clone();
         let queue_key = w.queue_key(index);
         self.bump(cq, false);
-        self.c.clock += 1;
         self.c.queues[cq as usize].pending.remove(&queue_key);
         self.c.queues[cq as usize].admitted.insert(index);
         self.placer.reserve(&key, &admission);
@@ -519,7 +531,7 @@ impl Engine {
             cq: Some(cq),
             usage: assignment.usage,
             admission: admission.clone(),
-            reserved_at: self.c.clock,
+            reserved_at: self.now,
             cycle: self.cycle,
             fair_share_shield: Vec::new(),
         });

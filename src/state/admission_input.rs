@@ -400,7 +400,6 @@ pub fn workload(
     workload: &api::Workload,
     defaults: WorkloadDefaults,
 ) -> Result<Workload, ModelError> {
-    const KIND: &str = "Workload";
     let namespace = workload.namespace().unwrap_or_default();
     let name = workload.name_any();
     let label = format!("{namespace}/{name}");
@@ -424,26 +423,10 @@ pub fn workload(
         })
     };
     let annotations = workload.annotations();
-    let reserved_at_annotation = annotations
-        .get(keys::kuota_annotations::QUOTA_RESERVED_AT)
-        .map(|text| {
-            text.parse::<i64>().map_err(|e| {
-                ModelError::invalid(
-                    KIND,
-                    &label,
-                    format!(
-                        "metadata.annotations[{}]",
-                        keys::kuota_annotations::QUOTA_RESERVED_AT
-                    ),
-                    e.to_string(),
-                )
-            })
-        })
-        .transpose()?;
-    let quota_reserved_at = reserved_at_annotation.or_else(|| {
-        condition_true(keys::condition_types::QUOTA_RESERVED)
-            .map(|c| c.last_transition_time.0.as_millisecond())
-    });
+    // Kueue orders preemption candidates by this condition's time; an admission without one was
+    // reserved at creation.
+    let quota_reserved_at = condition_true(keys::condition_types::QUOTA_RESERVED)
+        .map(|c| c.last_transition_time.0.as_millisecond());
     let fair_share_shield = annotations
         .get(keys::kuota_annotations::FAIR_SHARE_SHIELD)
         .map(|list| {

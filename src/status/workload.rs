@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
 
 use super::api_quantity;
 use super::conditions::{Desired, is_true, message_of, set_condition};
@@ -245,7 +246,9 @@ fn pending_message(conditions: &[Condition], reason: &str, message: &str) -> Str
 
 /// The status a Workload has after the engine's decisions, merged into `old`: the engine owns
 /// `admission` and the conditions it decides; every other field, and every other condition, stays
-/// as `old` has it. A condition's `lastTransitionTime` moves to `now` only when its status flips.
+/// as `old` has it. A condition's `lastTransitionTime` moves only when its status flips: to the
+/// reservation time ([`crate::engine::CarriedState::quota_reserved_at`]) for what an admission
+/// sets, so the API shows the time the engine orders preemption candidates by, else to `now`.
 pub fn workload_status(
     old: Option<&WorkloadStatus>,
     state: &WorkloadState,
@@ -253,6 +256,7 @@ pub fn workload_status(
     generation: Option<i64>,
 ) -> WorkloadStatus {
     let mut status = old.cloned().unwrap_or_default();
+    let reserved = reservation_time(state);
     let mut w = Writer {
         status: &mut status,
         now,
@@ -260,6 +264,21 @@ pub fn workload_status(
     };
     match &state.status {
         EngineStatus::Admitted(admitted) => {
+            // What the admission changes, changed when quota was reserved: the engine orders
+            // preemption candidates by that time and a restarted one reads it back from here.
+            if let Some(at) = &reserved {
+                // Reserved again after a reservation the status still shows (evicted and
+                // admitted again before a write): the conditions start over at the new one.
+                let reserved_again = w.status.conditions.iter().any(|c| {
+                    c.type_ == condition_types::QUOTA_RESERVED
+                        && c.status == "True"
+                        && c.last_transition_time != *at
+                });
+                if reserved_again {
+                    restamp_reservation(&mut w.status.conditions, at);
+                }
+                w.now = at;
+            }
             let cq = &admitted.cluster_queue;
             w.status.admission = Some(admission(admitted));
             w.set(
@@ -331,6 +350,21 @@ pub fn workload_status(
     status
 }
 
+/// When the engine reserved quota for the workload, as a condition time.
+fn reservation_time(state: &WorkloadState) -> Option<Time> {
+    let at = state.carried.quota_reserved_at?;
+    Timestamp::from_millisecond(at).ok().map(Time)
+}
+
+/// Moves the `lastTransitionTime` of `QuotaReserved` and `Admitted` to `at`.
+fn restamp_reservation(conditions: &mut [Condition], at: &Time) {
+    for c in conditions {
+        if c.type_ == condition_types::QUOTA_RESERVED || c.type_ == condition_types::ADMITTED {
+            c.last_transition_time = at.clone();
+        }
+    }
+}
+
 /// Adds what Kueue's hot swap leaves on a Workload whose failed nodes had no replacement and that
 /// was evicted with `message`: `Evicted=True` and `Requeued=True` with reason `NodeFailures` while
 /// it waits again, or `Evicted=False` with the previous message once it was admitted again. When
@@ -351,13 +385,12 @@ pub fn node_failure_eviction(
         generation,
     };
     if w.status.admission.is_some() {
-        // It lost its reservation and got one again at `now`: both conditions changed then, even
-        // though they end as they began.
-        for c in &mut w.status.conditions {
-            if c.type_ == condition_types::QUOTA_RESERVED || c.type_ == condition_types::ADMITTED {
-                c.last_transition_time = now.clone();
-            }
-        }
+        // It lost its reservation and got one again: both conditions changed then, even though
+        // they end as they began.
+        let reserved = reservation_time(state);
+        let reserved = reserved.as_ref().unwrap_or(now);
+        restamp_reservation(&mut w.status.conditions, reserved);
+        w.now = reserved;
         w.set(
             condition_types::EVICTED,
             false,

@@ -49,7 +49,7 @@ pub struct SimulateArgs {
     /// Enable fair sharing (Kueue's `fairSharing` configuration block with default strategies).
     #[arg(long = "fair-sharing")]
     pub fair_sharing: bool,
-    /// Time stamped on every condition (RFC 3339); defaults to now.
+    /// Time stamped on every condition and quota reservation (RFC 3339); defaults to now.
     #[arg(long = "now")]
     pub now: Option<String>,
 }
@@ -93,6 +93,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
         .map(|(key, swap)| (key.to_string(), swap))
         .collect();
     let engine = state.engine();
+    // Admissions are reserved at `--now`, in whole seconds as their conditions show it.
+    engine.set_now(now.0.as_second().saturating_mul(1000));
     let outcome = engine.run_until_stable();
     let states: HashMap<String, &WorkloadState> = outcome
         .workloads

@@ -21,8 +21,7 @@ const DECIDED_CONDITIONS: [&str; 6] = [
     condition_types::BLOCKED_ON_PREEMPTION_GATES,
 ];
 
-const CARRIED_ANNOTATIONS: [&str; 3] = [
-    kuota_annotations::QUOTA_RESERVED_AT,
+const CARRIED_ANNOTATIONS: [&str; 2] = [
     kuota_annotations::PREEMPTION_CREDIT_SPENT,
     kuota_annotations::FAIR_SHARE_SHIELD,
 ];

@@ -396,6 +396,11 @@ impl AdmissionLoop {
         let started = Instant::now();
         let mut evaluated = false;
         let mut admitted_any = false;
+        // Reservations are made at this time, in whole seconds as the API keeps it: their
+        // `QuotaReserved` conditions show exactly the time the engine orders preemption
+        // candidates by.
+        let now = k8s_openapi::jiff::Timestamp::now().as_second();
+        self.state.engine().set_now(now.saturating_mul(1000));
         for _ in 0..MAX_CYCLES_PER_PASS {
             let out = self.state.engine().cycle();
             let touched = out

@@ -307,11 +307,29 @@ fn nothing_is_decided_before_every_cache_is_listed() {
 }
 
 #[test]
-fn an_admission_is_written_once_and_its_answer_needs_nothing_more() {
+fn an_admission_is_one_status_write_and_its_answer_needs_nothing_more() {
     let mut h = Harness::new();
     h.apply(workload("a", 2, 0, 0));
     let requests = h.workload_requests();
     assert_eq!(effects(&requests), [("ns/a", Effect::Claim)]);
+    // No metadata patch: the reservation time the engine orders preemption candidates by is the
+    // one the QuotaReserved condition shows, in whole seconds.
+    let planned = &requests[0].2;
+    assert_eq!(planned.annotations, None);
+    let reserved = h
+        .admission
+        .state
+        .engine()
+        .state(&workload_key("ns/a"))
+        .and_then(|s| s.carried.quota_reserved_at);
+    let shown = planned
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "QuotaReserved")
+        .map(|c| c.last_transition_time.0.as_millisecond());
+    assert_eq!(shown, reserved);
+    assert!(reserved.is_some_and(|at| at % 1000 == 0));
     for request in requests {
         h.store(request);
     }

@@ -1,17 +1,25 @@
 use super::*;
 
+const OLD_RESERVED_AT: &str = "kuota.dev/quota-reserved-at";
+
 #[test]
 fn carried_state_is_written_and_cleared() {
     let mut annotations = BTreeMap::from([("other".to_string(), "kept".to_string())]);
     let carried = CarriedState {
-        quota_reserved_at: Some(5001),
+        quota_reserved_at: Some(5000),
         preemption_credit_spent: true,
         fair_share_shield: vec!["a".into(), "b".into()],
     };
     set_carried(&mut annotations, &carried);
-    assert_eq!(annotations[QUOTA_RESERVED_AT], "5001");
-    assert_eq!(annotations[PREEMPTION_CREDIT_SPENT], "true");
-    assert_eq!(annotations[FAIR_SHARE_SHIELD], "a,b");
+    assert_eq!(
+        annotations,
+        BTreeMap::from([
+            ("other".to_string(), "kept".to_string()),
+            (PREEMPTION_CREDIT_SPENT.to_string(), "true".to_string()),
+            (FAIR_SHARE_SHIELD.to_string(), "a,b".to_string()),
+        ]),
+        "the reservation time is not an annotation"
+    );
     set_carried(&mut annotations, &CarriedState::default());
     assert_eq!(
         annotations,
@@ -20,9 +28,21 @@ fn carried_state_is_written_and_cleared() {
 }
 
 #[test]
-fn a_workload_without_a_reservation_keeps_the_reservation_keys_it_has() {
+fn a_reservation_with_nothing_carried_changes_no_annotation() {
+    // An old version's reservation-time annotation is ignored, neither rewritten nor removed.
+    let read = BTreeMap::from([(OLD_RESERVED_AT.to_string(), "5001".to_string())]);
+    let mut annotations = read.clone();
+    let carried = CarriedState {
+        quota_reserved_at: Some(7000),
+        ..CarriedState::default()
+    };
+    set_carried_unless_stale(&mut annotations, &carried, true);
+    assert_eq!(annotations, read);
+}
+
+#[test]
+fn a_workload_without_a_reservation_keeps_the_shield_it_has() {
     let stale = BTreeMap::from([
-        (QUOTA_RESERVED_AT.to_string(), "5001".to_string()),
         (FAIR_SHARE_SHIELD.to_string(), "a".to_string()),
         (PREEMPTION_CREDIT_SPENT.to_string(), "true".to_string()),
     ]);
@@ -35,12 +55,9 @@ fn a_workload_without_a_reservation_keeps_the_reservation_keys_it_has() {
 
     let mut readmitted = stale.clone();
     let carried = CarriedState {
-        quota_reserved_at: Some(7002),
+        quota_reserved_at: Some(7000),
         ..CarriedState::default()
     };
     set_carried_unless_stale(&mut readmitted, &carried, true);
-    assert_eq!(
-        readmitted,
-        BTreeMap::from([(QUOTA_RESERVED_AT.to_string(), "7002".to_string())])
-    );
+    assert_eq!(readmitted, BTreeMap::new());
 }

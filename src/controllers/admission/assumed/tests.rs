@@ -51,8 +51,8 @@ fn overlay_shows_the_decision_and_keeps_what_others_wrote() {
             ..WorkloadStatus::default()
         },
         annotations: Some(BTreeMap::from([(
-            kuota_annotations::QUOTA_RESERVED_AT.to_string(),
-            "9".to_string(),
+            kuota_annotations::PREEMPTION_CREDIT_SPENT.to_string(),
+            "true".to_string(),
         )])),
         frees: false,
     };
@@ -74,7 +74,10 @@ fn overlay_shows_the_decision_and_keeps_what_others_wrote() {
     );
     let annotations = seen.metadata.annotations.expect("annotations");
     assert_eq!(annotations["user"], "keep");
-    assert_eq!(annotations[kuota_annotations::QUOTA_RESERVED_AT], "9");
+    assert_eq!(
+        annotations[kuota_annotations::PREEMPTION_CREDIT_SPENT],
+        "true"
+    );
     assert!(!annotations.contains_key(kuota_annotations::FAIR_SHARE_SHIELD));
 }
 

@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
 
 use super::*;
 use crate::api::keys::kuota_annotations;
@@ -57,23 +58,95 @@ fn waiting() -> EngineStatus {
     }
 }
 
+/// A reservation time a second before [`now`], in milliseconds.
+const RESERVED: i64 = 1_795_427_999_000;
+
+fn condition_time(status: &crate::api::WorkloadStatus, type_: &str) -> Option<Time> {
+    status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map(|c| c.last_transition_time.clone())
+}
+
 #[test]
-fn an_admission_claims_quota_and_carries_its_reservation_time() {
+fn an_ordinary_admission_is_a_status_write_without_annotations() {
     let planned = plan(
         &workload(),
-        &state(EngineStatus::Admitted(admission(2)), Some(5)),
+        &state(EngineStatus::Admitted(admission(2)), Some(RESERVED)),
         &now(),
     )
     .expect("a write");
     assert_eq!(planned.effect, Effect::Claim);
     assert!(planned.status.admission.is_some());
+    assert_eq!(planned.annotations, None, "no metadata patch");
+    // The conditions show the engine's reservation time, not the time of the write.
+    let reserved = Time(Timestamp::from_millisecond(RESERVED).unwrap());
+    assert_eq!(reserved.0.to_string(), "2026-11-23T09:59:59Z");
+    for type_ in ["QuotaReserved", "Admitted"] {
+        assert_eq!(
+            condition_time(&planned.status, type_),
+            Some(reserved.clone())
+        );
+    }
+}
+
+#[test]
+fn an_admission_on_an_object_with_an_old_reservation_annotation_sends_no_metadata_patch() {
+    let mut read = workload();
+    read.metadata.annotations = Some(BTreeMap::from([(
+        "kuota.dev/quota-reserved-at".to_string(),
+        "12".to_string(),
+    )]));
+    let planned = plan(
+        &read,
+        &state(EngineStatus::Admitted(admission(2)), Some(RESERVED)),
+        &now(),
+    )
+    .expect("a write");
+    assert_eq!(planned.annotations, None);
+}
+
+#[test]
+fn a_spent_preemption_credit_is_a_metadata_patch() {
+    let mut engine = state(EngineStatus::Admitted(admission(2)), Some(RESERVED));
+    engine.carried.preemption_credit_spent = true;
+    let planned = plan(&workload(), &engine, &now()).expect("a write");
     let annotations = planned.annotations.expect("annotations change");
-    assert_eq!(annotations[kuota_annotations::QUOTA_RESERVED_AT], "5");
+    assert_eq!(
+        annotations[kuota_annotations::PREEMPTION_CREDIT_SPENT],
+        "true"
+    );
+}
+
+#[test]
+fn a_reservation_made_again_before_a_write_restamps_its_conditions() {
+    let first = plan(
+        &workload(),
+        &state(EngineStatus::Admitted(admission(2)), Some(RESERVED)),
+        &now(),
+    )
+    .expect("a write");
+    let mut admitted = workload();
+    admitted.status = Some(first.status);
+    // Evicted and admitted again, with the same admission, later.
+    let again = RESERVED + 60_000;
+    let mut engine = state(EngineStatus::Admitted(admission(2)), Some(again));
+    engine.last_eviction = Some(EvictionRecord {
+        reason: EvictionReason::Preempted,
+        message: "Preempted to accommodate a workload".into(),
+        preemption: Some(PreemptionReason::InCohortReclamation),
+    });
+    let planned = plan(&admitted, &engine, &now()).expect("a write");
+    let again = Time(Timestamp::from_millisecond(again).unwrap());
+    for type_ in ["QuotaReserved", "Admitted"] {
+        assert_eq!(condition_time(&planned.status, type_), Some(again.clone()));
+    }
 }
 
 #[test]
 fn a_written_decision_needs_no_write_again() {
-    let engine = state(EngineStatus::Admitted(admission(2)), Some(5));
+    let engine = state(EngineStatus::Admitted(admission(2)), Some(RESERVED));
     let first = plan(&workload(), &engine, &now()).expect("a write");
     let mut written = workload();
     written.status = Some(first.status);
@@ -84,7 +157,7 @@ fn a_written_decision_needs_no_write_again() {
 
 #[test]
 fn clearing_an_admission_releases_quota() {
-    let engine = state(EngineStatus::Admitted(admission(2)), Some(5));
+    let engine = state(EngineStatus::Admitted(admission(2)), Some(RESERVED));
     let first = plan(&workload(), &engine, &now()).expect("a write");
     let mut admitted = workload();
     admitted.status = Some(first.status);
@@ -98,14 +171,12 @@ fn clearing_an_admission_releases_quota() {
     let planned = plan(&admitted, &evicted, &now()).expect("a write");
     assert_eq!(planned.effect, Effect::Release);
     assert_eq!(planned.status.admission, None);
-    // The reservation time stays: nothing reads it without an admission, and removing it would
-    // be a request of its own.
     assert_eq!(planned.annotations, None);
 }
 
 #[test]
 fn a_finished_workload_costs_no_write() {
-    let engine = state(EngineStatus::Admitted(admission(2)), Some(5));
+    let engine = state(EngineStatus::Admitted(admission(2)), Some(RESERVED));
     let first = plan(&workload(), &engine, &now()).expect("a write");
     let mut finished = workload();
     finished.status = Some(first.status);
@@ -118,12 +189,12 @@ fn a_finished_workload_costs_no_write() {
 
 #[test]
 fn a_different_admission_is_a_claim() {
-    let engine = state(EngineStatus::Admitted(admission(2)), Some(5));
+    let engine = state(EngineStatus::Admitted(admission(2)), Some(RESERVED));
     let first = plan(&workload(), &engine, &now()).expect("a write");
     let mut admitted = workload();
     admitted.status = Some(first.status);
     admitted.metadata.annotations = first.annotations;
-    let moved = state(EngineStatus::Admitted(admission(3)), Some(5));
+    let moved = state(EngineStatus::Admitted(admission(3)), Some(RESERVED));
     let planned = plan(&admitted, &moved, &now()).expect("a write");
     assert_eq!(planned.effect, Effect::Claim);
 }

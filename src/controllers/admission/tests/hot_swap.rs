@@ -109,9 +109,11 @@ fn rack_of_three_with(gates: &str) -> Harness {
     let nodes = vec![node("h1", true), node("h2", true), node("h3", true)];
     h.admission.take(Input::Node(Change::Reset(nodes)));
     h.apply(racked("a", 2, Some(&["h1", "h2"])));
-    // What the loop adds to an admission read back (its carried annotations) is written first.
+    // What the loop adds to an admission read back (its conditions' messages) is written first;
+    // its reservation time is its condition's, so no annotation is.
     for request in h.workload_requests() {
         assert_eq!(request.2.effect, Effect::Update);
+        assert_eq!(request.2.annotations, None);
         h.store(request);
     }
     assert!(h.admitted_in_engine("ns/a"));
