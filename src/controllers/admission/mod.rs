@@ -18,6 +18,7 @@ mod queues;
 mod requests;
 mod results;
 mod waiting_reasons;
+mod waiting_writes;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

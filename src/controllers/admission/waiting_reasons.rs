@@ -7,16 +7,13 @@
 //! highest priority and oldest first; the others stay due and are written in later periods, and
 //! one admitted meanwhile is written once, with its admission.
 
-use std::cmp::Reverse;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::AdmissionLoop;
-use super::plan::Planned;
+use crate::api::WorkloadStatus;
 use crate::api::keys::condition_types::QUOTA_RESERVED;
-use crate::api::{Workload, WorkloadStatus};
 
 /// How many waiting reasons may be written per period.
 pub(super) const PER_PERIOD: usize = 10;
@@ -43,6 +40,26 @@ impl WaitingReasons {
             self.sent = 0;
         }
         PER_PERIOD.saturating_sub(self.sent)
+    }
+
+    /// Takes up to `wanted` of the period's room at `now`; returns how many were granted.
+    pub(super) fn take_room(&mut self, wanted: usize, now: Instant) -> usize {
+        let granted = wanted.min(self.room(now));
+        self.sent += granted;
+        granted
+    }
+
+    /// Keeps `keys` due for a later period.
+    pub(super) fn defer(&mut self, keys: impl IntoIterator<Item = String>) {
+        self.deferred.extend(keys);
+    }
+
+    /// The deferred Workloads, once a period has room for them.
+    pub(super) fn take_due(&mut self, now: Instant) -> BTreeSet<String> {
+        if self.deferred.is_empty() || self.room(now) == 0 {
+            return BTreeSet::new();
+        }
+        std::mem::take(&mut self.deferred)
     }
 
     /// Forgets `key` (deleted, or written some other way).
@@ -72,46 +89,4 @@ pub(super) fn only_waiting_reason(old: Option<&WorkloadStatus>, new: &WorkloadSt
         status
     };
     waiting && without(&old.cloned().unwrap_or_default()) == without(new)
-}
-
-impl AdmissionLoop {
-    /// Sends the waiting reasons the period's budget allows, front of the queue first (higher
-    /// priority, then older), and keeps the rest due.
-    pub(super) fn send_waiting_reasons(&mut self, mut waiting: Vec<(String, Planned)>) {
-        let order = |workload: Option<&Workload>| {
-            workload.map(|w| {
-                (
-                    Reverse(w.spec.priority.unwrap_or(0)),
-                    w.metadata.creation_timestamp.clone().map(|t| t.0),
-                )
-            })
-        };
-        waiting.sort_by_cached_key(|(key, _)| (order(self.workloads.get(key)), key.clone()));
-        let room = self.waiting_reasons.room(Instant::now());
-        let later = waiting.split_off(room.min(waiting.len()));
-        self.waiting_reasons.sent += waiting.len();
-        for (key, planned) in waiting {
-            self.send(key, planned);
-        }
-        if !later.is_empty() {
-            tracing::debug!(
-                deferred = later.len(),
-                "waiting reasons beyond this period's budget wait for the next"
-            );
-        }
-        self.waiting_reasons
-            .deferred
-            .extend(later.into_iter().map(|(key, _)| key));
-    }
-
-    /// Makes the deferred waiting reasons due again once a new period has room for them.
-    pub(super) fn due_waiting_reasons(&mut self) {
-        if self.waiting_reasons.deferred.is_empty()
-            || self.waiting_reasons.room(Instant::now()) == 0
-        {
-            return;
-        }
-        let deferred = std::mem::take(&mut self.waiting_reasons.deferred);
-        self.dirty.extend(deferred);
-    }
 }
