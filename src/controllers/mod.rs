@@ -174,7 +174,10 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         kube::Api::all(client.clone()),
         kube::runtime::watcher::Config::default(),
         workloads,
-        watches::slim,
+        {
+            let mut templates = watches::templates::Templates::default();
+            move |workload| templates.share(watches::slim(workload))
+        },
     );
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),

@@ -6,7 +6,8 @@
 //! Workloads, the one kind there are thousands of, are watched once for every task that reads
 //! them: each decoded object is shared ([`Arc`]) by the admission loop, the job and pod
 //! integrations and the node-health loop, and each of them still receives every change in
-//! order, full lists included ([`Fanout`]).
+//! order, full lists included ([`Fanout`]); Workloads with equal pod templates share one
+//! ([`templates::Templates`]).
 
 use std::fmt;
 use std::future::Future;
@@ -332,7 +333,7 @@ pub(crate) fn spawn_shared<K>(
     api: Api<K>,
     config: watcher::Config,
     mut fanout: Fanout<K>,
-    slim: fn(K) -> K,
+    mut slim: impl FnMut(K) -> K + Send + 'static,
 ) where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
 {
@@ -413,5 +414,6 @@ fn slim_container(container: Container) -> Container {
     }
 }
 
+pub mod templates;
 #[cfg(test)]
 mod tests;

@@ -387,8 +387,7 @@ status:
     state.apply_local_queue(&local_queue("lq", "q"));
     let mut two_pods = workload("w", "lq");
     two_pods.spec.pod_sets[0].count = 2;
-    two_pods.spec.pod_sets[0]
-        .template
+    std::sync::Arc::make_mut(&mut two_pods.spec.pod_sets[0].template)
         .metadata
         .get_or_insert_with(Default::default)
         .annotations = Some(
