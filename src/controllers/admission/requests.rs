@@ -35,22 +35,26 @@ pub enum WriteRequest {
     },
 }
 
-/// Carries out the loop's write requests concurrently and sends each answer back. Only as many
-/// are started as the writer lets be in flight: the rest wait in the channel as requests, not
-/// as thousands of tasks each holding a write's state.
+/// Writes started at once. The writer bounds requests in flight, shared with the job and pod
+/// integrations, and a started write holds its place across its several requests (status
+/// apply, annotation patch) and while it waits for the writer: starting only as many writes as
+/// there are request slots would leave slots idle and give the other integrations' queued
+/// requests most of them. The rest wait in the channel as requests, not as tasks.
+const MAX_STARTED: usize = 8 * MAX_IN_FLIGHT;
+
+/// Carries out the loop's write requests concurrently and sends each answer back.
 pub async fn write_all(
     writer: Writer,
     mut requests: mpsc::UnboundedReceiver<WriteRequest>,
     results: mpsc::Sender<Written>,
 ) {
-    let started = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    let started = Arc::new(Semaphore::new(MAX_STARTED));
     while let Some(request) = requests.recv().await {
         let Ok(permit) = started.clone().acquire_owned().await else {
             return;
         };
         let (writer, results) = (writer.clone(), results.clone());
         tokio::spawn(async move {
-            let _permit = permit;
             let written = match request {
                 WriteRequest::Workload { key, read, planned } => {
                     let result = writer
@@ -81,6 +85,8 @@ pub async fn write_all(
                     Written::Finalizers { key, result }
                 }
             };
+            // Done with the API: the next write starts while the answer waits for the loop.
+            drop(permit);
             let _ = results.send(written).await;
         });
     }
