@@ -70,7 +70,7 @@ fn written(input: &Workload, state: &WorkloadState) -> api::Workload {
             name: ps.name.clone(),
             count: ps.count,
             min_count: ps.min_count,
-            template: PodTemplateSpec {
+            template: std::sync::Arc::new(PodTemplateSpec {
                 spec: Some(PodSpec {
                     containers: vec![Container {
                         name: "main".into(),
@@ -88,7 +88,7 @@ fn written(input: &Workload, state: &WorkloadState) -> api::Workload {
                     ..Default::default()
                 }),
                 ..Default::default()
-            },
+            }),
             topology_request: None,
         })
         .collect();

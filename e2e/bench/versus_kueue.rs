@@ -22,7 +22,9 @@
 //! all from the environment: `VERSUS_WORKLOADS` (15000), `VERSUS_TAS_WORKLOADS` (15000),
 //! `VERSUS_BARE_WRITES` (15000), `VERSUS_QPS` / `VERSUS_BURST` (the `clientConnection` both
 //! controllers get; -1 / 0: no client-side limit), `VERSUS_RUN_SCALE` (1: the harness's run
-//! times), `VERSUS_PATIENCE_SECS` (1800, per phase), `VERSUS_SHAPES` (`baseline,tas`).
+//! times), `VERSUS_PATIENCE_SECS` (1800, per phase), `VERSUS_SHAPES` (`baseline,tas`),
+//! `VERSUS_CONTROLLERS` (`kuota,kueue`: which controllers run each shape, e.g. `kuota` alone to
+//! measure it quickly).
 
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code)]
@@ -186,6 +188,16 @@ async fn main() -> Result<()> {
     let tas_workloads: usize = setting("VERSUS_TAS_WORKLOADS", 15_000)?;
     let bare_writes: usize = setting("VERSUS_BARE_WRITES", 15_000)?;
     let shapes: String = setting("VERSUS_SHAPES", "baseline,tas".to_string())?;
+    let controllers: String = setting("VERSUS_CONTROLLERS", "kuota,kueue".to_string())?;
+    let which: Vec<Which> = [(Which::Kuota, "kuota"), (Which::Kueue, "kueue")]
+        .into_iter()
+        .filter(|(_, name)| controllers.split(',').any(|c| c == *name))
+        .map(|(which, _)| which)
+        .collect();
+    ensure!(
+        !which.is_empty(),
+        "VERSUS_CONTROLLERS={controllers:?} names neither kuota nor kueue"
+    );
     let limit = RateLimit {
         qps: setting("VERSUS_QPS", -1.0)?,
         burst: setting("VERSUS_BURST", 0)?,
@@ -225,7 +237,7 @@ async fn main() -> Result<()> {
 
     let mut rows = Vec::new();
     if shapes.split(',').any(|s| s == "baseline") {
-        for which in [Which::Kuota, Which::Kueue] {
+        for &which in &which {
             rows.push(run.phase(which, "baseline", workloads, None).await?);
         }
     }
@@ -236,7 +248,7 @@ async fn main() -> Result<()> {
             .insert("e2e.kuota.dev/bench".into(), nodes.prefix.clone());
         let names = nodes.create(&run.client).await?;
         println!("{} kwok nodes ready", names.len());
-        for which in [Which::Kuota, Which::Kueue] {
+        for &which in &which {
             rows.push(
                 run.phase(which, "tas", tas_workloads, Some(nodes.prefix.clone()))
                     .await?,
@@ -280,7 +292,8 @@ async fn main() -> Result<()> {
          creations and finisher writes (409 conflicts in parentheses):\n\n{}\n",
         requests::table(&columns, 0.01)
     );
-    for pair in rows.chunks(2) {
+    // Ratios only where both controllers ran the shape.
+    for pair in rows.chunks(which.len()) {
         if let [kuota, kueue] = pair {
             let (a, b) = (&kuota.measured, &kueue.measured);
             println!(

@@ -2,6 +2,8 @@
 //!
 //! The status and the admission it records live in [`super::workload_status`].
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -94,7 +96,10 @@ pub struct PodSet {
     #[schemars(length(max = 63), regex(pattern = DNS1123_LABEL))]
     pub name: String,
     /// The shape of every pod of the set.
-    pub template: PodTemplateSpec,
+    // Shared: Workloads read with equal templates (those of one Job template) hold one copy.
+    #[serde(with = "shared_template")]
+    #[schemars(with = "PodTemplateSpec")]
+    pub template: Arc<PodTemplateSpec>,
     /// Number of pods.
     #[serde(default = "default_count")]
     #[schemars(range(min = 0))]
@@ -112,11 +117,32 @@ impl Default for PodSet {
     fn default() -> Self {
         Self {
             name: default_pod_set_name(),
-            template: PodTemplateSpec::default(),
+            template: Arc::default(),
             count: default_count(),
             min_count: None,
             topology_request: None,
         }
+    }
+}
+
+/// A pod template read and written as itself, held behind an [`Arc`].
+mod shared_template {
+    use std::sync::Arc;
+
+    use k8s_openapi::api::core::v1::PodTemplateSpec;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        template: &Arc<PodTemplateSpec>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        template.as_ref().serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Arc<PodTemplateSpec>, D::Error> {
+        PodTemplateSpec::deserialize(deserializer).map(Arc::new)
     }
 }
 

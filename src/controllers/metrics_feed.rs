@@ -2,7 +2,6 @@
 //! LocalQueue and priority class), counters derived from each status change that was written,
 //! and the queue gauges from the engine's queue report.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -145,10 +144,10 @@ impl MetricsFeed {
     pub fn preemption_issued(
         &self,
         preemption: &PreemptionDecision,
-        workloads: &BTreeMap<String, Workload>,
+        preemptor: Option<&Workload>,
         structure: &Structure,
     ) {
-        let Some(preemptor) = workloads.get(&preemption.preemptor.to_string()) else {
+        let Some(preemptor) = preemptor else {
             return;
         };
         if let Some(cq) = cluster_queue_of(preemptor, None, structure) {

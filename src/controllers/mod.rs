@@ -115,6 +115,8 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     let mut watches = JoinSet::new();
     watches::spawn_all(&client, &inputs, &mut watches);
+    let mut workloads = watches::Fanout::default();
+    workloads.subscribe(&inputs, watches::Input::Workload);
     drop(inputs);
 
     let (results, done) = mpsc::channel(INPUT_DEPTH);
@@ -131,6 +133,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 settings.instance.clone(),
             ),
             leading.clone(),
+            &mut workloads,
             &mut watches,
         )
     });
@@ -151,6 +154,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 settings.instance.clone(),
             ),
             leading.clone(),
+            &mut workloads,
             &mut watches,
         )
     });
@@ -166,7 +170,18 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         &client,
         settings.engine.features.clone(),
         failures,
+        &mut workloads,
         &mut watches,
+    );
+    watches::spawn_shared(
+        &mut watches,
+        kube::Api::all(client.clone()),
+        kube::runtime::watcher::Config::default(),
+        workloads,
+        {
+            let mut templates = watches::templates::Templates::default();
+            move |workload| templates.share(watches::slim(workload))
+        },
     );
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),

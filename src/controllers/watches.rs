@@ -2,8 +2,17 @@
 //! decides nothing: it slims each object to what decisions and status writes need, and delivers
 //! a full list (its first, and every re-list after an error or an expired resource version) as
 //! one [`Change::Reset`], so the loop's caches are replaced without losing an event.
+//!
+//! Workloads, the one kind there are thousands of, are watched once for every task that reads
+//! them: each decoded object is shared ([`Arc`]) by the admission loop, the job and pod
+//! integrations and the node-health loop, and each of them still receives every change in
+//! order, full lists included ([`Fanout`]); Workloads with equal pod templates share one
+//! ([`templates::Templates`]).
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Container, Namespace, Node, Pod, PodSpec, PodStatus};
@@ -19,7 +28,7 @@ use crate::api;
 use crate::state::topology_input::TAS_POD_ANNOTATIONS;
 
 /// One change of one kind.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Change<K> {
     Apply(Box<K>),
     Delete(Box<K>),
@@ -76,13 +85,16 @@ pub enum Input {
     Cohort(Change<api::Cohort>),
     LocalQueue(Change<api::LocalQueue>),
     Namespace(Change<Namespace>),
-    Workload(Change<api::Workload>),
+    Workload(Change<SharedWorkload>),
     WorkloadPriorityClass(Change<api::WorkloadPriorityClass>),
     PriorityClass(Change<PriorityClass>),
     Topology(Change<api::Topology>),
     Node(Change<Node>),
     Pod(Change<Pod>),
 }
+
+/// A Workload as one watch decoded it, shared by every task that reads it.
+pub type SharedWorkload = Arc<api::Workload>;
 
 impl Input {
     pub fn kind(&self) -> Kind {
@@ -126,7 +138,8 @@ impl Input {
     }
 }
 
-/// Starts one watch per kind; each runs until `inputs` is closed.
+/// Starts one watch per kind but Workload (the admission loop subscribes to the shared Workload
+/// watch, [`spawn_shared`]); each runs until `inputs` is closed.
 pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<Input>, tasks: &mut JoinSet<()>) {
     let all = watcher::Config::default();
     spawn(
@@ -175,14 +188,6 @@ pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<Input>, tasks: &mut Join
         all.clone(),
         inputs,
         Input::Namespace,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::Workload,
         slim,
     );
     spawn(
@@ -275,6 +280,95 @@ pub(crate) fn spawn<K, T>(
     });
 }
 
+/// Where each change of one shared watch goes: one channel per task, each with the wrapping of
+/// that task's input type.
+pub struct Fanout<K> {
+    targets: Vec<Deliver<K>>,
+}
+
+/// Sends one change to one task; `false` once that task has stopped.
+type Deliver<K> =
+    Box<dyn Fn(Change<Arc<K>>) -> Pin<Box<dyn Future<Output = bool> + Send>> + Send + Sync>;
+
+impl<K> Default for Fanout<K> {
+    fn default() -> Self {
+        Fanout {
+            targets: Vec::new(),
+        }
+    }
+}
+
+impl<K: Send + Sync + 'static> Fanout<K> {
+    /// Adds a task that receives every change, wrapped, on `inputs`.
+    pub fn subscribe<T: Send + 'static>(
+        &mut self,
+        inputs: &mpsc::Sender<T>,
+        wrap: fn(Change<Arc<K>>) -> T,
+    ) {
+        let inputs = inputs.clone();
+        self.targets.push(Box::new(move |change| {
+            let inputs = inputs.clone();
+            Box::pin(async move { inputs.send(wrap(change)).await.is_ok() })
+        }));
+    }
+
+    /// Delivers `change` to every task still running, in the order they subscribed; returns
+    /// whether any is.
+    async fn deliver(&mut self, change: Change<Arc<K>>) -> bool {
+        let mut open = Vec::with_capacity(self.targets.len());
+        for target in self.targets.drain(..) {
+            if target(change.clone()).await {
+                open.push(target);
+            }
+        }
+        self.targets = open;
+        !self.targets.is_empty()
+    }
+}
+
+/// Starts one watch of `K` whose changes, slimmed and decoded once, every task of `fanout`
+/// receives; it runs until all of them have stopped.
+pub(crate) fn spawn_shared<K>(
+    tasks: &mut JoinSet<()>,
+    api: Api<K>,
+    config: watcher::Config,
+    mut fanout: Fanout<K>,
+    mut slim: impl FnMut(K) -> K + Send + 'static,
+) where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    tasks.spawn(async move {
+        let kind = std::any::type_name::<K>()
+            .rsplit("::")
+            .next()
+            .unwrap_or("object");
+        let mut stream = watcher::watcher(api, config).default_backoff().boxed();
+        let mut listed = Vec::new();
+        while let Some(event) = stream.next().await {
+            let change = match event {
+                Ok(Event::Init) => {
+                    listed.clear();
+                    continue;
+                }
+                Ok(Event::InitApply(object)) => {
+                    listed.push(Arc::new(slim(object)));
+                    continue;
+                }
+                Ok(Event::InitDone) => Change::Reset(std::mem::take(&mut listed)),
+                Ok(Event::Apply(object)) => Change::Apply(Box::new(Arc::new(slim(object)))),
+                Ok(Event::Delete(object)) => Change::Delete(Box::new(Arc::new(slim(object)))),
+                Err(error) => {
+                    tracing::warn!(kind, %error, "watch failed; it lists again after a backoff");
+                    continue;
+                }
+            };
+            if !fanout.deliver(change).await {
+                return;
+            }
+        }
+    });
+}
+
 /// Drops `managedFields`, which nothing reads and which often outweighs the rest of an object.
 pub(crate) fn slim<K: ResourceExt>(mut object: K) -> K {
     object.meta_mut().managed_fields = None;
@@ -320,5 +414,6 @@ fn slim_container(container: Container) -> Container {
     }
 }
 
+pub mod templates;
 #[cfg(test)]
 mod tests;

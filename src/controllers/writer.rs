@@ -21,7 +21,7 @@ use crate::api::{ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Workload, Wor
 /// How long one request may take before it counts as failed.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(15);
 /// Requests in flight at once.
-const MAX_IN_FLIGHT: usize = 32;
+pub(crate) const MAX_IN_FLIGHT: usize = 32;
 
 /// Conditions the admission writes own; the others (Finished, PodsReady, ...) belong to other
 /// writers and are never sent.

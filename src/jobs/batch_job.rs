@@ -211,7 +211,7 @@ pub(crate) fn job_pod_set(job: &Job, key: &str) -> Result<PodSet, JobError> {
     }
     Ok(PodSet {
         name: DEFAULT_POD_SET_NAME.to_owned(),
-        template: without_controller_labels(template),
+        template: std::sync::Arc::new(without_controller_labels(template)),
         count,
         min_count,
         topology_request: Some(topology),

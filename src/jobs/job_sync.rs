@@ -124,8 +124,9 @@ fn running_pod_sets(
     let mut running = workload.spec.pod_sets.clone();
     for pod_set in &mut running {
         let info = infos.iter().find(|i| i.name == pod_set.name)?;
-        let meta = pod_set.template.metadata.get_or_insert_default();
-        let spec = pod_set.template.spec.get_or_insert_default();
+        let template = std::sync::Arc::make_mut(&mut pod_set.template);
+        let meta = template.metadata.get_or_insert_default();
+        let spec = template.spec.get_or_insert_default();
         info.merge_into(meta, spec).ok()?;
         if partial && pod_set.min_count.is_some() {
             pod_set.count = info.count;

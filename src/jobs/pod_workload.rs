@@ -277,10 +277,10 @@ fn pod_set_of(pod: &Pod) -> Result<PodSet, PodWorkloadError> {
         })?;
     Ok(PodSet {
         name: role_hash(pod),
-        template: PodTemplateSpec {
+        template: std::sync::Arc::new(PodTemplateSpec {
             metadata: None,
             spec: pod.spec.clone(),
-        },
+        }),
         count: 1,
         min_count: None,
         topology_request: Some(topology),

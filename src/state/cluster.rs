@@ -26,12 +26,57 @@ pub struct SetAside<'a> {
     pub error: &'a ModelError,
 }
 
-/// A cached Workload: its engine form and the priority class it takes its priority from when its
-/// spec names none.
+/// A cached Workload: what tells whether a newer version converts to the same engine form, and
+/// the priority class it takes its priority from when its spec names none. The engine holds the
+/// converted form itself; a second copy here would cost as much memory again.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct CachedWorkload {
-    pub model: Workload,
+    /// [`fingerprint`] of the engine form.
+    pub fingerprint: u64,
+    /// The engine form's priority, apart from the fingerprint: a class whose value changes
+    /// re-prioritises without converting the Workload again.
+    pub priority: i32,
     pub class: Option<ClassRef>,
+}
+
+/// A hash of everything in a Workload's engine form but its priority. Two forms with the same
+/// fingerprint are taken as equal (a 64-bit hash of their full debug rendering).
+pub(super) fn fingerprint(model: &Workload) -> u64 {
+    use std::fmt::Write;
+    use std::hash::{DefaultHasher, Hasher};
+
+    struct Feed(DefaultHasher);
+    impl Write for Feed {
+        fn write_str(&mut self, text: &str) -> std::fmt::Result {
+            self.0.write(text.as_bytes());
+            Ok(())
+        }
+    }
+    let mut feed = Feed(DefaultHasher::new());
+    // Every field but the priority, each named, so that no two forms render alike.
+    let Workload {
+        namespace,
+        name,
+        uid,
+        job_uid,
+        queue_name,
+        priority: _,
+        creation,
+        active,
+        pod_sets,
+        admission,
+        quota_reserved_at,
+        finished,
+        preemption_credit_spent,
+        fair_share_shield,
+    } = model;
+    let _ = write!(
+        feed,
+        "{namespace:?}{name:?}{uid:?}{job_uid:?}{queue_name:?}{creation:?}{active:?}{pod_sets:?}\
+         {admission:?}{quota_reserved_at:?}{finished:?}{preemption_credit_spent:?}\
+         {fair_share_shield:?}"
+    );
+    feed.0.finish()
 }
 
 /// The class a workload's priority comes from.

@@ -6,7 +6,7 @@ use kube::ResourceExt;
 
 use super::admission_input::{self, WorkloadDefaults};
 use super::cache::Applied;
-use super::cluster::{CachedWorkload, ClassRef, ClusterState};
+use super::cluster::{CachedWorkload, ClassRef, ClusterState, fingerprint};
 use crate::api;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind};
 use crate::engine::WorkloadKey;
@@ -44,24 +44,30 @@ impl ClusterState {
             uid: fallback.uid,
             class_priority: class.as_ref().and_then(|c| self.class_value(c)),
         };
-        let converted = admission_input::workload(workload, defaults)
-            .map(|model| CachedWorkload { model, class });
+        let converted = admission_input::workload(workload, defaults);
+        let cached = match &converted {
+            Ok(model) => Ok(CachedWorkload {
+                fingerprint: fingerprint(model),
+                priority: model.priority,
+                class,
+            }),
+            Err(error) => Err(error.clone()),
+        };
         let workload_key = WorkloadKey::new(
             workload.namespace().unwrap_or_default(),
             workload.name_any(),
         );
-        match self.workloads.apply(key.clone(), converted) {
-            Applied::Changed(cached) => {
-                let model = cached.model.clone();
+        match (self.workloads.apply(key.clone(), cached), converted) {
+            (Applied::Changed(_), Ok(model)) => {
                 if let Err(error) = self.engine.upsert_workload(model) {
                     self.workloads.apply(key, Err(error));
                     self.engine.remove_workload(&workload_key);
                 }
             }
-            Applied::SetAside { had_valid: true } => {
+            (Applied::SetAside { had_valid: true }, _) => {
                 self.engine.remove_workload(&workload_key);
             }
-            Applied::SetAside { .. } | Applied::Unchanged => {}
+            _ => {}
         }
     }
 
@@ -131,19 +137,20 @@ impl ClusterState {
         let affected: Vec<String> = self
             .workloads
             .iter()
-            .filter(|(_, w)| w.class.as_ref() == Some(class) && w.model.priority != priority)
+            .filter(|(_, w)| w.class.as_ref() == Some(class) && w.priority != priority)
             .map(|(key, _)| key.clone())
             .collect();
         for key in affected {
             let Some(mut cached) = self.workloads.get(&key).cloned() else {
                 continue;
             };
-            cached.model.priority = priority;
-            let workload_key = WorkloadKey::new(&cached.model.namespace, &cached.model.name);
-            let mut held = self
-                .engine
-                .workload(&workload_key)
-                .unwrap_or(cached.model.clone());
+            let (namespace, name) = key.split_once('/').unwrap_or(("", &key));
+            let workload_key = WorkloadKey::new(namespace, name);
+            // A valid cached Workload is always in the engine: a refused upsert sets it aside.
+            let Some(mut held) = self.engine.workload(&workload_key) else {
+                continue;
+            };
+            cached.priority = priority;
             held.priority = priority;
             self.workloads.apply(key, Ok(cached));
             if let Err(error) = self.engine.upsert_workload(held) {

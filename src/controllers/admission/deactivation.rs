@@ -56,7 +56,7 @@ impl AdmissionLoop {
             .cloned()
             .collect();
         for key in due {
-            let Some(read) = self.workloads.get(&key) else {
+            let Some(read) = self.workloads.shared(&key) else {
                 continue;
             };
             if self
@@ -66,7 +66,6 @@ impl AdmissionLoop {
             {
                 continue;
             }
-            let read = Box::new(read.clone());
             self.in_flight.insert(key.clone(), None);
             if self
                 .requests
@@ -89,7 +88,7 @@ impl AdmissionLoop {
             Ok(stored) => {
                 tracing::debug!(workload = %key, "deactivated");
                 if self.workloads.contains_key(&key) {
-                    self.seen(*stored);
+                    self.seen(super::read::answered(*stored));
                 }
             }
             Err(error) => {

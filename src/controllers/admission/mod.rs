@@ -15,6 +15,7 @@ pub mod plan;
 mod pods_ready;
 mod pods_ready_timeout;
 mod queues;
+mod read;
 mod requests;
 mod results;
 mod waiting_reasons;
@@ -32,13 +33,14 @@ use tokio::time::Instant;
 
 use self::assumed::{Assumption, is_older, overlay};
 use self::plan::{Effect, Planned, plan};
+use self::read::ReadWorkloads;
 pub use self::requests::{WriteRequest, Written, write_all};
 use self::waiting_reasons::{WaitingReasons, only_waiting_reason};
 use super::events::EventSink;
 use super::metrics_feed::MetricsFeed;
 use super::node_health::NodeFailures;
 use super::queue_status::{Pacer, QueueObjects, QueueWrite};
-use super::watches::{Change, Input, Kind};
+use super::watches::{Change, Input, Kind, SharedWorkload};
 use crate::api::Workload;
 use crate::config::WaitForPodsReady;
 use crate::engine::topology::PlacementQuality;
@@ -99,7 +101,7 @@ fn workload_key(key: &str) -> WorkloadKey {
 pub struct AdmissionLoop {
     state: ClusterState,
     /// Every Workload as last read from the API.
-    workloads: BTreeMap<String, Workload>,
+    workloads: ReadWorkloads,
     queues: QueueObjects,
     synced: BTreeSet<Kind>,
     ready: Ready,
@@ -170,7 +172,7 @@ impl AdmissionLoop {
             led: false,
             leading,
             state,
-            workloads: BTreeMap::new(),
+            workloads: ReadWorkloads::default(),
             queues: QueueObjects::default(),
             synced: BTreeSet::new(),
             ready,
@@ -294,13 +296,13 @@ impl AdmissionLoop {
         }
     }
 
-    fn workload_change(&mut self, change: Change<Workload>) {
+    fn workload_change(&mut self, change: Change<SharedWorkload>) {
         self.report_due = true;
         match change {
             Change::Apply(workload) => self.seen(*workload),
             Change::Delete(workload) => self.gone(&key_of(&workload)),
             Change::Reset(list) => {
-                let listed: BTreeSet<String> = list.iter().map(key_of).collect();
+                let listed: BTreeSet<String> = list.iter().map(|w| key_of(w)).collect();
                 let missing: Vec<String> = self
                     .workloads
                     .keys()
@@ -318,7 +320,7 @@ impl AdmissionLoop {
     }
 
     /// A Workload read from the API (a watch event or a write's answer).
-    fn seen(&mut self, workload: Workload) {
+    fn seen(&mut self, workload: SharedWorkload) {
         let key = key_of(&workload);
         if let Some(known) = self.workloads.get(&key)
             && is_older(
@@ -342,11 +344,12 @@ impl AdmissionLoop {
             .get(&key)
             .filter(|a| a.status.requeue_state.is_some())
             .map(|a| {
-                let mut view = workload.clone();
+                let mut view = (*workload).clone();
                 view.status = Some(a.status.clone());
                 view
             });
-        if let Some(until) = waiting_until(assumed_backoff.as_ref().unwrap_or(&workload)).cloned() {
+        if let Some(until) = waiting_until(assumed_backoff.as_ref().unwrap_or(&*workload)).cloned()
+        {
             let wk = workload_key(&key);
             self.state.delete_workload(&wk.namespace, &wk.name);
             self.workloads.insert(key.clone(), workload);
@@ -418,7 +421,7 @@ impl AdmissionLoop {
             for preemption in &out.preempted {
                 self.metrics.preemption_issued(
                     preemption,
-                    &self.workloads,
+                    self.workloads.get(&preemption.preemptor.to_string()),
                     self.state.engine().structure(),
                 );
             }
@@ -533,7 +536,7 @@ impl AdmissionLoop {
     }
 
     fn send(&mut self, key: String, planned: Planned) {
-        let Some(read) = self.workloads.get(&key).cloned() else {
+        let Some(read) = self.workloads.shared(&key) else {
             return;
         };
         let carried = match planned.effect {
@@ -555,7 +558,7 @@ impl AdmissionLoop {
         tracing::debug!(workload = %key, effect = ?planned.effect, ?flavors, version = ?read.metadata.resource_version, "status write sent");
         let request = WriteRequest::Workload {
             key,
-            read: Box::new(read),
+            read,
             planned: Box::new(planned),
         };
         if self.requests.send(request).is_err() {

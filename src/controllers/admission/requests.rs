@@ -1,10 +1,13 @@
 //! The writes the admission loop asks for, carried out concurrently by the writer, and their
 //! answers as they come back to the loop.
 
-use tokio::sync::mpsc;
+use std::sync::Arc;
+
+use tokio::sync::{Semaphore, mpsc};
 
 use super::super::queue_status::QueueWrite;
-use super::super::writer::{FinalizerTarget, WriteError, Writer};
+use super::super::watches::SharedWorkload;
+use super::super::writer::{FinalizerTarget, MAX_IN_FLIGHT, WriteError, Writer};
 use super::plan::Planned;
 use crate::api::Workload;
 
@@ -13,13 +16,14 @@ use crate::api::Workload;
 pub enum WriteRequest {
     Workload {
         key: String,
-        read: Box<Workload>,
+        /// The object as read, shared with the loop's cache.
+        read: SharedWorkload,
         planned: Box<Planned>,
     },
     /// `spec.active: false` for a Workload marked `DeactivationTarget`.
     Deactivate {
         key: String,
-        read: Box<Workload>,
+        read: SharedWorkload,
     },
     Queue {
         key: String,
@@ -31,14 +35,24 @@ pub enum WriteRequest {
     },
 }
 
-/// Carries out the loop's write requests concurrently (the writer bounds how many are in
-/// flight) and sends each answer back.
+/// Writes started at once. The writer bounds requests in flight, shared with the job and pod
+/// integrations, and a started write holds its place across its several requests (status
+/// apply, annotation patch) and while it waits for the writer: starting only as many writes as
+/// there are request slots would leave slots idle and give the other integrations' queued
+/// requests most of them. The rest wait in the channel as requests, not as tasks.
+const MAX_STARTED: usize = 8 * MAX_IN_FLIGHT;
+
+/// Carries out the loop's write requests concurrently and sends each answer back.
 pub async fn write_all(
     writer: Writer,
     mut requests: mpsc::UnboundedReceiver<WriteRequest>,
     results: mpsc::Sender<Written>,
 ) {
+    let started = Arc::new(Semaphore::new(MAX_STARTED));
     while let Some(request) = requests.recv().await {
+        let Ok(permit) = started.clone().acquire_owned().await else {
+            return;
+        };
         let (writer, results) = (writer.clone(), results.clone());
         tokio::spawn(async move {
             let written = match request {
@@ -71,6 +85,8 @@ pub async fn write_all(
                     Written::Finalizers { key, result }
                 }
             };
+            // Done with the API: the next write starts while the answer waits for the loop.
+            drop(permit);
             let _ = results.send(written).await;
         });
     }
@@ -81,7 +97,7 @@ pub async fn write_all(
 pub enum Written {
     Workload {
         key: String,
-        before: Box<Workload>,
+        before: SharedWorkload,
         planned: Box<Planned>,
         result: Result<Box<Workload>, WriteError>,
     },

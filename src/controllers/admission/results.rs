@@ -5,9 +5,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use tokio::time::Instant;
 
 use super::plan::{Effect, Planned};
+use super::read::answered;
 use super::{AdmissionLoop, RETRY_AFTER, Written, fallback};
 use crate::api::Workload;
 use crate::controllers::events::for_change;
+use crate::controllers::watches::SharedWorkload;
 use crate::controllers::writer::WriteError;
 use crate::status::requeue::{backoff_finished, waiting_until};
 
@@ -19,7 +21,7 @@ impl AdmissionLoop {
                 before,
                 planned,
                 result,
-            } => self.workload_written(key, *before, *planned, result),
+            } => self.workload_written(key, before, *planned, result),
             Written::Deactivated { key, result } => self.deactivation_written(key, result),
             Written::Finalizers { key, result } => {
                 if let Err(error) = result {
@@ -44,7 +46,7 @@ impl AdmissionLoop {
     pub(super) fn workload_written(
         &mut self,
         key: String,
-        before: Workload,
+        before: SharedWorkload,
         planned: Planned,
         result: Result<Box<Workload>, WriteError>,
     ) {
@@ -87,7 +89,7 @@ impl AdmissionLoop {
                 tracing::debug!(workload = %key, effect = ?planned.effect, "status written");
                 // A Workload deleted while its write was in flight stays deleted.
                 if self.workloads.contains_key(&key) {
-                    self.seen(*stored);
+                    self.seen(answered(*stored));
                 }
             }
             Err(error)

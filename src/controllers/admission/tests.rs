@@ -165,12 +165,12 @@ impl Harness {
 
     fn apply(&mut self, workload: api::Workload) {
         self.admission
-            .take(Input::Workload(Change::Apply(Box::new(workload))));
+            .take(Input::Workload(Change::Apply(Box::new(Arc::new(workload)))));
         self.admission.pass();
     }
 
     /// The Workload status writes asked for since the last call, by key and effect.
-    fn workload_requests(&mut self) -> Vec<(String, Box<api::Workload>, Box<Planned>)> {
+    fn workload_requests(&mut self) -> Vec<(String, SharedWorkload, Box<Planned>)> {
         self.drain();
         let (mut out, mut rest) = (Vec::new(), Vec::new());
         for request in std::mem::take(&mut self.unclaimed) {
@@ -184,7 +184,7 @@ impl Harness {
     }
 
     /// The `spec.active: false` writes asked for since the last call.
-    fn deactivate_requests(&mut self) -> Vec<(String, Box<api::Workload>)> {
+    fn deactivate_requests(&mut self) -> Vec<(String, SharedWorkload)> {
         self.drain();
         let (mut out, mut rest) = (Vec::new(), Vec::new());
         for request in std::mem::take(&mut self.unclaimed) {
@@ -204,7 +204,7 @@ impl Harness {
     }
 
     /// Answers a `spec.active: false` write as the API server does when it stores it.
-    fn store_deactivation(&mut self, (key, read): (String, Box<api::Workload>)) {
+    fn store_deactivation(&mut self, (key, read): (String, SharedWorkload)) {
         self.revision += 1;
         let mut stored = (*read).clone();
         stored.spec.active = Some(false);
@@ -217,7 +217,7 @@ impl Harness {
     }
 
     /// Answers a write as the API server does when it stores it.
-    fn store(&mut self, (key, read, planned): (String, Box<api::Workload>, Box<Planned>)) {
+    fn store(&mut self, (key, read, planned): (String, SharedWorkload, Box<Planned>)) {
         self.revision += 1;
         let mut stored = (*read).clone();
         stored.status = Some(planned.status.clone());
@@ -237,7 +237,7 @@ impl Harness {
     /// Answers a write with `error`.
     fn refuse(
         &mut self,
-        (key, read, planned): (String, Box<api::Workload>, Box<Planned>),
+        (key, read, planned): (String, SharedWorkload, Box<Planned>),
         error: WriteError,
     ) {
         self.admission.written(Written::Workload {
@@ -275,7 +275,7 @@ fn pods_ready(timeout: Duration, block_admission: bool) -> WaitForPodsReady {
     }
 }
 
-fn effects(requests: &[(String, Box<api::Workload>, Box<Planned>)]) -> Vec<(&str, Effect)> {
+fn effects(requests: &[(String, SharedWorkload, Box<Planned>)]) -> Vec<(&str, Effect)> {
     requests
         .iter()
         .map(|(key, _, planned)| (key.as_str(), planned.effect))
@@ -300,7 +300,9 @@ fn nothing_is_decided_before_every_cache_is_listed() {
         None,
         watch::channel(true).1,
     );
-    admission.take(Input::Workload(Change::Reset(vec![workload("a", 1, 0, 0)])));
+    admission.take(Input::Workload(Change::Reset(vec![Arc::new(workload(
+        "a", 1, 0, 0,
+    ))])));
     admission.pass();
     assert!(requests.try_recv().is_err());
     assert!(!admission.ready.get());
@@ -431,8 +433,8 @@ fn a_deleted_workload_frees_its_quota_for_the_next() {
     }
     assert!(!h.admitted_in_engine("ns/b"));
     h.admission
-        .take(Input::Workload(Change::Delete(Box::new(workload(
-            "a", 4, 0, 0,
+        .take(Input::Workload(Change::Delete(Box::new(Arc::new(
+            workload("a", 4, 0, 0),
         )))));
     h.admission.pass();
     assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
@@ -456,7 +458,8 @@ fn a_full_list_forgets_what_it_does_not_name() {
         .get("ns/b")
         .cloned()
         .expect("b is known");
-    h.admission.take(Input::Workload(Change::Reset(vec![b])));
+    h.admission
+        .take(Input::Workload(Change::Reset(vec![Arc::new(b)])));
     h.admission.pass();
     assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
 }
@@ -467,8 +470,8 @@ fn a_workload_deleted_while_its_admission_is_written_stays_deleted() {
     h.apply(workload("a", 4, 0, 0));
     let claim = h.workload_requests().pop().expect("a claim");
     h.admission
-        .take(Input::Workload(Change::Delete(Box::new(workload(
-            "a", 4, 0, 0,
+        .take(Input::Workload(Change::Delete(Box::new(Arc::new(
+            workload("a", 4, 0, 0),
         )))));
     h.store(claim);
     assert!(!h.admission.workloads.contains_key("ns/a"));
@@ -653,3 +656,29 @@ mod pacing;
 mod preemption;
 #[path = "tests/waiting_reasons.rs"]
 mod waiting_reasons;
+
+#[test]
+fn a_write_request_carries_the_cached_object_and_its_answer_is_held_without_managed_fields() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 2, 0, 0));
+    let (key, read, planned) = h.workload_requests().pop().expect("a claim");
+    let cached = h.admission.workloads.shared("ns/a").expect("a is read");
+    assert!(
+        Arc::ptr_eq(&read, &cached),
+        "the request shares the cached object"
+    );
+    let mut stored = (*read).clone();
+    stored.status = Some(planned.status.clone());
+    stored.metadata.resource_version = Some("101".into());
+    stored.metadata.managed_fields = Some(vec![Default::default()]);
+    h.admission.written(Written::Workload {
+        key,
+        before: read,
+        planned,
+        result: Ok(Box::new(stored)),
+    });
+    let held = h.admission.workloads.get("ns/a").expect("a is read");
+    assert_eq!(held.metadata.resource_version.as_deref(), Some("101"));
+    assert!(held.status.as_ref().is_some_and(|s| s.admission.is_some()));
+    assert_eq!(held.metadata.managed_fields, None);
+}

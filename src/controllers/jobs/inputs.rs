@@ -1,7 +1,8 @@
 //! What the Job integration reads, and its own watches: Jobs that name a queue (every Job with
-//! `manageJobsWithoutQueueName`), Workloads, ResourceFlavors, priority classes, Namespaces (their
+//! `manageJobsWithoutQueueName`), ResourceFlavors, priority classes, Namespaces (their
 //! labels, for `managedJobsNamespaceSelector`), and the pods kuota started (those carrying the
-//! `kueue.x-k8s.io/podset` label). Each change says which Jobs and Workloads need another look.
+//! `kueue.x-k8s.io/podset` label); Workloads come from the shared Workload watch. Each change
+//! says which Jobs and Workloads need another look.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,7 +14,7 @@ use kube::{Api, Client, ResourceExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::super::watches::{Change, slim, spawn};
+use super::super::watches::{Change, SharedWorkload, slim, spawn};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};
 use crate::config::NAMESPACE_NAME_LABEL;
@@ -23,7 +24,7 @@ use crate::jobs::{FlavorInfo, PriorityLookup};
 #[derive(Debug)]
 pub enum JobInput {
     Job(Change<Job>),
-    Workload(Change<Workload>),
+    Workload(Change<SharedWorkload>),
     ResourceFlavor(Change<ResourceFlavor>),
     WorkloadPriorityClass(Change<WorkloadPriorityClass>),
     PriorityClass(Change<PriorityClass>),
@@ -81,14 +82,6 @@ pub fn spawn_all(
         all.clone(),
         inputs,
         JobInput::Namespace,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        JobInput::Workload,
         slim,
     );
     spawn(
@@ -194,7 +187,7 @@ pub struct Touched {
 pub struct JobCaches {
     pub jobs: BTreeMap<String, Job>,
     job_by_uid: BTreeMap<String, String>,
-    pub workloads: BTreeMap<String, Workload>,
+    pub workloads: BTreeMap<String, SharedWorkload>,
     /// Workloads by the UID of the Job controlling them.
     owned: BTreeMap<String, BTreeSet<String>>,
     pub flavors: BTreeMap<String, FlavorInfo>,
@@ -299,9 +292,10 @@ impl JobCaches {
             JobInput::Job(Change::Apply(job)) => {
                 self.jobs.get(&key(&**job)).map(|j| j.resource_version())
             }
-            JobInput::Workload(Change::Apply(w)) => {
-                self.workloads.get(&key(&**w)).map(|w| w.resource_version())
-            }
+            JobInput::Workload(Change::Apply(w)) => self
+                .workloads
+                .get(&key(&***w))
+                .map(|w| w.resource_version()),
             JobInput::Pod(Change::Apply(pod)) => {
                 self.pods.get(&key(&**pod)).map(|p| p.resource_version())
             }
@@ -343,9 +337,9 @@ impl JobCaches {
         }
     }
 
-    fn workload(&mut self, workload: Workload, present: bool, touched: &mut Touched) {
-        let key = key(&workload);
-        if present && is_older(&workload, self.workloads.get(&key)) {
+    fn workload(&mut self, workload: SharedWorkload, present: bool, touched: &mut Touched) {
+        let key = key(&*workload);
+        if present && is_older(&*workload, self.workloads.get(&key).map(|w| &**w)) {
             return;
         }
         touched.workloads.insert(key.clone());
@@ -429,6 +423,7 @@ impl JobCaches {
             .into_iter()
             .flatten()
             .filter_map(|key| self.workloads.get(key))
+            .map(|w| &**w)
             .collect()
     }
 
@@ -506,7 +501,8 @@ mod tests {
     fn a_write_answer_older_than_the_watched_object_is_ignored() {
         let mut caches = JobCaches::default();
         let mut touched = Touched::default();
-        let apply = |w: Workload| JobInput::Workload(Change::Apply(Box::new(w)));
+        let apply =
+            |w: Workload| JobInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(w))));
         caches.take_input(apply(workload("7", true)), &mut touched);
         caches.take_input(apply(workload("5", false)), &mut touched);
         assert!(caches.workloads["ns/w"].labels().contains_key("admitted"));

@@ -21,8 +21,9 @@ pub use self::inputs::JobInput;
 use self::inputs::{JobCaches, Touched, WATCHED_KINDS};
 use self::steps::{Done, Outcome, Write};
 use super::events::EventSink;
-use super::watches::{Change, slim};
+use super::watches::{Change, Fanout, slim};
 use super::writer::Writer;
+use crate::api::Workload;
 use crate::engine::features::FeatureGates;
 use crate::jobs::JobScope;
 
@@ -48,9 +49,11 @@ pub fn start(
     writer: Writer,
     events: EventSink,
     leading: watch::Receiver<bool>,
+    workloads: &mut Fanout<Workload>,
     watches: &mut JoinSet<()>,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
+    workloads.subscribe(&inputs, JobInput::Workload);
     inputs::spawn_all(
         client,
         settings.scope.manage_without_queue_name,
@@ -254,9 +257,9 @@ impl JobController {
                 }
                 let input = match outcome {
                     Outcome::Job(job) => Some(JobInput::Job(watches_apply(slim(*job)))),
-                    Outcome::Workload(workload) => {
-                        Some(JobInput::Workload(watches_apply(slim(*workload))))
-                    }
+                    Outcome::Workload(workload) => Some(JobInput::Workload(watches_apply(
+                        std::sync::Arc::new(slim(*workload)),
+                    ))),
                     Outcome::Pod(pod) => Some(JobInput::Pod(watches_apply(inputs::slim_pod(*pod)))),
                     Outcome::Deleted => None,
                 };

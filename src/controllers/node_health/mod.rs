@@ -1,7 +1,7 @@
 //! The node-health loop: Kueue's TAS node controller as a task of its own. Its own watches (Nodes,
-//! Workloads, ResourceFlavors) feed its own queue; it times each assigned node's Ready delay and
-//! tells the admission loop, per admitted TAS Workload, which of its nodes have failed (an empty
-//! list: none any more). It decides failures only; the replacement or eviction is the admission
+//! ResourceFlavors) and the shared Workload watch feed its own queue; it times each assigned
+//! node's Ready delay and tells the admission loop, per admitted TAS Workload, which of its nodes
+//! have failed (an empty list: none any more). It decides failures only; the replacement or eviction is the admission
 //! loop's, made in the one engine state admission places into, so the two never claim the same
 //! capacity.
 
@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use self::facts::node_facts;
-use super::watches::{Change, slim, spawn};
+use super::watches::{Change, Fanout, SharedWorkload, slim, spawn};
 use crate::api::{ResourceFlavor, Workload};
 use crate::engine::features::FeatureGates;
 use crate::engine::topology::model::HOSTNAME_LABEL;
@@ -43,7 +43,7 @@ pub struct NodeFailures {
 #[derive(Debug)]
 enum HealthInput {
     Node(Change<Node>),
-    Workload(Change<Workload>),
+    Workload(Change<SharedWorkload>),
     ResourceFlavor(Change<ResourceFlavor>),
 }
 
@@ -52,9 +52,11 @@ pub fn start(
     client: &Client,
     gates: FeatureGates,
     reports: mpsc::Sender<NodeFailures>,
+    workloads: &mut Fanout<Workload>,
     watches: &mut JoinSet<()>,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
+    workloads.subscribe(&inputs, HealthInput::Workload);
     let all = watcher::Config::default();
     spawn(
         watches,
@@ -62,14 +64,6 @@ pub fn start(
         all.clone(),
         &inputs,
         HealthInput::Node,
-        slim,
-    );
-    spawn(
-        watches,
-        Api::all(client.clone()),
-        all.clone(),
-        &inputs,
-        HealthInput::Workload,
         slim,
     );
     spawn(
@@ -103,7 +97,7 @@ struct NodeHealthLoop {
     /// Each ResourceFlavor's tolerations.
     flavors: BTreeMap<String, Vec<Toleration>>,
     /// The admitted Workloads with hostname-level assignments, as read.
-    workloads: BTreeMap<String, Workload>,
+    workloads: BTreeMap<String, SharedWorkload>,
     /// The failed nodes last reported per Workload.
     reported: BTreeMap<String, Vec<String>>,
     listed: [bool; 3],

@@ -68,7 +68,7 @@ fn started() -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
         at(0),
     );
     health.take(
-        HealthInput::Workload(Change::Reset(vec![workload()])),
+        HealthInput::Workload(Change::Reset(vec![std::sync::Arc::new(workload())])),
         at(0),
     );
     health.take(

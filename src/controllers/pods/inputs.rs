@@ -1,7 +1,7 @@
 //! What the pod integration reads, and its own watches: managed pods (label
-//! `kueue.x-k8s.io/managed=true`), Workloads, ResourceFlavors and priority classes. Pods are
-//! grouped into units (a pod group, or a single pod); each change says which units need
-//! another look.
+//! `kueue.x-k8s.io/managed=true`), ResourceFlavors and priority classes; Workloads come from the
+//! shared Workload watch. Pods are grouped into units (a pod group, or a single pod); each
+//! change says which units need another look.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,7 +12,7 @@ use kube::{Api, Client, ResourceExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::super::watches::{Change, slim, spawn};
+use super::super::watches::{Change, SharedWorkload, slim, spawn};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};
 use crate::jobs::{FlavorInfo, PriorityLookup, pod_group_name};
@@ -21,7 +21,7 @@ use crate::jobs::{FlavorInfo, PriorityLookup, pod_group_name};
 #[derive(Debug)]
 pub enum PodInput {
     Pod(Change<Pod>),
-    Workload(Change<Workload>),
+    Workload(Change<SharedWorkload>),
     ResourceFlavor(Change<ResourceFlavor>),
     WorkloadPriorityClass(Change<WorkloadPriorityClass>),
     PriorityClass(Change<PriorityClass>),
@@ -59,14 +59,6 @@ pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<PodInput>, tasks: &mut J
         inputs,
         PodInput::Pod,
         slim_pod,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        PodInput::Workload,
-        slim,
     );
     spawn(
         tasks,
@@ -184,7 +176,7 @@ pub struct PodCaches {
     pods: BTreeMap<String, Pod>,
     /// Pod keys by unit.
     members: BTreeMap<Unit, BTreeSet<String>>,
-    workloads: BTreeMap<String, Workload>,
+    workloads: BTreeMap<String, SharedWorkload>,
     /// Keys of the Workloads that run a unit.
     unit_workloads: BTreeMap<Unit, BTreeSet<String>>,
     pub flavors: BTreeMap<String, FlavorInfo>,
@@ -249,9 +241,10 @@ impl PodCaches {
             PodInput::Pod(Change::Apply(pod) | Change::Delete(pod)) => {
                 self.pods.get(&key(&**pod)).map(|p| p.resource_version())
             }
-            PodInput::Workload(Change::Apply(w) | Change::Delete(w)) => {
-                self.workloads.get(&key(&**w)).map(|w| w.resource_version())
-            }
+            PodInput::Workload(Change::Apply(w) | Change::Delete(w)) => self
+                .workloads
+                .get(&key(&***w))
+                .map(|w| w.resource_version()),
             _ => return,
         };
         let unchanged = match (cached, read_version) {
@@ -312,8 +305,8 @@ impl PodCaches {
         touched.units.insert(unit);
     }
 
-    fn workload(&mut self, workload: Workload, present: bool, touched: &mut Touched) {
-        let key = key(&workload);
+    fn workload(&mut self, workload: SharedWorkload, present: bool, touched: &mut Touched) {
+        let key = key(&*workload);
         if let Some(previous) = self.workloads.remove(&key)
             && let Some(unit) = unit_of_workload(&previous)
         {
@@ -378,6 +371,7 @@ impl PodCaches {
             return self
                 .workloads
                 .get(&format!("{}/{}", unit.namespace, unit.name))
+                .map(|w| &**w)
                 .filter(|w| !pods.is_empty() || unit_of_workload(w).as_ref() == Some(unit))
                 .into_iter()
                 .collect();
@@ -388,6 +382,7 @@ impl PodCaches {
             .into_iter()
             .flatten()
             .filter_map(|key| self.workloads.get(key))
+            .map(|w| &**w)
             .collect();
         match pods.first().and_then(|p| p.metadata.uid.as_deref()) {
             Some(uid) => run

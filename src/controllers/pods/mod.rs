@@ -9,6 +9,7 @@ mod inputs;
 mod steps;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -21,8 +22,9 @@ pub use self::inputs::PodInput;
 use self::inputs::{PodCaches, Touched, Unit, WATCHED_KINDS};
 use self::steps::{Done, Outcome, Planned};
 use super::events::{EventSink, WorkloadEvent};
-use super::watches::{Change, slim};
+use super::watches::{Change, Fanout, slim};
 use super::writer::Writer;
+use crate::api::Workload;
 use crate::engine::features::FeatureGates;
 use crate::jobs::{PodContext, PodStep, next_pod_step};
 
@@ -46,9 +48,11 @@ pub fn start(
     writer: Writer,
     events: EventSink,
     leading: watch::Receiver<bool>,
+    workloads: &mut Fanout<Workload>,
     watches: &mut JoinSet<()>,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
+    workloads.subscribe(&inputs, PodInput::Workload);
     inputs::spawn_all(client, &inputs, watches);
     let controller = PodController {
         caches: PodCaches::default(),
@@ -218,7 +222,7 @@ impl PodController {
                     }
                     let input = match outcome {
                         Outcome::Workload(w) => {
-                            PodInput::Workload(Change::Apply(Box::new(slim(*w))))
+                            PodInput::Workload(Change::Apply(Box::new(Arc::new(slim(*w)))))
                         }
                         Outcome::Pod(pod) => {
                             PodInput::Pod(Change::Apply(Box::new(inputs::slim_pod(*pod))))

@@ -61,3 +61,41 @@ fn managed_fields_are_dropped() {
     workload.metadata.managed_fields = Some(vec![ManagedFieldsEntry::default()]);
     assert_eq!(slim(workload).metadata.managed_fields, None);
 }
+
+#[tokio::test]
+async fn every_subscriber_of_a_shared_watch_gets_every_change_in_order_with_the_same_object() {
+    let (first_tx, mut first) = mpsc::channel(8);
+    let (second_tx, mut second) = mpsc::channel(8);
+    let mut fanout = Fanout::<crate::api::Workload>::default();
+    fanout.subscribe(&first_tx, |change| ("first", change));
+    fanout.subscribe(&second_tx, |change| ("second", change));
+    let object = Arc::new(crate::api::Workload::new("w", Default::default()));
+    assert!(fanout.deliver(Change::Reset(vec![object.clone()])).await);
+    assert!(
+        fanout
+            .deliver(Change::Apply(Box::new(object.clone())))
+            .await
+    );
+    for (receiver, name) in [(&mut first, "first"), (&mut second, "second")] {
+        let (got, reset) = receiver.recv().await.expect("the full list");
+        assert_eq!(got, name);
+        assert!(matches!(&reset, Change::Reset(list) if Arc::ptr_eq(&list[0], &object)));
+        let (_, apply) = receiver.recv().await.expect("the change");
+        assert!(matches!(&apply, Change::Apply(o) if Arc::ptr_eq(o, &object)));
+    }
+}
+
+#[tokio::test]
+async fn a_shared_watch_goes_on_for_the_tasks_still_running_and_stops_with_the_last() {
+    let (first_tx, first) = mpsc::channel::<Change<Arc<crate::api::Workload>>>(8);
+    let (second_tx, mut second) = mpsc::channel(8);
+    let mut fanout = Fanout::default();
+    fanout.subscribe(&first_tx, |change| change);
+    fanout.subscribe(&second_tx, |change| change);
+    drop(first);
+    let object = Arc::new(crate::api::Workload::new("w", Default::default()));
+    assert!(fanout.deliver(Change::Reset(vec![object.clone()])).await);
+    assert!(matches!(second.recv().await, Some(Change::Reset(list)) if list.len() == 1));
+    drop(second);
+    assert!(!fanout.deliver(Change::Reset(Vec::new())).await);
+}

@@ -387,8 +387,7 @@ status:
     state.apply_local_queue(&local_queue("lq", "q"));
     let mut two_pods = workload("w", "lq");
     two_pods.spec.pod_sets[0].count = 2;
-    two_pods.spec.pod_sets[0]
-        .template
+    std::sync::Arc::make_mut(&mut two_pods.spec.pod_sets[0].template)
         .metadata
         .get_or_insert_with(Default::default)
         .annotations = Some(
@@ -498,5 +497,83 @@ status:
     assert!(matches!(
         status_of(&mut state, "new"),
         WorkloadStatus::Pending { .. }
+    ));
+}
+
+fn admitting_state() -> ClusterState {
+    let mut state = ClusterState::new(EngineConfig::default());
+    state.apply_namespace(&parse::<K8sNamespace>("metadata: {name: team}"));
+    state.apply_resource_flavor(&flavor("good", ""));
+    state.apply_cluster_queue(&queue("q", "good", "1"));
+    state.apply_local_queue(&local_queue("lq", "q"));
+    state
+}
+
+fn fallback() -> Fallback {
+    Fallback {
+        creation: 1,
+        uid: String::new(),
+    }
+}
+
+/// The cache keeps no engine form of its own, yet a Workload read again unchanged still leaves the
+/// engine's decision alone, and a changed one replaces it.
+#[test]
+fn only_a_changed_workload_replaces_what_the_engine_decided() {
+    let mut state = admitting_state();
+    let read = workload("w", "lq");
+    state.apply_workload(&read, fallback());
+    state.engine().run_until_stable();
+    assert!(matches!(
+        status_of(&mut state, "w"),
+        WorkloadStatus::Admitted(_)
+    ));
+    state.apply_workload(&read, fallback());
+    assert!(matches!(
+        status_of(&mut state, "w"),
+        WorkloadStatus::Admitted(_)
+    ));
+    let mut changed = read.clone();
+    changed.spec.priority = Some(5);
+    state.apply_workload(&changed, fallback());
+    assert!(matches!(
+        status_of(&mut state, "w"),
+        WorkloadStatus::Pending { .. }
+    ));
+}
+
+/// A WorkloadPriorityClass whose value changes re-prioritises the Workloads that name it, keeps
+/// what the engine decided for them, and the same Workload read again afterwards changes nothing.
+#[test]
+fn a_priority_class_change_reprioritises_without_undoing_decisions() {
+    let mut state = admitting_state();
+    let class = |value: i32| -> api::WorkloadPriorityClass {
+        parse(&format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: high}}
+value: {value}
+"
+        ))
+    };
+    state.apply_workload_priority_class(&class(10));
+    let mut read = workload("w", "lq");
+    read.spec.priority_class_ref = Some(parse(
+        "{group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: high}",
+    ));
+    state.apply_workload(&read, fallback());
+    state.engine().run_until_stable();
+    let key = crate::engine::WorkloadKey::new("team", "w");
+    assert_eq!(state.engine().workload(&key).map(|w| w.priority), Some(10));
+    state.apply_workload_priority_class(&class(20));
+    assert_eq!(state.engine().workload(&key).map(|w| w.priority), Some(20));
+    assert!(matches!(
+        status_of(&mut state, "w"),
+        WorkloadStatus::Admitted(_)
+    ));
+    state.apply_workload(&read, fallback());
+    assert!(matches!(
+        status_of(&mut state, "w"),
+        WorkloadStatus::Admitted(_)
     ));
 }

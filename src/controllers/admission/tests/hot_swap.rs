@@ -143,7 +143,7 @@ fn h1_fails(h: &mut Harness, with_b: bool) {
     if with_b {
         let b = racked("b", 1, None);
         h.admission
-            .take(Input::Workload(Change::Apply(Box::new(b))));
+            .take(Input::Workload(Change::Apply(Box::new(Arc::new(b)))));
     }
     h.admission.node_failures(NodeFailures {
         workload: "ns/a".into(),
@@ -228,7 +228,7 @@ fn no_spare_left(h: &mut Harness) {
     h1_fails(h, false);
 }
 
-fn request_for(h: &mut Harness, key: &str) -> (String, Box<api::Workload>, Box<Planned>) {
+fn request_for(h: &mut Harness, key: &str) -> (String, SharedWorkload, Box<Planned>) {
     h.workload_requests()
         .into_iter()
         .find(|(k, _, _)| k == key)

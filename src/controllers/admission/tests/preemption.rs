@@ -71,7 +71,12 @@ fn a_preemption_decided_while_the_victims_update_is_written_waits_for_its_releas
     }
     // A newer version of the admitted `low` lacks its `Admitted` condition (a new leader finds
     // such objects): a conditions-only write for it goes out.
-    let mut bare = h.admission.workloads["ns/low"].clone();
+    let mut bare = h
+        .admission
+        .workloads
+        .get("ns/low")
+        .expect("low is read")
+        .clone();
     bare.metadata.resource_version = Some("150".into());
     if let Some(status) = bare.status.as_mut() {
         status
@@ -254,7 +259,9 @@ fn moves_that_claim_a_flavor_another_move_leaves_wait_for_it() {
     for (name, from, to) in [("x", "f1", "f2"), ("y", "f2", "f1"), ("z", "f1", "f3")] {
         let mut read = workload(name, 1, 0, 0);
         read.status = Some(on(from));
-        h.admission.workloads.insert(format!("ns/{name}"), read);
+        h.admission
+            .workloads
+            .insert(format!("ns/{name}"), std::sync::Arc::new(read));
         moves.push((
             format!("ns/{name}"),
             Planned {

@@ -8,12 +8,12 @@ use crate::controllers::admission::waiting_reasons::{PER_PERIOD, PERIOD, only_wa
 fn burst(h: &mut Harness, workloads: Vec<api::Workload>) {
     for workload in workloads {
         h.admission
-            .take(Input::Workload(Change::Apply(Box::new(workload))));
+            .take(Input::Workload(Change::Apply(Box::new(Arc::new(workload)))));
     }
     h.admission.pass();
 }
 
-fn waiting_keys(requests: &[(String, Box<api::Workload>, Box<Planned>)]) -> Vec<String> {
+fn waiting_keys(requests: &[(String, Arc<api::Workload>, Box<Planned>)]) -> Vec<String> {
     requests
         .iter()
         .filter(|(_, read, planned)| {
@@ -94,7 +94,9 @@ fn an_admission_is_written_at_once_when_the_waiting_budget_is_spent() {
     let mut finished = workload("a", 4, 1000, 0);
     finished.metadata.resource_version = Some("999".into());
     h.admission
-        .take(Input::Workload(Change::Delete(Box::new(finished))));
+        .take(Input::Workload(Change::Delete(Box::new(Arc::new(
+            finished,
+        )))));
     h.admission.pass();
     let requests = h.workload_requests();
     let claims: Vec<&str> = effects(&requests)

@@ -65,7 +65,7 @@ fn pods_form_units_and_workloads_find_theirs() {
     );
     let touched = take(
         &mut caches,
-        PodInput::Workload(Change::Apply(Box::new(made))),
+        PodInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(made)))),
     );
     assert_eq!(touched, BTreeSet::from([group.clone()]));
     let pods = caches.pods_of(&group);
@@ -79,7 +79,7 @@ fn pods_form_units_and_workloads_find_theirs() {
     );
     let touched = take(
         &mut caches,
-        PodInput::Workload(Change::Apply(Box::new(owned))),
+        PodInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(owned)))),
     );
     assert_eq!(touched, BTreeSet::from([single.clone()]));
     let pods = caches.pods_of(&single);
@@ -105,7 +105,7 @@ fn a_foreign_namesake_blocks_a_group_but_is_never_let_go_of_as_its_own() {
     );
     let touched = take(
         &mut caches,
-        PodInput::Workload(Change::Apply(Box::new(foreign))),
+        PodInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(foreign)))),
     );
     assert_eq!(touched, BTreeSet::from([group.clone()]));
     let pods = caches.pods_of(&group);
