@@ -70,7 +70,11 @@ pub struct Candidate {
 
 /// The outcome of one try.
 enum Tried {
-    Holding,
+    /// This replica holds the Lease; `took_over`: it was just taken from a holder that let it
+    /// run out (not created, renewed, or taken after its holder gave it up).
+    Holding {
+        took_over: bool,
+    },
     HeldBy(String),
     /// Someone else wrote the Lease between our read and our write.
     Raced,
@@ -120,11 +124,13 @@ impl Candidate {
             let tried = timeout(self.settings.renew_deadline, self.try_once(&mut observed)).await;
             let is_leader = *leading.borrow();
             match tried {
-                Ok(Ok(Tried::Holding)) => {
+                Ok(Ok(Tried::Holding { took_over })) => {
                     renewed = Some(sent);
                     tenure.extend_to(sent + self.settings.renew_deadline);
                     if !is_leader {
-                        self.settle().await;
+                        if took_over {
+                            self.settle().await;
+                        }
                         tracing::info!(identity = %self.me, "became the leader");
                         leading.send_replace(true);
                     }
@@ -149,7 +155,7 @@ impl Candidate {
         }
     }
 
-    /// Waits, once the Lease is won, for what the previous leader may still have had in flight:
+    /// Waits, once the Lease is taken over, for what the previous leader may still have had in flight:
     /// its tenure ended at least `leaseDuration - renewDeadline` before this replica could win
     /// the Lease, its writes were cut off then, and this as long again lets the watches bring
     /// what landed before deciding on it.
@@ -182,6 +188,13 @@ impl Candidate {
             wall,
         );
         *observed = Some(seen);
+        // A holder that gave the Lease up ended its tenure first; one that let it run out may
+        // still have writes on their way.
+        let took_over = matches!(decided, Step::Acquire(_))
+            && spec
+                .holder_identity
+                .as_deref()
+                .is_some_and(|h| !h.is_empty());
         let written = match decided {
             Step::Wait { holder } => return Ok(Tried::HeldBy(holder)),
             Step::Create(spec) => {
@@ -204,7 +217,7 @@ impl Candidate {
             }
         };
         match written {
-            Ok(_) => Ok(Tried::Holding),
+            Ok(_) => Ok(Tried::Holding { took_over }),
             Err(kube::Error::Api(status)) if status.code == 409 => Ok(Tried::Raced),
             Err(error) => Err(error),
         }
