@@ -14,7 +14,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::stream::BoxStream;
+use futures::{StreamExt, future};
 use k8s_openapi::api::core::v1::{Container, Namespace, Node, Pod, PodSpec, PodStatus};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::runtime::WatchStreamExt;
@@ -249,35 +250,54 @@ pub(crate) fn spawn<K, T>(
 {
     let inputs = inputs.clone();
     tasks.spawn(async move {
-        let kind = std::any::type_name::<K>()
-            .rsplit("::")
-            .next()
-            .unwrap_or("object");
-        let mut stream = watcher::watcher(api, config).default_backoff().boxed();
-        let mut listed = Vec::new();
-        while let Some(event) = stream.next().await {
-            let change = match event {
-                Ok(Event::Init) => {
-                    listed.clear();
-                    continue;
-                }
-                Ok(Event::InitApply(object)) => {
-                    listed.push(slim(object));
-                    continue;
-                }
-                Ok(Event::InitDone) => Change::Reset(std::mem::take(&mut listed)),
-                Ok(Event::Apply(object)) => Change::Apply(Box::new(slim(object))),
-                Ok(Event::Delete(object)) => Change::Delete(Box::new(slim(object))),
-                Err(error) => {
-                    tracing::warn!(kind, %error, "watch failed; it lists again after a backoff");
-                    continue;
-                }
-            };
+        let mut changes = changes(api, config, slim);
+        while let Some(change) = changes.next().await {
             if inputs.send(wrap(change)).await.is_err() {
                 return;
             }
         }
     });
+}
+
+/// The changes of one watch of `K`, each object converted once by `convert`: a full list
+/// arrives as one [`Change::Reset`]; a failed watch is logged and lists again after a backoff.
+fn changes<K, O>(
+    api: Api<K>,
+    config: watcher::Config,
+    mut convert: impl FnMut(K) -> O + Send + 'static,
+) -> BoxStream<'static, Change<O>>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + 'static,
+    O: Send + 'static,
+{
+    let kind = std::any::type_name::<K>()
+        .rsplit("::")
+        .next()
+        .unwrap_or("object");
+    let mut listed = Vec::new();
+    watcher::watcher(api, config)
+        .default_backoff()
+        .filter_map(move |event| {
+            let change = match event {
+                Ok(Event::Init) => {
+                    listed.clear();
+                    None
+                }
+                Ok(Event::InitApply(object)) => {
+                    listed.push(convert(object));
+                    None
+                }
+                Ok(Event::InitDone) => Some(Change::Reset(std::mem::take(&mut listed))),
+                Ok(Event::Apply(object)) => Some(Change::Apply(Box::new(convert(object)))),
+                Ok(Event::Delete(object)) => Some(Change::Delete(Box::new(convert(object)))),
+                Err(error) => {
+                    tracing::warn!(kind, %error, "watch failed; it lists again after a backoff");
+                    None
+                }
+            };
+            future::ready(change)
+        })
+        .boxed()
 }
 
 /// Where each change of one shared watch goes: one channel per task, each with the wrapping of
@@ -338,30 +358,8 @@ pub(crate) fn spawn_shared<K>(
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
 {
     tasks.spawn(async move {
-        let kind = std::any::type_name::<K>()
-            .rsplit("::")
-            .next()
-            .unwrap_or("object");
-        let mut stream = watcher::watcher(api, config).default_backoff().boxed();
-        let mut listed = Vec::new();
-        while let Some(event) = stream.next().await {
-            let change = match event {
-                Ok(Event::Init) => {
-                    listed.clear();
-                    continue;
-                }
-                Ok(Event::InitApply(object)) => {
-                    listed.push(Arc::new(slim(object)));
-                    continue;
-                }
-                Ok(Event::InitDone) => Change::Reset(std::mem::take(&mut listed)),
-                Ok(Event::Apply(object)) => Change::Apply(Box::new(Arc::new(slim(object)))),
-                Ok(Event::Delete(object)) => Change::Delete(Box::new(Arc::new(slim(object)))),
-                Err(error) => {
-                    tracing::warn!(kind, %error, "watch failed; it lists again after a backoff");
-                    continue;
-                }
-            };
+        let mut changes = changes(api, config, move |object| Arc::new(slim(object)));
+        while let Some(change) = changes.next().await {
             if !fanout.deliver(change).await {
                 return;
             }
