@@ -8,78 +8,84 @@
 //! writing on time whether or not that task runs again.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use tokio::sync::watch;
 use tokio::time::Instant;
 
-/// Nanoseconds after `base` that mean "no end": a replica that runs without leader election.
-const UNLIMITED: u64 = u64::MAX;
-/// Nanoseconds after `base` that mean "not leading".
-const NONE: u64 = 0;
-/// How often [`Tenure::ended`] looks again: renewals move the end while it waits.
-const RECHECK: Duration = Duration::from_millis(100);
+/// When a tenure ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// A replica that runs without leader election.
+    Never,
+    /// Not leading.
+    Over,
+    At(Instant),
+}
 
-/// Shared by the election, which extends or ends it, and the writer, which reads it.
+/// Shared by the election, which extends or ends it, and the writer, which reads it and waits
+/// on it; a waiter wakes when the end comes or moves, not before.
 #[derive(Clone, Debug)]
 pub struct Tenure {
-    base: Instant,
-    until: Arc<AtomicU64>,
+    end: Arc<watch::Sender<End>>,
 }
 
 impl Tenure {
     /// No end: this replica runs alone (`leaderElect: false`).
     pub fn unlimited() -> Self {
-        Self::starting(UNLIMITED)
+        Self::starting(End::Never)
     }
 
     /// Not leading until the election extends it.
     pub fn none() -> Self {
-        Self::starting(NONE)
+        Self::starting(End::Over)
     }
 
-    fn starting(until: u64) -> Self {
+    fn starting(end: End) -> Self {
         Tenure {
-            base: Instant::now(),
-            until: Arc::new(AtomicU64::new(until)),
+            end: Arc::new(watch::Sender::new(end)),
         }
     }
 
     /// Leads until `until` (a renewal sent at some moment, plus the renew deadline).
     pub fn extend_to(&self, until: Instant) {
-        let nanos = until.saturating_duration_since(self.base).as_nanos();
-        let nanos = u64::try_from(nanos).unwrap_or(UNLIMITED - 1).max(NONE + 1);
-        self.until.store(nanos, Ordering::SeqCst);
+        self.end.send_replace(End::At(until));
     }
 
     /// Leads no longer.
     pub fn end(&self) {
-        self.until.store(NONE, Ordering::SeqCst);
+        self.end.send_replace(End::Over);
     }
 
     /// How long writes may still be sent from `now`: `None` once the tenure is over,
     /// [`Duration::MAX`] without an end.
     pub fn remaining(&self, now: Instant) -> Option<Duration> {
-        match self.until.load(Ordering::SeqCst) {
-            NONE => None,
-            UNLIMITED => Some(Duration::MAX),
-            until => {
-                let end = self.base + Duration::from_nanos(until);
-                (end > now).then(|| end - now)
-            }
+        match *self.end.borrow() {
+            End::Over => None,
+            End::Never => Some(Duration::MAX),
+            End::At(end) => (end > now).then(|| end - now),
         }
     }
-}
 
-impl Tenure {
-    /// Resolves once the tenure is over, however often renewals extend it meanwhile; never
-    /// without an end.
+    /// Resolves once the tenure is over, however often renewals extend it meanwhile.
     pub async fn ended(&self) {
+        let mut changes = self.end.subscribe();
         loop {
-            match self.remaining(Instant::now()) {
-                None => return,
-                Some(Duration::MAX) => std::future::pending::<()>().await,
-                Some(left) => tokio::time::sleep(left.min(RECHECK)).await,
+            let end = *changes.borrow_and_update();
+            match end {
+                End::Over => return,
+                End::At(end) if end <= Instant::now() => return,
+                End::At(end) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(end) => {}
+                        // The sender lives as long as `self`, so this cannot fail.
+                        _ = changes.changed() => {}
+                    }
+                }
+                End::Never => {
+                    // As above, the sender outlives this wait.
+                    let _ = changes.changed().await;
+                }
             }
         }
     }
@@ -134,5 +140,19 @@ mod tests {
             Tenure::unlimited().remaining(now + Duration::from_secs(1_000_000)),
             Some(Duration::MAX)
         );
+    }
+
+    #[tokio::test]
+    async fn a_waiter_wakes_as_soon_as_the_tenure_is_ended_not_at_its_end() {
+        let tenure = Tenure::none();
+        tenure.extend_to(Instant::now() + Duration::from_secs(3_600));
+        let ender = tenure.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            ender.end();
+        });
+        tokio::time::timeout(Duration::from_secs(5), tenure.ended())
+            .await
+            .expect("ended() resolves once end() is called");
     }
 }
