@@ -10,6 +10,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use tokio::time::Instant;
 
 use crate::api::WorkloadStatus;
@@ -77,16 +78,48 @@ impl WaitingReasons {
 }
 
 /// Whether going from `old` to `new` changes nothing but the `QuotaReserved` condition, and leaves
-/// it `False`: the write only tells why the Workload waits.
+/// it `False`: the write only tells why the Workload waits. Compared in place: this runs for
+/// every waiting Workload of a pass.
 pub(super) fn only_waiting_reason(old: Option<&WorkloadStatus>, new: &WorkloadStatus) -> bool {
+    let empty = WorkloadStatus::default();
+    let old = old.unwrap_or(&empty);
     let waiting = new
         .conditions
         .iter()
         .any(|c| c.type_ == QUOTA_RESERVED && c.status == "False");
-    let without = |status: &WorkloadStatus| {
-        let mut status = status.clone();
-        status.conditions.retain(|c| c.type_ != QUOTA_RESERVED);
-        status
-    };
-    waiting && without(&old.cloned().unwrap_or_default()) == without(new)
+    // Every field but the conditions, named so that a field added later is compared too.
+    let WorkloadStatus {
+        conditions: _,
+        admission,
+        requeue_state,
+        reclaimable_pods,
+        admission_checks,
+        resource_requests,
+        accumulated_past_execution_time_seconds,
+        scheduling_stats,
+        nominated_cluster_names,
+        cluster_name,
+        unhealthy_nodes,
+        preemption_gates,
+    } = new;
+    waiting
+        && other_conditions(old).eq(other_conditions(new))
+        && *admission == old.admission
+        && *requeue_state == old.requeue_state
+        && *reclaimable_pods == old.reclaimable_pods
+        && *admission_checks == old.admission_checks
+        && *resource_requests == old.resource_requests
+        && *accumulated_past_execution_time_seconds == old.accumulated_past_execution_time_seconds
+        && *scheduling_stats == old.scheduling_stats
+        && *nominated_cluster_names == old.nominated_cluster_names
+        && *cluster_name == old.cluster_name
+        && *unhealthy_nodes == old.unhealthy_nodes
+        && *preemption_gates == old.preemption_gates
+}
+
+fn other_conditions(status: &WorkloadStatus) -> impl Iterator<Item = &Condition> {
+    status
+        .conditions
+        .iter()
+        .filter(|c| c.type_ != QUOTA_RESERVED)
 }

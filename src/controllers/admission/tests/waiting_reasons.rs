@@ -110,3 +110,53 @@ fn an_admission_is_written_at_once_when_the_waiting_budget_is_spent() {
         "the front of the queue is admitted: {claims:?}"
     );
 }
+
+#[test]
+fn only_a_quota_reserved_false_change_counts_as_a_waiting_reason() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+    let condition = |type_: &str, status: &str, message: &str| Condition {
+        type_: type_.to_owned(),
+        status: status.to_owned(),
+        message: message.to_owned(),
+        reason: "Reason".to_owned(),
+        last_transition_time: Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH),
+        observed_generation: None,
+    };
+    let waiting = |message: &str| api::WorkloadStatus {
+        conditions: vec![
+            condition("PodsReady", "False", "not yet"),
+            condition("QuotaReserved", "False", message),
+        ],
+        ..api::WorkloadStatus::default()
+    };
+    let old = waiting("no quota in flavor a");
+    assert!(only_waiting_reason(
+        Some(&old),
+        &waiting("no quota in flavor b")
+    ));
+    assert!(only_waiting_reason(
+        None,
+        &api::WorkloadStatus {
+            conditions: vec![condition("QuotaReserved", "False", "waits")],
+            ..api::WorkloadStatus::default()
+        }
+    ));
+
+    let mut reserved = waiting("");
+    reserved.conditions[1].status = "True".to_owned();
+    assert!(!only_waiting_reason(Some(&old), &reserved), "an admission");
+
+    let mut other_condition = waiting("no quota in flavor b");
+    other_condition.conditions[0].status = "True".to_owned();
+    assert!(
+        !only_waiting_reason(Some(&old), &other_condition),
+        "PodsReady changed too"
+    );
+
+    let mut requests = waiting("no quota in flavor b");
+    requests.resource_requests = vec![api::workload_status::PodSetRequest::default()];
+    assert!(
+        !only_waiting_reason(Some(&old), &requests),
+        "a field besides the conditions"
+    );
+}
