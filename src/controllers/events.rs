@@ -4,13 +4,14 @@
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Client, Resource};
 use tokio::sync::mpsc;
 
 use crate::api::keys::{condition_types, field_managers, quota_reserved_reasons};
 use crate::api::{Workload, WorkloadStatus};
 use crate::engine::topology::PlacementQuality;
+
+use self::recorder::Recorder;
 
 /// The longest note Kueue records, in bytes.
 const MAX_NOTE_BYTES: usize = 1024;
@@ -149,25 +150,14 @@ impl EventSink {
     /// Starts a recorder task reporting as `controller`.
     pub fn start_for(client: Client, controller: &str, instance: Option<String>) -> Self {
         let (queue, mut events) = mpsc::channel::<(ObjectReference, WorkloadEvent)>(QUEUE_DEPTH);
-        let reporter = Reporter {
-            controller: controller.to_string(),
-            instance,
-        };
-        let recorder = Recorder::new(client, reporter);
+        let mut recorder = Recorder::new(client, controller, instance);
         tokio::spawn(async move {
             while let Some((regarding, event)) = events.recv().await {
-                let event = Event {
-                    type_: if event.warning {
-                        EventType::Warning
-                    } else {
-                        EventType::Normal
-                    },
-                    action: event.reason.clone(),
-                    reason: event.reason,
-                    note: Some(truncate(event.note)),
-                    secondary: None,
+                let event = WorkloadEvent {
+                    note: truncate(event.note),
+                    ..event
                 };
-                if let Err(error) = recorder.publish(&event, &regarding).await {
+                if let Err(error) = recorder.publish(&regarding, &event).await {
                     tracing::warn!(%error, object = ?regarding.name, "event not recorded");
                 }
             }
@@ -204,5 +194,6 @@ impl EventSink {
     }
 }
 
+mod recorder;
 #[cfg(test)]
 mod tests;

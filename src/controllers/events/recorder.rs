@@ -1,0 +1,265 @@
+//! Publishes `events.k8s.io/v1` Events. An event that repeats one published within
+//! [`SERIES_WINDOW`] (same object, type, reason and note) is counted on that Event's `series`
+//! with one patch instead of being created again, as client-go's recorders do.
+//!
+//! Only the last [`CAPACITY`] events are remembered for that, and only what a repeat needs (the
+//! Event's name and count): in a burst of thousands of Workloads nearly every event is unique,
+//! and keeping each whole for the window would grow memory with the burst, as would scanning
+//! them all on each publish.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::events::v1::{Event, EventSeries};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::{Api, Client};
+use tokio::time::Instant;
+
+use super::WorkloadEvent;
+
+/// How long a published event is counted as the same one when it repeats (client-go's).
+pub(super) const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
+/// How many published events are remembered for repeats.
+pub(super) const CAPACITY: usize = 4096;
+
+/// What makes two events the same one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) struct EventKey {
+    /// The object's UID, else its namespace and name.
+    regarding: String,
+    warning: bool,
+    reason: String,
+    note: String,
+}
+
+impl EventKey {
+    pub(super) fn new(regarding: &ObjectReference, event: &WorkloadEvent) -> Self {
+        let regarding = regarding.uid.clone().unwrap_or_else(|| {
+            format!(
+                "{}/{}",
+                regarding.namespace.as_deref().unwrap_or_default(),
+                regarding.name.as_deref().unwrap_or_default()
+            )
+        });
+        EventKey {
+            regarding,
+            warning: event.warning,
+            reason: event.reason.clone(),
+            note: event.note.clone(),
+        }
+    }
+}
+
+/// A published event, as far as a repeat needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Published {
+    pub name: String,
+    /// How many times it happened.
+    pub count: i32,
+    /// When it last happened.
+    pub at: Instant,
+}
+
+/// The last [`CAPACITY`] published events.
+#[derive(Debug, Default)]
+pub(super) struct Remembered {
+    by_key: HashMap<EventKey, (u64, Published)>,
+    /// Keys in the order they were last published, each with that publication's number; an
+    /// entry whose number is no longer the key's is stale and skipped.
+    order: VecDeque<(u64, EventKey)>,
+    next: u64,
+}
+
+impl Remembered {
+    /// The event `key` repeats, if it was published within the window before `now`.
+    pub(super) fn repeat_of(&self, key: &EventKey, now: Instant) -> Option<&Published> {
+        self.by_key
+            .get(key)
+            .map(|(_, published)| published)
+            .filter(|published| now.saturating_duration_since(published.at) < SERIES_WINDOW)
+    }
+
+    /// Remembers `published` under `key`, forgetting the oldest beyond [`CAPACITY`].
+    pub(super) fn remember(&mut self, key: EventKey, published: Published) {
+        self.next += 1;
+        self.order.push_back((self.next, key.clone()));
+        self.by_key.insert(key, (self.next, published));
+        while self.by_key.len() > CAPACITY || self.order.len() > 2 * CAPACITY {
+            let Some((number, key)) = self.order.pop_front() else {
+                break;
+            };
+            if self.by_key.get(&key).is_some_and(|(n, _)| *n == number) {
+                self.by_key.remove(&key);
+            }
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.by_key.len()
+    }
+}
+
+/// Publishes events as one reporting controller and instance.
+pub(super) struct Recorder {
+    client: Client,
+    controller: String,
+    instance: String,
+    remembered: Remembered,
+}
+
+impl Recorder {
+    pub(super) fn new(client: Client, controller: &str, instance: Option<String>) -> Self {
+        Recorder {
+            client,
+            controller: controller.to_owned(),
+            instance: instance.unwrap_or_else(|| controller.to_owned()),
+            remembered: Remembered::default(),
+        }
+    }
+
+    /// Creates `event` about `regarding`, or counts it on the Event it repeats.
+    pub(super) async fn publish(
+        &mut self,
+        regarding: &ObjectReference,
+        event: &WorkloadEvent,
+    ) -> Result<(), kube::Error> {
+        let namespace = regarding.namespace.as_deref().unwrap_or("default");
+        let events: Api<Event> = Api::namespaced(self.client.clone(), namespace);
+        let key = EventKey::new(regarding, event);
+        let now = Instant::now();
+        let stamp = MicroTime(Timestamp::now());
+        if let Some(repeated) = self.remembered.repeat_of(&key, now) {
+            let mut published = repeated.clone();
+            published.count += 1;
+            published.at = now;
+            let series = serde_json::json!({
+                "series": EventSeries {
+                    count: published.count,
+                    last_observed_time: stamp,
+                }
+            });
+            events
+                .patch(
+                    &published.name,
+                    &PatchParams::default(),
+                    &Patch::Merge(&series),
+                )
+                .await?;
+            self.remembered.remember(key, published);
+            return Ok(());
+        }
+        let name = format!(
+            "{}.{:x}",
+            regarding.name.as_deref().unwrap_or(&self.controller),
+            stamp.0.as_nanosecond()
+        );
+        let created = Event {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                namespace: Some(namespace.to_owned()),
+                ..ObjectMeta::default()
+            },
+            event_time: Some(stamp),
+            type_: Some(if event.warning { "Warning" } else { "Normal" }.to_owned()),
+            reason: Some(event.reason.clone()),
+            action: Some(event.reason.clone()),
+            note: Some(event.note.clone()),
+            regarding: Some(regarding.clone()),
+            reporting_controller: Some(self.controller.clone()),
+            reporting_instance: Some(self.instance.clone()),
+            ..Event::default()
+        };
+        events.create(&PostParams::default(), &created).await?;
+        self.remembered.remember(
+            key,
+            Published {
+                name,
+                count: 1,
+                at: now,
+            },
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(uid: &str) -> ObjectReference {
+        ObjectReference {
+            namespace: Some("ns".into()),
+            name: Some(format!("w-{uid}")),
+            uid: Some(uid.into()),
+            ..ObjectReference::default()
+        }
+    }
+
+    fn warning(note: &str) -> WorkloadEvent {
+        WorkloadEvent {
+            warning: true,
+            reason: "Pending".into(),
+            note: note.into(),
+        }
+    }
+
+    fn published(name: &str, at: Instant) -> Published {
+        Published {
+            name: name.into(),
+            count: 1,
+            at,
+        }
+    }
+
+    #[test]
+    fn the_same_event_within_the_window_repeats_and_another_note_does_not() {
+        let mut remembered = Remembered::default();
+        let start = Instant::now();
+        let key = EventKey::new(&reference("u1"), &warning("no quota"));
+        remembered.remember(key.clone(), published("w-u1.1", start));
+
+        let later = start + SERIES_WINDOW - Duration::from_secs(1);
+        let repeat = remembered.repeat_of(&key, later);
+        assert_eq!(repeat.map(|p| p.name.as_str()), Some("w-u1.1"));
+        let other_note = EventKey::new(&reference("u1"), &warning("no quota in flavor b"));
+        assert_eq!(remembered.repeat_of(&other_note, later), None);
+        let other_object = EventKey::new(&reference("u2"), &warning("no quota"));
+        assert_eq!(remembered.repeat_of(&other_object, later), None);
+        assert_eq!(
+            remembered.repeat_of(&key, start + SERIES_WINDOW),
+            None,
+            "too late"
+        );
+    }
+
+    #[test]
+    fn only_the_latest_events_are_remembered() {
+        let mut remembered = Remembered::default();
+        let now = Instant::now();
+        let keys: Vec<EventKey> = (0..CAPACITY + 10)
+            .map(|i| EventKey::new(&reference(&i.to_string()), &warning("no quota")))
+            .collect();
+        for (i, key) in keys.iter().enumerate() {
+            remembered.remember(key.clone(), published(&i.to_string(), now));
+            // The first key keeps repeating, so it stays the most recent but one.
+            if i > 0 {
+                remembered.remember(keys[0].clone(), published("0", now));
+            }
+        }
+        assert_eq!(remembered.len(), CAPACITY);
+        assert!(
+            remembered.repeat_of(&keys[0], now).is_some(),
+            "repeated lately"
+        );
+        assert!(
+            remembered.repeat_of(&keys[1], now).is_none(),
+            "the oldest is gone"
+        );
+        assert!(remembered.repeat_of(&keys[CAPACITY + 9], now).is_some());
+        assert!(remembered.order.len() <= 2 * CAPACITY);
+    }
+}
