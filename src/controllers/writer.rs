@@ -207,9 +207,15 @@ impl Writer {
         }
     }
 
-    /// Writes a Workload's admission and admission conditions with server-side apply as Kueue's
-    /// scheduler does, fenced by `read`'s resource version, then its carried-decision
-    /// annotations. Returns the Workload as stored afterwards.
+    /// Writes a Workload's carried-decision annotations, then its admission and admission
+    /// conditions with server-side apply as Kueue's scheduler does, each fenced by the resource
+    /// version before it. Returns the Workload as stored afterwards.
+    ///
+    /// The annotations go first so that the status, which job controllers act on, is the last
+    /// change: a job controller that writes right after the admission does not conflict with a
+    /// write of kuota's own, and a failure reported here means the status did not land. Carried
+    /// annotations that landed without their status are harmless: the preemption credit is
+    /// earned by the preemption already made, and the shield is read only with a reservation.
     pub async fn workload(
         &self,
         read: &Workload,
@@ -219,6 +225,22 @@ impl Writer {
         let (namespace, name) = (read.namespace().unwrap_or_default(), read.name_any());
         let label = format!("Workload {namespace}/{name}");
         let api: Api<Workload> = Api::namespaced(self.client.clone(), &namespace);
+        let annotated;
+        let read = match annotations {
+            Some(annotations) => {
+                let mut body = annotations_patch(read.annotations(), annotations);
+                body["metadata"]["resourceVersion"] = json!(read.resource_version());
+                let params = PatchParams {
+                    field_manager: Some(field_managers::KUOTA.to_string()),
+                    ..PatchParams::default()
+                };
+                annotated = self
+                    .send(&label, api.patch(&name, &params, &Patch::Merge(&body)))
+                    .await?;
+                &annotated
+            }
+            None => read,
+        };
         let mut written = if read.status.as_ref() == Some(status) {
             read.clone()
         } else {
@@ -277,16 +299,6 @@ impl Writer {
                     &label,
                     api.patch_status(&name, &params, &Patch::Merge(&body)),
                 )
-                .await?;
-        }
-        if let Some(annotations) = annotations {
-            let body = annotations_patch(written.annotations(), annotations);
-            let params = PatchParams {
-                field_manager: Some(field_managers::KUOTA.to_string()),
-                ..PatchParams::default()
-            };
-            written = self
-                .send(&label, api.patch(&name, &params, &Patch::Merge(&body)))
                 .await?;
         }
         Ok(written)
