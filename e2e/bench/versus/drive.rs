@@ -158,7 +158,8 @@ pub async fn run(
         .without(&[
             (workloads("POST", ""), total as f64),
             (workloads("APPLY", "status"), finisher_writes as f64),
-        ]);
+        ])
+        .without_control_plane();
     watching.abort();
     Ok(Measured {
         total,

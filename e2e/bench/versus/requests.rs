@@ -1,14 +1,17 @@
 //! API requests a phase costs: the kube-apiserver's own `apiserver_request_total` counter,
 //! scraped from its `/metrics` before and after a phase, summed by verb, resource and
 //! subresource, with what the benchmark itself sent there taken out. The counter does not say
-//! which client sent a request, so what is left is the controller's plus the few requests the
-//! control plane's own components make meanwhile (leases, mostly).
+//! which client sent a request, so rows only the control plane's own components send here are
+//! dropped too ([`Counts::without_control_plane`]); what is left is the controller's.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use anyhow::{Context, Result};
 use kube::Client;
+
+/// Resources no controller under test reads one by one or writes here.
+const CONTROL_PLANE_ONLY: [&str; 2] = ["coordination.k8s.io/leases", "nodes"];
 
 /// One row: verb, resource (`group/resource`, bare for the core group) and subresource.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -105,6 +108,21 @@ impl Counts {
                 *v = (*v - count).max(0.0);
             }
         }
+        self
+    }
+
+    /// Drops the rows that in this benchmark only the control plane's own components send: both
+    /// controllers run without leader election and write no Node, so Lease and Node requests
+    /// are kwok's heartbeats for its fake nodes (which grow with a phase's length, not with
+    /// what a controller does), and non-resource paths are discovery.
+    pub fn without_control_plane(mut self) -> Counts {
+        let theirs = |key: &Key| {
+            CONTROL_PLANE_ONLY.contains(&key.resource.as_str())
+                || key.resource.is_empty()
+                || key.resource.starts_with('/')
+        };
+        self.all.retain(|key, _| !theirs(key));
+        self.conflicts.retain(|key, _| !theirs(key));
         self
     }
 
