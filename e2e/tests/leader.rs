@@ -75,20 +75,6 @@ fn resource_version(workload: &Workload) -> String {
         .unwrap_or_default()
 }
 
-/// Waits until the replica's metrics carry `replica_role="leader"`.
-async fn until_labelled_leader(replica: &Replica) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if replica.metrics().await?.contains("replica_role=\"leader\"") {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            bail!("{} never reported replica_role=\"leader\"", replica.name);
-        }
-        sleep(Duration::from_millis(200)).await;
-    }
-}
-
 #[tokio::test]
 async fn one_replica_leads_and_another_takes_over_when_it_dies_or_steps_down() -> Result<()> {
     let client = support::client().await?;
@@ -104,7 +90,7 @@ async fn one_replica_leads_and_another_takes_over_when_it_dies_or_steps_down() -
     let b = Replica::spawn("replica-b", ELECTION).await?;
     let (first, lease) = until_led_by(&leases, &[&a, &b]).await?;
     let (leader, follower) = if first == 0 { (&a, &b) } else { (&b, &a) };
-    until_labelled_leader(leader).await?;
+    leader.until_leading().await?;
     ensure!(
         !follower
             .metrics()
@@ -128,7 +114,7 @@ async fn one_replica_leads_and_another_takes_over_when_it_dies_or_steps_down() -
         transitions(&lease),
         transitions(&taken)
     );
-    until_labelled_leader(follower).await?;
+    follower.until_leading().await?;
     kueue::workload(&client, &ns.name, "w2", &lq, 1, "1", 0).await?;
     kueue::until_admitted(&workloads, "w2").await?;
 
@@ -158,7 +144,7 @@ async fn one_replica_leads_and_another_takes_over_when_it_dies_or_steps_down() -
         follower.name,
         follower.log_tail()
     );
-    until_labelled_leader(&c).await?;
+    c.until_leading().await?;
     kueue::workload(&client, &ns.name, "w3", &lq, 1, "1", 0).await?;
     kueue::until_admitted(&workloads, "w3").await?;
 

@@ -36,7 +36,7 @@ const WAIT_FOR_PODS_READY: &str = "waitForPodsReady: {timeout: 5s, requeuingStra
 
 #[tokio::test]
 async fn a_job_whose_pods_never_become_ready_is_evicted_requeued_then_deactivated() -> Result<()> {
-    let _controller = Replica::spawn("pods-ready", WAIT_FOR_PODS_READY).await?;
+    let _controller = Replica::spawn_leader("pods-ready", WAIT_FOR_PODS_READY).await?;
     let client = support::client().await?;
     let ns = TestNamespace::create(&client, "pods-ready").await?;
     let id = unique_name("pr");

@@ -83,7 +83,8 @@ async fn label_namespace(client: &Client, name: &str, value: &str) -> Result<()>
 #[tokio::test]
 async fn jobs_naming_no_queue_are_managed_only_in_selected_namespaces() -> Result<()> {
     let id = unique_name("uj");
-    let _controller = Replica::spawn(
+    // It leads before the Job is created: no webhook suspends the Job, so it starts at once.
+    let _controller = Replica::spawn_leader(
         "unqueued-jobs",
         &format!(
             "manageJobsWithoutQueueName: true\nmanagedJobsNamespaceSelector: {{matchLabels: {{{SELECTED}: {id}}}}}\n"

@@ -120,6 +120,39 @@ wait "$controller"
         Ok(replica)
     }
 
+    /// Starts a controller as [`Replica::spawn`] does and waits until it leads. A test that
+    /// creates objects the controller must act on at once needs this: ready only means its
+    /// caches are listed, and it may still be waiting for the Lease (one left held by a replica
+    /// that died is taken only once its lease duration has passed, and a takeover waits
+    /// `leaseDuration - renewDeadline` more). With no webhook, a Job created meanwhile runs, and
+    /// on a kwok node finishes within seconds: a finished Job is left alone, never suspended.
+    pub async fn spawn_leader(name: &str, extra: &str) -> Result<Replica> {
+        let replica = Replica::spawn(name, extra).await?;
+        replica.until_leading().await?;
+        Ok(replica)
+    }
+
+    /// Waits until the replica's metrics carry `replica_role="leader"` (it reports so once it
+    /// decides as the leader), at most a minute: longer than Kueue's lease duration and the
+    /// takeover wait together.
+    pub async fn until_leading(&self) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if self.metrics().await?.contains("replica_role=\"leader\"") {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "kuota controller {} not leading after 60s; log {}:\n{}",
+                    self.name,
+                    self.log.display(),
+                    self.log_tail()
+                );
+            }
+            sleep(Duration::from_millis(200)).await;
+        }
+    }
+
     /// Waits until `/readyz` answers 200 (every cache listed), at most a minute.
     async fn until_ready(&self) -> Result<()> {
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -202,11 +235,11 @@ wait "$controller"
 /// The suite's controller, started on first use, with the batch/v1 Job and plain-pod
 /// integrations. It elects itself leader on Kueue's default Lease, as an installed kuota does,
 /// so a controller left over from an earlier test process hands over when it is stopped instead
-/// of admitting beside this one.
+/// of admitting beside this one; tests start once it leads.
 pub async fn ensure_running() -> Result<&'static Replica> {
     CONTROLLER
         .get_or_try_init(|| {
-            Replica::spawn(
+            Replica::spawn_leader(
                 "suite",
                 "integrations: {frameworks: [\"batch/job\", \"pod\"]}\n",
             )

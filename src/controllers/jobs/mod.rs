@@ -60,20 +60,7 @@ pub fn start(
         &inputs,
         watches,
     );
-    let controller = JobController {
-        caches: JobCaches::default(),
-        settings,
-        writer,
-        events,
-        leading,
-        listed: [false; WATCHED_KINDS],
-        dirty: Touched::default(),
-        busy: BTreeSet::new(),
-        releasing: BTreeMap::new(),
-        retries: BTreeMap::new(),
-        reported: BTreeMap::new(),
-    };
-    controller.run(received)
+    JobController::new(settings, writer, events, leading).run(received)
 }
 
 struct JobController {
@@ -98,6 +85,27 @@ struct JobController {
 }
 
 impl JobController {
+    fn new(
+        settings: JobSettings,
+        writer: Writer,
+        events: EventSink,
+        leading: watch::Receiver<bool>,
+    ) -> Self {
+        JobController {
+            caches: JobCaches::default(),
+            settings,
+            writer,
+            events,
+            leading,
+            listed: [false; WATCHED_KINDS],
+            dirty: Touched::default(),
+            busy: BTreeSet::new(),
+            releasing: BTreeMap::new(),
+            retries: BTreeMap::new(),
+            reported: BTreeMap::new(),
+        }
+    }
+
     async fn run(mut self, mut inputs: mpsc::Receiver<JobInput>) {
         let (done_tx, mut done) = mpsc::channel::<Done>(INPUT_DEPTH);
         let mut tick = tokio::time::interval(RETRY_AFTER);
@@ -123,15 +131,21 @@ impl JobController {
             while let Ok(answer) = done.try_recv() {
                 self.answered(answer);
             }
-            let leads = *self.leading.borrow();
-            if leads && !led {
-                // A new leader looks at everything once: what the last one left half done.
-                self.dirty.all = true;
-            }
-            led = leads;
-            if leads && self.listed.iter().all(|l| *l) {
-                self.pass(&done_tx);
-            }
+            self.decide_if_leading(&mut led, &done_tx);
+        }
+    }
+
+    /// Decides, once this replica leads and every watch has listed, for what changed since the
+    /// last pass; while it follows, what changes is kept for its first pass as the leader.
+    fn decide_if_leading(&mut self, led: &mut bool, done: &mpsc::Sender<Done>) {
+        let leads = *self.leading.borrow();
+        if leads && !*led {
+            // A new leader looks at everything once: what the last one left half done.
+            self.dirty.all = true;
+        }
+        *led = leads;
+        if leads && self.listed.iter().all(|l| *l) {
+            self.pass(done);
         }
     }
 
@@ -289,3 +303,6 @@ impl JobController {
 fn watches_apply<K>(object: K) -> Change<K> {
     Change::Apply(Box::new(object))
 }
+
+#[cfg(test)]
+mod tests;
