@@ -363,7 +363,7 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
 impl Compiled {
     /// Adds one (validated) workload: resolves its queue, interns its requests, and counts its
     /// admission as usage.
-    pub fn add_workload(&mut self, model: Workload) -> u32 {
+    pub fn add_workload(&mut self, mut model: Workload) -> u32 {
         let index = self.workloads.len() as u32;
         let key = WorkloadKey::new(&model.namespace, &model.name);
         let per_pod = model
@@ -402,7 +402,9 @@ impl Compiled {
         );
         let next_class = self.eq_classes.len() as u32;
         let eq_class = *self.eq_classes.entry(class_key).or_insert(next_class);
-        let admission = model.admission.clone().filter(|_| !model.finished);
+        // The admission moves into the holding, the one place it is read from: an admitted
+        // workload keeps one copy of it, not two.
+        let admission = model.admission.take().filter(|_| !model.finished);
         let holding = admission.map(|admission| {
             let cq = self.cq_index.get(&admission.cluster_queue).copied();
             let mut usage = FrAmounts::new();

@@ -6,14 +6,33 @@
 use std::collections::HashMap;
 
 use super::compile::compile_valid;
-use super::decision::{CycleOutcome, EvictionReason, WorkloadKey};
+use super::decision::{CarriedState, CycleOutcome, EvictionReason, WorkloadKey};
 use super::error::ModelError;
-use super::model::{ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor, Workload};
+use super::model::{
+    Admission, ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor, Workload,
+};
 use super::quota::NodeId;
 use super::scheduler::{Engine, warn_ignored_borrowing};
-use super::state::Remembered;
+use super::state::{Remembered, Wl};
 use super::structure::Structure;
 use super::validate;
+
+/// `model` with what the engine holds of it laid over it: whether it finished, its preemption
+/// credit, its admission and the decision state it carries.
+fn input_form(
+    mut model: Workload,
+    finished: bool,
+    preemption_credit_spent: bool,
+    admission: Option<Admission>,
+    carried: CarriedState,
+) -> Workload {
+    model.finished = finished;
+    model.preemption_credit_spent = preemption_credit_spent;
+    model.admission = admission;
+    model.quota_reserved_at = carried.quota_reserved_at;
+    model.fair_share_shield = carried.fair_share_shield;
+    model
+}
 
 /// A workload as the engine would hold it: a finished one holds no admission, and an admission
 /// without a reservation time was reserved at creation.
@@ -177,14 +196,14 @@ impl Engine {
     /// The workload as the engine holds it now, in input form.
     fn current_model(&self, index: u32) -> Workload {
         let w = &self.c.workloads[index as usize];
-        let mut model = w.model.clone();
-        model.finished = w.finished;
-        model.preemption_credit_spent = w.preemption_credit_spent;
-        model.admission = w.holding.as_ref().map(|h| h.admission.clone());
-        let carried = self.carried(w);
-        model.quota_reserved_at = carried.quota_reserved_at;
-        model.fair_share_shield = carried.fair_share_shield;
-        model
+        let admission = w.holding.as_ref().map(|h| h.admission.clone());
+        input_form(
+            w.model.clone(),
+            w.finished,
+            w.preemption_credit_spent,
+            admission,
+            self.carried(w),
+        )
     }
 
     /// Takes a workload out: releases its quota, leaves its queue, frees its key. The slot stays
@@ -216,21 +235,32 @@ impl Engine {
             return;
         }
         let mut snapshot = self.structure.snapshot();
-        let live: Vec<u32> = (0..self.c.workloads.len() as u32)
-            .filter(|i| !self.c.workloads[*i as usize].removed)
-            .collect();
-        snapshot.workloads = live.iter().map(|i| self.current_model(*i)).collect();
-        let remembered: HashMap<WorkloadKey, _> = live
-            .iter()
-            .map(|i| {
-                let w = &self.c.workloads[*i as usize];
-                let cycle = w.holding.as_ref().map_or(0, |h| h.cycle);
-                (
-                    w.key.clone(),
-                    (w.pending.clone(), w.last_eviction.clone(), cycle),
-                )
-            })
-            .collect();
+        // Each workload is moved into the new index, not copied: a re-index never holds the
+        // workloads twice over.
+        let held = std::mem::take(&mut self.c.workloads);
+        let mut remembered = HashMap::with_capacity(held.len());
+        for w in held.into_iter().filter(|w| !w.removed) {
+            let carried = self.carried(&w);
+            let Wl {
+                model,
+                key,
+                pending,
+                last_eviction,
+                holding,
+                finished,
+                preemption_credit_spent,
+                ..
+            } = w;
+            let cycle = holding.as_ref().map_or(0, |h| h.cycle);
+            remembered.insert(key, (pending, last_eviction, cycle));
+            snapshot.workloads.push(input_form(
+                model,
+                finished,
+                preemption_credit_spent,
+                holding.map(|h| h.admission),
+                carried,
+            ));
+        }
         self.c = compile_valid(snapshot);
         for w in &mut self.c.workloads {
             if let Some((pending, last_eviction, cycle)) = remembered.get(&w.key) {
