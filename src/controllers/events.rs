@@ -153,11 +153,11 @@ impl EventSink {
         let mut recorder = Recorder::new(client, controller, instance);
         tokio::spawn(async move {
             while let Some((regarding, event)) = events.recv().await {
-                let event = WorkloadEvent {
-                    note: truncate(event.note),
-                    ..event
-                };
-                if let Err(error) = recorder.publish(&regarding, &event).await {
+                let note = truncate(event.note);
+                let published = recorder
+                    .publish(&regarding, event.warning, &event.reason, &note)
+                    .await;
+                if let Err(error) = published {
                     tracing::warn!(%error, object = ?regarding.name, "event not recorded");
                 }
             }

@@ -18,8 +18,6 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use tokio::time::Instant;
 
-use super::WorkloadEvent;
-
 /// How long a published event is counted as the same one when it repeats (client-go's).
 pub(super) const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
 /// How many published events are remembered for repeats.
@@ -36,7 +34,12 @@ pub(super) struct EventKey {
 }
 
 impl EventKey {
-    pub(super) fn new(regarding: &ObjectReference, event: &WorkloadEvent) -> Self {
+    pub(super) fn new(
+        regarding: &ObjectReference,
+        warning: bool,
+        reason: &str,
+        note: &str,
+    ) -> Self {
         let regarding = regarding.uid.clone().unwrap_or_else(|| {
             format!(
                 "{}/{}",
@@ -46,9 +49,9 @@ impl EventKey {
         });
         EventKey {
             regarding,
-            warning: event.warning,
-            reason: event.reason.clone(),
-            note: event.note.clone(),
+            warning,
+            reason: reason.to_owned(),
+            note: note.to_owned(),
         }
     }
 }
@@ -121,15 +124,18 @@ impl Recorder {
         }
     }
 
-    /// Creates `event` about `regarding`, or counts it on the Event it repeats.
+    /// Creates the event (a Warning or a Normal one, `reason`, `note`) about `regarding`, or
+    /// counts it on the Event it repeats.
     pub(super) async fn publish(
         &mut self,
         regarding: &ObjectReference,
-        event: &WorkloadEvent,
+        warning: bool,
+        reason: &str,
+        note: &str,
     ) -> Result<(), kube::Error> {
         let namespace = regarding.namespace.as_deref().unwrap_or("default");
         let events: Api<Event> = Api::namespaced(self.client.clone(), namespace);
-        let key = EventKey::new(regarding, event);
+        let key = EventKey::new(regarding, warning, reason, note);
         let now = Instant::now();
         let stamp = MicroTime(Timestamp::now());
         if let Some(repeated) = self.remembered.repeat_of(&key, now) {
@@ -164,10 +170,10 @@ impl Recorder {
                 ..ObjectMeta::default()
             },
             event_time: Some(stamp),
-            type_: Some(if event.warning { "Warning" } else { "Normal" }.to_owned()),
-            reason: Some(event.reason.clone()),
-            action: Some(event.reason.clone()),
-            note: Some(event.note.clone()),
+            type_: Some(if warning { "Warning" } else { "Normal" }.to_owned()),
+            reason: Some(reason.to_owned()),
+            action: Some(reason.to_owned()),
+            note: Some(note.to_owned()),
             regarding: Some(regarding.clone()),
             reporting_controller: Some(self.controller.clone()),
             reporting_instance: Some(self.instance.clone()),
@@ -199,12 +205,8 @@ mod tests {
         }
     }
 
-    fn warning(note: &str) -> WorkloadEvent {
-        WorkloadEvent {
-            warning: true,
-            reason: "Pending".into(),
-            note: note.into(),
-        }
+    fn warning_key(uid: &str, note: &str) -> EventKey {
+        EventKey::new(&reference(uid), true, "Pending", note)
     }
 
     fn published(name: &str, at: Instant) -> Published {
@@ -219,15 +221,15 @@ mod tests {
     fn the_same_event_within_the_window_repeats_and_another_note_does_not() {
         let mut remembered = Remembered::default();
         let start = Instant::now();
-        let key = EventKey::new(&reference("u1"), &warning("no quota"));
+        let key = warning_key("u1", "no quota");
         remembered.remember(key.clone(), published("w-u1.1", start));
 
         let later = start + SERIES_WINDOW - Duration::from_secs(1);
         let repeat = remembered.repeat_of(&key, later);
         assert_eq!(repeat.map(|p| p.name.as_str()), Some("w-u1.1"));
-        let other_note = EventKey::new(&reference("u1"), &warning("no quota in flavor b"));
+        let other_note = warning_key("u1", "no quota in flavor b");
         assert_eq!(remembered.repeat_of(&other_note, later), None);
-        let other_object = EventKey::new(&reference("u2"), &warning("no quota"));
+        let other_object = warning_key("u2", "no quota");
         assert_eq!(remembered.repeat_of(&other_object, later), None);
         assert_eq!(
             remembered.repeat_of(&key, start + SERIES_WINDOW),
@@ -241,7 +243,7 @@ mod tests {
         let mut remembered = Remembered::default();
         let now = Instant::now();
         let keys: Vec<EventKey> = (0..CAPACITY + 10)
-            .map(|i| EventKey::new(&reference(&i.to_string()), &warning("no quota")))
+            .map(|i| warning_key(&i.to_string(), "no quota"))
             .collect();
         for (i, key) in keys.iter().enumerate() {
             remembered.remember(key.clone(), published(&i.to_string(), now));
