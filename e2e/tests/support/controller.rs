@@ -132,13 +132,16 @@ wait "$controller"
         Ok(replica)
     }
 
-    /// Waits until the replica's metrics carry `replica_role="leader"` (it reports so once it
-    /// decides as the leader), at most a minute: longer than Kueue's lease duration and the
-    /// takeover wait together.
+    /// Waits until the replica leads, at most a minute: longer than Kueue's lease duration and
+    /// the takeover wait together. Its log says when it became the leader; its metrics carry
+    /// `replica_role="leader"` only once some series exists (none does before the first
+    /// ClusterQueue), so they are the second sign.
     pub async fn until_leading(&self) -> Result<()> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if self.metrics().await?.contains("replica_role=\"leader\"") {
+            let logged = std::fs::read_to_string(&self.log)
+                .is_ok_and(|log| log.contains("became the leader"));
+            if logged || self.metrics().await?.contains("replica_role=\"leader\"") {
                 return Ok(());
             }
             if Instant::now() >= deadline {
