@@ -43,8 +43,9 @@ pub enum WriteError {
     Conflict(String),
     #[error("{0} no longer exists")]
     NotFound(String),
-    /// The API server refused the write (RBAC, or a namespace being deleted): the same write
-    /// would be refused again; the next change of the object asks anew.
+    /// The API server refused the write (RBAC, a namespace being deleted, a request it cannot
+    /// read, or an object its validation rejects): the same write would be refused again; the
+    /// next change of the object asks anew.
     #[error("writing {object} was refused: {source}")]
     Refused {
         object: String,
@@ -69,10 +70,12 @@ impl WriteError {
         match &error {
             kube::Error::Api(status) if status.code == 409 => WriteError::Conflict(object),
             kube::Error::Api(status) if status.code == 404 => WriteError::NotFound(object),
-            kube::Error::Api(status) if status.code == 403 => WriteError::Refused {
-                object,
-                source: error,
-            },
+            kube::Error::Api(status) if matches!(status.code, 400 | 403 | 422) => {
+                WriteError::Refused {
+                    object,
+                    source: error,
+                }
+            }
             _ => WriteError::Api {
                 object,
                 source: error,

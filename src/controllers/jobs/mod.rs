@@ -22,7 +22,7 @@ use self::inputs::{JobCaches, Touched, WATCHED_KINDS};
 use self::steps::{Done, Outcome, Write};
 use super::events::EventSink;
 use super::watches::{Change, Fanout, slim};
-use super::writer::Writer;
+use super::writer::{WriteError, Writer};
 use crate::api::Workload;
 use crate::engine::features::FeatureGates;
 use crate::jobs::JobScope;
@@ -290,6 +290,10 @@ impl JobController {
                 tracing::warn!(object = %answer.busy_key, %error, "write failed; trying again");
                 self.retries
                     .insert(answer.busy_key, Instant::now() + RETRY_AFTER);
+            }
+            Err(error @ WriteError::Refused { .. }) => {
+                // The same write would be refused again; the object's next change asks anew.
+                tracing::warn!(object = %answer.busy_key, %error, "write refused");
             }
             Err(error) => {
                 // A conflict or a missing object: the watch brings the newer state, and the

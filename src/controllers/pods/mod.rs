@@ -23,7 +23,7 @@ use self::inputs::{PodCaches, Touched, Unit, WATCHED_KINDS};
 use self::steps::{Done, Outcome, Planned};
 use super::events::{EventSink, WorkloadEvent};
 use super::watches::{Change, Fanout, slim};
-use super::writer::Writer;
+use super::writer::{WriteError, Writer};
 use crate::api::Workload;
 use crate::engine::features::FeatureGates;
 use crate::jobs::{PodContext, PodStep, next_pod_step};
@@ -239,6 +239,10 @@ impl PodController {
                     tracing::warn!(unit = %done.unit, %error, "write failed; trying again");
                     self.retries
                         .insert(done.unit.clone(), Instant::now() + RETRY_AFTER);
+                }
+                Err(error @ WriteError::Refused { .. }) => {
+                    // The same write would be refused again; the object's next change asks anew.
+                    tracing::warn!(unit = %done.unit, %error, "write refused");
                 }
                 Err(error) => {
                     // A conflict or a missing object: the watch brings the newer state, and the

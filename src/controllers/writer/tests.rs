@@ -78,3 +78,30 @@ fn only_timeouts_and_server_errors_are_worth_retrying_unchanged() {
     assert!(matches!(refused, WriteError::Refused { .. }), "{refused:?}");
     assert!(!refused.is_transient());
 }
+
+fn api_error(code: u16, reason: &str) -> kube::Error {
+    kube::Error::Api(
+        serde_json::from_value(serde_json::json!({
+            "status": "Failure", "code": code, "reason": reason, "message": reason
+        }))
+        .unwrap(),
+    )
+}
+
+#[test]
+fn an_invalid_or_unreadable_write_is_refused_and_not_retried_unchanged() {
+    for (code, reason) in [(422, "Invalid"), (400, "BadRequest")] {
+        let error = WriteError::from_kube("Job a/j".into(), api_error(code, reason));
+        assert!(matches!(error, WriteError::Refused { .. }), "{error:?}");
+        assert!(!error.is_transient(), "{code}");
+        assert!(!error.may_have_landed(), "{code}");
+    }
+    for (code, reason) in [
+        (429, "TooManyRequests"),
+        (500, "InternalError"),
+        (503, "ServiceUnavailable"),
+    ] {
+        let error = WriteError::from_kube("Job a/j".into(), api_error(code, reason));
+        assert!(error.is_transient(), "{code}");
+    }
+}
