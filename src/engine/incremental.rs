@@ -221,7 +221,14 @@ impl Engine {
         }
         self.c.by_key.remove(&key);
         self.removed_slots += 1;
-        if let Some(cq) = self.c.workloads[index as usize].cq {
+        let w = &mut self.c.workloads[index as usize];
+        // A removed slot is only ever skipped (it is finished and holds nothing) until the next
+        // re-index drops it, and an update leaves one behind for every change of a workload: what
+        // it held is freed now, not at the re-index.
+        w.model = Workload::default();
+        w.per_pod = Vec::new();
+        w.blocked = None;
+        if let Some(cq) = w.cq {
             self.touch(cq);
         }
         remembered
@@ -288,3 +295,6 @@ impl Engine {
         self.settled[root] = false;
     }
 }
+
+#[cfg(test)]
+mod tests;
