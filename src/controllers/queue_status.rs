@@ -3,15 +3,16 @@
 //! write.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
-use tokio::time::Instant;
 
 use crate::api::{ClusterQueue, Cohort, LocalQueue, ResourceFlavor};
 use crate::engine::queue_report::QueueReport;
 use crate::status::queues::{cluster_queue_status, cohort_status, local_queue_status};
+
+mod pacer;
+pub use self::pacer::Pacer;
 
 /// The queue objects as last read, by name (LocalQueues by `namespace/name`), and the
 /// ResourceFlavors, whose deletion waits on the queues that name them.
@@ -74,6 +75,17 @@ pub enum QueueWrite {
     Cohort(Cohort),
 }
 
+impl QueueWrite {
+    /// The queue's key for pacing and writes in flight: `Kind/name`.
+    pub fn key(&self) -> String {
+        match self {
+            QueueWrite::ClusterQueue(q) => format!("ClusterQueue/{}", q.name_any()),
+            QueueWrite::LocalQueue(q) => format!("LocalQueue/{}", local_queue_key(q)),
+            QueueWrite::Cohort(c) => format!("Cohort/{}", c.name_any()),
+        }
+    }
+}
+
 /// Every queue whose status differs from what `report` says, with its new status.
 pub fn changed(objects: &QueueObjects, report: &QueueReport, now: &Time) -> Vec<QueueWrite> {
     let mut writes = Vec::new();
@@ -119,45 +131,6 @@ pub fn changed(objects: &QueueObjects, report: &QueueReport, now: &Time) -> Vec<
         }
     }
     writes
-}
-
-/// At most one status write per queue per period. Kueue's queue controllers batch their
-/// updates too (`UpdatesBatchPeriod`, 1 s); a queue whose status changes again meanwhile is
-/// written once the period is over, with the status computed then, so it ends correct.
-pub struct Pacer {
-    period: Duration,
-    /// When each queue's status was last sent, by `Kind/name`.
-    last: BTreeMap<String, Instant>,
-}
-
-impl Pacer {
-    pub fn new(period: Duration) -> Self {
-        Pacer {
-            period,
-            last: BTreeMap::new(),
-        }
-    }
-
-    /// Whether the status of `key` may be sent at `now`; if so, it counts as sent then.
-    pub fn admit(&mut self, key: &str, now: Instant) -> bool {
-        let period = self.period;
-        // Queues not written for a period are forgotten: the map holds only recent ones.
-        self.last
-            .retain(|_, at| now.saturating_duration_since(*at) < period);
-        if self.last.contains_key(key) {
-            return false;
-        }
-        self.last.insert(key.to_string(), now);
-        true
-    }
-
-    /// Moves every recorded send `by` into the past, as if that much time had gone by.
-    #[cfg(test)]
-    pub fn age(&mut self, by: Duration) {
-        for at in self.last.values_mut() {
-            *at = at.checked_sub(by).unwrap_or(*at);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -55,6 +55,15 @@ const MAX_CYCLES_PER_PASS: usize = 100;
 const REPORT_PERIOD: Duration = Duration::from_millis(500);
 /// The shortest time between two status writes of one queue.
 const QUEUE_STATUS_PERIOD: Duration = Duration::from_secs(1);
+/// Queue status writes a second, across all queues: with many queues changing at once (a
+/// status write each per period would be one request per queue and second), each is written
+/// less often rather than taking API server capacity from admissions.
+const QUEUE_STATUS_WRITES_PER_SECOND: u32 = 10;
+/// Queue status writes that may go out at once after a quiet spell: one second's budget, so
+/// that up to that many queues changing together (an admission changes its ClusterQueue,
+/// LocalQueue and cohorts) are written at the next report as without a budget, reports being
+/// [`REPORT_PERIOD`] apart; the long-run rate stays [`QUEUE_STATUS_WRITES_PER_SECOND`].
+const QUEUE_STATUS_BURST: u32 = 10;
 /// Wait before a write that failed for a transient reason is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
@@ -189,7 +198,11 @@ impl AdmissionLoop {
             wait_for_pods_ready,
             deactivating: BTreeSet::new(),
             queue_writes_in_flight: BTreeMap::new(),
-            queue_pacer: Pacer::new(QUEUE_STATUS_PERIOD),
+            queue_pacer: Pacer::new(
+                QUEUE_STATUS_PERIOD,
+                QUEUE_STATUS_WRITES_PER_SECOND,
+                QUEUE_STATUS_BURST,
+            ),
             waiting_reasons: WaitingReasons::default(),
             finalizing: BTreeMap::new(),
             failed_nodes: BTreeMap::new(),

@@ -1,7 +1,6 @@
 //! Queue status and gauges from the engine's queue report, written only where they changed.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::ResourceExt;
 use tokio::time::Instant;
 
 use super::{AdmissionLoop, REPORT_PERIOD, WriteRequest};
@@ -42,29 +41,29 @@ impl AdmissionLoop {
             .collect();
         self.metrics
             .queues(&report, self.state.engine().structure(), &pending);
-        for write in queue_status::changed(&self.queues, &report, &now) {
-            self.send_queue(write);
+        let differing: Vec<(String, QueueWrite)> =
+            queue_status::changed(&self.queues, &report, &now)
+                .into_iter()
+                .map(|write| (write.key(), write))
+                .collect();
+        let count = differing.len();
+        // A queue whose write is still in flight waits for its answer, and takes no budget.
+        let candidates: Vec<(String, QueueWrite)> = differing
+            .into_iter()
+            .filter(|(key, _)| !self.queue_writes_in_flight.contains_key(key))
+            .collect();
+        let picked = self.queue_pacer.pick(candidates, Instant::now());
+        if picked.len() < count {
+            // Computed again at a later report, with what has changed by then.
+            self.report_due = true;
+        }
+        for (key, write) in picked {
+            self.send_queue(key, write);
         }
         self.release_finalizers(&report);
     }
 
-    pub(super) fn send_queue(&mut self, write: QueueWrite) {
-        let key = match &write {
-            QueueWrite::ClusterQueue(q) => format!("ClusterQueue/{}", q.name_any()),
-            QueueWrite::LocalQueue(q) => format!(
-                "LocalQueue/{}/{}",
-                q.namespace().unwrap_or_default(),
-                q.name_any()
-            ),
-            QueueWrite::Cohort(c) => format!("Cohort/{}", c.name_any()),
-        };
-        if self.queue_writes_in_flight.contains_key(&key)
-            || !self.queue_pacer.admit(&key, Instant::now())
-        {
-            // Computed again at a later report, with what has changed by then.
-            self.report_due = true;
-            return;
-        }
+    fn send_queue(&mut self, key: String, write: QueueWrite) {
         // The status is taken as written until the watch says otherwise, so the next report
         // does not write it again; a failed write puts the object back as it was.
         let Some(before) = self.queues.put(write.clone()) else {

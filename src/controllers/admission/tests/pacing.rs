@@ -1,4 +1,5 @@
-//! Queue status held back to spend fewer requests: at most one write per queue and period.
+//! Queue status held back to spend fewer requests: at most one write per queue and period, and a
+//! budget of writes across queues.
 
 use super::*;
 
@@ -57,4 +58,49 @@ fn changes_within_the_queue_status_period_are_written_once_with_the_last_status(
     let last = cluster_queue_writes(&mut h);
     assert_eq!(last.len(), 1, "{last:?}");
     assert_eq!(admitted(&last[0]), Some(4));
+}
+
+/// The keys of the queue status writes asked for since the last call, each answered as stored.
+fn queue_writes(h: &mut Harness) -> Vec<String> {
+    h.drain();
+    let mut out = Vec::new();
+    for request in std::mem::take(&mut h.unclaimed) {
+        match request {
+            WriteRequest::Queue { key, .. } => {
+                out.push(key.clone());
+                h.admission.written(Written::Queue {
+                    key,
+                    result: Ok(()),
+                });
+            }
+            other => h.unclaimed.push(other),
+        }
+    }
+    out
+}
+
+#[test]
+fn queues_held_back_by_the_budget_are_written_at_a_later_report() {
+    let mut h = Harness::new();
+    let local_queue = ADMIN.split("\n---\n").nth(2).expect("the LocalQueue");
+    for i in 0..14 {
+        let mut lq: api::LocalQueue = parse(local_queue);
+        lq.metadata.name = Some(format!("lq-{i}"));
+        h.admission
+            .take(Input::LocalQueue(Change::Apply(Box::new(lq))));
+    }
+    // The ClusterQueue and 15 LocalQueues, none written yet: more than one burst.
+    report_now(&mut h);
+    let first = queue_writes(&mut h);
+    assert_eq!(first.len(), QUEUE_STATUS_BURST as usize, "{first:?}");
+    assert!(h.admission.report_due, "the queues held back are due");
+
+    // A second later, the next report writes the rest, though nothing changed meanwhile.
+    h.admission.queue_pacer.age(QUEUE_STATUS_PERIOD);
+    h.admission.last_report = None;
+    h.admission.pass();
+    let rest = queue_writes(&mut h);
+    assert_eq!(rest.len(), 6, "{rest:?}");
+    assert!(rest.iter().all(|key| !first.contains(key)), "{rest:?}");
+    assert!(!h.admission.report_due);
 }
