@@ -11,6 +11,7 @@
 //! - [`webhooks`]: the admission webhook server: Kueue's defaulting and validating webhooks.
 //! - [`tls`]: the webhook server's certificate: issued, stored, trusted and rotated in process.
 //! - [`cli`]: the `kuota` subcommands.
+//! - [`small_map`]: the compact sorted map of a pod set's requests, flavors and usage.
 
 pub mod api;
 pub mod cli;
@@ -18,6 +19,7 @@ pub mod config;
 pub mod controllers;
 pub mod engine;
 pub mod jobs;
+pub mod small_map;
 pub mod state;
 pub mod status;
 pub mod tls;
