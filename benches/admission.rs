@@ -24,6 +24,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kuota::engine::Engine;
 use kuota::engine::model::*;
 use kuota::engine::quantity::Quantity;
+use kuota::small_map::SmallMap;
 
 struct Counting;
 
@@ -117,7 +118,7 @@ fn shape(cohorts: usize, queues_per_cohort: usize, per_queue: [usize; 3]) -> Sna
                         pod_sets: vec![PodSet {
                             name: "main".into(),
                             count: 1,
-                            requests: BTreeMap::from([(
+                            requests: SmallMap::from([(
                                 "cpu".to_string(),
                                 Quantity::from_units(cpu),
                             )]),
@@ -255,7 +256,7 @@ fn one_workload(name: String, queue: &str) -> Workload {
         pod_sets: vec![PodSet {
             name: "main".into(),
             count: 1,
-            requests: BTreeMap::from([("cpu".to_string(), Quantity::from_units(1))]),
+            requests: SmallMap::from([("cpu".to_string(), Quantity::from_units(1))]),
             ..Default::default()
         }],
         ..Default::default()

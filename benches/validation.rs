@@ -3,7 +3,6 @@
 //! the duplicate-name check, through `engine::validate::snapshot`). Each is measured at n and 10 n;
 //! a ratio near 10 shows linear growth, one near 13 would be n log n, 100 quadratic.
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -11,6 +10,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use kuota::engine::Engine;
 use kuota::engine::model::*;
 use kuota::engine::quantity::Quantity;
+use kuota::small_map::SmallMap;
 
 fn cohorts(n: usize, closed: bool) -> Snapshot {
     let cohorts = (0..n)
@@ -38,7 +38,7 @@ fn workloads(n: usize) -> Snapshot {
             pod_sets: vec![PodSet {
                 name: "main".into(),
                 count: 1,
-                requests: BTreeMap::from([("cpu".to_string(), Quantity::from_units(1))]),
+                requests: SmallMap::from([("cpu".to_string(), Quantity::from_units(1))]),
                 ..Default::default()
             }],
             ..Default::default()

@@ -7,6 +7,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::small_map::SmallMap;
+
 /// A DNS-1123 subdomain: the shape of ClusterQueue, Cohort, ResourceFlavor, Topology and LocalQueue
 /// references (at most 253 characters).
 pub const DNS1123_SUBDOMAIN: &str =
@@ -24,6 +26,10 @@ pub(crate) fn default_pod_set_name() -> String {
 
 /// A resource list such as `{cpu: "2", memory: 4Gi}`.
 pub type ResourceList = BTreeMap<String, Quantity>;
+
+/// An admitted pod set's resource usage: a resource list held compactly, since every admitted
+/// Workload keeps one per pod set (same JSON and schema as [`ResourceList`]).
+pub type PodSetUsage = SmallMap<String, Quantity>;
 
 /// Whether a queue accepts and keeps running work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

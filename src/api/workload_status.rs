@@ -8,9 +8,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{
-    DNS1123_LABEL, DNS1123_SUBDOMAIN, ResourceList, default_pod_set_name, toleration_rules,
+    DNS1123_LABEL, DNS1123_SUBDOMAIN, PodSetUsage, ResourceList, default_pod_set_name,
+    toleration_rules,
 };
 use super::topology_assignment::TopologyAssignment;
+use crate::small_map::SmallMap;
 
 /// The observed state of a Workload.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -114,11 +116,11 @@ pub struct PodSetAssignment {
     #[schemars(length(max = 63), regex(pattern = DNS1123_LABEL))]
     pub name: String,
     /// Flavor chosen for each resource.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub flavors: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "SmallMap::is_empty")]
+    pub flavors: SmallMap<String, String>,
     /// Total usage over all admitted pods.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub resource_usage: ResourceList,
+    #[serde(default, skip_serializing_if = "SmallMap::is_empty")]
+    pub resource_usage: PodSetUsage,
     /// Pods counted at admission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
@@ -136,8 +138,8 @@ impl Default for PodSetAssignment {
     fn default() -> Self {
         Self {
             name: default_pod_set_name(),
-            flavors: BTreeMap::new(),
-            resource_usage: ResourceList::new(),
+            flavors: SmallMap::new(),
+            resource_usage: PodSetUsage::new(),
             count: None,
             topology_assignment: None,
             delayed_topology_request: None,

@@ -15,6 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use super::features::FeatureGates;
 use super::quantity::Quantity;
 use crate::api::topology_assignment::TopologyAssignment;
+use crate::small_map::SmallMap;
 
 /// The reserved resource name for pod counts.
 pub const PODS: &str = "pods";
@@ -267,7 +268,7 @@ pub struct PodSet {
     /// Partial-admission floor; `None` means the full count is needed.
     pub min_count: Option<i32>,
     /// Effective requests of one pod (after limits-as-requests, overhead and transformations).
-    pub requests: BTreeMap<String, Quantity>,
+    pub requests: SmallMap<String, Quantity>,
     pub node_selector: Labels,
     pub tolerations: Vec<Toleration>,
     /// `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
@@ -280,9 +281,9 @@ pub struct PodSet {
 pub struct PodSetAssignment {
     pub name: String,
     /// Flavor chosen for each resource; `pods` appears when the ClusterQueue covers it.
-    pub flavors: BTreeMap<String, String>,
+    pub flavors: SmallMap<String, String>,
     /// Total over `count` pods.
-    pub resource_usage: BTreeMap<String, Quantity>,
+    pub resource_usage: SmallMap<String, Quantity>,
     pub count: i32,
     /// Filled by the topology seam for TAS pod sets; passed through for admitted input workloads.
     pub topology_assignment: Option<TopologyAssignment>,

@@ -4,8 +4,6 @@
 //! kind, the object, the field and the reason. Defaults are applied here exactly as the API server
 //! would apply them, so the engine never sees an unset policy.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use kube::ResourceExt;
@@ -33,6 +31,7 @@ use crate::engine::model::{
 };
 use crate::engine::quantity::Quantity;
 use crate::engine::validate;
+use crate::small_map::SmallMap;
 
 fn quantity(
     kind: &'static str,
@@ -490,7 +489,7 @@ fn pod_set(workload: &str, index: usize, pod_set: &ApiPodSet) -> Result<PodSet, 
         name: pod_set.name.clone(),
         count: pod_set.count,
         min_count: pod_set.min_count,
-        requests,
+        requests: requests.into_iter().collect(),
         node_selector: spec.node_selector.clone().unwrap_or_default(),
         tolerations: spec.tolerations.clone().unwrap_or_default(),
         required_node_affinity,
@@ -535,7 +534,7 @@ fn admission(
                     non_negative("Workload", workload, &field, amount)
                         .map(|q| (resource.clone(), q))
                 })
-                .collect::<Result<BTreeMap<_, _>, _>>()?;
+                .collect::<Result<SmallMap<_, _>, _>>()?;
             Ok(PodSetAssignment {
                 name: assignment.name.clone(),
                 flavors: assignment.flavors.clone(),

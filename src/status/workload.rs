@@ -1,8 +1,6 @@
 //! A Workload's `status` (admission and conditions) from the engine's final state for it, merged
 //! into the status it had.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 
@@ -34,7 +32,7 @@ pub fn admission(admission: &Admission) -> ApiAdmission {
                     .resource_usage
                     .iter()
                     .map(|(name, amount)| (name.clone(), api_quantity(*amount, name)))
-                    .collect::<BTreeMap<_, _>>(),
+                    .collect(),
                 count: Some(a.count),
                 topology_assignment: a.topology_assignment.clone(),
                 delayed_topology_request: None,

@@ -8,6 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kuota::engine::model::*;
 use kuota::engine::quantity::Quantity;
 use kuota::engine::{Event, RunOutcome, WorkloadKey, WorkloadStatus};
+use kuota::small_map::SmallMap;
 
 pub mod cases;
 
@@ -117,7 +118,7 @@ pub fn wl(name: &str, cq: &str, priority: i32, creation: i64, cpu: &str, count: 
         pod_sets: vec![PodSet {
             name: "main".into(),
             count,
-            requests: BTreeMap::from([("cpu".to_string(), q(cpu))]),
+            requests: SmallMap::from([("cpu".to_string(), q(cpu))]),
             ..Default::default()
         }],
         ..Default::default()
@@ -132,8 +133,8 @@ pub fn admitted(mut w: Workload, cq: &str, flavor: &str) -> Workload {
         cluster_queue: cq.into(),
         pod_set_assignments: vec![PodSetAssignment {
             name: ps.name.clone(),
-            flavors: BTreeMap::from([("cpu".to_string(), flavor.to_string())]),
-            resource_usage: BTreeMap::from([("cpu".to_string(), total)]),
+            flavors: SmallMap::from([("cpu".to_string(), flavor.to_string())]),
+            resource_usage: SmallMap::from([("cpu".to_string(), total)]),
             count: ps.count,
             topology_assignment: None,
         }],

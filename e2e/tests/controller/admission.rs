@@ -8,13 +8,14 @@ use anyhow::{Result, ensure};
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kuota::api::{ClusterQueue, Workload};
+use kuota::small_map::SmallMap;
 use tokio::time::{Instant, sleep};
 
 use crate::support::kueue::{self, DECIDED, admitted, apply_yaml, has, pending_reason};
 use crate::support::{self, TestNamespace, controller, unique_name, wait};
 
 /// The flavor each resource of the first pod set got.
-fn flavors(workload: &Workload) -> BTreeMap<String, String> {
+fn flavors(workload: &Workload) -> SmallMap<String, String> {
     workload
         .status
         .as_ref()

@@ -1,11 +1,10 @@
-use std::collections::BTreeMap;
-
 use super::*;
 use crate::engine::model::{
     ClusterQueue, EngineConfig, FlavorQuotas, LocalQueue, Namespace, PodSet, ResourceFlavor,
     ResourceGroup, ResourceQuota, Snapshot,
 };
 use crate::engine::quantity::Quantity;
+use crate::small_map::SmallMap;
 
 fn workload(name: &str, priority: i32) -> Workload {
     Workload {
@@ -19,7 +18,7 @@ fn workload(name: &str, priority: i32) -> Workload {
         pod_sets: vec![PodSet {
             name: "main".into(),
             count: 1,
-            requests: BTreeMap::from([("cpu".to_string(), Quantity::from_units(1))]),
+            requests: SmallMap::from([("cpu".to_string(), Quantity::from_units(1))]),
             ..Default::default()
         }],
         ..Default::default()

@@ -22,7 +22,9 @@ use crate::api::keys::annotations::{PODSET_SLICE_REQUIRED_TOPOLOGY, PODSET_SLICE
 use crate::engine::decision::WorkloadKey;
 use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::model::{Admission, PodSet, TopologyRequest, Workload};
+use crate::engine::quantity::Quantity;
 use crate::engine::topology_seam::{Placement, TopologyPlacer, TopologyQuery, TopologyVerdict};
+use crate::small_map::SmallMap;
 
 /// What a pod set asks of the topology, read from its `topologyRequest`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -140,7 +142,7 @@ pub fn pod_set_request(
         &pod_set.name,
         flavor,
         u32::try_from(count).unwrap_or(0),
-        pod_set.requests.clone(),
+        per_pod_list(&pod_set.requests),
         mode,
     );
     request.tolerations = pod_set.tolerations.clone();
@@ -149,6 +151,11 @@ pub fn pod_set_request(
     request.slices = slices;
     request.group = group;
     Ok(Some(request))
+}
+
+/// A pod set's per-pod requests in the topology's resource-list form.
+fn per_pod_list(requests: &SmallMap<String, Quantity>) -> ResourceList {
+    requests.iter().map(|(k, v)| (k.clone(), *v)).collect()
 }
 
 /// An admission whose TAS usage cannot be read: the field (under `status.admission`) and why.
@@ -219,7 +226,7 @@ pub fn admitted_tas_usage(
             .pod_sets
             .iter()
             .find(|p| &p.name == name)
-            .map(|p| p.requests.clone())
+            .map(|p| per_pod_list(&p.requests))
     };
     let usage = admitted_usage(&label, admission, per_pod, is_tas_flavor)?;
     Ok((!usage.pod_sets.is_empty()).then_some(usage))
@@ -416,7 +423,7 @@ impl TopologyPlacer for SnapshotPlacer {
                     (
                         query.flavor.name.clone(),
                         query.count,
-                        query.pod_set.requests.clone(),
+                        per_pod_list(&query.pod_set.requests),
                     ),
                 );
                 TopologyVerdict::Fits(Some(Placement {

@@ -1,5 +1,3 @@
-use std::collections::BTreeMap;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::*;
@@ -7,6 +5,7 @@ use crate::api::workload_status::{ReclaimablePod, RequeueState, UnhealthyNode};
 use crate::engine::model::PodSetAssignment;
 use crate::engine::quantity::Quantity;
 use crate::engine::{PendingReason, PreemptionReason, WorkloadKey};
+use crate::small_map::SmallMap;
 
 fn at(text: &str) -> Time {
     Time(text.parse().unwrap())
@@ -28,8 +27,8 @@ fn admitted() -> EngineStatus {
         cluster_queue: "team".into(),
         pod_set_assignments: vec![PodSetAssignment {
             name: "main".into(),
-            flavors: BTreeMap::from([("cpu".to_string(), "default".to_string())]),
-            resource_usage: BTreeMap::from([("cpu".to_string(), Quantity::from_units(2))]),
+            flavors: SmallMap::from([("cpu".to_string(), "default".to_string())]),
+            resource_usage: SmallMap::from([("cpu".to_string(), Quantity::from_units(2))]),
             count: 2,
             topology_assignment: None,
         }],

@@ -11,6 +11,7 @@ use crate::engine::{
     CarriedState, EvictionReason, EvictionRecord, PendingReason, PreemptionReason, WorkloadKey,
     WorkloadStatus as EngineStatus,
 };
+use crate::small_map::SmallMap;
 
 fn now() -> Time {
     Time("2026-11-23T10:00:00Z".parse().unwrap())
@@ -29,8 +30,8 @@ fn admission(cpu: i64) -> Admission {
         cluster_queue: "team".into(),
         pod_set_assignments: vec![PodSetAssignment {
             name: "main".into(),
-            flavors: BTreeMap::from([("cpu".to_string(), "default".to_string())]),
-            resource_usage: BTreeMap::from([("cpu".to_string(), Quantity::from_units(cpu))]),
+            flavors: SmallMap::from([("cpu".to_string(), "default".to_string())]),
+            resource_usage: SmallMap::from([("cpu".to_string(), Quantity::from_units(cpu))]),
             count: 1,
             topology_assignment: None,
         }],

@@ -56,7 +56,7 @@ fn pod_set(name: &str, count: i32, request: Option<TopologyRequest>) -> PodSet {
     PodSet {
         name: name.into(),
         count,
-        requests: resources(&[("cpu", 1)]),
+        requests: resources(&[("cpu", 1)]).into_iter().collect(),
         topology_request: request,
         ..PodSet::default()
     }
