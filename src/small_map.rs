@@ -2,9 +2,9 @@
 //!
 //! A `BTreeMap` allocates a whole node (room for eleven entries) for its first entry; a Workload
 //! holds several such maps per pod set, so most of their memory was empty slots. [`SmallMap`] keeps
-//! its entries in one exactly sized vector, sorted by key with keys unique, so it iterates,
-//! serializes, compares and hashes in the same order as a `BTreeMap` of the same entries, and its
-//! JSON (and JSON schema) is the `BTreeMap`'s.
+//! its entries in one exactly sized vector, sorted by key with keys unique, so it iterates and
+//! serializes in the same order as a `BTreeMap` of the same entries, two maps with the same entries
+//! are equal however they were built, and its JSON (and JSON schema) is the `BTreeMap`'s.
 
 use std::borrow::{Borrow, Cow};
 use std::fmt;
@@ -18,7 +18,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A map sorted by key, stored as a vector of entries without spare room.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct SmallMap<K, V> {
     /// Sorted by key, keys unique.
     entries: Vec<(K, V)>,
@@ -85,15 +85,6 @@ impl<K: Ord, V> SmallMap<K, V> {
         Some(&self.entries[i].1)
     }
 
-    pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
-    where
-        K: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
-        let i = self.position(key).ok()?;
-        Some(&mut self.entries[i].1)
-    }
-
     pub fn contains_key<Q>(&self, key: &Q) -> bool
     where
         K: Borrow<Q>,
@@ -114,15 +105,6 @@ impl<K: Ord, V> SmallMap<K, V> {
                 None
             }
         }
-    }
-
-    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
-    where
-        K: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
-        let i = self.position(key).ok()?;
-        Some(self.entries.remove(i).1)
     }
 
     /// Sorts entries pushed in any order and keeps, for each key, the one pushed last (what
@@ -162,13 +144,6 @@ impl<K: Ord, V> FromIterator<(K, V)> for SmallMap<K, V> {
         };
         map.normalize();
         map
-    }
-}
-
-impl<K: Ord, V> Extend<(K, V)> for SmallMap<K, V> {
-    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
-        self.entries.extend(iter);
-        self.normalize();
     }
 }
 
