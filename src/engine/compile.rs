@@ -1,7 +1,7 @@
 //! Turns a [`Snapshot`] into the engine's indexed state, validating what the API would reject.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use super::decision::{PendingReason, WorkloadKey};
 use super::model::{
@@ -12,6 +12,9 @@ use super::quota::{NodeId, NodeQuota, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, Interner, add_amount};
 use super::selector;
 use super::state::{CqInfo, GroupInfo, Holding, InactiveCause, QueueState, Wl};
+
+/// The message of every workload not evaluated yet: one copy, not one per workload.
+static NOT_EVALUATED: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("not evaluated yet"));
 
 /// Everything the engine needs, indexed.
 pub struct Compiled {
@@ -456,10 +459,7 @@ impl Compiled {
             cq,
             blocked,
             holding,
-            pending: (
-                PendingReason::PendingEvaluation,
-                Arc::from("not evaluated yet"),
-            ),
+            pending: (PendingReason::PendingEvaluation, NOT_EVALUATED.clone()),
             last_eviction: None,
             finished: model.finished,
             removed: false,

@@ -273,7 +273,8 @@ pub struct PodSet {
     pub tolerations: Vec<Toleration>,
     /// `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
     pub required_node_affinity: Option<NodeSelector>,
-    pub topology_request: Option<TopologyRequest>,
+    /// Boxed: most pod sets have none, and the request is larger than the rest of the pod set.
+    pub topology_request: Option<Box<TopologyRequest>>,
 }
 
 /// One entry of `status.admission.podSetAssignments`.

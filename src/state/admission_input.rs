@@ -493,22 +493,24 @@ fn pod_set(workload: &str, index: usize, pod_set: &ApiPodSet) -> Result<PodSet, 
         node_selector: spec.node_selector.clone().unwrap_or_default(),
         tolerations: spec.tolerations.clone().unwrap_or_default(),
         required_node_affinity,
-        topology_request: pod_set.topology_request.as_ref().map(|t| TopologyRequest {
-            required: t.required.clone(),
-            preferred: t.preferred.clone(),
-            unconstrained: t.unconstrained,
-            pod_index_label: t.pod_index_label.clone(),
-            sub_group_index_label: t.sub_group_index_label.clone(),
-            sub_group_count: t.sub_group_count,
-            pod_set_group_name: t.pod_set_group_name.clone(),
-            slice_required_topology: t.pod_set_slice_required_topology.clone(),
-            slice_size: t.pod_set_slice_size,
-            slice_required_topology_constraints: t
-                .podset_slice_required_topology_constraints
-                .iter()
-                .flatten()
-                .map(|c| (c.topology.clone(), c.size))
-                .collect(),
+        topology_request: pod_set.topology_request.as_ref().map(|t| {
+            Box::new(TopologyRequest {
+                required: t.required.clone(),
+                preferred: t.preferred.clone(),
+                unconstrained: t.unconstrained,
+                pod_index_label: t.pod_index_label.clone(),
+                sub_group_index_label: t.sub_group_index_label.clone(),
+                sub_group_count: t.sub_group_count,
+                pod_set_group_name: t.pod_set_group_name.clone(),
+                slice_required_topology: t.pod_set_slice_required_topology.clone(),
+                slice_size: t.pod_set_slice_size,
+                slice_required_topology_constraints: t
+                    .podset_slice_required_topology_constraints
+                    .iter()
+                    .flatten()
+                    .map(|c| (c.topology.clone(), c.size))
+                    .collect(),
+            })
         }),
     })
 }

@@ -106,7 +106,7 @@ pub fn pod_set_request(
     tas_only_cluster_queue: bool,
     gates: &FeatureGates,
 ) -> Result<Option<PodSetRequest>, String> {
-    let (mode, slices, group) = match tas_ask(pod_set.topology_request.as_ref(), gates) {
+    let (mode, slices, group) = match tas_ask(pod_set.topology_request.as_deref(), gates) {
         TasAsk::LevelNotSpecified => {
             return Err(format!(
                 "pod set {}: topology level not specified",
@@ -324,7 +324,7 @@ impl SnapshotPlacer {
         for (index, pod_set) in query.workload.pod_sets.iter().enumerate() {
             let partner = own.group.is_some()
                 && index != query.pod_set_index
-                && tas_ask(pod_set.topology_request.as_ref(), &self.gates)
+                && tas_ask(pod_set.topology_request.as_deref(), &self.gates)
                     .group()
                     .is_some_and(|g| Some(g) == own.group.as_deref());
             if index == query.pod_set_index {

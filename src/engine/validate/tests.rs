@@ -69,7 +69,7 @@ fn slice_workload(request: TopologyRequest) -> Workload {
         pod_sets: vec![crate::engine::model::PodSet {
             name: "main".into(),
             count: 4,
-            topology_request: Some(request),
+            topology_request: Some(Box::new(request)),
             ..Default::default()
         }],
         ..Default::default()

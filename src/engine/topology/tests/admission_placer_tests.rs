@@ -57,7 +57,7 @@ fn pod_set(name: &str, count: i32, request: Option<TopologyRequest>) -> PodSet {
         name: name.into(),
         count,
         requests: resources(&[("cpu", 1)]).into_iter().collect(),
-        topology_request: request,
+        topology_request: request.map(Box::new),
         ..PodSet::default()
     }
 }
