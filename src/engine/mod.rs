@@ -52,7 +52,7 @@
 //!             pod_sets: vec![PodSet {
 //!                 name: "main".into(),
 //!                 count: 1,
-//!                 requests: BTreeMap::from([("cpu".to_string(), cpu(2))]),
+//!                 requests: [("cpu".to_string(), cpu(2))].into(),
 //!                 ..Default::default()
 //!             }],
 //!             ..Default::default()
