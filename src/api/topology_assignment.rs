@@ -112,3 +112,23 @@ pub struct TopologyAssignmentSlicePodCounts {
     )]
     pub individual: Option<Vec<i32>>,
 }
+
+impl TopologyAssignment {
+    /// Drops the spare capacity a decoder leaves in each list (see
+    /// [`super::Workload::shrink_to_fit`]).
+    pub fn shrink_to_fit(&mut self) {
+        self.levels.shrink_to_fit();
+        self.slices.shrink_to_fit();
+        for slice in &mut self.slices {
+            slice.values_per_level.shrink_to_fit();
+            for level in &mut slice.values_per_level {
+                if let Some(individual) = &mut level.individual {
+                    individual.roots.shrink_to_fit();
+                }
+            }
+            if let Some(counts) = &mut slice.pod_counts.individual {
+                counts.shrink_to_fit();
+            }
+        }
+    }
+}

@@ -72,6 +72,35 @@ pub struct WorkloadSpec {
     pub preemption_gates: Vec<PreemptionGate>,
 }
 
+impl Workload {
+    /// Drops the spare capacity decoding leaves in the object's lists. A list decoded from JSON
+    /// grows by doubling from four entries, so a Workload of one pod set and one condition,
+    /// read as most are, would otherwise carry about a kilobyte of empty entries for as long as
+    /// it is held.
+    pub fn shrink_to_fit(&mut self) {
+        if let Some(finalizers) = &mut self.metadata.finalizers {
+            finalizers.shrink_to_fit();
+        }
+        if let Some(owners) = &mut self.metadata.owner_references {
+            owners.shrink_to_fit();
+        }
+        self.spec.pod_sets.shrink_to_fit();
+        for pod_set in &mut self.spec.pod_sets {
+            if let Some(constraints) = pod_set
+                .topology_request
+                .as_mut()
+                .and_then(|request| request.podset_slice_required_topology_constraints.as_mut())
+            {
+                constraints.shrink_to_fit();
+            }
+        }
+        self.spec.preemption_gates.shrink_to_fit();
+        if let Some(status) = &mut self.status {
+            status.shrink_to_fit();
+        }
+    }
+}
+
 impl WorkloadSpec {
     /// Whether the Workload is active, with the API default applied.
     pub fn is_active(&self) -> bool {

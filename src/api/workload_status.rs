@@ -92,6 +92,34 @@ pub struct WorkloadStatus {
     pub preemption_gates: Vec<PreemptionGateState>,
 }
 
+impl WorkloadStatus {
+    /// Drops the spare capacity a decoder leaves in each list (see
+    /// [`super::Workload::shrink_to_fit`]).
+    pub fn shrink_to_fit(&mut self) {
+        self.conditions.shrink_to_fit();
+        if let Some(admission) = &mut self.admission {
+            admission.pod_set_assignments.shrink_to_fit();
+            for assignment in &mut admission.pod_set_assignments {
+                if let Some(topology) = &mut assignment.topology_assignment {
+                    topology.shrink_to_fit();
+                }
+            }
+        }
+        self.reclaimable_pods.shrink_to_fit();
+        self.admission_checks.shrink_to_fit();
+        for check in &mut self.admission_checks {
+            check.pod_set_updates.shrink_to_fit();
+        }
+        self.resource_requests.shrink_to_fit();
+        if let Some(stats) = &mut self.scheduling_stats {
+            stats.evictions.shrink_to_fit();
+        }
+        self.nominated_cluster_names.shrink_to_fit();
+        self.unhealthy_nodes.shrink_to_fit();
+        self.preemption_gates.shrink_to_fit();
+    }
+}
+
 /// A quota reservation in a ClusterQueue.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

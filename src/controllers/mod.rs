@@ -180,7 +180,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         workloads,
         {
             let mut templates = watches::templates::Templates::default();
-            move |workload| templates.share(watches::slim(workload))
+            move |workload| templates.share(watches::slim_workload(workload))
         },
     );
     let admission = AdmissionLoop::new(

@@ -373,6 +373,14 @@ pub(crate) fn slim<K: ResourceExt>(mut object: K) -> K {
     object
 }
 
+/// A Workload as every task holds it: slimmed, and without the spare list capacity decoding
+/// leaves ([`api::Workload::shrink_to_fit`]).
+pub(crate) fn slim_workload(workload: api::Workload) -> api::Workload {
+    let mut workload = slim(workload);
+    workload.shrink_to_fit();
+    workload
+}
+
 /// A Pod reduced to what topology capacity reads: identity, node, requests, phase and whether
 /// it is a TAS pod.
 fn slim_pod(pod: Pod) -> Pod {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::super::watches::{SharedWorkload, slim};
+use super::super::watches::{SharedWorkload, slim_workload};
 use crate::api::Workload;
 
 /// Workloads by `namespace/name`.
@@ -41,5 +41,5 @@ impl ReadWorkloads {
 /// A Workload a write answered with, held as a watch would deliver it: without the
 /// `managedFields` the API server returns, which nothing reads and which outweigh the rest.
 pub fn answered(workload: Workload) -> SharedWorkload {
-    Arc::new(slim(workload))
+    Arc::new(slim_workload(workload))
 }

@@ -21,7 +21,7 @@ pub use self::inputs::JobInput;
 use self::inputs::{JobCaches, Touched, WATCHED_KINDS};
 use self::steps::{Done, Outcome, Write};
 use super::events::EventSink;
-use super::watches::{Change, Fanout, slim};
+use super::watches::{Change, Fanout, slim, slim_workload};
 use super::writer::{WriteError, Writer};
 use crate::api::Workload;
 use crate::engine::features::FeatureGates;
@@ -272,7 +272,7 @@ impl JobController {
                 let input = match outcome {
                     Outcome::Job(job) => Some(JobInput::Job(watches_apply(slim(*job)))),
                     Outcome::Workload(workload) => Some(JobInput::Workload(watches_apply(
-                        std::sync::Arc::new(slim(*workload)),
+                        std::sync::Arc::new(slim_workload(*workload)),
                     ))),
                     Outcome::Pod(pod) => Some(JobInput::Pod(watches_apply(inputs::slim_pod(*pod)))),
                     Outcome::Deleted => None,

@@ -22,7 +22,7 @@ pub use self::inputs::PodInput;
 use self::inputs::{PodCaches, Touched, Unit, WATCHED_KINDS};
 use self::steps::{Done, Outcome, Planned};
 use super::events::{EventSink, WorkloadEvent};
-use super::watches::{Change, Fanout, slim};
+use super::watches::{Change, Fanout, slim_workload};
 use super::writer::{WriteError, Writer};
 use crate::api::Workload;
 use crate::engine::features::FeatureGates;
@@ -222,7 +222,7 @@ impl PodController {
                     }
                     let input = match outcome {
                         Outcome::Workload(w) => {
-                            PodInput::Workload(Change::Apply(Box::new(Arc::new(slim(*w)))))
+                            PodInput::Workload(Change::Apply(Box::new(Arc::new(slim_workload(*w)))))
                         }
                         Outcome::Pod(pod) => {
                             PodInput::Pod(Change::Apply(Box::new(inputs::slim_pod(*pod))))

@@ -62,6 +62,83 @@ fn managed_fields_are_dropped() {
     assert_eq!(slim(workload).metadata.managed_fields, None);
 }
 
+#[test]
+fn a_decoded_workload_is_held_without_spare_list_capacity() {
+    // Decoded from text, as a watch decodes: a list read that way grows by doubling.
+    let text = serde_json::json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "w", "namespace": "ns", "finalizers": ["f"]},
+        "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {}}]},
+        "status": {
+            "conditions": [{
+                "type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+                "message": "m", "lastTransitionTime": "2026-11-27T07:40:01Z"
+            }],
+            "admission": {"clusterQueue": "cq", "podSetAssignments": [{
+                "name": "main", "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "1"},
+                "count": 1,
+                "topologyAssignment": {"levels": ["rack"], "slices": [{
+                    "domainCount": 1,
+                    "valuesPerLevel": [{"universal": "r1"}],
+                    "podCounts": {"universal": 1}
+                }]}
+            }]}
+        }
+    })
+    .to_string();
+    let decode =
+        || -> crate::api::Workload { serde_json::from_str(&text).expect("a valid Workload") };
+    // A clone would hold no spare capacity either: the object checked is the decoded one.
+    let held = slim_workload(decode());
+    assert_eq!(held, decode());
+    let status = held.status.as_ref().expect("status");
+    let assignments = &status
+        .admission
+        .as_ref()
+        .expect("admission")
+        .pod_set_assignments;
+    let topology = assignments[0]
+        .topology_assignment
+        .as_ref()
+        .expect("topology");
+    let metadata_finalizers = held.metadata.finalizers.as_ref().expect("finalizers");
+    for (list, len, capacity) in [
+        (
+            "spec.podSets",
+            held.spec.pod_sets.len(),
+            held.spec.pod_sets.capacity(),
+        ),
+        (
+            "status.conditions",
+            status.conditions.len(),
+            status.conditions.capacity(),
+        ),
+        (
+            "podSetAssignments",
+            assignments.len(),
+            assignments.capacity(),
+        ),
+        (
+            "topology slices",
+            topology.slices.len(),
+            topology.slices.capacity(),
+        ),
+        (
+            "valuesPerLevel",
+            topology.slices[0].values_per_level.len(),
+            topology.slices[0].values_per_level.capacity(),
+        ),
+        (
+            "finalizers",
+            metadata_finalizers.len(),
+            metadata_finalizers.capacity(),
+        ),
+    ] {
+        assert_eq!(capacity, len, "{list} keeps spare capacity");
+    }
+}
+
 #[tokio::test]
 async fn every_subscriber_of_a_shared_watch_gets_every_change_in_order_with_the_same_object() {
     let (first_tx, mut first) = mpsc::channel(8);
