@@ -364,10 +364,23 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
 }
 
 impl Compiled {
-    /// Adds one (validated) workload: resolves its queue, interns its requests, and counts its
-    /// admission as usage.
-    pub fn add_workload(&mut self, mut model: Workload) -> u32 {
+    /// Adds one (validated) workload in a new slot at the end of the table.
+    pub fn add_workload(&mut self, model: Workload) -> u32 {
         let index = self.workloads.len() as u32;
+        let wl = self.slot_for(index, model);
+        self.workloads.push(wl);
+        index
+    }
+
+    /// Writes one (validated) workload into slot `index`, which its previous version left empty:
+    /// nothing (queue, admitted set, key) may still name that slot.
+    pub fn put_workload(&mut self, index: u32, model: Workload) {
+        self.workloads[index as usize] = self.slot_for(index, model);
+    }
+
+    /// The slot of one (validated) workload that will sit at `index`: resolves its queue, interns
+    /// its requests, counts its admission as usage and enters it in its queue and under its key.
+    fn slot_for(&mut self, index: u32, mut model: Workload) -> Wl {
         let key = WorkloadKey::new(&model.namespace, &model.name);
         let per_pod = model
             .pod_sets
@@ -475,9 +488,8 @@ impl Compiled {
         {
             self.queues[cq as usize].pending.insert(wl.queue_key(index));
         }
-        self.workloads.push(wl);
         self.by_key.insert(key, index);
-        index
+        wl
     }
 }
 

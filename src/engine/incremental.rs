@@ -127,25 +127,42 @@ impl Engine {
     /// Adds a workload, or replaces the one of the same namespace and name. A replacement that
     /// changes nothing the engine uses is a no-op; otherwise the old version's quota is released and
     /// the new one is queued (or, when it carries an admission, counted) as the object says, keeping
-    /// what the engine remembers about it (its last eviction and pending reason).
+    /// what the engine remembers about it (its last eviction and pending reason). A replacement
+    /// takes the slot of the version it replaces, so updates leave no slot behind.
     pub fn upsert_workload(&mut self, workload: Workload) -> Result<(), ModelError> {
         validate::workload(&workload)?;
         let key = WorkloadKey::new(&workload.namespace, &workload.name);
         let held = as_held(&workload);
-        let carried = match self.c.by_key.get(&key).copied() {
+        let replaced = match self.c.by_key.get(&key).copied() {
             Some(index) if self.current_model(index) == held => return Ok(()),
-            Some(index) => Some(self.detach(index)),
+            Some(index) => Some((index, self.vacate(index))),
             None => None,
         };
-        if held.admission.is_some() {
-            self.placer.adopt(&held).map_err(|reason| {
-                let name = format!("{}/{}", workload.namespace, workload.name);
-                ModelError::invalid("Workload", name, "status.admission", reason)
-            })?;
+        if held.admission.is_some()
+            && let Err(reason) = self.placer.adopt(&held)
+        {
+            // The old version is gone either way: its slot is left empty, as a removal leaves it.
+            if let Some((index, _)) = replaced {
+                self.mark_removed(index);
+            }
+            self.quiet = false;
+            let name = format!("{}/{}", workload.namespace, workload.name);
+            return Err(ModelError::invalid(
+                "Workload",
+                name,
+                "status.admission",
+                reason,
+            ));
         }
-        let index = self.c.add_workload(workload);
+        let index = match &replaced {
+            Some((index, _)) => {
+                self.c.put_workload(*index, workload);
+                *index
+            }
+            None => self.c.add_workload(workload),
+        };
         let w = &mut self.c.workloads[index as usize];
-        if let Some((pending, last_eviction)) = carried {
+        if let Some((_, (pending, last_eviction))) = replaced {
             w.pending = pending;
             w.last_eviction = last_eviction;
         }
@@ -209,22 +226,25 @@ impl Engine {
     /// Takes a workload out: releases its quota, leaves its queue, frees its key. The slot stays
     /// (marked removed) so that other indexes do not move. Returns what the engine remembered.
     fn detach(&mut self, index: u32) -> Remembered {
+        let remembered = self.vacate(index);
+        self.mark_removed(index);
+        remembered
+    }
+
+    /// Empties slot `index` for a new version of its workload or for removal: releases its quota,
+    /// takes it out of its queue and frees its key, so that nothing names the slot any more, and
+    /// frees what it held. Returns what the engine remembered.
+    fn vacate(&mut self, index: u32) -> Remembered {
         self.release(index);
         let w = &mut self.c.workloads[index as usize];
         let remembered = (w.pending.clone(), w.last_eviction.take());
-        w.removed = true;
-        w.finished = true;
-        let key = w.key.clone();
         if let Some(cq) = w.cq {
             let queue_key = w.queue_key(index);
             self.c.queues[cq as usize].pending.remove(&queue_key);
         }
+        let key = w.key.clone();
         self.c.by_key.remove(&key);
-        self.removed_slots += 1;
         let w = &mut self.c.workloads[index as usize];
-        // A removed slot is only ever skipped (it is finished and holds nothing) until the next
-        // re-index drops it, and an update leaves one behind for every change of a workload: what
-        // it held is freed now, not at the re-index.
         w.model = Workload::default();
         w.per_pod = Vec::new();
         w.blocked = None;
@@ -232,6 +252,15 @@ impl Engine {
             self.touch(cq);
         }
         remembered
+    }
+
+    /// Marks an emptied slot removed: it is finished and holds nothing, so every reader skips it
+    /// until the next re-index drops it.
+    fn mark_removed(&mut self, index: u32) {
+        let w = &mut self.c.workloads[index as usize];
+        w.removed = true;
+        w.finished = true;
+        self.removed_slots += 1;
     }
 
     /// Re-indexes the engine after quota objects changed: the quota tree, queues and workloads are

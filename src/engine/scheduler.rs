@@ -1,6 +1,7 @@
 //! The [`Engine`]: owns the indexed state, runs admission cycles, and keeps quota bookkeeping
 //! (admit, evict, finish) and the event log consistent.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::compile::{Compiled, compile_valid};
@@ -291,6 +292,15 @@ impl Engine {
                 }
             }
         } else {
+            // A workload replaced more than once since the last cycle is listed once per change,
+            // under its one slot: it is looked at once, where its last change puts it.
+            let mut seen = HashSet::with_capacity(pending.len());
+            let mut pending: Vec<u32> = pending
+                .into_iter()
+                .rev()
+                .filter(|i| seen.insert(*i))
+                .collect();
+            pending.reverse();
             for index in pending {
                 self.prelude_one(index, out);
                 let w = &self.c.workloads[index as usize];
