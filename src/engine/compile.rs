@@ -381,7 +381,6 @@ impl Compiled {
     /// The slot of one (validated) workload that will sit at `index`: resolves its queue, interns
     /// its requests, counts its admission as usage and enters it in its queue and under its key.
     fn slot_for(&mut self, index: u32, mut model: Workload) -> Wl {
-        let key = WorkloadKey::new(&model.namespace, &model.name);
         let per_pod = model
             .pod_sets
             .iter()
@@ -421,6 +420,8 @@ impl Compiled {
         // The admission moves into the holding, the one place it is read from: an admitted
         // workload keeps one copy of it, not two.
         let admission = model.admission.take().filter(|_| !model.finished);
+        let shield = std::mem::take(&mut model.fair_share_shield);
+        let reserved_at = model.quota_reserved_at.take().unwrap_or(model.creation);
         let holding = admission.map(|admission| {
             let cq = self.cq_index.get(&admission.cluster_queue).copied();
             let mut usage = FrAmounts::new();
@@ -441,24 +442,23 @@ impl Compiled {
                     }
                 }
             }
-            Holding {
+            Box::new(Holding {
                 cq,
                 usage,
                 admission,
-                reserved_at: model.quota_reserved_at.unwrap_or(model.creation),
+                reserved_at,
                 cycle: 0,
-                fair_share_shield: model
-                    .fair_share_shield
+                fair_share_shield: shield
                     .iter()
                     .filter_map(|name| self.cq_index.get(name).copied())
                     .collect(),
-            }
+            })
         });
         if let Some(Holding {
             cq: Some(cq),
             usage,
             ..
-        }) = &holding
+        }) = holding.as_deref()
         {
             for (fr, amount) in usage {
                 self.tree.add_usage(NodeId(*cq), *fr, *amount);
@@ -466,11 +466,10 @@ impl Compiled {
             self.queues[*cq as usize].admitted.insert(index);
         }
         let wl = Wl {
-            uid: Arc::from(model.uid.as_str()),
-            key: key.clone(),
+            uid: Arc::from(std::mem::take(&mut model.uid)),
             per_pod,
             cq,
-            blocked,
+            blocked: blocked.map(Box::new),
             holding,
             pending: (PendingReason::PendingEvaluation, NOT_EVALUATED.clone()),
             last_eviction: None,
@@ -488,7 +487,7 @@ impl Compiled {
         {
             self.queues[cq as usize].pending.insert(wl.queue_key(index));
         }
-        self.by_key.insert(key, index);
+        self.by_key.insert(wl.key(), index);
         wl
     }
 }

@@ -3,8 +3,6 @@
 //! LocalQueues, Namespaces) are replaced or removed by name and take effect at the next cycle, which
 //! re-indexes the engine once for any number of such changes.
 
-use std::collections::HashMap;
-
 use super::compile::compile_valid;
 use super::decision::{CarriedState, CycleOutcome, EvictionReason, WorkloadKey};
 use super::error::ModelError;
@@ -17,15 +15,17 @@ use super::state::{Remembered, Wl};
 use super::structure::Structure;
 use super::validate;
 
-/// `model` with what the engine holds of it laid over it: whether it finished, its preemption
-/// credit, its admission and the decision state it carries.
+/// `model` with what the engine holds of it laid over it: its UID, whether it finished, its
+/// preemption credit, its admission and the decision state it carries.
 fn input_form(
     mut model: Workload,
+    uid: &str,
     finished: bool,
     preemption_credit_spent: bool,
     admission: Option<Admission>,
     carried: CarriedState,
 ) -> Workload {
+    model.uid = uid.to_string();
     model.finished = finished;
     model.preemption_credit_spent = preemption_credit_spent;
     model.admission = admission;
@@ -115,6 +115,12 @@ impl Engine {
     /// The quota objects the engine holds.
     pub fn structure(&self) -> &Structure {
         &self.structure
+    }
+
+    /// Slots in the workload table: one per workload held, and one per removed workload until the
+    /// next re-index drops it. For memory measurements.
+    pub fn table_len(&self) -> usize {
+        self.c.workloads.len()
     }
 
     fn restructure_if(&mut self, change: impl FnOnce(&mut Structure) -> bool) {
@@ -216,6 +222,7 @@ impl Engine {
         let admission = w.holding.as_ref().map(|h| h.admission.clone());
         input_form(
             w.model.clone(),
+            &w.uid,
             w.finished,
             w.preemption_credit_spent,
             admission,
@@ -242,8 +249,7 @@ impl Engine {
             let queue_key = w.queue_key(index);
             self.c.queues[cq as usize].pending.remove(&queue_key);
         }
-        let key = w.key.clone();
-        self.c.by_key.remove(&key);
+        self.c.by_key.remove(&w.key());
         let w = &mut self.c.workloads[index as usize];
         w.model = Workload::default();
         w.per_pod = Vec::new();
@@ -274,12 +280,14 @@ impl Engine {
         // Each workload is moved into the new index, not copied: a re-index never holds the
         // workloads twice over.
         let held = std::mem::take(&mut self.c.workloads);
-        let mut remembered = HashMap::with_capacity(held.len());
+        let live = held.len().saturating_sub(self.removed_slots);
+        snapshot.workloads = Vec::with_capacity(live);
+        let mut remembered = Vec::with_capacity(live);
         for w in held.into_iter().filter(|w| !w.removed) {
             let carried = self.carried(&w);
             let Wl {
                 model,
-                key,
+                uid,
                 pending,
                 last_eviction,
                 holding,
@@ -288,9 +296,10 @@ impl Engine {
                 ..
             } = w;
             let cycle = holding.as_ref().map_or(0, |h| h.cycle);
-            remembered.insert(key, (pending, last_eviction, cycle));
+            remembered.push((pending, last_eviction, cycle));
             snapshot.workloads.push(input_form(
                 model,
+                &uid,
                 finished,
                 preemption_credit_spent,
                 holding.map(|h| h.admission),
@@ -298,13 +307,13 @@ impl Engine {
             ));
         }
         self.c = compile_valid(snapshot);
-        for w in &mut self.c.workloads {
-            if let Some((pending, last_eviction, cycle)) = remembered.get(&w.key) {
-                w.pending = pending.clone();
-                w.last_eviction = last_eviction.clone();
-                if let Some(h) = &mut w.holding {
-                    h.cycle = *cycle;
-                }
+        // The new index gives the workloads their slots in the order they are given, so the
+        // slot of each is where what the engine remembers of it was pushed.
+        for (w, (pending, last_eviction, cycle)) in self.c.workloads.iter_mut().zip(remembered) {
+            w.pending = pending;
+            w.last_eviction = last_eviction;
+            if let Some(h) = &mut w.holding {
+                h.cycle = cycle;
             }
         }
         let nodes = self.c.node_names.len();

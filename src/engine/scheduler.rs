@@ -189,8 +189,8 @@ impl Engine {
 
     fn state_of(&self, w: &Wl) -> WorkloadState {
         WorkloadState {
-            workload: w.key.clone(),
-            uid: w.model.uid.clone(),
+            workload: w.key(),
+            uid: w.uid.to_string(),
             status: if w.finished {
                 WorkloadStatus::Finished
             } else if let Some(h) = &w.holding {
@@ -201,7 +201,7 @@ impl Engine {
                     message: w.pending.1.to_string(),
                 }
             },
-            last_eviction: w.last_eviction.clone(),
+            last_eviction: w.last_eviction.as_deref().cloned(),
             active: w.model.active,
             carried: self.carried(w),
         }
@@ -266,7 +266,7 @@ impl Engine {
         }
         w.pending = (reason, message.clone());
         out.pending.push(PendingDecision {
-            workload: w.key.clone(),
+            workload: w.key(),
             reason,
             message: message.to_string(),
         });
@@ -358,7 +358,7 @@ impl Engine {
         }
         let w = &self.c.workloads[index as usize];
         if w.holding.is_none()
-            && let Some((reason, message)) = w.blocked.clone()
+            && let Some((reason, message)) = w.blocked.as_deref().cloned()
         {
             self.set_pending(index, reason, &message, out);
         }
@@ -389,7 +389,7 @@ impl Engine {
             self.c.queues[cq as usize].admitted.remove(&index);
             self.bump(cq, true);
         }
-        let key = self.c.workloads[index as usize].key.clone();
+        let key = self.c.workloads[index as usize].key();
         self.placer.release(&key, &holding.admission);
         // Topology capacity is shared by every cohort tree: what it frees may fit anywhere.
         if holding
@@ -417,16 +417,16 @@ impl Engine {
         }
         let cycle = self.cycle;
         let w = &mut self.c.workloads[index as usize];
-        w.last_eviction = Some(EvictionRecord {
+        w.last_eviction = Some(Box::new(EvictionRecord {
             reason,
             message: message.clone(),
             preemption: preemption.map(|p| p.0),
-        });
+        }));
         w.pending = (
             PendingReason::PendingEvaluation,
             Arc::from("evicted and queued again"),
         );
-        let key = w.key.clone();
+        let key = w.key();
         if w.blocked.is_none()
             && let Some(cq) = w.cq
         {
@@ -434,7 +434,7 @@ impl Engine {
             self.c.queues[cq as usize].pending.insert(queue_key);
         }
         if let Some((preemption_reason, preemptor)) = preemption {
-            let preemptor = self.c.workloads[preemptor as usize].key.clone();
+            let preemptor = self.c.workloads[preemptor as usize].key();
             self.events.push(Event::Preempted {
                 cycle,
                 victim: key.clone(),
@@ -530,21 +530,21 @@ impl Engine {
         for (fr, amount) in &assignment.usage {
             self.c.tree.add_usage(node, *fr, *amount);
         }
-        let key = w.key.clone();
+        let key = w.key();
         let queue_key = w.queue_key(index);
         self.bump(cq, false);
         self.c.queues[cq as usize].pending.remove(&queue_key);
         self.c.queues[cq as usize].admitted.insert(index);
         self.placer.reserve(&key, &admission);
         let w = &mut self.c.workloads[index as usize];
-        w.holding = Some(Holding {
+        w.holding = Some(Box::new(Holding {
             cq: Some(cq),
             usage: assignment.usage,
             admission: admission.clone(),
             reserved_at: self.now,
             cycle: self.cycle,
             fair_share_shield: Vec::new(),
-        });
+        }));
         w.last_eviction = None;
         self.events.push(Event::Admitted {
             cycle: self.cycle,

@@ -328,3 +328,52 @@ fn a_refused_replacement_leaves_the_old_slot_empty() {
     assert_eq!(engine.c.workloads.len(), 3);
     assert_eq!(cq_counts(&mut engine), (1, 1));
 }
+
+/// One slot per workload: what most workloads lack is boxed and nothing is kept twice, so a slot
+/// is well under the 552 bytes it took when the key, the UID, the holding and the last eviction
+/// sat in it inline.
+#[test]
+fn a_slot_is_small() {
+    assert!(
+        std::mem::size_of::<Wl>() <= 360,
+        "a slot takes {} bytes",
+        std::mem::size_of::<Wl>()
+    );
+}
+
+/// A re-index keeps each workload's pending reason, last eviction and admission cycle with it.
+#[test]
+fn a_re_index_keeps_what_the_engine_remembers() {
+    let mut engine = engine_with(2, WithinClusterQueue::Never);
+    engine
+        .upsert_workload(admitted(workload("holder", 0)))
+        .unwrap();
+    for name in ["fresh", "gone", "waiting"] {
+        engine.upsert_workload(workload(name, 0)).unwrap();
+    }
+    engine.run_until_stable();
+    let reason = EvictionReason::NodeFailures;
+    assert!(engine.evict_workload(&key("holder"), reason, "node gone".into()));
+    engine.remove_workload(&key("gone"));
+    let names = ["holder", "fresh", "waiting"];
+    let before: Vec<_> = names
+        .iter()
+        .map(|n| engine.state(&key(n)).unwrap())
+        .collect();
+    let wider = snapshot(3, WithinClusterQueue::Never)
+        .cluster_queues
+        .remove(0);
+    engine.upsert_cluster_queue(wider).unwrap();
+    engine.restructure();
+    assert_eq!(engine.table_len(), 3);
+    let after: Vec<_> = names
+        .iter()
+        .map(|n| engine.state(&key(n)).unwrap())
+        .collect();
+    assert_eq!(after, before);
+    assert!(after[0].last_eviction.is_some());
+    assert!(matches!(after[2].status, WorkloadStatus::Pending { .. }));
+    let fresh = engine.c.by_key[&key("fresh")] as usize;
+    let cycle = engine.c.workloads[fresh].holding.as_ref().map(|h| h.cycle);
+    assert_eq!(cycle, Some(1));
+}
