@@ -381,6 +381,11 @@ impl Compiled {
     /// The slot of one (validated) workload that will sit at `index`: resolves its queue, interns
     /// its requests, counts its admission as usage and enters it in its queue and under its key.
     fn slot_for(&mut self, index: u32, mut model: Workload) -> Wl {
+        // A finished workload holds no quota and never queues again: its pod sets and requests
+        // would only take memory.
+        if model.finished {
+            model.pod_sets = Vec::new();
+        }
         let per_pod = model
             .pod_sets
             .iter()

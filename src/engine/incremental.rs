@@ -34,12 +34,13 @@ fn input_form(
     model
 }
 
-/// A workload as the engine would hold it: a finished one holds no admission, and an admission
-/// without a reservation time was reserved at creation.
+/// A workload as the engine would hold it: a finished one holds no admission and keeps no pod
+/// sets, and an admission without a reservation time was reserved at creation.
 fn as_held(workload: &Workload) -> Workload {
     let mut held = workload.clone();
     if held.finished {
         held.admission = None;
+        held.pod_sets = Vec::new();
     }
     if held.admission.is_none() {
         held.quota_reserved_at = None;
@@ -180,6 +181,25 @@ impl Engine {
         Ok(())
     }
 
+    /// Gives the workload at `key` a new priority, as a change of the priority class it takes its
+    /// priority from does, and keeps the rest as the engine holds it. Returns whether the engine
+    /// holds the workload.
+    pub fn set_priority(&mut self, key: &WorkloadKey, priority: i32) -> Result<bool, ModelError> {
+        let Some(index) = self.c.by_key.get(key).copied() else {
+            return Ok(false);
+        };
+        let w = &mut self.c.workloads[index as usize];
+        if w.finished {
+            // It never queues again and its pod sets are gone: only the priority it is held with
+            // changes.
+            w.model.priority = priority;
+            return Ok(true);
+        }
+        let mut held = self.current_model(index);
+        held.priority = priority;
+        self.upsert_workload(held).map(|()| true)
+    }
+
     /// Evicts an admitted workload for a reason found outside admission (its nodes failed): its
     /// quota is released at once and it is queued again. Returns whether it held quota.
     pub fn evict_workload(
@@ -210,7 +230,9 @@ impl Engine {
         true
     }
 
-    /// A workload as the engine holds it now (with the admission it holds), in input form.
+    /// A workload as the engine holds it now (with the admission it holds), in input form. A
+    /// finished workload comes without its pod sets: it never queues again, so the engine does not
+    /// keep them.
     pub fn workload(&self, key: &WorkloadKey) -> Option<Workload> {
         let index = *self.c.by_key.get(key)?;
         Some(self.current_model(index))

@@ -157,6 +157,9 @@ impl Engine {
         self.release(index);
         let w = &mut self.c.workloads[index as usize];
         w.finished = true;
+        // As for a workload added finished: it never queues again, so its pod sets go.
+        w.model.pod_sets = Vec::new();
+        w.per_pod = Vec::new();
         if let Some(cq) = w.cq {
             let key = w.queue_key(index);
             self.c.queues[cq as usize].pending.remove(&key);

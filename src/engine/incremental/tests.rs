@@ -377,3 +377,125 @@ fn a_re_index_keeps_what_the_engine_remembers() {
     let cycle = engine.c.workloads[fresh].holding.as_ref().map(|h| h.cycle);
     assert_eq!(cycle, Some(1));
 }
+
+fn finished(mut w: Workload) -> Workload {
+    w.finished = true;
+    w
+}
+
+fn slot<'e>(engine: &'e Engine, name: &str) -> &'e Wl {
+    &engine.c.workloads[engine.c.by_key[&key(name)] as usize]
+}
+
+/// A Workload read back Finished keeps its slot, but neither its pod sets nor its requests: it
+/// holds no quota and never queues again. What it held goes to the next workload.
+#[test]
+fn a_finished_workload_keeps_no_pod_sets() {
+    let mut engine = engine();
+    engine
+        .upsert_workload(admitted(workload("done", 0)))
+        .unwrap();
+    engine.upsert_workload(workload("next", 0)).unwrap();
+    engine.run_until_stable();
+    engine
+        .upsert_workload(finished(admitted(workload("done", 0))))
+        .unwrap();
+    let done = slot(&engine, "done");
+    assert!(done.model.pod_sets.is_empty() && done.per_pod.is_empty());
+    assert_eq!(engine.table_len(), 2);
+    let held = engine.workload(&key("done")).unwrap();
+    assert!(held.finished && held.admission.is_none() && held.pod_sets.is_empty());
+    engine.run_until_stable();
+    assert_eq!(status(&engine, "done"), WorkloadStatus::Finished);
+    assert!(matches!(
+        status(&engine, "next"),
+        WorkloadStatus::Admitted(_)
+    ));
+    assert_eq!(cq_counts(&mut engine), (0, 1));
+}
+
+/// The same finished Workload read again changes nothing, though the engine no longer has the
+/// pod sets it carries; a change the engine reports (`spec.active`) is taken, in the same slot.
+#[test]
+fn a_finished_workload_read_again_changes_nothing() {
+    let mut engine = engine();
+    engine
+        .upsert_workload(finished(workload("done", 0)))
+        .unwrap();
+    engine.run_until_stable();
+    assert!(engine.quiet);
+    engine
+        .upsert_workload(finished(admitted(workload("done", 0))))
+        .unwrap();
+    assert!(engine.quiet, "an unchanged finished Workload is a no-op");
+    let mut deactivated = finished(workload("done", 0));
+    deactivated.active = false;
+    engine.upsert_workload(deactivated).unwrap();
+    assert!(!engine.state(&key("done")).unwrap().active);
+    assert_eq!(engine.table_len(), 1);
+}
+
+/// [`Engine::finish`] lets go of the pod sets as an update to Finished does, so the Finished
+/// object that follows is a no-op.
+#[test]
+fn a_workload_the_engine_finishes_keeps_no_pod_sets() {
+    let mut engine = engine();
+    engine.upsert_workload(workload("w", 0)).unwrap();
+    engine.run_until_stable();
+    assert!(engine.finish(&key("w")));
+    let w = slot(&engine, "w");
+    assert!(w.model.pod_sets.is_empty() && w.per_pod.is_empty());
+    engine.run_until_stable();
+    engine.upsert_workload(finished(workload("w", 0))).unwrap();
+    assert!(engine.quiet);
+    assert_eq!(status(&engine, "w"), WorkloadStatus::Finished);
+}
+
+/// A finished workload is never admitted again: not with free quota, not after a re-index, not
+/// after its priority changes.
+#[test]
+fn a_finished_workload_is_never_admitted_again() {
+    let mut engine = engine_with(1, WithinClusterQueue::LowerPriority);
+    engine
+        .upsert_workload(finished(workload("done", 0)))
+        .unwrap();
+    engine.run_until_stable();
+    assert_eq!(status(&engine, "done"), WorkloadStatus::Finished);
+    let wider = snapshot(3, WithinClusterQueue::LowerPriority)
+        .cluster_queues
+        .remove(0);
+    engine.upsert_cluster_queue(wider).unwrap();
+    engine.upsert_workload(workload("w", 0)).unwrap();
+    engine.run_until_stable();
+    assert_eq!(status(&engine, "done"), WorkloadStatus::Finished);
+    assert_eq!(engine.set_priority(&key("done"), 100), Ok(true));
+    assert_eq!(engine.workload(&key("done")).unwrap().priority, 100);
+    engine.take_events();
+    let run = engine.run_until_stable();
+    assert_eq!(status(&engine, "done"), WorkloadStatus::Finished);
+    assert!(run.events.is_empty());
+    assert_eq!(cq_counts(&mut engine), (0, 1));
+    assert_eq!(engine.set_priority(&key("unknown"), 1), Ok(false));
+}
+
+/// A waiting workload given a higher priority moves ahead in its queue.
+#[test]
+fn a_new_priority_reorders_a_waiting_workload() {
+    let mut engine = engine();
+    engine
+        .upsert_workload(admitted(workload("holder", 0)))
+        .unwrap();
+    let mut early = workload("early", 0);
+    early.creation = 0;
+    engine.upsert_workload(early).unwrap();
+    engine.upsert_workload(workload("late", 0)).unwrap();
+    engine.run_until_stable();
+    assert_eq!(engine.set_priority(&key("late"), 10), Ok(true));
+    assert!(engine.finish(&key("holder")));
+    engine.run_until_stable();
+    assert!(matches!(
+        status(&engine, "late"),
+        WorkloadStatus::Admitted(_)
+    ));
+    assert_eq!(engine.table_len(), 3);
+}
