@@ -331,6 +331,7 @@ impl Engine {
         self.c = compile_valid(snapshot);
         // The new index gives the workloads their slots in the order they are given, so the
         // slot of each is where what the engine remembers of it was pushed.
+        debug_assert_eq!(self.c.workloads.len(), remembered.len());
         for (w, (pending, last_eviction, cycle)) in self.c.workloads.iter_mut().zip(remembered) {
             w.pending = pending;
             w.last_eviction = last_eviction;
