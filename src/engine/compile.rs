@@ -364,11 +364,28 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
 }
 
 impl Compiled {
-    /// Adds one (validated) workload: resolves its queue, interns its requests, and counts its
-    /// admission as usage.
-    pub fn add_workload(&mut self, mut model: Workload) -> u32 {
+    /// Adds one (validated) workload in a new slot at the end of the table.
+    pub fn add_workload(&mut self, model: Workload) -> u32 {
         let index = self.workloads.len() as u32;
-        let key = WorkloadKey::new(&model.namespace, &model.name);
+        let wl = self.slot_for(index, model);
+        self.workloads.push(wl);
+        index
+    }
+
+    /// Writes one (validated) workload into slot `index`, which its previous version left empty:
+    /// nothing (queue, admitted set, key) may still name that slot.
+    pub fn put_workload(&mut self, index: u32, model: Workload) {
+        self.workloads[index as usize] = self.slot_for(index, model);
+    }
+
+    /// The slot of one (validated) workload that will sit at `index`: resolves its queue, interns
+    /// its requests, counts its admission as usage and enters it in its queue and under its key.
+    fn slot_for(&mut self, index: u32, mut model: Workload) -> Wl {
+        // A finished workload holds no quota and never queues again: its pod sets and requests
+        // would only take memory.
+        if model.finished {
+            model.pod_sets = Vec::new();
+        }
         let per_pod = model
             .pod_sets
             .iter()
@@ -408,6 +425,8 @@ impl Compiled {
         // The admission moves into the holding, the one place it is read from: an admitted
         // workload keeps one copy of it, not two.
         let admission = model.admission.take().filter(|_| !model.finished);
+        let shield = std::mem::take(&mut model.fair_share_shield);
+        let reserved_at = model.quota_reserved_at.take().unwrap_or(model.creation);
         let holding = admission.map(|admission| {
             let cq = self.cq_index.get(&admission.cluster_queue).copied();
             let mut usage = FrAmounts::new();
@@ -428,24 +447,23 @@ impl Compiled {
                     }
                 }
             }
-            Holding {
+            Box::new(Holding {
                 cq,
                 usage,
                 admission,
-                reserved_at: model.quota_reserved_at.unwrap_or(model.creation),
+                reserved_at,
                 cycle: 0,
-                fair_share_shield: model
-                    .fair_share_shield
+                fair_share_shield: shield
                     .iter()
                     .filter_map(|name| self.cq_index.get(name).copied())
                     .collect(),
-            }
+            })
         });
         if let Some(Holding {
             cq: Some(cq),
             usage,
             ..
-        }) = &holding
+        }) = holding.as_deref()
         {
             for (fr, amount) in usage {
                 self.tree.add_usage(NodeId(*cq), *fr, *amount);
@@ -453,11 +471,10 @@ impl Compiled {
             self.queues[*cq as usize].admitted.insert(index);
         }
         let wl = Wl {
-            uid: Arc::from(model.uid.as_str()),
-            key: key.clone(),
+            uid: Arc::from(std::mem::take(&mut model.uid)),
             per_pod,
             cq,
-            blocked,
+            blocked: blocked.map(Box::new),
             holding,
             pending: (PendingReason::PendingEvaluation, NOT_EVALUATED.clone()),
             last_eviction: None,
@@ -475,9 +492,8 @@ impl Compiled {
         {
             self.queues[cq as usize].pending.insert(wl.queue_key(index));
         }
-        self.workloads.push(wl);
-        self.by_key.insert(key, index);
-        index
+        self.by_key.insert(wl.key(), index);
+        wl
     }
 }
 

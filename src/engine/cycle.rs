@@ -227,7 +227,8 @@ impl Engine {
         st.done[c] = true;
         let message: Arc<str> = Arc::from(format!(
             "waiting behind workload {}, the head of StrictFIFO ClusterQueue {}",
-            self.c.workloads[head as usize].key, self.c.cqs[c].name
+            self.c.workloads[head as usize].key(),
+            self.c.cqs[c].name
         ));
         let rest: Vec<u32> = st.lists[c][st.cursor[c]..].to_vec();
         for index in rest {
@@ -432,9 +433,10 @@ impl Engine {
                 self.admit_checked(index, cq, assignment, Vec::new(), st, out)
             }
             Nomination::Preempt(assignment, targets) => {
-                let preemptor = &self.c.workloads[index as usize].model;
+                let preemptor = &self.c.workloads[index as usize];
                 let uid = preemptor.uid.clone();
                 let job_uid = preemptor
+                    .model
                     .job_uid
                     .as_deref()
                     .unwrap_or("UNKNOWN")
@@ -457,7 +459,7 @@ impl Engine {
                         .and_then(|h| h.cq)
                         .map(|c| self.path_of(c))
                         .unwrap_or_default();
-                    victims.push(victim.key.clone());
+                    victims.push(victim.key());
                     if target.reason == PreemptionReason::InCohortFairSharing
                         && let Some(victim_cq) = victim.holding.as_ref().and_then(|h| h.cq)
                     {

@@ -3,8 +3,6 @@
 //! LocalQueues, Namespaces) are replaced or removed by name and take effect at the next cycle, which
 //! re-indexes the engine once for any number of such changes.
 
-use std::collections::HashMap;
-
 use super::compile::compile_valid;
 use super::decision::{CarriedState, CycleOutcome, EvictionReason, WorkloadKey};
 use super::error::ModelError;
@@ -17,15 +15,17 @@ use super::state::{Remembered, Wl};
 use super::structure::Structure;
 use super::validate;
 
-/// `model` with what the engine holds of it laid over it: whether it finished, its preemption
-/// credit, its admission and the decision state it carries.
+/// `model` with what the engine holds of it laid over it: its UID, whether it finished, its
+/// preemption credit, its admission and the decision state it carries.
 fn input_form(
     mut model: Workload,
+    uid: &str,
     finished: bool,
     preemption_credit_spent: bool,
     admission: Option<Admission>,
     carried: CarriedState,
 ) -> Workload {
+    model.uid = uid.to_string();
     model.finished = finished;
     model.preemption_credit_spent = preemption_credit_spent;
     model.admission = admission;
@@ -34,12 +34,13 @@ fn input_form(
     model
 }
 
-/// A workload as the engine would hold it: a finished one holds no admission, and an admission
-/// without a reservation time was reserved at creation.
+/// A workload as the engine would hold it: a finished one holds no admission and keeps no pod
+/// sets, and an admission without a reservation time was reserved at creation.
 fn as_held(workload: &Workload) -> Workload {
     let mut held = workload.clone();
     if held.finished {
         held.admission = None;
+        held.pod_sets = Vec::new();
     }
     if held.admission.is_none() {
         held.quota_reserved_at = None;
@@ -117,6 +118,12 @@ impl Engine {
         &self.structure
     }
 
+    /// Slots in the workload table: one per workload held, and one per removed workload until the
+    /// next re-index drops it. For memory measurements.
+    pub fn table_len(&self) -> usize {
+        self.c.workloads.len()
+    }
+
     fn restructure_if(&mut self, change: impl FnOnce(&mut Structure) -> bool) {
         if change(&mut self.structure) {
             self.structure_changed = true;
@@ -127,25 +134,42 @@ impl Engine {
     /// Adds a workload, or replaces the one of the same namespace and name. A replacement that
     /// changes nothing the engine uses is a no-op; otherwise the old version's quota is released and
     /// the new one is queued (or, when it carries an admission, counted) as the object says, keeping
-    /// what the engine remembers about it (its last eviction and pending reason).
+    /// what the engine remembers about it (its last eviction and pending reason). A replacement
+    /// takes the slot of the version it replaces, so updates leave no slot behind.
     pub fn upsert_workload(&mut self, workload: Workload) -> Result<(), ModelError> {
         validate::workload(&workload)?;
         let key = WorkloadKey::new(&workload.namespace, &workload.name);
         let held = as_held(&workload);
-        let carried = match self.c.by_key.get(&key).copied() {
+        let replaced = match self.c.by_key.get(&key).copied() {
             Some(index) if self.current_model(index) == held => return Ok(()),
-            Some(index) => Some(self.detach(index)),
+            Some(index) => Some((index, self.vacate(index))),
             None => None,
         };
-        if held.admission.is_some() {
-            self.placer.adopt(&held).map_err(|reason| {
-                let name = format!("{}/{}", workload.namespace, workload.name);
-                ModelError::invalid("Workload", name, "status.admission", reason)
-            })?;
+        if held.admission.is_some()
+            && let Err(reason) = self.placer.adopt(&held)
+        {
+            // The old version is gone either way: its slot is left empty, as a removal leaves it.
+            if let Some((index, _)) = replaced {
+                self.mark_removed(index);
+            }
+            self.quiet = false;
+            let name = format!("{}/{}", workload.namespace, workload.name);
+            return Err(ModelError::invalid(
+                "Workload",
+                name,
+                "status.admission",
+                reason,
+            ));
         }
-        let index = self.c.add_workload(workload);
+        let index = match &replaced {
+            Some((index, _)) => {
+                self.c.put_workload(*index, workload);
+                *index
+            }
+            None => self.c.add_workload(workload),
+        };
         let w = &mut self.c.workloads[index as usize];
-        if let Some((pending, last_eviction)) = carried {
+        if let Some((_, (pending, last_eviction))) = replaced {
             w.pending = pending;
             w.last_eviction = last_eviction;
         }
@@ -155,6 +179,25 @@ impl Engine {
         self.prelude_pending.push(index);
         self.quiet = false;
         Ok(())
+    }
+
+    /// Gives the workload at `key` a new priority, as a change of the priority class it takes its
+    /// priority from does, and keeps the rest as the engine holds it. Returns whether the engine
+    /// holds the workload.
+    pub fn set_priority(&mut self, key: &WorkloadKey, priority: i32) -> Result<bool, ModelError> {
+        let Some(index) = self.c.by_key.get(key).copied() else {
+            return Ok(false);
+        };
+        let w = &mut self.c.workloads[index as usize];
+        if w.finished {
+            // It never queues again and its pod sets are gone: only the priority it is held with
+            // changes.
+            w.model.priority = priority;
+            return Ok(true);
+        }
+        let mut held = self.current_model(index);
+        held.priority = priority;
+        self.upsert_workload(held).map(|()| true)
     }
 
     /// Evicts an admitted workload for a reason found outside admission (its nodes failed): its
@@ -187,7 +230,9 @@ impl Engine {
         true
     }
 
-    /// A workload as the engine holds it now (with the admission it holds), in input form.
+    /// A workload as the engine holds it now (with the admission it holds), in input form. A
+    /// finished workload comes without its pod sets: it never queues again, so the engine does not
+    /// keep them.
     pub fn workload(&self, key: &WorkloadKey) -> Option<Workload> {
         let index = *self.c.by_key.get(key)?;
         Some(self.current_model(index))
@@ -199,6 +244,7 @@ impl Engine {
         let admission = w.holding.as_ref().map(|h| h.admission.clone());
         input_form(
             w.model.clone(),
+            &w.uid,
             w.finished,
             w.preemption_credit_spent,
             admission,
@@ -209,22 +255,24 @@ impl Engine {
     /// Takes a workload out: releases its quota, leaves its queue, frees its key. The slot stays
     /// (marked removed) so that other indexes do not move. Returns what the engine remembered.
     fn detach(&mut self, index: u32) -> Remembered {
+        let remembered = self.vacate(index);
+        self.mark_removed(index);
+        remembered
+    }
+
+    /// Empties slot `index` for a new version of its workload or for removal: releases its quota,
+    /// takes it out of its queue and frees its key, so that nothing names the slot any more, and
+    /// frees what it held. Returns what the engine remembered.
+    fn vacate(&mut self, index: u32) -> Remembered {
         self.release(index);
         let w = &mut self.c.workloads[index as usize];
         let remembered = (w.pending.clone(), w.last_eviction.take());
-        w.removed = true;
-        w.finished = true;
-        let key = w.key.clone();
         if let Some(cq) = w.cq {
             let queue_key = w.queue_key(index);
             self.c.queues[cq as usize].pending.remove(&queue_key);
         }
-        self.c.by_key.remove(&key);
-        self.removed_slots += 1;
+        self.c.by_key.remove(&w.key());
         let w = &mut self.c.workloads[index as usize];
-        // A removed slot is only ever skipped (it is finished and holds nothing) until the next
-        // re-index drops it, and an update leaves one behind for every change of a workload: what
-        // it held is freed now, not at the re-index.
         w.model = Workload::default();
         w.per_pod = Vec::new();
         w.blocked = None;
@@ -232,6 +280,15 @@ impl Engine {
             self.touch(cq);
         }
         remembered
+    }
+
+    /// Marks an emptied slot removed: it is finished and holds nothing, so every reader skips it
+    /// until the next re-index drops it.
+    fn mark_removed(&mut self, index: u32) {
+        let w = &mut self.c.workloads[index as usize];
+        w.removed = true;
+        w.finished = true;
+        self.removed_slots += 1;
     }
 
     /// Re-indexes the engine after quota objects changed: the quota tree, queues and workloads are
@@ -245,12 +302,14 @@ impl Engine {
         // Each workload is moved into the new index, not copied: a re-index never holds the
         // workloads twice over.
         let held = std::mem::take(&mut self.c.workloads);
-        let mut remembered = HashMap::with_capacity(held.len());
+        let live = held.len().saturating_sub(self.removed_slots);
+        snapshot.workloads = Vec::with_capacity(live);
+        let mut remembered = Vec::with_capacity(live);
         for w in held.into_iter().filter(|w| !w.removed) {
             let carried = self.carried(&w);
             let Wl {
                 model,
-                key,
+                uid,
                 pending,
                 last_eviction,
                 holding,
@@ -259,9 +318,10 @@ impl Engine {
                 ..
             } = w;
             let cycle = holding.as_ref().map_or(0, |h| h.cycle);
-            remembered.insert(key, (pending, last_eviction, cycle));
+            remembered.push((pending, last_eviction, cycle));
             snapshot.workloads.push(input_form(
                 model,
+                &uid,
                 finished,
                 preemption_credit_spent,
                 holding.map(|h| h.admission),
@@ -269,13 +329,14 @@ impl Engine {
             ));
         }
         self.c = compile_valid(snapshot);
-        for w in &mut self.c.workloads {
-            if let Some((pending, last_eviction, cycle)) = remembered.get(&w.key) {
-                w.pending = pending.clone();
-                w.last_eviction = last_eviction.clone();
-                if let Some(h) = &mut w.holding {
-                    h.cycle = *cycle;
-                }
+        // The new index gives the workloads their slots in the order they are given, so the
+        // slot of each is where what the engine remembers of it was pushed.
+        debug_assert_eq!(self.c.workloads.len(), remembered.len());
+        for (w, (pending, last_eviction, cycle)) in self.c.workloads.iter_mut().zip(remembered) {
+            w.pending = pending;
+            w.last_eviction = last_eviction;
+            if let Some(h) = &mut w.holding {
+                h.cycle = cycle;
             }
         }
         let nodes = self.c.node_names.len();

@@ -1,6 +1,7 @@
 //! The [`Engine`]: owns the indexed state, runs admission cycles, and keeps quota bookkeeping
 //! (admit, evict, finish) and the event log consistent.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::compile::{Compiled, compile_valid};
@@ -156,6 +157,9 @@ impl Engine {
         self.release(index);
         let w = &mut self.c.workloads[index as usize];
         w.finished = true;
+        // As for a workload added finished: it never queues again, so its pod sets go.
+        w.model.pod_sets = Vec::new();
+        w.per_pod = Vec::new();
         if let Some(cq) = w.cq {
             let key = w.queue_key(index);
             self.c.queues[cq as usize].pending.remove(&key);
@@ -188,8 +192,8 @@ impl Engine {
 
     fn state_of(&self, w: &Wl) -> WorkloadState {
         WorkloadState {
-            workload: w.key.clone(),
-            uid: w.model.uid.clone(),
+            workload: w.key(),
+            uid: w.uid.to_string(),
             status: if w.finished {
                 WorkloadStatus::Finished
             } else if let Some(h) = &w.holding {
@@ -200,7 +204,7 @@ impl Engine {
                     message: w.pending.1.to_string(),
                 }
             },
-            last_eviction: w.last_eviction.clone(),
+            last_eviction: w.last_eviction.as_deref().cloned(),
             active: w.model.active,
             carried: self.carried(w),
         }
@@ -265,7 +269,7 @@ impl Engine {
         }
         w.pending = (reason, message.clone());
         out.pending.push(PendingDecision {
-            workload: w.key.clone(),
+            workload: w.key(),
             reason,
             message: message.to_string(),
         });
@@ -291,6 +295,15 @@ impl Engine {
                 }
             }
         } else {
+            // A workload replaced more than once since the last cycle is listed once per change,
+            // under its one slot: it is looked at once, where its last change puts it.
+            let mut seen = HashSet::with_capacity(pending.len());
+            let mut pending: Vec<u32> = pending
+                .into_iter()
+                .rev()
+                .filter(|i| seen.insert(*i))
+                .collect();
+            pending.reverse();
             for index in pending {
                 self.prelude_one(index, out);
                 let w = &self.c.workloads[index as usize];
@@ -348,7 +361,7 @@ impl Engine {
         }
         let w = &self.c.workloads[index as usize];
         if w.holding.is_none()
-            && let Some((reason, message)) = w.blocked.clone()
+            && let Some((reason, message)) = w.blocked.as_deref().cloned()
         {
             self.set_pending(index, reason, &message, out);
         }
@@ -379,7 +392,7 @@ impl Engine {
             self.c.queues[cq as usize].admitted.remove(&index);
             self.bump(cq, true);
         }
-        let key = self.c.workloads[index as usize].key.clone();
+        let key = self.c.workloads[index as usize].key();
         self.placer.release(&key, &holding.admission);
         // Topology capacity is shared by every cohort tree: what it frees may fit anywhere.
         if holding
@@ -407,16 +420,16 @@ impl Engine {
         }
         let cycle = self.cycle;
         let w = &mut self.c.workloads[index as usize];
-        w.last_eviction = Some(EvictionRecord {
+        w.last_eviction = Some(Box::new(EvictionRecord {
             reason,
             message: message.clone(),
             preemption: preemption.map(|p| p.0),
-        });
+        }));
         w.pending = (
             PendingReason::PendingEvaluation,
             Arc::from("evicted and queued again"),
         );
-        let key = w.key.clone();
+        let key = w.key();
         if w.blocked.is_none()
             && let Some(cq) = w.cq
         {
@@ -424,7 +437,7 @@ impl Engine {
             self.c.queues[cq as usize].pending.insert(queue_key);
         }
         if let Some((preemption_reason, preemptor)) = preemption {
-            let preemptor = self.c.workloads[preemptor as usize].key.clone();
+            let preemptor = self.c.workloads[preemptor as usize].key();
             self.events.push(Event::Preempted {
                 cycle,
                 victim: key.clone(),
@@ -520,21 +533,21 @@ impl Engine {
         for (fr, amount) in &assignment.usage {
             self.c.tree.add_usage(node, *fr, *amount);
         }
-        let key = w.key.clone();
+        let key = w.key();
         let queue_key = w.queue_key(index);
         self.bump(cq, false);
         self.c.queues[cq as usize].pending.remove(&queue_key);
         self.c.queues[cq as usize].admitted.insert(index);
         self.placer.reserve(&key, &admission);
         let w = &mut self.c.workloads[index as usize];
-        w.holding = Some(Holding {
+        w.holding = Some(Box::new(Holding {
             cq: Some(cq),
             usage: assignment.usage,
             admission: admission.clone(),
             reserved_at: self.now,
             cycle: self.cycle,
             fair_share_shield: Vec::new(),
-        });
+        }));
         w.last_eviction = None;
         self.events.push(Event::Admitted {
             cycle: self.cycle,

@@ -91,21 +91,25 @@ pub struct Holding {
     pub fair_share_shield: Vec<u32>,
 }
 
-/// A workload with its engine bookkeeping.
+/// A workload with its engine bookkeeping. There is one per workload, so what most workloads do
+/// not have (quota held, a reason they cannot queue, an eviction) is boxed, and what the model
+/// holds already is not kept twice: its key is built from the model when asked for, and its UID
+/// moves out of the model into `uid`, which the queue keys share.
 #[derive(Clone, Debug)]
 pub struct Wl {
+    /// The workload as given, without what moved into the slot: its `uid` and its `admission`
+    /// (into `holding`); its reservation time and fair-sharing shield live in `holding` too.
     pub model: Workload,
-    pub key: WorkloadKey,
     pub uid: Arc<str>,
     /// Requests of one pod, per pod set, with interned names, zero amounts dropped.
     pub per_pod: Vec<Vec<(ResourceId, Quantity)>>,
     /// The ClusterQueue its LocalQueue points at, when both exist.
     pub cq: Option<u32>,
     /// Why it can never be queued as the snapshot stands.
-    pub blocked: Option<(PendingReason, Arc<str>)>,
-    pub holding: Option<Holding>,
+    pub blocked: Option<Box<(PendingReason, Arc<str>)>>,
+    pub holding: Option<Box<Holding>>,
     pub pending: (PendingReason, Arc<str>),
-    pub last_eviction: Option<EvictionRecord>,
+    pub last_eviction: Option<Box<EvictionRecord>>,
     pub finished: bool,
     /// Removed from the engine: the slot stays (indexes are stable) until the next rebuild.
     pub removed: bool,
@@ -119,6 +123,10 @@ pub struct Wl {
 }
 
 impl Wl {
+    pub fn key(&self) -> WorkloadKey {
+        WorkloadKey::new(&self.model.namespace, &self.model.name)
+    }
+
     pub fn queue_key(&self, index: u32) -> QueueKey {
         QueueKey {
             priority: Reverse(self.model.priority),
@@ -130,7 +138,7 @@ impl Wl {
 }
 
 /// What the engine remembers of a workload beyond its object: its pending reason and last eviction.
-pub type Remembered = ((PendingReason, Arc<str>), Option<EvictionRecord>);
+pub type Remembered = ((PendingReason, Arc<str>), Option<Box<EvictionRecord>>);
 
 /// Read-only view of the engine used while deciding.
 #[derive(Clone, Copy)]

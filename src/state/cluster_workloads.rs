@@ -146,16 +146,19 @@ impl ClusterState {
             };
             let (namespace, name) = key.split_once('/').unwrap_or(("", &key));
             let workload_key = WorkloadKey::new(namespace, name);
-            // A valid cached Workload is always in the engine: a refused upsert sets it aside.
-            let Some(mut held) = self.engine.workload(&workload_key) else {
-                continue;
-            };
-            cached.priority = priority;
-            held.priority = priority;
-            self.workloads.apply(key, Ok(cached));
-            if let Err(error) = self.engine.upsert_workload(held) {
-                tracing::warn!(workload = %workload_key, %error, "priority change not applied");
+            match self.engine.set_priority(&workload_key, priority) {
+                // A valid cached Workload is always in the engine: a refused upsert sets it aside.
+                Ok(false) => continue,
+                Ok(true) => {}
+                Err(error) => {
+                    tracing::warn!(workload = %workload_key, %error, "priority change not applied");
+                }
             }
+            cached.priority = priority;
+            self.workloads.apply(key, Ok(cached));
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -63,7 +63,7 @@ pub(super) fn topology_fits(world: &World<'_>, p: &Preemptor<'_>, released: &[u3
     }
     let released: Vec<WorkloadKey> = released
         .iter()
-        .map(|i| world.workloads[*i as usize].key.clone())
+        .map(|i| world.workloads[*i as usize].key())
         .collect();
     p.topology.iter().all(|need| {
         let (Some(flavor), Some(pod_set)) = (

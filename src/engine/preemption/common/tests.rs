@@ -11,7 +11,6 @@ fn victim(priority: i32, creation: i64) -> Wl {
             creation,
             ..Default::default()
         },
-        key: WorkloadKey::default(),
         uid: Arc::from("v"),
         per_pod: Vec::new(),
         cq: None,

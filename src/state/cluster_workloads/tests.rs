@@ -1,0 +1,172 @@
+//! Finished Workloads in the state: the engine keeps them without their pod sets, and class
+//! changes, restores and queue reports still see them as they are.
+
+use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
+use serde::de::DeserializeOwned;
+
+use crate::api;
+use crate::engine::model::EngineConfig;
+use crate::engine::{WorkloadKey, WorkloadStatus};
+use crate::state::{ClusterState, Fallback};
+
+fn parse<T: DeserializeOwned>(yaml: &str) -> T {
+    yaml_serde::from_str(yaml).unwrap_or_else(|e| panic!("test manifest: {e}\n{yaml}"))
+}
+
+/// One ClusterQueue `q` of 1 cpu in flavor `good`, LocalQueue `team/lq`, and the
+/// WorkloadPriorityClass `high` of value 10.
+fn state() -> ClusterState {
+    let mut state = ClusterState::new(EngineConfig::default());
+    state.apply_namespace(&parse::<K8sNamespace>("metadata: {name: team}"));
+    state.apply_resource_flavor(&parse(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: good}
+",
+    ));
+    state.apply_cluster_queue(&parse(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: good
+      resources: [{name: cpu, nominalQuota: \"1\"}]
+",
+    ));
+    state.apply_local_queue(&parse(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: team}
+spec: {clusterQueue: q}
+",
+    ));
+    state.apply_workload_priority_class(&class(10));
+    state
+}
+
+fn class(value: i32) -> api::WorkloadPriorityClass {
+    parse(&format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: high}}
+value: {value}
+"
+    ))
+}
+
+/// Workload `name` of 1 cpu taking its priority from `high`, with `status` (YAML) when given.
+fn workload(name: &str, status: &str) -> api::Workload {
+    parse(&format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {{name: {name}, namespace: team, uid: uid-{name}}}
+spec:
+  queueName: lq
+  priorityClassRef: {{group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: high}}
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers: [{{name: c, resources: {{requests: {{cpu: \"1\"}}}}}}]
+{status}"
+    ))
+}
+
+/// What the controller reads back once the Workload ran to its end: its admission, with the
+/// conditions it was admitted and finished with.
+const FINISHED: &str = "status:
+  admission:
+    clusterQueue: q
+    podSetAssignments:
+    - {name: main, flavors: {cpu: good}, resourceUsage: {cpu: \"1\"}, count: 1}
+  conditions:
+  - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, lastTransitionTime: \"2026-01-01T00:00:00Z\"}
+  - {type: Admitted, status: \"True\", reason: Admitted, message: m, lastTransitionTime: \"2026-01-01T00:00:00Z\"}
+  - {type: Finished, status: \"True\", reason: Succeeded, message: done, lastTransitionTime: \"2026-01-01T00:01:00Z\"}
+";
+
+fn fallback() -> Fallback {
+    Fallback {
+        creation: 1,
+        uid: String::new(),
+    }
+}
+
+fn status(state: &mut ClusterState, name: &str) -> WorkloadStatus {
+    let key = WorkloadKey::new("team", name);
+    let held = state.engine().state(&key);
+    held.unwrap_or_else(|| panic!("no workload {name}")).status
+}
+
+/// A Workload that finished frees its quota for the next one and stays Finished through a class
+/// change, a restore and being read again; the queue reports count it nowhere.
+#[test]
+fn a_finished_workload_stays_finished_without_its_pod_sets() {
+    let mut state = state();
+    state.apply_workload(&workload("done", ""), fallback());
+    state.apply_workload(&workload("next", ""), fallback());
+    state.engine().run_until_stable();
+    assert!(matches!(
+        status(&mut state, "done"),
+        WorkloadStatus::Admitted(_)
+    ));
+
+    let done = workload("done", FINISHED);
+    state.apply_workload(&done, fallback());
+    let key = WorkloadKey::new("team", "done");
+    let held = state
+        .engine()
+        .workload(&key)
+        .expect("a finished Workload is held");
+    assert!(held.finished && held.pod_sets.is_empty() && held.admission.is_none());
+    state.engine().run_until_stable();
+    assert!(matches!(
+        status(&mut state, "next"),
+        WorkloadStatus::Admitted(_)
+    ));
+
+    state.apply_workload_priority_class(&class(20));
+    assert_eq!(state.engine().workload(&key).map(|w| w.priority), Some(20));
+    state.restore_workload(&done, fallback());
+    state.apply_workload(&done, fallback());
+    assert!(!state.engine().cycle().changed_anything());
+    assert_eq!(status(&mut state, "done"), WorkloadStatus::Finished);
+    assert_eq!(state.engine().workload(&key).map(|w| w.priority), Some(20));
+    assert_eq!(state.engine().table_len(), 2);
+
+    let report = state.engine().queue_report();
+    let q = report.cluster_queue("q").expect("q is reported");
+    assert_eq!((q.pending, q.admitted), (0, 1));
+    assert_eq!(report.local_queues[0].admitted, 1);
+}
+
+/// A class change reaches a waiting Workload as before: it moves ahead of an older one of lower
+/// priority when quota frees up.
+#[test]
+fn a_class_change_still_reorders_waiting_workloads() {
+    let mut state = state();
+    state.apply_workload(&workload("holder", ""), fallback());
+    state.engine().run_until_stable();
+    let mut older: api::Workload = workload("older", "");
+    older.spec.priority_class_ref = None;
+    older.spec.priority = Some(15);
+    state.apply_workload(&older, fallback());
+    state.apply_workload(&workload("waiting", ""), fallback());
+    state.engine().run_until_stable();
+    state.apply_workload_priority_class(&class(20));
+    state.apply_workload(&workload("holder", FINISHED), fallback());
+    state.engine().run_until_stable();
+    assert!(matches!(
+        status(&mut state, "waiting"),
+        WorkloadStatus::Admitted(_)
+    ));
+    assert!(matches!(
+        status(&mut state, "older"),
+        WorkloadStatus::Pending { .. }
+    ));
+}
