@@ -14,18 +14,23 @@
 //! A counting global allocator gives the live heap bytes the state holds (everything allocated
 //! since just before it was built) after each phase, divided by the Workloads, with the length
 //! of the engine's workload table, and the peak over the whole run. The engine's event log is
-//! dropped after every cycle, as the controller takes it after every pass. Nothing is timed.
+//! dropped after every cycle, as the controller takes it after every pass. Last, the Finished
+//! Workload objects are decoded from their JSON as a watch decodes them, and their live heap is
+//! given as read and as every task holds them. Nothing is timed.
 //!
 //! `cargo bench --bench memory`
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 use kuota::api;
 use kuota::api::keys::condition_types;
+use kuota::controllers::watches::slim_workload;
+use kuota::controllers::watches::templates::Templates;
 use kuota::engine::model::EngineConfig;
 use kuota::engine::{WorkloadKey, WorkloadStatus};
 use kuota::state::{ClusterState, Fallback};
@@ -231,12 +236,15 @@ fn main() {
     settle(&mut state, &mut admitted);
     report("after admission cycles", &mut state, base);
 
+    // Each Workload's last object as the API server sends it, for the decoded objects below.
+    let mut texts = vec![String::new(); WORKLOADS];
     let mut rounds = 0;
     while !admitted.is_empty() {
         rounds += 1;
         for i in std::mem::take(&mut admitted) {
             let object = written(&mut state, i, true);
             state.apply_workload(&object, fallback());
+            texts[i] = serde_json::to_string(&object).expect("a Workload serializes");
         }
         settle(&mut state, &mut admitted);
     }
@@ -253,4 +261,36 @@ fn main() {
         let held = state.engine().state(&key).map(|s| s.status);
         assert_eq!(held, Some(WorkloadStatus::Finished), "{key} ends Finished");
     }
+    decoded_objects(&texts);
+}
+
+/// The Finished Workload objects themselves, decoded from the API server's JSON as a watch
+/// decodes them: as read, and as every task holds them (slimmed, without spare list capacity,
+/// equal pod templates shared).
+fn decoded_objects(texts: &[String]) {
+    let decode = |text: &String| -> api::Workload {
+        serde_json::from_str(text).expect("the benchmark's objects decode")
+    };
+    let base = LIVE.load(Ordering::Relaxed);
+    let read: Vec<api::Workload> = texts.iter().map(decode).collect();
+    let as_read = LIVE.load(Ordering::Relaxed).saturating_sub(base);
+    drop(read);
+    let base = LIVE.load(Ordering::Relaxed);
+    let mut templates = Templates::default();
+    let held: Vec<Arc<api::Workload>> = texts
+        .iter()
+        .map(|text| Arc::new(templates.share(slim_workload(decode(text)))))
+        .collect();
+    let as_held = LIVE.load(Ordering::Relaxed).saturating_sub(base);
+    for (phase, live) in [
+        ("Workloads as read", as_read),
+        ("Workloads as held", as_held),
+    ] {
+        println!(
+            "{phase:<24} {:>8} B/Workload  {:>7.1} MiB live",
+            live / WORKLOADS,
+            live as f64 / (1024.0 * 1024.0),
+        );
+    }
+    drop(held);
 }

@@ -375,7 +375,7 @@ pub(crate) fn slim<K: ResourceExt>(mut object: K) -> K {
 
 /// A Workload as every task holds it: slimmed, and without the spare list capacity decoding
 /// leaves ([`api::Workload::shrink_to_fit`]).
-pub(crate) fn slim_workload(workload: api::Workload) -> api::Workload {
+pub fn slim_workload(workload: api::Workload) -> api::Workload {
     let mut workload = slim(workload);
     workload.shrink_to_fit();
     workload
