@@ -223,21 +223,19 @@ impl Candidate {
         }
     }
 
-    /// Frees the Lease if this replica holds it, so the next leader need not wait it out.
+    /// Frees the Lease if this replica holds it, so the next leader need not wait it out. A
+    /// renewal that was cut off on its way may still land first; the release then reads the
+    /// Lease again rather than giving up.
     pub async fn release(&self) {
         let released = async {
-            let Some(mut lease) = self.api.get_opt(&self.settings.name).await? else {
-                return Ok(false);
-            };
-            let spec = lease.spec.clone().unwrap_or_default();
-            if !holds(&spec, &self.me) {
-                return Ok(false);
+            loop {
+                match self.release_once().await {
+                    Err(kube::Error::Api(status)) if status.code == 409 => {
+                        tracing::debug!("the lease changed while released; reading it again");
+                    }
+                    done => return done,
+                }
             }
-            lease.spec = Some(released(&spec, Timestamp::now()));
-            self.api
-                .replace(&self.settings.name, &PostParams::default(), &lease)
-                .await
-                .map(|_| true)
         };
         match timeout(self.settings.renew_deadline, released).await {
             Ok(Ok(true)) => tracing::info!("lease released"),
@@ -245,5 +243,20 @@ impl Candidate {
             Ok(Err(error)) => tracing::warn!(%error, "lease not released"),
             Err(_) => tracing::warn!("lease release timed out"),
         }
+    }
+
+    async fn release_once(&self) -> Result<bool, kube::Error> {
+        let Some(mut lease) = self.api.get_opt(&self.settings.name).await? else {
+            return Ok(false);
+        };
+        let spec = lease.spec.clone().unwrap_or_default();
+        if !holds(&spec, &self.me) {
+            return Ok(false);
+        }
+        lease.spec = Some(released(&spec, Timestamp::now()));
+        self.api
+            .replace(&self.settings.name, &PostParams::default(), &lease)
+            .await
+            .map(|_| true)
     }
 }

@@ -196,7 +196,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     // its renewals (the tenure would end anyway, but a leader that lost its lease is noticed
     // sooner).
     let candidate = candidate.map(Arc::new);
-    let election = {
+    let mut election = {
         let candidate = candidate.clone();
         let tenure = tenure.clone();
         tokio::spawn(async move {
@@ -207,7 +207,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         })
     };
     let stopped = tokio::select! {
-        lost = election => match lost {
+        lost = &mut election => match lost {
             Ok(lost) => Err(lost),
             Err(_) => Err(ControllerError::LoopStopped),
         },
@@ -221,8 +221,11 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         },
         () = shutdown_signal() => {
             tracing::info!("shutting down");
-            // Nothing more is sent before the Lease is given up.
+            // Nothing more is sent before the Lease is given up, and no renewal races the
+            // release: the election task is stopped first.
             tenure.end();
+            election.abort();
+            let _ = (&mut election).await;
             if let Some(candidate) = &candidate {
                 candidate.release().await;
             }
