@@ -12,10 +12,10 @@ use crate::engine::queue_report::QueueReport;
 use crate::engine::{PendingReason, Structure};
 
 /// A workload waiting: where and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PendingWorkload {
-    pub namespace: String,
-    pub local_queue: String,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingWorkload<'a> {
+    pub namespace: &'a str,
+    pub local_queue: &'a str,
     pub reason: PendingReason,
 }
 
@@ -32,13 +32,13 @@ struct Pending {
 }
 
 impl Pending {
-    fn add(&mut self, reason: PendingReason, queue_active: bool) {
+    fn add(&mut self, reason: PendingReason, count: usize, queue_active: bool) {
         // Not evaluated yet is Kueue's active heap; anything found inadmissible, or waiting in
         // an inactive queue, is inadmissible.
         if queue_active && reason == PendingReason::PendingEvaluation {
-            self.active += 1;
+            self.active += count;
         } else {
-            self.inadmissible += 1;
+            self.inadmissible += count;
         }
         *self
             .unadmitted
@@ -46,7 +46,7 @@ impl Pending {
                 admitted_reasons::NO_RESERVATION.to_string(),
                 reason.as_str().to_string(),
             ))
-            .or_default() += 1;
+            .or_default() += count;
     }
 }
 
@@ -79,10 +79,20 @@ pub fn gauges(
         .filter(|cq| cq.inactive.is_empty())
         .map(|cq| cq.name.as_str())
         .collect();
+    // Counted per queue and reason first: there are as many pending workloads as the cluster
+    // holds, and only a few queues and reasons.
+    let mut per_queue: BTreeMap<(&str, &str), BTreeMap<PendingReason, usize>> = BTreeMap::new();
+    for w in pending {
+        *per_queue
+            .entry((w.namespace, w.local_queue))
+            .or_default()
+            .entry(w.reason)
+            .or_default() += 1;
+    }
     let mut by_cq: BTreeMap<String, Pending> = BTreeMap::new();
     let mut by_lq: BTreeMap<(String, String), Pending> = BTreeMap::new();
-    for w in pending {
-        let lq_key = (w.namespace.clone(), w.local_queue.clone());
+    for ((namespace, local_queue), reasons) in per_queue {
+        let lq_key = (namespace.to_string(), local_queue.to_string());
         let Some(cq) = structure
             .local_queues
             .get(&lq_key)
@@ -91,8 +101,12 @@ pub fn gauges(
             continue;
         };
         let queue_active = active.contains(cq.as_str());
-        by_cq.entry(cq).or_default().add(w.reason, queue_active);
-        by_lq.entry(lq_key).or_default().add(w.reason, queue_active);
+        let cq_counts = by_cq.entry(cq).or_default();
+        let lq_counts = by_lq.entry(lq_key).or_default();
+        for (reason, count) in reasons {
+            cq_counts.add(reason, count, queue_active);
+            lq_counts.add(reason, count, queue_active);
+        }
     }
 
     let mut cohorts: BTreeMap<String, CohortGauge> = BTreeMap::new();

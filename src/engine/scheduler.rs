@@ -14,7 +14,7 @@ use super::error::ModelError;
 use super::flavor::Assignment;
 use super::model::{
     Admission, BorrowWithinCohortPolicy, ClusterQueue, EngineConfig, PodSetAssignment, Snapshot,
-    StopPolicy,
+    StopPolicy, Workload,
 };
 use super::quota::NodeId;
 use super::state::{Holding, InactiveCause, Wl};
@@ -177,6 +177,16 @@ impl Engine {
             .filter(|w| !w.removed)
             .map(|w| self.state_of(w))
             .collect()
+    }
+
+    /// Every workload waiting for quota and why, in input order: the queue gauges count these at
+    /// every report, so nothing is copied.
+    pub fn pending(&self) -> impl Iterator<Item = (&Workload, PendingReason)> {
+        self.c
+            .workloads
+            .iter()
+            .filter(|w| !w.removed && !w.finished && w.holding.is_none())
+            .map(|w| (&w.model, w.pending.0))
     }
 
     /// The feature gates the engine decides under.

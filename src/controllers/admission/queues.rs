@@ -6,7 +6,6 @@ use tokio::time::Instant;
 use super::{AdmissionLoop, REPORT_PERIOD, WriteRequest};
 use crate::controllers::metrics_feed::PendingWorkload;
 use crate::controllers::queue_status::{self, QueueWrite};
-use crate::engine::WorkloadStatus as EngineStatus;
 
 impl AdmissionLoop {
     /// Queue status and gauges, at most every [`REPORT_PERIOD`].
@@ -22,25 +21,16 @@ impl AdmissionLoop {
         self.last_report = Some(Instant::now());
         let now = Time(k8s_openapi::jiff::Timestamp::now());
         let report = self.state.engine().queue_report();
-        let pending: Vec<PendingWorkload> = self
-            .state
-            .engine()
-            .states()
-            .into_iter()
-            .filter_map(|state| {
-                let EngineStatus::Pending { reason, .. } = state.status else {
-                    return None;
-                };
-                let read = self.workloads.get(&state.workload.to_string())?;
-                Some(PendingWorkload {
-                    namespace: state.workload.namespace,
-                    local_queue: read.spec.queue_name.clone().unwrap_or_default(),
-                    reason,
-                })
+        let engine = self.state.engine();
+        let pending: Vec<PendingWorkload> = engine
+            .pending()
+            .map(|(workload, reason)| PendingWorkload {
+                namespace: &workload.namespace,
+                local_queue: &workload.queue_name,
+                reason,
             })
             .collect();
-        self.metrics
-            .queues(&report, self.state.engine().structure(), &pending);
+        self.metrics.queues(&report, engine.structure(), &pending);
         let differing: Vec<(String, QueueWrite)> =
             queue_status::changed(&self.queues, &report, &now)
                 .into_iter()

@@ -104,10 +104,10 @@ fn report() -> QueueReport {
     }
 }
 
-fn pending(reason: PendingReason) -> PendingWorkload {
+fn pending(reason: PendingReason) -> PendingWorkload<'static> {
     PendingWorkload {
-        namespace: "ns".into(),
-        local_queue: "lq".into(),
+        namespace: "ns",
+        local_queue: "lq",
         reason,
     }
 }

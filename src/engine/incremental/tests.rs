@@ -499,3 +499,40 @@ fn a_new_priority_reorders_a_waiting_workload() {
     ));
     assert_eq!(engine.table_len(), 3);
 }
+
+/// The pending workloads the queue gauges count are exactly those whose state is pending, with
+/// the same reason: not the admitted, the finished or the removed ones.
+#[test]
+fn the_pending_list_matches_the_pending_states() {
+    let mut engine = engine();
+    engine
+        .upsert_workload(admitted(workload("holds", 0)))
+        .unwrap();
+    engine.upsert_workload(workload("waits", 0)).unwrap();
+    engine
+        .upsert_workload(finished(workload("done", 0)))
+        .unwrap();
+    engine.upsert_workload(workload("gone", 0)).unwrap();
+    engine.remove_workload(&key("gone"));
+    engine.cycle();
+    let listed: Vec<(String, &str, PendingReason)> = engine
+        .pending()
+        .map(|(w, reason)| (w.name.clone(), w.queue_name.as_str(), reason))
+        .collect();
+    assert_eq!(
+        listed,
+        [("waits".to_string(), "lq", PendingReason::WaitingForQuota)]
+    );
+    let from_states: Vec<(String, PendingReason)> = engine
+        .states()
+        .into_iter()
+        .filter_map(|s| match s.status {
+            WorkloadStatus::Pending { reason, .. } => Some((s.workload.name, reason)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        from_states,
+        [("waits".to_string(), PendingReason::WaitingForQuota)]
+    );
+}
