@@ -147,6 +147,19 @@ impl QuotaTree {
         id
     }
 
+    /// Whether `node` is `id` or one of its ancestors: [`Self::path`] without building it, for the
+    /// checks preemption makes once per candidate victim.
+    pub fn on_path(&self, id: NodeId, node: NodeId) -> bool {
+        let mut at = Some(id);
+        while let Some(current) = at {
+            if current == node {
+                return true;
+            }
+            at = self.parent(current);
+        }
+        false
+    }
+
     /// `id` followed by its ancestors, lowest first.
     pub fn path(&self, id: NodeId) -> Vec<NodeId> {
         let mut path = vec![id];

@@ -86,7 +86,7 @@ pub(super) fn find_targets(
             {
                 continue;
             }
-            let outside_entitled = entitled.is_some_and(|n| !tree.path(cq_node).contains(&n));
+            let outside_entitled = entitled.is_some_and(|n| !tree.on_path(cq_node, n));
             let borrow = policy.borrow_within_cohort;
             let class = if outside_entitled {
                 Class::Hierarchical

@@ -39,7 +39,7 @@ struct Search<'w, 'a> {
 impl Search<'_, '_> {
     fn has_candidates_below(&self, tree: &QuotaTree, at: NodeId) -> bool {
         self.remaining.iter().any(|(cq, list)| {
-            !list.is_empty() && tree.path(self.world.cqs[*cq as usize].node).contains(&at)
+            !list.is_empty() && tree.on_path(self.world.cqs[*cq as usize].node, at)
         })
     }
 

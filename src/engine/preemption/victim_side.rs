@@ -25,10 +25,9 @@ pub(super) fn side_borrows(
     cq_node: NodeId,
     request: &FrAmounts,
 ) -> bool {
-    let preemptor_path = tree.path(preemptor_node);
     let mut at = cq_node;
     loop {
-        if preemptor_path.contains(&at) {
+        if tree.on_path(preemptor_node, at) {
             return true;
         }
         if !above_nominal(tree, at, request) {
@@ -96,11 +95,10 @@ pub(super) fn leaves_side_at_quota(
         .filter(|(fr, _)| !amount_of(request, *fr).is_zero())
         .map(|(fr, _)| *fr)
         .collect();
-    let preemptor_path = tree.path(preemptor_node);
     apply(world, tree, victim, -1);
     let mut at = Some(info.node);
     let mut kept = true;
-    while let Some(node) = at.filter(|n| !preemptor_path.contains(n)) {
+    while let Some(node) = at.filter(|n| !tree.on_path(preemptor_node, *n)) {
         kept &= needed.iter().all(|fr| {
             let unused = tree.subtree_quota(node, *fr) - tree.usage(node, *fr);
             unused <= Quantity::ZERO || tree.available(node, *fr) >= unused

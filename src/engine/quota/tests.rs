@@ -102,6 +102,17 @@ fn borrowing_level_climbs_to_the_subtree_that_fits() {
     assert_eq!(tree.borrowing_level(a, CPU, q(3)), 2);
     assert_eq!(tree.path(a), vec![a, left, root]);
     assert_eq!(tree.root(a), root);
+    let all = [a, b, c, left, root];
+    for from in all {
+        for node in all {
+            assert_eq!(
+                tree.on_path(from, node),
+                tree.path(from).contains(&node),
+                "{node:?} on the path of {from:?}"
+            );
+        }
+    }
+    assert!(tree.on_path(a, left) && !tree.on_path(a, c) && !tree.on_path(left, a));
 }
 
 #[test]
