@@ -44,7 +44,7 @@ use super::watches::{Change, Input, Kind, SharedWorkload};
 use crate::api::Workload;
 use crate::config::WaitForPodsReady;
 use crate::engine::topology::PlacementQuality;
-use crate::engine::{WorkloadKey, WorkloadStatus as EngineStatus};
+use crate::engine::{WorkloadKey, WorkloadState, WorkloadStatus as EngineStatus};
 use crate::state::{ClusterState, Fallback};
 use crate::status::requeue::waiting_until;
 
@@ -483,14 +483,10 @@ impl AdmissionLoop {
                 self.dirty.insert(key);
                 continue;
             }
-            let Some(mut planned) = plan(read, &state, &now) else {
+            let Some(planned) = self.planned(&key, read, &state, &now) else {
                 self.assumed.remove(&key);
                 continue;
             };
-            if self.replacing.contains_key(&key) {
-                // The new assignment leaves the failed nodes behind.
-                planned.status.unhealthy_nodes.clear();
-            }
             if self.retries.contains_key(&key) {
                 // Written again once the retry is due; until then the decision holds in memory.
                 if planned.effect != Effect::Update {
@@ -526,7 +522,8 @@ impl AdmissionLoop {
                     if planned.annotations.is_none()
                         && only_waiting_reason(read.status.as_ref(), &planned.status)
                     {
-                        waiting.push((key, planned));
+                        // Planned again if this period's budget lets it through.
+                        waiting.push(key);
                     } else {
                         others.push((key, planned));
                     }
@@ -544,8 +541,30 @@ impl AdmissionLoop {
         for (key, planned) in others {
             self.send(key, planned);
         }
-        self.send_waiting_reasons(waiting);
+        self.send_waiting_reasons(waiting, &now);
         self.send_claims(claims, unsent_claims, dropped_release);
+    }
+
+    /// The write `key` needs as read and decided now, if any.
+    fn plan_write(&mut self, key: &str, now: &Time) -> Option<Planned> {
+        let state = self.state.engine().state(&workload_key(key))?;
+        let read = self.workloads.get(key)?;
+        self.planned(key, read, &state, now)
+    }
+
+    fn planned(
+        &self,
+        key: &str,
+        read: &Workload,
+        state: &WorkloadState,
+        now: &Time,
+    ) -> Option<Planned> {
+        let mut planned = plan(read, state, now)?;
+        if self.replacing.contains_key(key) {
+            // The new assignment leaves the failed nodes behind.
+            planned.status.unhealthy_nodes.clear();
+        }
+        Some(planned)
     }
 
     fn send(&mut self, key: String, planned: Planned) {

@@ -4,30 +4,45 @@
 //! nearly every one would get a `QuotaReserved=False` write (and its event) before it is admitted,
 //! one API request per Workload. Kueue shows a waiting reason only on the queue heads it tried.
 //! Here every waiting Workload gets its reason, but at most [`PER_PERIOD`] of them per period,
-//! highest priority and oldest first; the others stay due and are written in later periods, and
-//! one admitted meanwhile is written once, with its admission.
+//! highest priority and oldest first; the others stay due, in that order, and each period takes
+//! only as many of them as it has room for: with thousands waiting, a period plans ten statuses,
+//! not thousands. One admitted meanwhile is written once, with its admission.
 
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi::jiff::Timestamp;
 use tokio::time::Instant;
 
-use crate::api::WorkloadStatus;
 use crate::api::keys::condition_types::QUOTA_RESERVED;
+use crate::api::{Workload, WorkloadStatus};
 
 /// How many waiting reasons may be written per period.
 pub(super) const PER_PERIOD: usize = 10;
 /// The period [`PER_PERIOD`] counts over.
 pub(super) const PERIOD: Duration = Duration::from_secs(1);
 
+/// Where a Workload stands in its queue for its waiting reason: higher priority, then older, first.
+pub(super) type QueueOrder = (Reverse<i32>, Option<Timestamp>);
+
+pub(super) fn queue_order(workload: &Workload) -> QueueOrder {
+    (
+        Reverse(workload.spec.priority.unwrap_or(0)),
+        workload.metadata.creation_timestamp.as_ref().map(|t| t.0),
+    )
+}
+
 /// The budget of the current period and the Workloads whose waiting reason is due.
 #[derive(Default)]
 pub(super) struct WaitingReasons {
     period_start: Option<Instant>,
     sent: usize,
-    /// Workloads whose waiting reason did not fit a period's budget.
-    deferred: BTreeSet<String>,
+    /// Workloads whose waiting reason did not fit a period's budget, front of the queue first.
+    deferred: BTreeSet<(QueueOrder, String)>,
+    /// The order each deferred Workload is kept under.
+    order_of: BTreeMap<String, QueueOrder>,
 }
 
 impl WaitingReasons {
@@ -50,22 +65,45 @@ impl WaitingReasons {
         granted
     }
 
-    /// Keeps `keys` due for a later period.
-    pub(super) fn defer(&mut self, keys: impl IntoIterator<Item = String>) {
-        self.deferred.extend(keys);
+    /// Keeps `waiting` due for a later period.
+    pub(super) fn defer(&mut self, waiting: impl IntoIterator<Item = (QueueOrder, String)>) {
+        for (order, key) in waiting {
+            if let Some(before) = self.order_of.insert(key.clone(), order) {
+                self.deferred.remove(&(before, key.clone()));
+            }
+            self.deferred.insert((order, key));
+        }
     }
 
-    /// The deferred Workloads, once a period has room for them.
-    pub(super) fn take_due(&mut self, now: Instant) -> BTreeSet<String> {
-        if self.deferred.is_empty() || self.room(now) == 0 {
-            return BTreeSet::new();
+    /// The front of the deferred Workloads, as many as the period at `now` has room for.
+    pub(super) fn take_due(&mut self, now: Instant) -> Vec<String> {
+        let room = if self.deferred.is_empty() {
+            0
+        } else {
+            self.room(now)
+        };
+        let mut due = Vec::with_capacity(room.min(self.deferred.len()));
+        while due.len() < room {
+            let Some((_, key)) = self.deferred.pop_first() else {
+                break;
+            };
+            self.order_of.remove(&key);
+            due.push(key);
         }
-        std::mem::take(&mut self.deferred)
+        due
     }
 
     /// Forgets `key` (deleted, or written some other way).
     pub(super) fn forget(&mut self, key: &str) {
-        self.deferred.remove(key);
+        if let Some(order) = self.order_of.remove(key) {
+            self.deferred.remove(&(order, key.to_string()));
+        }
+    }
+
+    /// How many Workloads wait for their reason to be written.
+    #[cfg(test)]
+    pub(super) fn deferred(&self) -> usize {
+        self.deferred.len()
     }
 
     /// Moves the start of the current period `by` into the past, as if that much time had gone by.

@@ -83,6 +83,65 @@ fn waiting_reasons_beyond_a_periods_budget_are_written_in_the_next_front_first()
     assert_eq!(rest, expected, "every waiting Workload gets its reason");
 }
 
+/// With several periods' worth waiting, each period makes only its budget's worth of them due,
+/// the front of the queue first: the rest are not planned again every period.
+#[test]
+fn a_deep_queue_is_written_a_periods_budget_at_a_time() {
+    let mut h = Harness::new();
+    let periods = 3;
+    let front = full_queue(&mut h, periods * PER_PERIOD);
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    assert_eq!(h.admission.waiting_reasons.deferred(), periods * PER_PERIOD);
+    for period in 1..=periods {
+        h.admission.waiting_reasons.age(PERIOD);
+        h.admission.due_waiting_reasons();
+        assert_eq!(h.admission.dirty.len(), PER_PERIOD, "period {period}");
+        h.admission.pass();
+        let requests = h.workload_requests();
+        let mut sent = waiting_keys(&requests);
+        assert_eq!(
+            requests.len(),
+            sent.len(),
+            "only waiting reasons: {requests:?}"
+        );
+        sent.sort();
+        let mut expected = front[period * PER_PERIOD..(period + 1) * PER_PERIOD].to_vec();
+        expected.sort();
+        assert_eq!(sent, expected, "period {period}: the front of what waits");
+        assert_eq!(
+            h.admission.waiting_reasons.deferred(),
+            (periods - period) * PER_PERIOD
+        );
+        for request in requests {
+            h.store(request);
+        }
+    }
+}
+
+/// A Workload deleted while its waiting reason waits for a period is not written.
+#[test]
+fn a_deleted_workload_leaves_the_deferred_waiting_reasons() {
+    let mut h = Harness::new();
+    let front = full_queue(&mut h, 1);
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    assert_eq!(h.admission.waiting_reasons.deferred(), 1);
+    let last = &front[PER_PERIOD];
+    let name = last.trim_start_matches("ns/");
+    h.admission
+        .take(Input::Workload(Change::Delete(Box::new(Arc::new(
+            workload(name, 1, 0, 0),
+        )))));
+    assert_eq!(h.admission.waiting_reasons.deferred(), 0);
+    h.admission.waiting_reasons.age(PERIOD);
+    h.admission.due_waiting_reasons();
+    h.admission.pass();
+    assert_eq!(waiting_keys(&h.workload_requests()), Vec::<String>::new());
+}
+
 #[test]
 fn an_admission_is_written_at_once_when_the_waiting_budget_is_spent() {
     let mut h = Harness::new();
