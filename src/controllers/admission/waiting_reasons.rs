@@ -5,8 +5,8 @@
 //! one API request per Workload. Kueue shows a waiting reason only on the queue heads it tried.
 //! Here every waiting Workload gets its reason, but at most [`PER_PERIOD`] of them per period,
 //! highest priority and oldest first; the others stay due, in that order, and each period takes
-//! only as many of them as it has room for: with thousands waiting, a period plans ten statuses,
-//! not thousands. One admitted meanwhile is written once, with its admission.
+//! only as many of them as it has room for, so thousands deferred are not planned again every
+//! period. One admitted meanwhile is written once, with its admission.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
