@@ -9,7 +9,7 @@
 //! period. One admitted meanwhile is written once, with its admission.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -39,10 +39,9 @@ pub(super) fn queue_order(workload: &Workload) -> QueueOrder {
 pub(super) struct WaitingReasons {
     period_start: Option<Instant>,
     sent: usize,
-    /// Workloads whose waiting reason did not fit a period's budget, front of the queue first.
-    deferred: BTreeSet<(QueueOrder, String)>,
-    /// The order each deferred Workload is kept under.
-    order_of: BTreeMap<String, QueueOrder>,
+    /// Workloads whose waiting reason did not fit a period's budget, each with its place in the
+    /// queue.
+    deferred: BTreeMap<String, QueueOrder>,
 }
 
 impl WaitingReasons {
@@ -67,37 +66,36 @@ impl WaitingReasons {
 
     /// Keeps `waiting` due for a later period.
     pub(super) fn defer(&mut self, waiting: impl IntoIterator<Item = (QueueOrder, String)>) {
-        for (order, key) in waiting {
-            if let Some(before) = self.order_of.insert(key.clone(), order) {
-                self.deferred.remove(&(before, key.clone()));
-            }
-            self.deferred.insert((order, key));
-        }
+        self.deferred
+            .extend(waiting.into_iter().map(|(order, key)| (key, order)));
     }
 
-    /// The front of the deferred Workloads, as many as the period at `now` has room for.
+    /// The front of the deferred Workloads, as many as the period at `now` has room for. Picked
+    /// once a period, so one pass over them costs less than keeping a second, ordered index.
     pub(super) fn take_due(&mut self, now: Instant) -> Vec<String> {
-        let room = if self.deferred.is_empty() {
-            0
-        } else {
-            self.room(now)
-        };
-        let mut due = Vec::with_capacity(room.min(self.deferred.len()));
-        while due.len() < room {
-            let Some((_, key)) = self.deferred.pop_first() else {
-                break;
-            };
-            self.order_of.remove(&key);
-            due.push(key);
+        if self.deferred.is_empty() {
+            return Vec::new();
+        }
+        let room = self.room(now);
+        let mut front: Vec<(&QueueOrder, &String)> = self
+            .deferred
+            .iter()
+            .map(|(key, order)| (order, key))
+            .collect();
+        if front.len() > room {
+            front.select_nth_unstable(room);
+            front.truncate(room);
+        }
+        let due: Vec<String> = front.into_iter().map(|(_, key)| key.clone()).collect();
+        for key in &due {
+            self.deferred.remove(key);
         }
         due
     }
 
     /// Forgets `key` (deleted, or written some other way).
     pub(super) fn forget(&mut self, key: &str) {
-        if let Some(order) = self.order_of.remove(key) {
-            self.deferred.remove(&(order, key.to_string()));
-        }
+        self.deferred.remove(key);
     }
 
     /// How many Workloads wait for their reason to be written.
