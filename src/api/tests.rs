@@ -256,3 +256,21 @@ fn the_api_version_constant_is_every_kinds_own() {
         assert_eq!(api_version, super::keys::API_VERSION);
     }
 }
+
+/// Every Workload read is held with its pod sets and its admission, while few pod sets ask for
+/// a topology and few assignments carry one: those stay out of line.
+#[test]
+fn pod_sets_and_assignments_hold_topology_out_of_line() {
+    use super::workload::PodSet;
+    use super::workload_status::PodSetAssignment;
+    assert!(
+        std::mem::size_of::<PodSet>() <= 64,
+        "{}",
+        std::mem::size_of::<PodSet>()
+    );
+    assert!(
+        std::mem::size_of::<PodSetAssignment>() <= 104,
+        "{}",
+        std::mem::size_of::<PodSetAssignment>()
+    );
+}

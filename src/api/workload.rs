@@ -139,7 +139,7 @@ pub struct PodSet {
     pub min_count: Option<i32>,
     /// Topology-aware scheduling request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology_request: Option<PodSetTopologyRequest>,
+    pub topology_request: Option<Box<PodSetTopologyRequest>>,
 }
 
 impl Default for PodSet {

@@ -155,7 +155,7 @@ pub struct PodSetAssignment {
     pub count: Option<i32>,
     /// Topology-aware placement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology_assignment: Option<TopologyAssignment>,
+    pub topology_assignment: Option<Box<TopologyAssignment>>,
     /// Set while topology placement is deferred.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxLength" = 7))]

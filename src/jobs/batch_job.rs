@@ -214,7 +214,7 @@ pub(crate) fn job_pod_set(job: &Job, key: &str) -> Result<PodSet, JobError> {
         template: std::sync::Arc::new(without_controller_labels(template)),
         count,
         min_count,
-        topology_request: Some(topology),
+        topology_request: Some(Box::new(topology)),
     })
 }
 

@@ -283,7 +283,7 @@ fn pod_set_of(pod: &Pod) -> Result<PodSet, PodWorkloadError> {
         }),
         count: 1,
         min_count: None,
-        topology_request: Some(topology),
+        topology_request: Some(Box::new(topology)),
     })
 }
 

@@ -79,7 +79,7 @@ pub fn pods_to_ungate(workload: &Workload, pods: &[PodView]) -> Result<Vec<Ungat
         .spec
         .pod_sets
         .iter()
-        .filter_map(|ps| Some((ps.name.as_str(), ps.topology_request.as_ref()?)))
+        .filter_map(|ps| Some((ps.name.as_str(), ps.topology_request.as_deref()?)))
         .collect();
     let count_of = |name: &str, assigned: Option<i32>| {
         assigned

@@ -547,7 +547,7 @@ fn admission(
                         .find(|p| p.name == assignment.name)
                         .map_or(0, |p| p.count)
                 }),
-                topology_assignment: assignment.topology_assignment.clone(),
+                topology_assignment: assignment.topology_assignment.as_deref().cloned(),
             })
         })
         .collect::<Result<_, ModelError>>()?;

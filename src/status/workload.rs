@@ -34,7 +34,7 @@ pub fn admission(admission: &Admission) -> ApiAdmission {
                     .map(|(name, amount)| (name.clone(), api_quantity(*amount, name)))
                     .collect(),
                 count: Some(a.count),
-                topology_assignment: a.topology_assignment.clone(),
+                topology_assignment: a.topology_assignment.clone().map(Box::new),
                 delayed_topology_request: None,
             })
             .collect(),
