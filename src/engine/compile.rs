@@ -11,6 +11,7 @@ use super::quantity::Quantity;
 use super::quota::{NodeId, NodeQuota, QuotaTree};
 use super::resources::{FlavorId, FrAmounts, Interner, add_amount};
 use super::selector;
+use super::slot_index::SlotIndex;
 use super::state::{CqInfo, GroupInfo, Holding, InactiveCause, QueueState, Wl};
 
 /// The message of every workload not evaluated yet: one copy, not one per workload.
@@ -24,7 +25,7 @@ pub struct Compiled {
     pub queues: Vec<QueueState>,
     pub tree: QuotaTree,
     pub workloads: Vec<Wl>,
-    pub by_key: HashMap<WorkloadKey, u32>,
+    pub by_key: SlotIndex,
     pub eq_classes: HashMap<String, u32>,
     /// Fair-sharing weight per Cohort node, in node order after the ClusterQueues.
     pub cohort_weights: Vec<Option<Quantity>>,
@@ -332,7 +333,7 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
         cqs,
         tree,
         workloads: Vec::with_capacity(workloads.len()),
-        by_key: HashMap::with_capacity(workloads.len()),
+        by_key: SlotIndex::with_capacity(workloads.len()),
         eq_classes: HashMap::new(),
         cohort_weights,
         node_names,
@@ -369,6 +370,7 @@ impl Compiled {
         let index = self.workloads.len() as u32;
         let wl = self.slot_for(index, model);
         self.workloads.push(wl);
+        self.by_key.insert(&self.workloads, index);
         index
     }
 
@@ -376,10 +378,16 @@ impl Compiled {
     /// nothing (queue, admitted set, key) may still name that slot.
     pub fn put_workload(&mut self, index: u32, model: Workload) {
         self.workloads[index as usize] = self.slot_for(index, model);
+        self.by_key.insert(&self.workloads, index);
+    }
+
+    /// The slot of the workload `key` names.
+    pub fn slot_of(&self, key: &WorkloadKey) -> Option<u32> {
+        self.by_key.get(&self.workloads, key)
     }
 
     /// The slot of one (validated) workload that will sit at `index`: resolves its queue, interns
-    /// its requests, counts its admission as usage and enters it in its queue and under its key.
+    /// its requests, counts its admission as usage and enters it in its queue (the caller enters it under its key).
     fn slot_for(&mut self, index: u32, mut model: Workload) -> Wl {
         // A finished workload holds no quota and never queues again: its pod sets and requests
         // would only take memory.
@@ -492,7 +500,6 @@ impl Compiled {
         {
             self.queues[cq as usize].pending.insert(wl.queue_key(index));
         }
-        self.by_key.insert(wl.key(), index);
         wl
     }
 }

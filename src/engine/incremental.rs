@@ -140,7 +140,7 @@ impl Engine {
         validate::workload(&workload)?;
         let key = WorkloadKey::new(&workload.namespace, &workload.name);
         let held = as_held(&workload);
-        let replaced = match self.c.by_key.get(&key).copied() {
+        let replaced = match self.c.slot_of(&key) {
             Some(index) if self.current_model(index) == held => return Ok(()),
             Some(index) => Some((index, self.vacate(index))),
             None => None,
@@ -185,7 +185,7 @@ impl Engine {
     /// priority from does, and keeps the rest as the engine holds it. Returns whether the engine
     /// holds the workload.
     pub fn set_priority(&mut self, key: &WorkloadKey, priority: i32) -> Result<bool, ModelError> {
-        let Some(index) = self.c.by_key.get(key).copied() else {
+        let Some(index) = self.c.slot_of(key) else {
             return Ok(false);
         };
         let w = &mut self.c.workloads[index as usize];
@@ -208,7 +208,7 @@ impl Engine {
         reason: EvictionReason,
         message: String,
     ) -> bool {
-        let Some(index) = self.c.by_key.get(key).copied() else {
+        let Some(index) = self.c.slot_of(key) else {
             return false;
         };
         if self.c.workloads[index as usize].holding.is_none() {
@@ -222,7 +222,7 @@ impl Engine {
     /// Removes a workload: its quota is released and it leaves every queue. Returns whether it was
     /// known.
     pub fn remove_workload(&mut self, key: &WorkloadKey) -> bool {
-        let Some(index) = self.c.by_key.get(key).copied() else {
+        let Some(index) = self.c.slot_of(key) else {
             return false;
         };
         self.detach(index);
@@ -234,7 +234,7 @@ impl Engine {
     /// finished workload comes without its pod sets: it never queues again, so the engine does not
     /// keep them.
     pub fn workload(&self, key: &WorkloadKey) -> Option<Workload> {
-        let index = *self.c.by_key.get(key)?;
+        let index = self.c.slot_of(key)?;
         Some(self.current_model(index))
     }
 
@@ -271,7 +271,8 @@ impl Engine {
             let queue_key = w.queue_key(index);
             self.c.queues[cq as usize].pending.remove(&queue_key);
         }
-        self.c.by_key.remove(&w.key());
+        let key = w.key();
+        self.c.by_key.remove(&self.c.workloads, &key);
         let w = &mut self.c.workloads[index as usize];
         w.model = Workload::default();
         w.per_pod = Vec::new();

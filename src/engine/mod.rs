@@ -120,6 +120,7 @@ pub mod quota;
 pub mod resources;
 mod scheduler;
 mod selector;
+mod slot_index;
 mod state;
 mod structure;
 pub mod topology;

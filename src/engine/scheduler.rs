@@ -147,7 +147,7 @@ impl Engine {
     /// Marks a workload finished: its quota is released and it leaves every queue. Returns whether
     /// the workload was known and not already finished.
     pub fn finish(&mut self, workload: &WorkloadKey) -> bool {
-        let Some(&index) = self.c.by_key.get(workload) else {
+        let Some(index) = self.c.slot_of(workload) else {
             return false;
         };
         if self.c.workloads[index as usize].finished {
@@ -196,7 +196,7 @@ impl Engine {
 
     /// One workload's current state, when the engine holds it.
     pub fn state(&self, key: &WorkloadKey) -> Option<WorkloadState> {
-        let index = *self.c.by_key.get(key)?;
+        let index = self.c.slot_of(key)?;
         Some(self.state_of(&self.c.workloads[index as usize]))
     }
 

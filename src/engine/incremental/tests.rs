@@ -373,7 +373,7 @@ fn a_re_index_keeps_what_the_engine_remembers() {
     assert_eq!(after, before);
     assert!(after[0].last_eviction.is_some());
     assert!(matches!(after[2].status, WorkloadStatus::Pending { .. }));
-    let fresh = engine.c.by_key[&key("fresh")] as usize;
+    let fresh = engine.c.slot_of(&key("fresh")).unwrap() as usize;
     let cycle = engine.c.workloads[fresh].holding.as_ref().map(|h| h.cycle);
     assert_eq!(cycle, Some(1));
 }
@@ -384,7 +384,7 @@ fn finished(mut w: Workload) -> Workload {
 }
 
 fn slot<'e>(engine: &'e Engine, name: &str) -> &'e Wl {
-    &engine.c.workloads[engine.c.by_key[&key(name)] as usize]
+    &engine.c.workloads[engine.c.slot_of(&key(name)).unwrap() as usize]
 }
 
 /// A Workload read back Finished keeps its slot, but neither its pod sets nor its requests: it
@@ -535,4 +535,36 @@ fn the_pending_list_matches_the_pending_states() {
         from_states,
         [("waits".to_string(), PendingReason::WaitingForQuota)]
     );
+}
+
+/// The engine finds every workload under its key through adds, replacements and removals, also
+/// after its index of slots has grown and moved its entries.
+#[test]
+fn every_workload_is_found_under_its_key_through_adds_replacements_and_removals() {
+    let mut engine = engine();
+    for i in 0..300 {
+        engine
+            .upsert_workload(workload(&format!("w{i}"), i))
+            .unwrap();
+    }
+    for i in (0..300).step_by(3) {
+        assert!(engine.remove_workload(&key(&format!("w{i}"))));
+    }
+    for i in (1..300).step_by(3) {
+        engine
+            .upsert_workload(workload(&format!("w{i}"), -i))
+            .unwrap();
+    }
+    for i in 0..300 {
+        let name = format!("w{i}");
+        match engine.workload(&key(&name)) {
+            None => assert_eq!(i % 3, 0, "{name} is lost"),
+            Some(found) => {
+                assert_eq!(found.name, name);
+                assert_eq!(found.priority, if i % 3 == 1 { -i } else { i });
+            }
+        }
+    }
+    assert!(!engine.remove_workload(&key("w0")));
+    assert_eq!(engine.table_len(), 300);
 }
