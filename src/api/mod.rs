@@ -9,6 +9,7 @@ mod crd_schema;
 pub mod keys;
 pub mod local_queue;
 pub mod quota;
+pub mod rare_list;
 pub mod resource_flavor;
 pub mod rule_messages;
 #[cfg(test)]

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{DNS1123_LABEL, DNS1123_SUBDOMAIN, default_pod_set_name};
+use super::rare_list::RareList;
 use super::workload_status::WorkloadStatus;
 
 /// The desired state of a Workload.
@@ -64,12 +65,12 @@ pub struct WorkloadSpec {
     #[schemars(range(min = 1))]
     pub maximum_execution_time_seconds: Option<i32>,
     /// Gates that keep this Workload from preempting while closed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
     #[schemars(
         length(max = 8),
         extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
     )]
-    pub preemption_gates: Vec<PreemptionGate>,
+    pub preemption_gates: RareList<PreemptionGate>,
 }
 
 impl Workload {

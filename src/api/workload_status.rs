@@ -11,6 +11,7 @@ use super::common::{
     DNS1123_LABEL, DNS1123_SUBDOMAIN, PodSetUsage, ResourceList, default_pod_set_name,
     toleration_rules,
 };
+use super::rare_list::RareList;
 use super::topology_assignment::TopologyAssignment;
 use crate::small_map::SmallMap;
 
@@ -42,26 +43,26 @@ pub struct WorkloadStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requeue_state: Option<RequeueState>,
     /// Pods whose quota may be released before the Workload finishes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
     #[schemars(
         length(max = 18),
         extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
     )]
-    pub reclaimable_pods: Vec<ReclaimablePod>,
+    pub reclaimable_pods: RareList<ReclaimablePod>,
     /// State of each AdmissionCheck.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
     #[schemars(
         length(max = 8),
         extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
     )]
-    pub admission_checks: Vec<AdmissionCheckState>,
+    pub admission_checks: RareList<AdmissionCheckState>,
     /// Effective requests at the last evaluation of a Workload that is not admitted.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
     #[schemars(
         length(max = 18),
         extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
     )]
-    pub resource_requests: Vec<PodSetRequest>,
+    pub resource_requests: RareList<PodSetRequest>,
     /// Seconds Admitted in earlier admission cycles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accumulated_past_execution_time_seconds: Option<i32>,
@@ -69,27 +70,27 @@ pub struct WorkloadStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduling_stats: Option<SchedulingStats>,
     /// MultiKueue clusters being considered.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
     #[schemars(length(max = 20), inner(length(max = 256)), extend("x-kubernetes-list-type" = "atomic"))]
-    pub nominated_cluster_names: Vec<String>,
+    pub nominated_cluster_names: RareList<String>,
     /// The MultiKueue cluster running the Workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 256))]
     pub cluster_name: Option<String>,
     /// Nodes of the topology assignment that wait for replacement.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
     #[schemars(
         length(max = 8),
         extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
     )]
-    pub unhealthy_nodes: Vec<UnhealthyNode>,
+    pub unhealthy_nodes: RareList<UnhealthyNode>,
     /// State of each preemption gate.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
     #[schemars(
         length(max = 8),
         extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
     )]
-    pub preemption_gates: Vec<PreemptionGateState>,
+    pub preemption_gates: RareList<PreemptionGateState>,
 }
 
 impl WorkloadStatus {
@@ -107,7 +108,7 @@ impl WorkloadStatus {
         }
         self.reclaimable_pods.shrink_to_fit();
         self.admission_checks.shrink_to_fit();
-        for check in &mut self.admission_checks {
+        for check in self.admission_checks.iter_mut() {
             check.pod_set_updates.shrink_to_fit();
         }
         self.resource_requests.shrink_to_fit();

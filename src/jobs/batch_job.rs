@@ -8,6 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 
 use crate::api::common::DEFAULT_POD_SET_NAME;
 use crate::api::keys::{annotations, finalizers, labels};
+use crate::api::rare_list::RareList;
 use crate::api::workload::PodSet;
 use crate::api::{Workload, WorkloadSpec};
 
@@ -158,7 +159,7 @@ pub fn workload_for_job(job: &Job, priorities: &PriorityLookup) -> Result<Worklo
             priority: Some(priority.value),
             active: Some(true),
             maximum_execution_time_seconds,
-            preemption_gates: Vec::new(),
+            preemption_gates: RareList::new(),
         },
     );
     workload.metadata = identity.workload_metadata(workload.metadata);

@@ -154,7 +154,7 @@ pub fn pod_set_infos(
                 );
             }
         }
-        for check in status.map(|s| s.admission_checks.as_slice()).unwrap_or(&[]) {
+        for check in status.map(|s| &s.admission_checks[..]).unwrap_or(&[]) {
             if let Some(update) = check
                 .pod_set_updates
                 .iter()

@@ -10,6 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 
 use crate::api::common::DEFAULT_POD_SET_NAME;
 use crate::api::keys::{annotations, finalizers, labels, scheduling_gates};
+use crate::api::rare_list::RareList;
 use crate::api::workload::PodSet;
 use crate::api::{Workload, WorkloadSpec};
 
@@ -160,7 +161,7 @@ pub fn workload_for_pods(
             priority: Some(priority.value),
             active: Some(true),
             maximum_execution_time_seconds: None,
-            preemption_gates: Vec::new(),
+            preemption_gates: RareList::new(),
         },
     );
     workload.metadata = ObjectMeta {

@@ -179,7 +179,7 @@ fn reclaimable_pods(
     };
     let old_pods = old
         .and_then(|o| o.status.as_ref())
-        .map(|s| s.reclaimable_pods.as_slice())
+        .map(|s| &s.reclaimable_pods[..])
         .unwrap_or_default();
     let names: Vec<&str> = workload
         .spec

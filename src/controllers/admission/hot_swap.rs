@@ -191,7 +191,7 @@ impl AdmissionLoop {
         if status.unhealthy_nodes == wanted {
             return;
         }
-        status.unhealthy_nodes = wanted;
+        status.unhealthy_nodes = wanted.into();
         self.send(
             key.to_string(),
             Planned {

@@ -161,11 +161,13 @@ fn fields_the_engine_does_not_own_are_kept() {
         reclaimable_pods: vec![ReclaimablePod {
             name: "main".into(),
             count: 1,
-        }],
+        }]
+        .into(),
         accumulated_past_execution_time_seconds: Some(60),
         unhealthy_nodes: vec![UnhealthyNode {
             name: "node-1".into(),
-        }],
+        }]
+        .into(),
         cluster_name: Some("worker-1".into()),
         ..Default::default()
     };

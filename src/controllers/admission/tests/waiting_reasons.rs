@@ -213,7 +213,7 @@ fn only_a_quota_reserved_false_change_counts_as_a_waiting_reason() {
     );
 
     let mut requests = waiting("no quota in flavor b");
-    requests.resource_requests = vec![api::workload_status::PodSetRequest::default()];
+    requests.resource_requests = vec![api::workload_status::PodSetRequest::default()].into();
     assert!(
         !only_waiting_reason(Some(&old), &requests),
         "a field besides the conditions"
