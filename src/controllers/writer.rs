@@ -188,11 +188,13 @@ impl Writer {
         }
     }
 
-    async fn send<T>(
-        &self,
-        object: &str,
-        request: impl Future<Output = Result<T, kube::Error>>,
-    ) -> Result<T, WriteError> {
+    /// Sends the request `request` makes once a slot and the rate limit allow. The request is
+    /// made and boxed only then: a write waiting for a slot (most of those started, under load)
+    /// holds a few references, not a whole request in flight.
+    async fn send<T, F>(&self, object: &str, request: impl FnOnce() -> F) -> Result<T, WriteError>
+    where
+        F: Future<Output = Result<T, kube::Error>>,
+    {
         let _permit = self.in_flight.acquire().await;
         self.limit.acquire().await;
         // Checked after the waits, right before the request goes out; a request still
@@ -200,6 +202,7 @@ impl Writer {
         if self.tenure.remaining(Instant::now()).is_none() {
             return Err(WriteError::NotLeading(object.to_string()));
         }
+        let request = Box::pin(request());
         let answered = tokio::select! {
             answered = tokio::time::timeout(WRITE_TIMEOUT, request) => answered.ok(),
             () = self.tenure.ended() => None,
@@ -238,7 +241,9 @@ impl Writer {
                     ..PatchParams::default()
                 };
                 annotated = self
-                    .send(&label, api.patch(&name, &params, &Patch::Merge(&body)))
+                    .send(&label, || async {
+                        api.patch(&name, &params, &Patch::Merge(&body)).await
+                    })
                     .await?;
                 &annotated
             }
@@ -249,10 +254,9 @@ impl Writer {
         } else {
             let body = status_apply(read, status);
             let params = PatchParams::apply(field_managers::ADMISSION).force();
-            self.send(
-                &label,
-                api.patch_status(&name, &params, &Patch::Apply(&body)),
-            )
+            self.send(&label, || async {
+                api.patch_status(&name, &params, &Patch::Apply(&body)).await
+            })
             .await?
         };
         if status.admission.is_none()
@@ -269,10 +273,9 @@ impl Writer {
             });
             let params = PatchParams::default();
             written = self
-                .send(
-                    &label,
-                    api.patch_status(&name, &params, &Patch::Merge(&body)),
-                )
+                .send(&label, || async {
+                    api.patch_status(&name, &params, &Patch::Merge(&body)).await
+                })
                 .await?;
         }
         let has_target = |s: &WorkloadStatus| {
@@ -298,10 +301,9 @@ impl Writer {
                 ..PatchParams::default()
             };
             written = self
-                .send(
-                    &label,
-                    api.patch_status(&name, &params, &Patch::Merge(&body)),
-                )
+                .send(&label, || async {
+                    api.patch_status(&name, &params, &Patch::Merge(&body)).await
+                })
                 .await?;
         }
         Ok(written)
@@ -320,10 +322,9 @@ impl Writer {
             field_manager: Some(field_managers::KUOTA.to_string()),
             ..PatchParams::default()
         };
-        self.send(
-            &format!("Workload {namespace}/{name}"),
-            api.patch(&name, &params, &Patch::Merge(&body)),
-        )
+        self.send(&format!("Workload {namespace}/{name}"), || async {
+            api.patch(&name, &params, &Patch::Merge(&body)).await
+        })
         .await
     }
 
@@ -364,15 +365,19 @@ impl Writer {
         match target.kind {
             FinalizedKind::ClusterQueue => {
                 let api: Api<ClusterQueue> = Api::all(self.client.clone());
-                self.send(&label, api.patch(&target.name, &params, &patch))
-                    .await
-                    .map(|_| ())
+                self.send(&label, || async {
+                    api.patch(&target.name, &params, &patch).await
+                })
+                .await
+                .map(|_| ())
             }
             FinalizedKind::ResourceFlavor => {
                 let api: Api<ResourceFlavor> = Api::all(self.client.clone());
-                self.send(&label, api.patch(&target.name, &params, &patch))
-                    .await
-                    .map(|_| ())
+                self.send(&label, || async {
+                    api.patch(&target.name, &params, &patch).await
+                })
+                .await
+                .map(|_| ())
             }
         }
     }
@@ -396,10 +401,9 @@ impl Writer {
             field_manager: Some(field_managers::KUOTA.to_string()),
             ..PatchParams::default()
         };
-        self.send(
-            &label,
-            api.patch_status(&name, &params, &Patch::Merge(&body)),
-        )
+        self.send(&label, || async {
+            api.patch_status(&name, &params, &Patch::Merge(&body)).await
+        })
         .await
         .map(|_| ())
     }

@@ -43,8 +43,10 @@ impl Writer {
             field_manager: Some(field_managers::JOB_CONTROLLER.to_owned()),
             ..PostParams::default()
         };
-        self.send(&label("Workload", workload), api.create(&params, workload))
-            .await
+        self.send(&label("Workload", workload), || async {
+            api.create(&params, workload).await
+        })
+        .await
     }
 
     /// Replaces a Workload's spec (its resource version fences the write).
@@ -57,10 +59,9 @@ impl Writer {
             field_manager: Some(field_managers::JOB_CONTROLLER.to_owned()),
             ..PostParams::default()
         };
-        self.send(
-            &label("Workload", workload),
-            api.replace(&workload.name_any(), &params, workload),
-        )
+        self.send(&label("Workload", workload), || async {
+            api.replace(&workload.name_any(), &params, workload).await
+        })
         .await
     }
 
@@ -77,10 +78,9 @@ impl Writer {
             }),
             ..DeleteParams::background()
         };
-        self.send(
-            &label("Workload", workload),
-            api.delete(&workload.name_any(), &params),
-        )
+        self.send(&label("Workload", workload), || async {
+            api.delete(&workload.name_any(), &params).await
+        })
         .await
         .map(|_| ())
     }
@@ -107,10 +107,10 @@ impl Writer {
         });
         let manager = format!("{}-{}", field_managers::JOB_CONTROLLER, condition.type_);
         let params = PatchParams::apply(&manager).force();
-        self.send(
-            &label("Workload", read),
-            api.patch_status(&read.name_any(), &params, &Patch::Apply(&body)),
-        )
+        self.send(&label("Workload", read), || async {
+            api.patch_status(&read.name_any(), &params, &Patch::Apply(&body))
+                .await
+        })
         .await
     }
 
@@ -126,14 +126,14 @@ impl Writer {
         let body = json!({
             "metadata": {"resourceVersion": read.resource_version(), "finalizers": keep},
         });
-        self.send(
-            &label("Workload", read),
+        self.send(&label("Workload", read), || async {
             api.patch(
                 &read.name_any(),
                 &params(field_managers::JOB_CONTROLLER),
                 &Patch::Merge(&body),
-            ),
-        )
+            )
+            .await
+        })
         .await
     }
 
@@ -145,10 +145,9 @@ impl Writer {
             field_manager: Some(field_managers::JOB_CONTROLLER.to_owned()),
             ..PostParams::default()
         };
-        self.send(
-            &label("Job", job),
-            api.replace(&job.name_any(), &params, job),
-        )
+        self.send(&label("Job", job), || async {
+            api.replace(&job.name_any(), &params, job).await
+        })
         .await
     }
 
@@ -161,14 +160,14 @@ impl Writer {
             "metadata": {"resourceVersion": job.resource_version()},
             "status": {"startTime": null},
         });
-        self.send(
-            &label("Job", job),
+        self.send(&label("Job", job), || async {
             api.patch_status(
                 &job.name_any(),
                 &params(field_managers::JOB_CONTROLLER),
                 &Patch::Merge(&body),
-            ),
-        )
+            )
+            .await
+        })
         .await
     }
 
@@ -189,14 +188,14 @@ impl Writer {
                 "nodeSelector": node_selector,
             },
         });
-        self.send(
-            &label("Pod", pod),
+        self.send(&label("Pod", pod), || async {
             api.patch(
                 &pod.name_any(),
                 &params(field_managers::TOPOLOGY_UNGATER),
                 &Patch::Strategic(&body),
-            ),
-        )
+            )
+            .await
+        })
         .await
     }
 }

@@ -53,10 +53,11 @@ impl Writer {
             pod_spec["tolerations"] = json!(tolerations);
         }
         let body = json!({"metadata": metadata, "spec": pod_spec});
-        self.send(
-            &label(started),
-            api(self, started).patch(&started.name_any(), &params(), &Patch::Merge(&body)),
-        )
+        self.send(&label(started), || async {
+            api(self, started)
+                .patch(&started.name_any(), &params(), &Patch::Merge(&body))
+                .await
+        })
         .await
     }
 
@@ -70,10 +71,11 @@ impl Writer {
         let body = json!({
             "metadata": {"resourceVersion": pod.resource_version(), "finalizers": keep},
         });
-        self.send(
-            &label(pod),
-            api(self, pod).patch(&pod.name_any(), &params(), &Patch::Merge(&body)),
-        )
+        self.send(&label(pod), || async {
+            api(self, pod)
+                .patch(&pod.name_any(), &params(), &Patch::Merge(&body))
+                .await
+        })
         .await
     }
 
@@ -93,10 +95,10 @@ impl Writer {
             "status": {"conditions": [condition]},
         });
         let apply = PatchParams::apply(field_managers::KUEUE).force();
-        self.send(
-            &label(pod),
-            api.patch_status(&pod.name_any(), &apply, &Patch::Apply(&body)),
-        )
+        self.send(&label(pod), || async {
+            api.patch_status(&pod.name_any(), &apply, &Patch::Apply(&body))
+                .await
+        })
         .await?;
         self.delete_pod(pod).await
     }
@@ -112,8 +114,10 @@ impl Writer {
             }),
             ..DeleteParams::default()
         };
-        self.send(&label(pod), api(self, pod).delete(&pod.name_any(), &params))
-            .await
-            .map(|deleted| deleted.left())
+        self.send(&label(pod), || async {
+            api(self, pod).delete(&pod.name_any(), &params).await
+        })
+        .await
+        .map(|deleted| deleted.left())
     }
 }

@@ -105,3 +105,17 @@ fn an_invalid_or_unreadable_write_is_refused_and_not_retried_unchanged() {
         assert!(error.is_transient(), "{code}");
     }
 }
+
+/// A started write that waits for a request slot (under load, most of those started) holds a
+/// few references: the request it sends is made, and its room taken, only once it may go out.
+#[tokio::test]
+async fn a_workload_write_waiting_for_a_slot_holds_no_request() {
+    let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URL"));
+    let client = Client::try_from(config).expect("a client");
+    let writer = Writer::new(client, -1.0, 1, Tenure::none());
+    let read = Workload::new("w", crate::api::WorkloadSpec::default());
+    let status = WorkloadStatus::default();
+    let waiting = writer.workload(&read, &status, None);
+    let size = std::mem::size_of_val(&waiting);
+    assert!(size <= 4096, "a waiting write takes {size} bytes");
+}
