@@ -8,6 +8,7 @@
 //! them all on each publish.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -66,13 +67,14 @@ pub(super) struct Published {
     pub at: Instant,
 }
 
-/// The last [`CAPACITY`] published events.
+/// The last [`CAPACITY`] published events. Each key is held once, shared by the map and the
+/// order: its note and object make up most of what is remembered.
 #[derive(Debug, Default)]
 pub(super) struct Remembered {
-    by_key: HashMap<EventKey, (u64, Published)>,
+    by_key: HashMap<Arc<EventKey>, (u64, Published)>,
     /// Keys in the order they were last published, each with that publication's number; an
     /// entry whose number is no longer the key's is stale and skipped.
-    order: VecDeque<(u64, EventKey)>,
+    order: VecDeque<(u64, Arc<EventKey>)>,
     next: u64,
 }
 
@@ -88,14 +90,18 @@ impl Remembered {
     /// Remembers `published` under `key`, forgetting the oldest beyond [`CAPACITY`].
     pub(super) fn remember(&mut self, key: EventKey, published: Published) {
         self.next += 1;
+        let key = match self.by_key.get_key_value(&key) {
+            Some((held, _)) => held.clone(),
+            None => Arc::new(key),
+        };
         self.order.push_back((self.next, key.clone()));
         self.by_key.insert(key, (self.next, published));
         while self.by_key.len() > CAPACITY || self.order.len() > 2 * CAPACITY {
             let Some((number, key)) = self.order.pop_front() else {
                 break;
             };
-            if self.by_key.get(&key).is_some_and(|(n, _)| *n == number) {
-                self.by_key.remove(&key);
+            if self.by_key.get(&*key).is_some_and(|(n, _)| *n == number) {
+                self.by_key.remove(&*key);
             }
         }
     }
@@ -263,5 +269,18 @@ mod tests {
         );
         assert!(remembered.repeat_of(&keys[CAPACITY + 9], now).is_some());
         assert!(remembered.order.len() <= 2 * CAPACITY);
+    }
+
+    #[test]
+    fn a_repeated_event_keeps_one_copy_of_its_key() {
+        let mut remembered = Remembered::default();
+        let now = Instant::now();
+        let key = warning_key("u1", "no quota");
+        for i in 0..3 {
+            remembered.remember(key.clone(), published(&i.to_string(), now));
+        }
+        let (held, _) = remembered.by_key.get_key_value(&key).expect("remembered");
+        assert_eq!(remembered.order.len(), 3);
+        assert!(remembered.order.iter().all(|(_, k)| Arc::ptr_eq(k, held)));
     }
 }
