@@ -284,7 +284,7 @@ impl AdmissionLoop {
         if leading && !self.led {
             tracing::info!("leading: every workload and queue is looked at again");
             self.metrics.elected();
-            self.dirty.extend(self.workloads.keys().cloned());
+            self.dirty.extend(self.workloads.keys());
             self.report_due = true;
         }
         self.led = leading;
@@ -316,11 +316,10 @@ impl AdmissionLoop {
             Change::Delete(workload) => self.gone(&key_of(&workload)),
             Change::Reset(list) => {
                 let listed: BTreeSet<String> = list.iter().map(|w| key_of(w)).collect();
-                let missing: Vec<String> = self
+                let missing: BTreeSet<String> = self
                     .workloads
                     .keys()
-                    .filter(|k| !listed.contains(*k))
-                    .cloned()
+                    .filter(|k| !listed.contains(k))
                     .collect();
                 for key in missing {
                     self.gone(&key);
@@ -365,7 +364,7 @@ impl AdmissionLoop {
         {
             let wk = workload_key(&key);
             self.state.delete_workload(&wk.namespace, &wk.name);
-            self.workloads.insert(key.clone(), workload);
+            self.workloads.insert(workload);
             self.backoff.insert(key, until);
             return;
         }
@@ -382,7 +381,7 @@ impl AdmissionLoop {
                 .apply_workload(&overlay(&workload, assumption), fallback()),
             None => self.state.apply_workload(&workload, fallback()),
         }
-        self.workloads.insert(key.clone(), workload);
+        self.workloads.insert(workload);
         self.dirty.insert(key);
     }
 

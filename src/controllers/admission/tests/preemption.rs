@@ -259,9 +259,7 @@ fn moves_that_claim_a_flavor_another_move_leaves_wait_for_it() {
     for (name, from, to) in [("x", "f1", "f2"), ("y", "f2", "f1"), ("z", "f1", "f3")] {
         let mut read = workload(name, 1, 0, 0);
         read.status = Some(on(from));
-        h.admission
-            .workloads
-            .insert(format!("ns/{name}"), std::sync::Arc::new(read));
+        h.admission.workloads.insert(std::sync::Arc::new(read));
         moves.push((
             format!("ns/{name}"),
             Planned {
