@@ -420,6 +420,7 @@ fn slim_container(container: Container) -> Container {
     }
 }
 
+pub mod read_workloads;
 pub mod templates;
 #[cfg(test)]
 mod tests;

@@ -33,13 +33,13 @@ use tokio::time::Instant;
 
 use self::assumed::{Assumption, is_older, overlay};
 use self::plan::{Effect, Planned, plan};
-use self::read::ReadWorkloads;
 pub use self::requests::{WriteRequest, Written, write_all};
 use self::waiting_reasons::{WaitingReasons, only_waiting_reason};
 use super::events::EventSink;
 use super::metrics_feed::MetricsFeed;
 use super::node_health::NodeFailures;
 use super::queue_status::{Pacer, QueueObjects, QueueWrite};
+use super::watches::read_workloads::ReadWorkloads;
 use super::watches::{Change, Input, Kind, SharedWorkload};
 use crate::api::Workload;
 use crate::config::WaitForPodsReady;

@@ -14,6 +14,7 @@ use kube::{Api, Client, ResourceExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::super::watches::read_workloads::ReadWorkloads;
 use super::super::watches::{Change, SharedWorkload, slim, spawn};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};
@@ -187,7 +188,7 @@ pub struct Touched {
 pub struct JobCaches {
     pub jobs: BTreeMap<String, Job>,
     job_by_uid: BTreeMap<String, String>,
-    pub workloads: BTreeMap<String, SharedWorkload>,
+    pub workloads: ReadWorkloads,
     /// Workloads by the UID of the Job controlling them.
     owned: BTreeMap<String, BTreeSet<String>>,
     pub flavors: BTreeMap<String, FlavorInfo>,
@@ -339,7 +340,7 @@ impl JobCaches {
 
     fn workload(&mut self, workload: SharedWorkload, present: bool, touched: &mut Touched) {
         let key = key(&*workload);
-        if present && is_older(&*workload, self.workloads.get(&key).map(|w| &**w)) {
+        if present && is_older(&*workload, self.workloads.get(&key)) {
             return;
         }
         touched.workloads.insert(key.clone());
@@ -358,7 +359,7 @@ impl JobCaches {
             }
         }
         if present {
-            self.workloads.insert(key, workload);
+            self.workloads.insert(workload);
         }
     }
 
@@ -423,7 +424,6 @@ impl JobCaches {
             .into_iter()
             .flatten()
             .filter_map(|key| self.workloads.get(key))
-            .map(|w| &**w)
             .collect()
     }
 
@@ -505,8 +505,22 @@ mod tests {
             |w: Workload| JobInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(w))));
         caches.take_input(apply(workload("7", true)), &mut touched);
         caches.take_input(apply(workload("5", false)), &mut touched);
-        assert!(caches.workloads["ns/w"].labels().contains_key("admitted"));
+        assert!(
+            caches
+                .workloads
+                .get("ns/w")
+                .expect("held")
+                .labels()
+                .contains_key("admitted")
+        );
         caches.take_input(apply(workload("9", false)), &mut touched);
-        assert!(!caches.workloads["ns/w"].labels().contains_key("admitted"));
+        assert!(
+            !caches
+                .workloads
+                .get("ns/w")
+                .expect("held")
+                .labels()
+                .contains_key("admitted")
+        );
     }
 }

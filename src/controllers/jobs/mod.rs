@@ -193,10 +193,11 @@ impl JobController {
     fn pass(&mut self, done: &mpsc::Sender<Done>) {
         let dirty = std::mem::take(&mut self.dirty);
         let (jobs, workloads): (Vec<String>, Vec<String>) = if dirty.all {
-            (
-                self.caches.jobs.keys().cloned().collect(),
-                self.caches.workloads.keys().cloned().collect(),
-            )
+            (self.caches.jobs.keys().cloned().collect(), {
+                let mut keys: Vec<String> = self.caches.workloads.keys().collect();
+                keys.sort_unstable();
+                keys
+            })
         } else {
             (
                 dirty.jobs.into_iter().collect(),

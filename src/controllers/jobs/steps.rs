@@ -247,7 +247,7 @@ pub fn finalizer_write(caches: &JobCaches, key: &str) -> Option<Write> {
     }
     Some(Write {
         busy_key: format!("Workload/{key}"),
-        action: Action::ReleaseWorkload(Box::new((**workload).clone())),
+        action: Action::ReleaseWorkload(Box::new(workload.clone())),
         events: None,
     })
 }

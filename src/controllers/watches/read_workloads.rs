@@ -1,0 +1,131 @@
+//! Workloads as last read from the API, found by the namespace and name each object holds, so
+//! its key is not kept beside it. Each is shared with the other tasks that read the same watch
+//! and with the write requests that carry it, so holding one costs no copy.
+
+use std::hash::{BuildHasher, RandomState};
+
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
+
+use super::SharedWorkload;
+use crate::api::Workload;
+
+/// Workloads by `namespace/name`.
+#[derive(Debug, Default)]
+pub struct ReadWorkloads {
+    table: HashTable<SharedWorkload>,
+    hasher: RandomState,
+}
+
+impl ReadWorkloads {
+    pub fn get(&self, key: &str) -> Option<&Workload> {
+        self.find(key).map(|w| &**w)
+    }
+
+    /// The object itself, to hand to a write request without copying it.
+    pub fn shared(&self, key: &str) -> Option<SharedWorkload> {
+        self.find(key).cloned()
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.find(key).is_some()
+    }
+
+    /// Holds `workload` in place of the one read before under its namespace and name.
+    pub fn insert(&mut self, workload: SharedWorkload) {
+        let ReadWorkloads { table, hasher } = self;
+        let names = names_of(&workload);
+        let entry = table.entry(
+            hasher.hash_one(names),
+            |held| names_of(held) == names,
+            |held| hasher.hash_one(names_of(held)),
+        );
+        match entry {
+            Entry::Occupied(mut held) => *held.get_mut() = workload,
+            Entry::Vacant(free) => {
+                free.insert(workload);
+            }
+        }
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<SharedWorkload> {
+        let names = split(key);
+        let held = self
+            .table
+            .find_entry(self.hasher.hash_one(names), |held| names_of(held) == names)
+            .ok()?;
+        Some(held.remove().0)
+    }
+
+    pub fn clear(&mut self) {
+        self.table.clear();
+    }
+
+    /// The `namespace/name` of every Workload held, in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = String> + '_ {
+        self.table.iter().map(|held| {
+            let (namespace, name) = names_of(held);
+            format!("{namespace}/{name}")
+        })
+    }
+
+    fn find(&self, key: &str) -> Option<&SharedWorkload> {
+        let names = split(key);
+        self.table
+            .find(self.hasher.hash_one(names), |held| names_of(held) == names)
+    }
+}
+
+/// The namespace and name of a `namespace/name` key.
+fn split(key: &str) -> (&str, &str) {
+    key.split_once('/').unwrap_or(("", key))
+}
+
+fn names_of(workload: &Workload) -> (&str, &str) {
+    (
+        workload.metadata.namespace.as_deref().unwrap_or_default(),
+        workload.metadata.name.as_deref().unwrap_or_default(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    use crate::api::WorkloadSpec;
+
+    fn read(namespace: &str, name: &str, version: &str) -> SharedWorkload {
+        let mut workload = Workload::new(name, WorkloadSpec::default());
+        workload.metadata.namespace = Some(namespace.into());
+        workload.metadata.resource_version = Some(version.into());
+        Arc::new(workload)
+    }
+
+    fn version(workloads: &ReadWorkloads, key: &str) -> Option<String> {
+        workloads
+            .get(key)
+            .and_then(|w| w.metadata.resource_version.clone())
+    }
+
+    #[test]
+    fn each_workload_is_found_under_its_namespace_and_name() {
+        let mut workloads = ReadWorkloads::default();
+        for i in 0..100 {
+            workloads.insert(read("a", &format!("w{i}"), "1"));
+            workloads.insert(read("b", &format!("w{i}"), "1"));
+        }
+        workloads.insert(read("a", "w7", "2"));
+        assert_eq!(version(&workloads, "a/w7").as_deref(), Some("2"));
+        assert_eq!(version(&workloads, "b/w7").as_deref(), Some("1"));
+        assert!(workloads.remove("b/w7").is_some());
+        assert!(workloads.remove("b/w7").is_none());
+        assert!(!workloads.contains_key("b/w7") && workloads.contains_key("a/w7"));
+        assert!(workloads.shared("a/w100").is_none());
+        let mut keys: Vec<String> = workloads.keys().collect();
+        keys.sort();
+        assert_eq!(keys.len(), 199);
+        assert_eq!(keys[0], "a/w0");
+        assert!(!keys.contains(&"b/w7".to_string()));
+    }
+}
