@@ -257,10 +257,17 @@ fn the_api_version_constant_is_every_kinds_own() {
     }
 }
 
-/// Every Workload read is held with its pod sets and its admission, while few pod sets ask for
-/// a topology and few assignments carry one: those stay out of line.
+/// Every Workload read is held for as long as it exists, with its pod sets and its admission,
+/// while few pod sets ask for a topology, few assignments carry one, and few Workloads have a
+/// priority class, a requeue backoff, eviction counts or entries in the lists most leave empty:
+/// those stay out of line.
 #[test]
-fn pod_sets_and_assignments_hold_topology_out_of_line() {
+fn what_few_workloads_have_is_held_out_of_line() {
+    assert!(
+        std::mem::size_of::<Workload>() <= 640,
+        "{}",
+        std::mem::size_of::<Workload>()
+    );
     use super::workload::PodSet;
     use super::workload_status::PodSetAssignment;
     assert!(

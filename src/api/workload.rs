@@ -52,7 +52,7 @@ pub struct WorkloadSpec {
     pub queue_name: Option<String>,
     /// Where the priority comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority_class_ref: Option<PriorityClassRef>,
+    pub priority_class_ref: Option<Box<PriorityClassRef>>,
     /// Base priority; absent counts as 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,

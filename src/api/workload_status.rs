@@ -41,7 +41,7 @@ pub struct WorkloadStatus {
     pub admission: Option<Admission>,
     /// Backoff state after an eviction that requeues.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requeue_state: Option<RequeueState>,
+    pub requeue_state: Option<Box<RequeueState>>,
     /// Pods whose quota may be released before the Workload finishes.
     #[serde(default, skip_serializing_if = "RareList::is_empty")]
     #[schemars(
@@ -68,7 +68,7 @@ pub struct WorkloadStatus {
     pub accumulated_past_execution_time_seconds: Option<i32>,
     /// Eviction counters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheduling_stats: Option<SchedulingStats>,
+    pub scheduling_stats: Option<Box<SchedulingStats>>,
     /// MultiKueue clusters being considered.
     #[serde(default, skip_serializing_if = "RareList::is_empty")]
     #[schemars(length(max = 20), inner(length(max = 256)), extend("x-kubernetes-list-type" = "atomic"))]

@@ -155,7 +155,7 @@ pub fn workload_for_job(job: &Job, priorities: &PriorityLookup) -> Result<Worklo
         WorkloadSpec {
             pod_sets: vec![pod_set],
             queue_name: queue_name.map(str::to_owned),
-            priority_class_ref: priority.class,
+            priority_class_ref: priority.class.map(Box::new),
             priority: Some(priority.value),
             active: Some(true),
             maximum_execution_time_seconds,

@@ -157,7 +157,7 @@ pub fn workload_for_pods(
         WorkloadSpec {
             pod_sets,
             queue_name: Some(queue.to_owned()),
-            priority_class_ref: priority.class,
+            priority_class_ref: priority.class.map(Box::new),
             priority: Some(priority.value),
             active: Some(true),
             maximum_execution_time_seconds: None,

@@ -64,7 +64,7 @@ impl AdmissionLoop {
                     }
                     tracing::info!(workload = %key, underlying_cause, "pods not ready in time; evicted");
                     let until = requeue_state.requeue_at.clone();
-                    planned.status.requeue_state = Some(requeue_state);
+                    planned.status.requeue_state = Some(Box::new(requeue_state));
                     name_underlying_cause(&mut planned.status, underlying_cause);
                     self.assume(&key, &planned);
                     self.state.delete_workload(&wk.namespace, &wk.name);

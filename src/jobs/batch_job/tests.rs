@@ -408,11 +408,11 @@ fn workload_priority_class_label_wins() {
     let spec = workload_for_job(&job, &priorities()).unwrap().spec;
     assert_eq!(
         spec.priority_class_ref,
-        Some(PriorityClassRef {
+        Some(Box::new(PriorityClassRef {
             group: PriorityClassGroup::Kueue,
             kind: PriorityClassKind::WorkloadPriorityClass,
             name: "urgent".to_owned()
-        })
+        }))
     );
     assert_eq!(spec.priority, Some(10_000));
 }
@@ -437,11 +437,11 @@ fn pod_priority_class_comes_next() {
     let spec = workload_for_job(&job, &priorities()).unwrap().spec;
     assert_eq!(
         spec.priority_class_ref,
-        Some(PriorityClassRef {
+        Some(Box::new(PriorityClassRef {
             group: PriorityClassGroup::Scheduling,
             kind: PriorityClassKind::PriorityClass,
             name: "batch-high".to_owned()
-        })
+        }))
     );
     assert_eq!(spec.priority, Some(500));
 }

@@ -22,10 +22,10 @@ fn backing_off() -> Workload {
     let mut w = Workload::new("job", Default::default());
     w.status = Some(WorkloadStatus {
         conditions: vec![requeued("False")],
-        requeue_state: Some(RequeueState {
+        requeue_state: Some(Box::new(RequeueState {
             count: Some(2),
             requeue_at: Some(at("2026-11-23T10:00:00Z")),
-        }),
+        })),
         ..WorkloadStatus::default()
     });
     w

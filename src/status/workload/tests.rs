@@ -154,10 +154,10 @@ fn a_flip_moves_only_that_conditions_transition_time() {
 fn fields_the_engine_does_not_own_are_kept() {
     let now = at("2026-01-01T00:00:00Z");
     let old = WorkloadStatus {
-        requeue_state: Some(RequeueState {
+        requeue_state: Some(Box::new(RequeueState {
             count: Some(2),
             requeue_at: None,
-        }),
+        })),
         reclaimable_pods: vec![ReclaimablePod {
             name: "main".into(),
             count: 1,
@@ -351,10 +351,10 @@ fn a_deactivation_target_names_the_eviction_and_is_dropped() {
     let t0 = at("2026-01-01T00:00:00Z");
     let t1 = at("2026-01-01T01:00:00Z");
     let mut admitted_status = workload_status(None, &state(admitted(), None), &t0, None);
-    admitted_status.requeue_state = Some(RequeueState {
+    admitted_status.requeue_state = Some(Box::new(RequeueState {
         count: Some(2),
         requeue_at: None,
-    });
+    }));
     let marked = crate::status::deactivation::deactivation_target(
         &admitted_status,
         "RequeuingLimitExceeded",
