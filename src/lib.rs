@@ -11,6 +11,7 @@
 //! - [`webhooks`]: the admission webhook server: Kueue's defaulting and validating webhooks.
 //! - [`tls`]: the webhook server's certificate: issued, stored, trusted and rotated in process.
 //! - [`cli`]: the `kuota` subcommands.
+//! - [`name_table`]: the hash table of entries found by the namespace and name they lead to.
 //! - [`small_map`]: the compact sorted map of a pod set's requests, flavors and usage.
 
 pub mod api;
@@ -19,6 +20,7 @@ pub mod config;
 pub mod controllers;
 pub mod engine;
 pub mod jobs;
+pub mod name_table;
 pub mod small_map;
 pub mod state;
 pub mod status;

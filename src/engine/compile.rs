@@ -370,7 +370,7 @@ impl Compiled {
         let index = self.workloads.len() as u32;
         let wl = self.slot_for(index, model);
         self.workloads.push(wl);
-        self.by_key.insert(&self.workloads, index);
+        self.by_key.insert(&self.workloads[..], index);
         index
     }
 
@@ -378,12 +378,14 @@ impl Compiled {
     /// nothing (queue, admitted set, key) may still name that slot.
     pub fn put_workload(&mut self, index: u32, model: Workload) {
         self.workloads[index as usize] = self.slot_for(index, model);
-        self.by_key.insert(&self.workloads, index);
+        self.by_key.insert(&self.workloads[..], index);
     }
 
     /// The slot of the workload `key` names.
     pub fn slot_of(&self, key: &WorkloadKey) -> Option<u32> {
-        self.by_key.get(&self.workloads, key)
+        self.by_key
+            .get(&self.workloads[..], &key.namespace, &key.name)
+            .copied()
     }
 
     /// The slot of one (validated) workload that will sit at `index`: resolves its queue, interns

@@ -271,8 +271,10 @@ impl Engine {
             let queue_key = w.queue_key(index);
             self.c.queues[cq as usize].pending.remove(&queue_key);
         }
-        let key = w.key();
-        self.c.by_key.remove(&self.c.workloads, &key);
+        let w = &self.c.workloads[index as usize];
+        self.c
+            .by_key
+            .remove(&self.c.workloads[..], &w.model.namespace, &w.model.name);
         let w = &mut self.c.workloads[index as usize];
         w.model = Workload::default();
         w.per_pod = Vec::new();

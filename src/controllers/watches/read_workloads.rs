@@ -2,19 +2,23 @@
 //! its key is not kept beside it. Each is shared with the other tasks that read the same watch
 //! and with the write requests that carry it, so holding one costs no copy.
 
-use std::hash::{BuildHasher, RandomState};
-
-use hashbrown::HashTable;
-use hashbrown::hash_table::Entry;
-
 use super::SharedWorkload;
 use crate::api::Workload;
+use crate::name_table::{NameTable, Named};
 
 /// Workloads by `namespace/name`.
 #[derive(Debug, Default)]
 pub struct ReadWorkloads {
-    table: HashTable<SharedWorkload>,
-    hasher: RandomState,
+    table: NameTable<SharedWorkload>,
+}
+
+impl Named<()> for SharedWorkload {
+    fn names<'a>(&'a self, _: &'a ()) -> Option<(&'a str, &'a str)> {
+        Some((
+            self.metadata.namespace.as_deref().unwrap_or_default(),
+            self.metadata.name.as_deref().unwrap_or_default(),
+        ))
+    }
 }
 
 impl ReadWorkloads {
@@ -33,28 +37,12 @@ impl ReadWorkloads {
 
     /// Holds `workload` in place of the one read before under its namespace and name.
     pub fn insert(&mut self, workload: SharedWorkload) {
-        let ReadWorkloads { table, hasher } = self;
-        let names = names_of(&workload);
-        let entry = table.entry(
-            hasher.hash_one(names),
-            |held| names_of(held) == names,
-            |held| hasher.hash_one(names_of(held)),
-        );
-        match entry {
-            Entry::Occupied(mut held) => *held.get_mut() = workload,
-            Entry::Vacant(free) => {
-                free.insert(workload);
-            }
-        }
+        self.table.insert(&(), workload);
     }
 
     pub fn remove(&mut self, key: &str) -> Option<SharedWorkload> {
-        let names = split(key);
-        let held = self
-            .table
-            .find_entry(self.hasher.hash_one(names), |held| names_of(held) == names)
-            .ok()?;
-        Some(held.remove().0)
+        let (namespace, name) = split(key);
+        self.table.remove(&(), namespace, name)
     }
 
     pub fn clear(&mut self) {
@@ -63,29 +51,21 @@ impl ReadWorkloads {
 
     /// The `namespace/name` of every Workload held, in no particular order.
     pub fn keys(&self) -> impl Iterator<Item = String> + '_ {
-        self.table.iter().map(|held| {
-            let (namespace, name) = names_of(held);
-            format!("{namespace}/{name}")
+        self.table.iter().filter_map(|held| {
+            let (namespace, name) = held.names(&())?;
+            Some(format!("{namespace}/{name}"))
         })
     }
 
     fn find(&self, key: &str) -> Option<&SharedWorkload> {
-        let names = split(key);
-        self.table
-            .find(self.hasher.hash_one(names), |held| names_of(held) == names)
+        let (namespace, name) = split(key);
+        self.table.get(&(), namespace, name)
     }
 }
 
 /// The namespace and name of a `namespace/name` key.
 fn split(key: &str) -> (&str, &str) {
     key.split_once('/').unwrap_or(("", key))
-}
-
-fn names_of(workload: &Workload) -> (&str, &str) {
-    (
-        workload.metadata.namespace.as_deref().unwrap_or_default(),
-        workload.metadata.name.as_deref().unwrap_or_default(),
-    )
 }
 
 #[cfg(test)]
