@@ -12,6 +12,7 @@ use kube::{Api, Client, ResourceExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::super::watches::read_workloads::ReadWorkloads;
 use super::super::watches::{Change, SharedWorkload, slim, spawn};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};
@@ -176,7 +177,7 @@ pub struct PodCaches {
     pods: BTreeMap<String, Pod>,
     /// Pod keys by unit.
     members: BTreeMap<Unit, BTreeSet<String>>,
-    workloads: BTreeMap<String, SharedWorkload>,
+    workloads: ReadWorkloads,
     /// Keys of the Workloads that run a unit.
     unit_workloads: BTreeMap<Unit, BTreeSet<String>>,
     pub flavors: BTreeMap<String, FlavorInfo>,
@@ -338,7 +339,7 @@ impl PodCaches {
             }
         }
         if present {
-            self.workloads.insert(key, workload);
+            self.workloads.insert(workload);
         }
     }
 
@@ -371,7 +372,6 @@ impl PodCaches {
             return self
                 .workloads
                 .get(&format!("{}/{}", unit.namespace, unit.name))
-                .map(|w| &**w)
                 .filter(|w| !pods.is_empty() || unit_of_workload(w).as_ref() == Some(unit))
                 .into_iter()
                 .collect();
@@ -382,7 +382,6 @@ impl PodCaches {
             .into_iter()
             .flatten()
             .filter_map(|key| self.workloads.get(key))
-            .map(|w| &**w)
             .collect();
         match pods.first().and_then(|p| p.metadata.uid.as_deref()) {
             Some(uid) => run
