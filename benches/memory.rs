@@ -26,9 +26,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kuota::api;
+use kuota::api::Condition;
 use kuota::api::keys::condition_types;
 use kuota::controllers::watches::slim_workload;
 use kuota::controllers::watches::templates::Templates;

@@ -6,7 +6,8 @@ mod engine_support;
 
 use engine_support::*;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kuota::api::Condition;
 use kuota::api::common::FairSharingStatus;
 use kuota::api::quota::{
     FlavorUsage, LocalQueueFlavorUsage, LocalQueueResourceUsage, ResourceUsage,

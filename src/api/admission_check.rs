@@ -1,6 +1,6 @@
 //! AdmissionCheck: an extra gate, run by some controller, that a Workload must pass to be Admitted.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use super::condition::Condition;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,7 @@
 //! ClusterQueue: a cluster-scoped pool of quota that admits Workloads from its LocalQueues.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector};
+use super::condition::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,6 @@
 //! LocalQueue: the namespaced entry point through which Workloads reach a ClusterQueue.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use super::condition::Condition;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

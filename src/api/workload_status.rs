@@ -2,8 +2,9 @@
 
 use std::collections::BTreeMap;
 
+use super::condition::Condition;
 use k8s_openapi::api::core::v1::Toleration;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -2,8 +2,9 @@
 //! controller `kueue-admission`): derived from what a written status changed, so an event is
 //! recorded only for a change that landed.
 
+use crate::api::Condition;
 use k8s_openapi::api::core::v1::ObjectReference;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Client, Resource};
 use tokio::sync::mpsc;
 
@@ -95,7 +96,7 @@ pub fn for_change(
     {
         events.push(WorkloadEvent::normal(
             condition_types::PREEMPTED,
-            c.message.clone(),
+            c.message.to_string(),
         ));
     }
     if is_true(new, condition_types::EVICTED)
@@ -104,7 +105,7 @@ pub fn for_change(
     {
         events.push(WorkloadEvent::normal(
             &format!("EvictedDueTo{}", c.reason),
-            c.message.clone(),
+            c.message.to_string(),
         ));
     }
     if let Some(c) = condition(new, condition_types::QUOTA_RESERVED)
@@ -114,8 +115,8 @@ pub fn for_change(
     {
         events.push(WorkloadEvent {
             warning: true,
-            reason: c.reason.clone(),
-            note: c.message.clone(),
+            reason: c.reason.to_string(),
+            note: c.message.to_string(),
         });
     }
     events

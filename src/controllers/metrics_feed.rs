@@ -97,7 +97,7 @@ fn condition_true(status: Option<&WorkloadStatus>, type_: &str) -> Option<String
         .conditions
         .iter()
         .find(|c| c.type_ == type_ && c.status == "True")
-        .map(|c| c.reason.clone())
+        .map(|c| c.reason.to_string())
 }
 
 /// The `schedulingStats` eviction counter a written eviction raised, and its count before: Kueue

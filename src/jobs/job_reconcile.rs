@@ -295,10 +295,7 @@ fn key_of(workload: &Workload) -> String {
     )
 }
 
-fn condition<'a>(
-    workload: &'a Workload,
-    type_: &str,
-) -> Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
+fn condition<'a>(workload: &'a Workload, type_: &str) -> Option<&'a crate::api::Condition> {
     workload
         .status
         .as_ref()?

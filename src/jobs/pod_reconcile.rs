@@ -9,8 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::api::Condition;
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::events::{JobEvent, STOP_MISSING_WORKLOAD, STOP_NOT_ADMITTED, STOP_WORKLOAD_DELETED};
 use super::pod_group::{pod_group_name, role_hash};

@@ -1,7 +1,8 @@
 //! The condition merge every status writer uses: Kubernetes' `meta.SetStatusCondition`, with
 //! messages truncated as Kueue truncates them.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use crate::api::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 /// The longest message Kueue writes on a condition, in bytes (apimachinery's limit for a
 /// condition's `message`).
@@ -32,21 +33,26 @@ pub fn set_condition(conditions: &mut Vec<Condition>, new: Desired<'_>, now: &Ti
     let message = truncate_message(new.message);
     let Some(existing) = conditions.iter_mut().find(|c| c.type_ == new.type_) else {
         conditions.push(Condition {
-            type_: new.type_.to_string(),
-            status: status.to_string(),
-            reason: new.reason.to_string(),
-            message,
+            type_: new.type_.into(),
+            status: status.into(),
+            reason: new.reason.into(),
+            message: message.into(),
             last_transition_time: now.clone(),
             observed_generation: new.observed_generation,
         });
         return;
     };
+    // A text that stays the same is kept, so it stays shared with the other Workloads'.
     if existing.status != status {
-        existing.status = status.to_string();
+        existing.status = status.into();
         existing.last_transition_time = now.clone();
     }
-    existing.reason = new.reason.to_string();
-    existing.message = message;
+    if existing.reason != new.reason {
+        existing.reason = new.reason.into();
+    }
+    if existing.message != message {
+        existing.message = message.into();
+    }
     existing.observed_generation = new.observed_generation;
 }
 

@@ -1,7 +1,8 @@
 //! ClusterQueue, LocalQueue and Cohort status from the engine's [`QueueReport`], merged into the
 //! status each already has, as Kueue's ClusterQueue, LocalQueue and Cohort controllers write them.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use crate::api::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::api_quantity;
 use super::conditions::{Desired, set_condition};

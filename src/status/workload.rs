@@ -1,7 +1,8 @@
 //! A Workload's `status` (admission and conditions) from the engine's final state for it, merged
 //! into the status it had.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use crate::api::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
 use super::api_quantity;
@@ -177,7 +178,7 @@ impl Writer<'_> {
             let target = conditions.remove(index);
             return (
                 format!("{}DueTo{}", evicted_reasons::DEACTIVATED, target.reason),
-                Some(target.reason),
+                Some(target.reason.into()),
                 format!("{message} due to {}", target.message),
             );
         }
@@ -188,7 +189,11 @@ impl Writer<'_> {
                 && c.reason.starts_with(&deactivated_with_cause)
         }) {
             let cause = written.reason[deactivated_with_cause.len()..].to_string();
-            return (written.reason.clone(), Some(cause), written.message.clone());
+            return (
+                written.reason.to_string(),
+                Some(cause),
+                written.message.to_string(),
+            );
         }
         (
             evicted_reasons::DEACTIVATED.to_string(),
@@ -236,7 +241,7 @@ fn pending_message(conditions: &[Condition], reason: &str, message: &str) -> Str
                 && shown.reason == reason
                 && same_but_numbers(&shown.message, message) =>
         {
-            shown.message.clone()
+            shown.message.to_string()
         }
         _ => message.to_string(),
     }

@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::api::Condition;
 use k8s_openapi::api::core::v1::Toleration;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
 use super::findings::Findings;
 use crate::jobs::names::{check_dns1123_subdomain, check_qualified_name};

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client};
+use kuota::api::Condition;
 use kuota::api::{ClusterQueue, ClusterQueueStatus, Workload};
 use serde_json::json;
 

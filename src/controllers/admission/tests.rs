@@ -509,18 +509,16 @@ fn with_block_admission_nothing_is_admitted_until_admitted_pods_are_ready() {
     h.revision += 1;
     ready.metadata.resource_version = Some(h.revision.to_string());
     if let Some(status) = ready.status.as_mut() {
-        status
-            .conditions
-            .push(k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
-                type_: "PodsReady".into(),
-                status: "True".into(),
-                reason: "Started".into(),
-                message: String::new(),
-                last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-                    "2026-11-23T10:01:00Z".parse().unwrap(),
-                ),
-                observed_generation: None,
-            });
+        status.conditions.push(crate::api::Condition {
+            type_: "PodsReady".into(),
+            status: "True".into(),
+            reason: "Started".into(),
+            message: Default::default(),
+            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                "2026-11-23T10:01:00Z".parse().unwrap(),
+            ),
+            observed_generation: None,
+        });
     }
     h.apply(ready);
     assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);

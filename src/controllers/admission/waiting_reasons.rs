@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use crate::api::Condition;
 use k8s_openapi::jiff::Timestamp;
 use tokio::time::Instant;
 

@@ -1,8 +1,9 @@
 //! The Job controller's steps turned into writes, the writes carried out, and their answers.
 
+use crate::api::Condition;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Resource, ResourceExt};
 use tokio::sync::mpsc;
 

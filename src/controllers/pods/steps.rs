@@ -1,8 +1,9 @@
 //! The pod controller's steps turned into writes (one step may write several pods), the writes
 //! carried out together, and their answers.
 
+use crate::api::Condition;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod, PodCondition};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Resource, ResourceExt};
 use tokio::sync::mpsc;
 

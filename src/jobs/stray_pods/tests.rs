@@ -94,7 +94,7 @@ fn finished_deleting_gated_and_unplaced_pods_are_left_alone() {
 #[test]
 fn pods_of_an_admission_before_the_last_eviction_are_left_to_the_stop() {
     let mut w = workload(true, &["h1"]);
-    let evicted: k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition =
+    let evicted: crate::api::Condition =
         serde_json::from_value(json!({"type": "Evicted", "status": "False",
             "reason": "QuotaReserved", "message": "Previously: evicted",
             "lastTransitionTime": "2026-01-01T00:01:00Z"}))

@@ -1,4 +1,5 @@
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use crate::api::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
 use crate::api::workload_status::{Admission, RequeueState};
@@ -12,7 +13,7 @@ fn requeued(status: &str) -> Condition {
         type_: "Requeued".into(),
         status: status.into(),
         reason: "PodsReadyTimeout".into(),
-        message: String::new(),
+        message: Default::default(),
         last_transition_time: at("2026-11-23T09:00:00Z"),
         observed_generation: None,
     }

@@ -1,4 +1,5 @@
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use crate::api::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
 use crate::api::workload_status::{ReclaimablePod, RequeueState, UnhealthyNode};

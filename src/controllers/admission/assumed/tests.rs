@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use crate::api::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
 use crate::api::workload_status::Admission;
@@ -10,7 +11,7 @@ fn condition(type_: &str, status: &str, reason: &str) -> Condition {
         type_: type_.into(),
         status: status.into(),
         reason: reason.into(),
-        message: String::new(),
+        message: Default::default(),
         last_transition_time: Time("2026-11-23T10:00:00Z".parse().unwrap()),
         observed_generation: None,
     }

@@ -1,4 +1,5 @@
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use crate::api::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
 use crate::api::WorkloadStatus;
@@ -14,10 +15,10 @@ fn workload(admitted: bool, conditions: &[(&str, &str)]) -> Workload {
         conditions: conditions
             .iter()
             .map(|(type_, status)| Condition {
-                type_: type_.to_string(),
-                status: status.to_string(),
+                type_: (*type_).into(),
+                status: (*status).into(),
                 reason: "R".into(),
-                message: String::new(),
+                message: Default::default(),
                 last_transition_time: Time("2026-11-23T10:00:00Z".parse().unwrap()),
                 observed_generation: None,
             })

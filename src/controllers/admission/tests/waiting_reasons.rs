@@ -172,12 +172,13 @@ fn an_admission_is_written_at_once_when_the_waiting_budget_is_spent() {
 
 #[test]
 fn only_a_quota_reserved_false_change_counts_as_a_waiting_reason() {
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+    use crate::api::Condition;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     let condition = |type_: &str, status: &str, message: &str| Condition {
-        type_: type_.to_owned(),
-        status: status.to_owned(),
-        message: message.to_owned(),
-        reason: "Reason".to_owned(),
+        type_: type_.into(),
+        status: status.into(),
+        message: message.into(),
+        reason: "Reason".into(),
         last_transition_time: Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH),
         observed_generation: None,
     };
@@ -202,11 +203,11 @@ fn only_a_quota_reserved_false_change_counts_as_a_waiting_reason() {
     ));
 
     let mut reserved = waiting("");
-    reserved.conditions[1].status = "True".to_owned();
+    reserved.conditions[1].status = "True".into();
     assert!(!only_waiting_reason(Some(&old), &reserved), "an admission");
 
     let mut other_condition = waiting("no quota in flavor b");
-    other_condition.conditions[0].status = "True".to_owned();
+    other_condition.conditions[0].status = "True".into();
     assert!(
         !only_waiting_reason(Some(&old), &other_condition),
         "PodsReady changed too"
