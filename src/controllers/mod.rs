@@ -180,7 +180,8 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         workloads,
         {
             let mut templates = watches::templates::Templates::default();
-            move |workload| templates.share(watches::slim_workload(workload))
+            let mut texts = watches::texts::ConditionTexts::default();
+            move |workload| texts.share(templates.share(watches::slim_workload(workload)))
         },
     );
     let admission = AdmissionLoop::new(

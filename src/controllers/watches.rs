@@ -7,7 +7,7 @@
 //! them: each decoded object is shared ([`Arc`]) by the admission loop, the job and pod
 //! integrations and the node-health loop, and each of them still receives every change in
 //! order, full lists included ([`Fanout`]); Workloads with equal pod templates share one
-//! ([`templates::Templates`]).
+//! ([`templates::Templates`]), and so do equal condition texts ([`texts::ConditionTexts`]).
 
 use std::fmt;
 use std::future::Future;
@@ -424,3 +424,4 @@ pub mod read_workloads;
 pub mod templates;
 #[cfg(test)]
 mod tests;
+pub mod texts;
