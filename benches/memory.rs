@@ -17,7 +17,7 @@
 //! dropped after every cycle, as the controller takes it after every pass. Last, the run is
 //! repeated unmeasured to keep each Finished Workload's JSON, which is then decoded as a watch
 //! decodes it: the live heap of the objects is given as read, with equal pod templates shared,
-//! and as every task holds them. Nothing is timed.
+//! and as every task holds them (equal condition texts shared too). Nothing is timed.
 //!
 //! `cargo bench --bench memory`
 
@@ -33,6 +33,7 @@ use kuota::api::Condition;
 use kuota::api::keys::condition_types;
 use kuota::controllers::watches::slim_workload;
 use kuota::controllers::watches::templates::Templates;
+use kuota::controllers::watches::texts::ConditionTexts;
 use kuota::engine::model::EngineConfig;
 use kuota::engine::{WorkloadKey, WorkloadStatus};
 use kuota::state::{ClusterState, Fallback};
@@ -296,7 +297,7 @@ fn finish_all(
 
 /// The Finished Workload objects themselves, decoded from the API server's JSON as a watch
 /// decodes them: as read, with equal pod templates shared, and as every task holds them
-/// (slimmed, without spare list capacity, equal pod templates shared).
+/// (slimmed, without spare list capacity, equal pod templates and condition texts shared).
 fn decoded_objects(texts: &[String]) {
     let decode = |text: &String| -> api::Workload {
         serde_json::from_str(text).expect("the benchmark's objects decode")
@@ -317,9 +318,13 @@ fn decoded_objects(texts: &[String]) {
     drop(shared);
     let base = LIVE.load(Ordering::Relaxed);
     let mut templates = Templates::default();
+    let mut condition_texts = ConditionTexts::default();
     let held: Vec<Arc<api::Workload>> = texts
         .iter()
-        .map(|text| Arc::new(templates.share(slim_workload(decode(text)))))
+        .map(|text| {
+            let workload = templates.share(slim_workload(decode(text)));
+            Arc::new(condition_texts.share(workload))
+        })
         .collect();
     let as_held = LIVE.load(Ordering::Relaxed).saturating_sub(base);
     for (phase, live) in [
