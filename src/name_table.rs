@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn an_entry_that_leads_to_no_names_is_not_held() {
-        let names = vec![("a".to_string(), "w".to_string())];
+        let names = [("a".to_string(), "w".to_string())];
         let mut table = NameTable::<Index>::default();
         assert!(table.insert(&names[..], Index(5)).is_none());
         assert!(table.is_empty());
