@@ -5,7 +5,7 @@
 use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::{Arc, LazyLock, Weak};
+use std::sync::{Arc, LazyLock};
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -24,16 +24,6 @@ impl Text {
     /// Whether `self` and `other` share one allocation.
     pub fn shares(&self, other: &Text) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
-    }
-
-    /// A reference to this text that does not keep it alive.
-    pub fn downgrade(&self) -> Weak<str> {
-        Arc::downgrade(&self.0)
-    }
-
-    /// The text `held` refers to, while anything still holds it.
-    pub fn upgrade(held: &Weak<str>) -> Option<Text> {
-        held.upgrade().map(Text)
     }
 }
 
@@ -59,6 +49,18 @@ impl AsRef<str> for Text {
 impl Borrow<str> for Text {
     fn borrow(&self) -> &str {
         &self.0
+    }
+}
+
+impl From<Arc<str>> for Text {
+    fn from(text: Arc<str>) -> Self {
+        Text(text)
+    }
+}
+
+impl From<Text> for Arc<str> {
+    fn from(text: Text) -> Self {
+        text.0
     }
 }
 

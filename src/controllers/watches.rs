@@ -425,3 +425,4 @@ pub mod templates;
 #[cfg(test)]
 mod tests;
 pub mod texts;
+mod weak_pool;

@@ -2,21 +2,19 @@
 //! template (or of one pod shape) carry the same template; a pod template is most of a Workload's
 //! size in memory, so each Workload read keeps a reference to one copy instead of its own.
 
-use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hasher};
 use std::io;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 
+use super::weak_pool::WeakPool;
 use crate::api::Workload;
 
 /// The templates of the Workloads read so far, by a hash of their serialized form.
 #[derive(Debug, Default)]
 pub struct Templates {
-    known: HashMap<u64, Weak<PodTemplateSpec>>,
-    /// How many entries `known` may hold before those whose template is gone are dropped.
-    sweep_at: usize,
+    pool: WeakPool<PodTemplateSpec>,
 }
 
 impl Templates {
@@ -34,19 +32,7 @@ impl Templates {
         if serde_json::to_writer(&mut hash, &*template).is_err() {
             return template;
         }
-        let key = hash.0.finish();
-        match self.known.get(&key).and_then(Weak::upgrade) {
-            // Equal hashes of unequal templates are not shared.
-            Some(held) if *held == *template => return held,
-            Some(_) => return template,
-            None => {}
-        }
-        self.known.insert(key, Arc::downgrade(&template));
-        if self.known.len() >= self.sweep_at {
-            self.known.retain(|_, held| held.strong_count() > 0);
-            self.sweep_at = (2 * self.known.len()).max(64);
-        }
-        template
+        self.pool.share(hash.0.finish(), template)
     }
 }
 
@@ -100,24 +86,5 @@ mod tests {
             workload("c", "2").spec.pod_sets[0].template
         );
         assert_eq!(a.metadata.managed_fields, None);
-    }
-
-    #[test]
-    fn a_template_no_workload_holds_any_more_is_forgotten() {
-        let mut templates = Templates::default();
-        for i in 0..200 {
-            drop(templates.share(slim(workload("w", &i.to_string()))));
-        }
-        assert!(
-            templates.known.len() < 100,
-            "{} kept",
-            templates.known.len()
-        );
-        let kept = templates.share(slim(workload("a", "1")));
-        let again = templates.share(slim(workload("b", "1")));
-        assert!(Arc::ptr_eq(
-            &kept.spec.pod_sets[0].template,
-            &again.spec.pod_sets[0].template
-        ));
     }
 }

@@ -2,19 +2,16 @@
 //! the same few condition types, statuses and reasons, and messages that differ only by their
 //! ClusterQueue; each Workload read keeps a reference to one copy of each instead of its own.
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::Weak;
 
+use super::weak_pool::WeakPool;
 use crate::api::{Text, Workload};
 
-/// The condition texts of the Workloads read so far, by a hash of their content.
+/// The condition texts of the Workloads read so far.
 #[derive(Debug, Default)]
 pub struct ConditionTexts {
-    known: HashMap<u64, Weak<str>>,
+    pool: WeakPool<str>,
     hasher: RandomState,
-    /// How many entries `known` may hold before those whose text is gone are dropped.
-    sweep_at: usize,
 }
 
 impl ConditionTexts {
@@ -33,21 +30,8 @@ impl ConditionTexts {
     }
 
     fn text(&mut self, text: &mut Text) {
-        let key = self.hasher.hash_one(text.as_str());
-        match self.known.get(&key).and_then(Text::upgrade) {
-            // Equal hashes of unequal texts are not shared.
-            Some(held) if held == *text => {
-                *text = held;
-                return;
-            }
-            Some(_) => return,
-            None => {}
-        }
-        self.known.insert(key, text.downgrade());
-        if self.known.len() >= self.sweep_at {
-            self.known.retain(|_, held| held.strong_count() > 0);
-            self.sweep_at = (2 * self.known.len()).max(64);
-        }
+        let hash = self.hasher.hash_one(text.as_str());
+        *text = Text::from(self.pool.share(hash, std::mem::take(text).into()));
     }
 }
 
@@ -87,17 +71,5 @@ mod tests {
         assert!(ca.type_.shares(&cb.type_) && ca.reason.shares(&cb.reason));
         assert_eq!(a, workload("a", "Quota reserved in ClusterQueue cq-1"));
         assert_eq!(message(&c), "Quota reserved in ClusterQueue cq-2");
-    }
-
-    #[test]
-    fn a_text_no_workload_holds_any_more_is_forgotten() {
-        let mut texts = ConditionTexts::default();
-        for i in 0..200 {
-            drop(texts.share(workload("w", &format!("message {i}"))));
-        }
-        assert!(texts.known.len() < 100, "{} kept", texts.known.len());
-        let kept = texts.share(workload("a", "kept"));
-        let again = texts.share(workload("b", "kept"));
-        assert!(message(&kept).shares(message(&again)));
     }
 }
