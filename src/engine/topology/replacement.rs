@@ -7,6 +7,11 @@
 //! outermost, so each broken slice is completed inside its own domain and whole lost slices may go
 //! anywhere inside the required domain. Preferred requests try the neighbourhood of the remaining
 //! pods first, climbing a level at a time, before going anywhere.
+//!
+//! A remaining host that is still a node but has left the tree (not Ready, or cordoned) stays in
+//! the assignment, where its pods may still run: Kueue calls such an assignment stale and evicts
+//! the workload, so two hosts whose pods stop at different moments would cost the whole gang. Only
+//! a host that is no node at all, or whose ancestors are gone, makes the assignment stale.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -18,7 +23,7 @@ use super::placement::select::{LeafPods, Placer, Share};
 use super::placement::{Prepared, place_single};
 use super::request::{self, PlacementMode, PodSetRequest, RequestError, SliceLayer};
 use super::snapshot::TopologySnapshot;
-use super::tree::FlavorTree;
+use super::tree::{FlavorTree, Membership, NONE};
 use crate::engine::features::FeatureGates;
 
 /// The patched assignment and what changed.
@@ -66,7 +71,8 @@ struct Task {
     layers: Vec<SliceLayer>,
 }
 
-/// A remaining domain: its slots from level 0 to the leaf, and its count.
+/// A remaining domain: its slots from level 0 to the leaf, and its count. The leaf slot of a host
+/// that has left the tree is [`NONE`].
 type Member = (Vec<u32>, u64);
 
 /// Replacement domains for the pods that `assignment` put on `failed` nodes.
@@ -122,10 +128,12 @@ pub fn replace_failed_nodes(
     let mut members: Vec<Member> = Vec::with_capacity(kept.len());
     for domain in &kept {
         let host = domain.values.last().cloned().unwrap_or_default();
-        let slots = nodes
+        let in_tree = nodes
             .with_hostname(&host)
             .iter()
-            .find_map(|id| tree.slots_of(*id))
+            .find_map(|id| tree.slots_of(*id));
+        let slots = in_tree
+            .or_else(|| slots_out_of_tree(tree, snapshot, &host))
             .ok_or_else(|| ReplacementError::StaleDomain {
                 pod_set: pod_set(),
                 hostname: host.clone(),
@@ -148,6 +156,23 @@ pub fn replace_failed_nodes(
                 .map(|at| (at, l.size))
         })
         .collect();
+    // A host out of the tree has no leaf slot: it cannot anchor a host-level slice or a request
+    // for one host.
+    let leaf_layer = layers.iter().any(|(at, _)| *at == leaf_level);
+    let required_host = matches!(&request.mode, PlacementMode::Required(level)
+        if levels.iter().position(|k| k == level) == Some(leaf_level));
+    if leaf_layer || required_host {
+        let out_of_tree = kept
+            .iter()
+            .zip(&members)
+            .find(|(_, (slots, _))| slots[leaf_level] == NONE);
+        if let Some((domain, _)) = out_of_tree {
+            return Err(ReplacementError::StaleDomain {
+                pod_set: pod_set(),
+                hostname: domain.values.last().cloned().unwrap_or_default(),
+            });
+        }
+    }
     let top_scope = match &request.mode {
         PlacementMode::Required(level) => {
             let at = levels.iter().position(|k| k == level).unwrap_or(0);
@@ -188,6 +213,33 @@ pub fn replace_failed_nodes(
         &new_leaves,
         removed,
     ))
+}
+
+/// The slots of a host that is a node but not in the tree (not Ready, or cordoned): its ancestors'
+/// from its labels, which must all exist, and [`NONE`] for the host itself.
+fn slots_out_of_tree(
+    tree: &FlavorTree,
+    snapshot: &TopologySnapshot,
+    host: &str,
+) -> Option<Vec<u32>> {
+    let nodes = snapshot.nodes();
+    let node = nodes
+        .with_hostname(host)
+        .iter()
+        .find_map(|id| nodes.get(*id))?;
+    if !matches!(tree.membership(node), Membership::Excluded(_)) {
+        return None;
+    }
+    let levels = &tree.topology.levels;
+    let (_, above) = levels.split_last()?;
+    let path: Vec<String> = above
+        .iter()
+        .map(|key| node.labels.get(key).cloned())
+        .collect::<Option<_>>()?;
+    let mut slots = tree.slots_along(&path)?;
+    (slots.len() == above.len()).then_some(())?;
+    slots.push(NONE);
+    Some(slots)
 }
 
 /// Splits `budget` missing pods among the broken slice domains of layer `j` (and recursively
@@ -313,6 +365,7 @@ fn candidate_scopes(
         for level in (0..=at)
             .rev()
             .filter(|l| deepest_layer.is_none_or(|d| *l <= d))
+            .filter(|l| slots[*l] != NONE)
         {
             scopes.push(Some((level, slots[level])));
         }
@@ -396,7 +449,16 @@ fn merge(
 ) -> Replacement {
     let mut by_path: BTreeMap<Vec<String>, DomainAssignment> = BTreeMap::new();
     for (domain, (slots, _)) in kept.iter().zip(members) {
-        let path = tree.path(leaf_level, slots[leaf_level]);
+        let path = if slots[leaf_level] == NONE {
+            let host = domain.values.last().cloned().unwrap_or_default();
+            let mut path = leaf_level
+                .checked_sub(1)
+                .map_or_else(Vec::new, |above| tree.path(above, slots[above]));
+            path.push(host);
+            path
+        } else {
+            tree.path(leaf_level, slots[leaf_level])
+        };
         by_path
             .entry(path)
             .or_insert_with(|| DomainAssignment {

@@ -157,15 +157,22 @@ impl FlavorTree {
 
     /// Slots from level 0 down to the leaf for `path`, if the whole path exists.
     pub fn lookup(&self, path: &[String]) -> Option<Vec<u32>> {
+        self.slots_along(path)
+            .filter(|slots| slots.len() == self.depth())
+    }
+
+    /// Slots from level 0 down for `path`, as deep as it goes (at most the tree's depth), if every
+    /// domain along it exists.
+    pub fn slots_along(&self, path: &[String]) -> Option<Vec<u32>> {
         let mut slots = Vec::with_capacity(path.len());
         let mut siblings = self.roots.as_slice();
-        for (level, value) in path.iter().enumerate() {
+        for (level, value) in path.iter().enumerate().take(self.depth()) {
             let at = self.find(level, siblings, value).ok()?;
             let slot = siblings[at];
             slots.push(slot);
             siblings = self.children(Some(level), slot);
         }
-        (slots.len() == self.depth()).then_some(slots)
+        Some(slots)
     }
 
     /// The level values from level 0 to (`level`, `slot`).

@@ -157,6 +157,55 @@ fn a_vanished_remaining_node_makes_the_assignment_stale() {
     );
 }
 
+#[test]
+fn a_remaining_node_not_ready_or_cordoned_stays_and_the_failed_one_is_replaced() {
+    for how in ["not ready", "cordoned"] {
+        let mut s = cluster(&[
+            ("h1", "z1", "b1", "r1", 4),
+            ("h2", "z1", "b1", "r1", 4),
+            ("h3", "z1", "b1", "r1", 4),
+            ("h4", "z1", "b1", "r2", 16),
+        ]);
+        let req = cpu_request(8, required_rack());
+        let domains = assignment(&[("h1", 4), ("h2", 4)]);
+        admitted(&mut s, &req, &domains, &["h1"]);
+        // h2's pods may still run there: it has not failed (yet), it is only out of the tree.
+        let mut h2 = s.nodes().get(s.nodes().id("h2").unwrap()).unwrap().clone();
+        if how == "not ready" {
+            h2.ready = false;
+        } else {
+            h2.unschedulable = true;
+        }
+        s.upsert_node(h2);
+        assert_eq!(
+            replace(&s, &req, &domains, &["h1"]).unwrap(),
+            vec![("h2".to_string(), 4), ("h3".to_string(), 4)],
+            "{how}"
+        );
+    }
+}
+
+#[test]
+fn a_remaining_node_out_of_the_tree_cannot_anchor_a_request_for_one_host() {
+    let mut s = cluster(&[
+        ("h1", "z1", "b1", "r1", 4),
+        ("h2", "z1", "b1", "r1", 4),
+        ("h3", "z1", "b1", "r1", 4),
+    ]);
+    let mut req = cpu_request(8, PlacementMode::Preferred(RACK.into()));
+    req.slices = vec![SliceLayer {
+        level: HOST.into(),
+        size: 4,
+    }];
+    let domains = assignment(&[("h1", 4), ("h2", 4)]);
+    admitted(&mut s, &req, &domains, &["h1", "h2"]);
+    let err = replace(&s, &req, &domains, &["h1"]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "pod set \"main\": existing topologyAssignment is invalid: stale domain \"h2\""
+    );
+}
+
 fn sliced_request() -> PodSetRequest {
     let mut req = cpu_request(8, PlacementMode::Required(BLOCK.into()));
     req.slices = vec![SliceLayer {
