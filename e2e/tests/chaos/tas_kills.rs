@@ -1,9 +1,10 @@
 //! The controller killed while TAS Jobs are being released into their domains and while a
 //! failed node is being replaced. A long-running Job that requires a rack runs first; a storm of
 //! short Jobs that require a rack or prefer a block comes in two waves; one of the long Job's
-//! hosts goes NotReady (Kueue replaces it after 30 s, or evicts the Job when its rack has no
-//! spare host); the controller is killed with SIGKILL just after each wave and inside the
-//! replacement window. The TAS checker and the quota checker sample throughout; every short Job
+//! hosts goes NotReady and its pods there are evicted 30 s later, as the node lifecycle controller
+//! does when their toleration runs out (the host is replaced once they stop, or the Job is evicted
+//! when its rack has no spare host); the controller is killed with SIGKILL just after each wave
+//! and inside the replacement window. The TAS checker and the quota checker sample throughout; every short Job
 //! must complete and the long Job must end up admitted off the failed host.
 
 use std::collections::BTreeSet;
@@ -38,6 +39,9 @@ const FAIL_WINDOW: (u64, u64) = (2_000, 8_000);
 const AFTER_WAVE: (u64, u64) = (300, 3_000);
 const AFTER_FAILURE: (u64, u64) = (10_000, 36_000);
 const DOWN: (u64, u64) = (0, 1_500);
+/// How long after the failure the pods on the failed host are evicted: the host is replaced once
+/// they stop (TASReplaceNodeOnPodTermination), inside the kills' window after the failure.
+const EVICTED_AFTER: Duration = Duration::from_secs(30);
 const SAMPLE_EVERY: Duration = Duration::from_millis(200);
 /// Everything must be done this long after the first wave.
 const DRAINED: Duration = Duration::from_secs(150);
@@ -264,6 +268,7 @@ async fn killing_the_controller_while_tas_jobs_are_released_and_a_node_is_replac
     let mut created = 0;
     let mut next_kill = 0;
     let mut replaced_at = None;
+    let mut evict_at = None;
     let outcome = loop {
         let tick = Instant::now() + SAMPLE_EVERY;
         let elapsed = start.elapsed();
@@ -275,7 +280,13 @@ async fn killing_the_controller_while_tas_jobs_are_released_and_a_node_is_replac
         if failed.is_empty() && elapsed >= fail_at {
             nodes::mark_not_ready(&client, &failing).await?;
             failed.insert(failing.clone());
+            evict_at = Some(elapsed + EVICTED_AFTER);
             println!("{failing} NotReady at {elapsed:?}");
+        }
+        if evict_at.is_some_and(|at| elapsed >= at) {
+            evict_at = None;
+            let evicted = nodes::evict_pods(&client, &ns.name, &failing).await?;
+            println!("{evicted} pods on {failing} evicted at {elapsed:?}");
         }
         if let Some((_, down)) = kills.get(next_kill).filter(|(at, _)| elapsed >= *at) {
             let Some(replica) = replicas.last() else {

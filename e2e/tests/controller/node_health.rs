@@ -1,8 +1,11 @@
-//! Failed-node hot swap on kwok nodes: a running Job that requires a rack loses a host (NotReady
-//! for Kueue's 30 s, deleted, or tainted with a taint its pods do not tolerate) and its assignment names another host of the same rack, where
-//! the replacement pod runs while the other pods run on untouched; two hosts failing together are
-//! both replaced; a rack without a spare host evicts the Workload, which is admitted again in
-//! another rack; a host back within 30 s changes nothing.
+//! Failed-node hot swap on kwok nodes: a running Job that requires a rack loses a host (NotReady,
+//! deleted, or tainted with a taint its pods do not tolerate) and its assignment names another
+//! host of the same rack, where the replacement pod runs while the other pods run on untouched.
+//! As with Kueue's `TASReplaceNodeOnPodTermination`, a host that is NotReady or tainted is
+//! replaced only once the Job's pod there has stopped: while it may still run, nothing moves, even
+//! past Kueue's old 30 s timer. Two hosts failing together are both replaced; a rack without a
+//! spare host evicts the Workload, which is admitted again in another rack; a host back within
+//! 30 s changes nothing.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -20,8 +23,11 @@ use crate::support::kueue::{self, apply_yaml};
 use crate::support::nodes::{self, NodeSet, RACK_LABEL};
 use crate::support::{self, TestNamespace, controller, unique_name, wait};
 
-/// Kueue's NodeFailureDelay plus time to notice, decide and write.
+/// Time to notice a failure, decide and write, with room for a loaded machine.
 const REPLACED: Duration = Duration::from_secs(75);
+/// Longer than Kueue's old NodeFailureDelay (30 s), which replaced a NotReady host whatever its
+/// pods were doing.
+const PODS_STILL_RUN: Duration = Duration::from_secs(35);
 /// 5 of a node's 8 cpu: one pod a host.
 const POD_CPU: &str = "5";
 
@@ -221,9 +227,24 @@ enum Failure {
     Tainted,
 }
 
+/// Deletes the Job's pods on `hosts`, as the node lifecycle controller does once their toleration
+/// of a dead node's taint runs out, or as a drain does.
+async fn evict_pods_on(running: &Running, hosts: &[String]) -> Result<()> {
+    for host in hosts {
+        nodes::evict_pods(&running.client, &running.ns.name, host).await?;
+    }
+    Ok(())
+}
+
 /// Fails `failed` as `how` says, waits for the replacement, and checks it: the same rack, a new
-/// host for each failed one, pods running there, the other pods untouched.
-async fn replaced_in_rack(running: &Running, failed: &[String], how: Failure) -> Result<()> {
+/// host for each failed one, pods running there, the other pods untouched. With `hold`, first
+/// checks that a NotReady or tainted host is kept while the Job's pod there still runs.
+async fn replaced_in_rack(
+    running: &Running,
+    failed: &[String],
+    how: Failure,
+    hold: bool,
+) -> Result<()> {
     let before = running.hosts().await?;
     let kept: Vec<String> = before
         .iter()
@@ -245,6 +266,26 @@ async fn replaced_in_rack(running: &Running, failed: &[String], how: Failure) ->
                 nodes::taint(&running.client, name, taint).await?;
             }
         }
+    }
+    if matches!(how, Failure::NotReady | Failure::Tainted) {
+        if hold {
+            let kept_whole = |w: &Workload| {
+                kueue::admitted(w)
+                    && hosts(w).is_ok_and(|h| h == before)
+                    && w.status
+                        .as_ref()
+                        .is_some_and(|s| s.unhealthy_nodes.is_empty())
+            };
+            wait::holds_for(
+                &running.workloads(),
+                &running.workload,
+                "kept on its hosts while its pods there run",
+                PODS_STILL_RUN,
+                kept_whole,
+            )
+            .await?;
+        }
+        evict_pods_on(running, failed).await?;
     }
     let after = running.until_replaced(failed).await?;
     ensure!(
@@ -289,10 +330,11 @@ async fn replaced_in_rack(running: &Running, failed: &[String], how: Failure) ->
 }
 
 #[tokio::test]
-async fn a_host_not_ready_for_30s_is_replaced_by_a_spare_host_of_its_rack() -> Result<()> {
+async fn a_host_not_ready_is_replaced_by_a_spare_host_of_its_rack_once_its_pod_stops() -> Result<()>
+{
     let running = Running::start("nh-down", 2, 4, 3).await?;
     let failed = vec![running.hosts().await?[1].clone()];
-    replaced_in_rack(&running, &failed, Failure::NotReady).await?;
+    replaced_in_rack(&running, &failed, Failure::NotReady, true).await?;
     running.finish(&failed).await
 }
 
@@ -300,7 +342,7 @@ async fn a_host_not_ready_for_30s_is_replaced_by_a_spare_host_of_its_rack() -> R
 async fn a_host_tainted_with_an_untolerated_taint_is_replaced() -> Result<()> {
     let running = Running::start("nh-taint", 2, 4, 3).await?;
     let failed = vec![running.hosts().await?[2].clone()];
-    replaced_in_rack(&running, &failed, Failure::Tainted).await?;
+    replaced_in_rack(&running, &failed, Failure::Tainted, false).await?;
     running.finish(&[]).await
 }
 
@@ -308,7 +350,7 @@ async fn a_host_tainted_with_an_untolerated_taint_is_replaced() -> Result<()> {
 async fn two_hosts_failing_together_are_both_replaced() -> Result<()> {
     let running = Running::start("nh-two", 2, 4, 2).await?;
     let failed = running.hosts().await?;
-    replaced_in_rack(&running, &failed, Failure::NotReady).await?;
+    replaced_in_rack(&running, &failed, Failure::NotReady, false).await?;
     running.finish(&failed).await
 }
 
@@ -316,7 +358,7 @@ async fn two_hosts_failing_together_are_both_replaced() -> Result<()> {
 async fn a_deleted_host_is_replaced() -> Result<()> {
     let running = Running::start("nh-gone", 2, 4, 3).await?;
     let failed = vec![running.hosts().await?[0].clone()];
-    replaced_in_rack(&running, &failed, Failure::Deleted).await?;
+    replaced_in_rack(&running, &failed, Failure::Deleted, false).await?;
     running.finish(&[]).await
 }
 
@@ -327,6 +369,7 @@ async fn a_rack_without_a_spare_host_evicts_and_the_job_runs_in_another_rack() -
     let before = running.hosts().await?;
     let failed = vec![before[0].clone()];
     nodes::mark_not_ready(&running.client, &failed[0]).await?;
+    evict_pods_on(&running, &failed).await?;
     let message = format!(
         "Workload was evicted as there was no replacement for unhealthy node(s): {}",
         failed[0]

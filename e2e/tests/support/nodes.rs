@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use k8s_openapi::api::core::v1::{Node, NodeStatus, Taint};
+use k8s_openapi::api::core::v1::{Node, NodeStatus, Pod, Taint};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
-use kube::{Api, Client};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
 use super::wait;
@@ -215,6 +215,27 @@ pub async fn taint(client: &Client, name: &str, taint: Taint) -> Result<()> {
         .await
         .with_context(|| format!("taint node {name}"))?;
     Ok(())
+}
+
+/// Deletes the pods of `namespace` bound to the node, as the node lifecycle controller does once
+/// their toleration of a dead node's taint runs out, or as a drain does. Returns how many.
+pub async fn evict_pods(client: &Client, namespace: &str, name: &str) -> Result<usize> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let on_node = ListParams::default().fields(&format!("spec.nodeName={name}"));
+    let listed = pods
+        .list(&on_node)
+        .await
+        .with_context(|| format!("list the pods on node {name}"))?;
+    for pod in &listed.items {
+        match pods.delete(&pod.name_any(), &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!("delete pod {}", pod.name_any())));
+            }
+        }
+    }
+    Ok(listed.items.len())
 }
 
 /// Deletes the node, as when a machine is removed; a node already gone is fine.

@@ -1,16 +1,18 @@
 //! The node-health loop: Kueue's TAS node controller as a task of its own. Its own watches (Nodes,
-//! ResourceFlavors) and the shared Workload watch feed its own queue; it times each assigned
-//! node's Ready delay and tells the admission loop, per admitted TAS Workload, which of its nodes
-//! have failed (an empty list: none any more). It decides failures only; the replacement or eviction is the admission
+//! ResourceFlavors, and the pods kuota started, to know whose pods still progress on a failing
+//! node) and the shared Workload watch feed its own queue; it times each assigned node's Ready
+//! delay and tells the admission loop, per admitted TAS Workload, which of its nodes have failed
+//! (an empty list: none any more). It decides failures only; the replacement or eviction is the admission
 //! loop's, made in the one engine state admission places into, so the two never claim the same
 //! capacity.
 
 mod facts;
+mod pods;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Node, Toleration};
+use k8s_openapi::api::core::v1::{Node, Pod, Toleration};
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
@@ -18,9 +20,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use self::facts::node_facts;
+use self::pods::{ProgressingPods, slim_pod};
 use super::watches::{Change, Fanout, SharedWorkload, slim, spawn};
+use crate::api::keys::labels;
 use crate::api::{ResourceFlavor, Workload};
-use crate::engine::features::FeatureGates;
+use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::topology::model::HOSTNAME_LABEL;
 use crate::engine::topology::node_failure::{
     AssignedPodSet, FailedNode, NodeFacts, NodeLookup, assigned_pod_sets, workload_nodes,
@@ -45,6 +49,7 @@ enum HealthInput {
     Node(Change<Node>),
     Workload(Change<SharedWorkload>),
     ResourceFlavor(Change<ResourceFlavor>),
+    Pod(Change<Pod>),
 }
 
 /// Starts the loop's watches and returns the loop, which sends what it finds to `reports`.
@@ -69,11 +74,23 @@ pub fn start(
     spawn(
         watches,
         Api::all(client.clone()),
-        all,
+        all.clone(),
         &inputs,
         HealthInput::ResourceFlavor,
         slim,
     );
+    let watch_pods = reads_pods(&gates);
+    if watch_pods {
+        // Only pods kuota started carry the pod-set label.
+        spawn(
+            watches,
+            Api::all(client.clone()),
+            all.labels(labels::POD_SET),
+            &inputs,
+            HealthInput::Pod,
+            slim_pod,
+        );
+    }
     NodeHealthLoop {
         gates,
         reports,
@@ -82,9 +99,18 @@ pub fn start(
         flavors: BTreeMap::new(),
         workloads: BTreeMap::new(),
         reported: BTreeMap::new(),
-        listed: [false; 3],
+        pods: ProgressingPods::default(),
+        listed: [false, false, false, !watch_pods],
     }
     .run(received)
+}
+
+/// Whether failure detection asks where a Workload's pods stand: a node that is not Ready waits for
+/// them with `TASReplaceNodeOnPodTermination`, a tainted one with either taint rule.
+fn reads_pods(gates: &FeatureGates) -> bool {
+    gates.enabled(Feature::TASFailedNodeReplacement)
+        && (gates.enabled(Feature::TASReplaceNodeOnPodTermination)
+            || gates.enabled(Feature::TASReplaceNodeOnNodeTaints))
 }
 
 struct NodeHealthLoop {
@@ -100,7 +126,10 @@ struct NodeHealthLoop {
     workloads: BTreeMap<String, SharedWorkload>,
     /// The failed nodes last reported per Workload.
     reported: BTreeMap<String, Vec<String>>,
-    listed: [bool; 3],
+    /// Where the pods kuota started still progress.
+    pods: ProgressingPods,
+    /// Whether each watch (Nodes, Workloads, ResourceFlavors, pods) has listed once.
+    listed: [bool; 4],
 }
 
 impl NodeHealthLoop {
@@ -150,6 +179,14 @@ impl NodeHealthLoop {
                     }
                 }
             }
+            HealthInput::Pod(change) => match change {
+                Change::Reset(list) => {
+                    self.listed[3] = true;
+                    self.pods.reset(&list);
+                }
+                Change::Apply(pod) => self.pods.apply(&pod),
+                Change::Delete(pod) => self.pods.delete(&pod),
+            },
             HealthInput::ResourceFlavor(change) => {
                 if matches!(change, Change::Reset(_)) {
                     self.listed[2] = true;
@@ -211,7 +248,13 @@ impl NodeHealthLoop {
             if pod_sets.is_empty() {
                 continue;
             }
-            let verdict = workload_nodes(&pod_sets, |host| self.lookup(host), &self.gates, now);
+            let verdict = workload_nodes(
+                &pod_sets,
+                |host| self.lookup(host),
+                |node| self.pods.on(key, node),
+                &self.gates,
+                now,
+            );
             if let Some(at) = verdict.recheck_at {
                 recheck = Some(recheck.map_or(at, |r| r.min(at)));
             }

@@ -2,12 +2,12 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::{Change, HealthInput, NodeFailures, NodeHealthLoop};
+use super::{Change, HealthInput, NodeFailures, NodeHealthLoop, ProgressingPods};
 use crate::api::Workload;
 use crate::engine::features::FeatureGates;
 use crate::engine::topology::node_failure::FailedNode;
@@ -48,18 +48,44 @@ fn workload() -> Workload {
     .unwrap()
 }
 
+/// A running pod of the Workload `w` bound to `node`.
+fn pod(name: &str, node: &str) -> Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "ns",
+            "annotations": {"kueue.x-k8s.io/workload": "w"}},
+        "spec": {"containers": [{"name": "c"}], "nodeName": node},
+        "status": {"phase": "Running"},
+    }))
+    .unwrap()
+}
+
+/// The loop with Kueue's gates, its pods one on each host.
 fn started() -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
+    started_with(FeatureGates::default())
+}
+
+/// The loop as Kueue ran before it waited for pods: `TASReplaceNodeOnPodTermination` off.
+fn started_with_timer() -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
+    started_with("TASReplaceNodeOnPodTermination=false".parse().unwrap())
+}
+
+fn started_with(gates: FeatureGates) -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
     let (reports, received) = mpsc::channel(16);
     let mut health = NodeHealthLoop {
-        gates: FeatureGates::default(),
+        gates,
         reports,
         nodes: BTreeMap::new(),
         gone: BTreeMap::new(),
         flavors: BTreeMap::new(),
         workloads: BTreeMap::new(),
         reported: BTreeMap::new(),
-        listed: [false; 3],
+        pods: ProgressingPods::default(),
+        listed: [false; 4],
     };
+    health.take(
+        HealthInput::Pod(Change::Reset(vec![pod("p1", "h1"), pod("p2", "h2")])),
+        at(0),
+    );
     health.take(
         HealthInput::Node(Change::Reset(vec![
             node("h1", true, 0),
@@ -80,7 +106,7 @@ fn started() -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
 
 #[tokio::test]
 async fn a_node_not_ready_is_reported_once_after_the_delay_and_withdrawn_when_ready() {
-    let (mut health, mut reports) = started();
+    let (mut health, mut reports) = started_with_timer();
     assert_eq!(health.pass(at(1)).await, None);
     health.take(
         HealthInput::Node(Change::Apply(Box::new(node("h2", false, 5)))),
@@ -112,7 +138,7 @@ async fn a_node_not_ready_is_reported_once_after_the_delay_and_withdrawn_when_re
 
 #[tokio::test]
 async fn a_node_back_within_the_delay_is_never_reported() {
-    let (mut health, mut reports) = started();
+    let (mut health, mut reports) = started_with_timer();
     health.take(
         HealthInput::Node(Change::Apply(Box::new(node("h1", false, 0)))),
         at(0),
@@ -143,4 +169,74 @@ async fn a_deleted_node_is_reported_at_once() {
             since: at(7)
         }]
     );
+}
+
+#[tokio::test]
+async fn a_node_not_ready_is_reported_once_the_workloads_pod_there_has_stopped() {
+    let (mut health, mut reports) = started();
+    health.take(
+        HealthInput::Node(Change::Apply(Box::new(node("h2", false, 5)))),
+        at(5),
+    );
+    // Long past the old 30 s timer: the pod may still run there, and nothing is due at a time.
+    assert_eq!(health.pass(at(600)).await, None);
+    assert!(reports.try_recv().is_err());
+    let mut stopped = pod("p2", "h2");
+    if let Some(status) = stopped.status.as_mut() {
+        status.phase = Some("Failed".into());
+    }
+    health.take(HealthInput::Pod(Change::Apply(Box::new(stopped))), at(601));
+    health.pass(at(601)).await;
+    assert_eq!(
+        reports.try_recv().unwrap(),
+        NodeFailures {
+            workload: "ns/w".into(),
+            failed: vec![FailedNode {
+                name: "h2".into(),
+                since: at(5)
+            }],
+        }
+    );
+}
+
+#[tokio::test]
+async fn nothing_is_reported_before_the_pods_are_listed() {
+    let (reports, mut received) = mpsc::channel(16);
+    let mut health = NodeHealthLoop {
+        gates: FeatureGates::default(),
+        reports,
+        nodes: BTreeMap::new(),
+        gone: BTreeMap::new(),
+        flavors: BTreeMap::new(),
+        workloads: BTreeMap::new(),
+        reported: BTreeMap::new(),
+        pods: ProgressingPods::default(),
+        listed: [false; 4],
+    };
+    health.take(
+        HealthInput::Node(Change::Reset(vec![
+            node("h1", false, 0),
+            node("h2", true, 0),
+        ])),
+        at(0),
+    );
+    health.take(
+        HealthInput::Workload(Change::Reset(vec![std::sync::Arc::new(workload())])),
+        at(0),
+    );
+    health.take(
+        HealthInput::ResourceFlavor(Change::Reset(Vec::new())),
+        at(0),
+    );
+    assert!(
+        !health.listed.iter().all(|l| *l),
+        "the pods have not been listed"
+    );
+    health.take(
+        HealthInput::Pod(Change::Reset(vec![pod("p1", "h1")])),
+        at(1),
+    );
+    assert!(health.listed.iter().all(|l| *l));
+    health.pass(at(1)).await;
+    assert!(received.try_recv().is_err(), "p1 still runs on h1");
 }

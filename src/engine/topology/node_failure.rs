@@ -1,13 +1,17 @@
 //! When a node assigned to an admitted TAS workload has failed, as Kueue's TAS node controller
-//! counts it, with the time passed in: the node is gone, has no `Ready` condition, has had `Ready`
-//! not `True` for `NodeFailureDelay` (30 s), or (gate `TASReplaceNodeOnNodeTaints`) is Ready but
-//! carries a NoSchedule or NoExecute taint the workload's pods do not tolerate. A node whose Ready
-//! condition turns True again before the delay has not failed.
+//! counts it, with the time passed in: the node is gone or has no `Ready` condition; `Ready` is not
+//! `True`; or (gate `TASReplaceNodeOnNodeTaints`) the node is Ready but carries a NoSchedule or
+//! NoExecute taint the workload's pods do not tolerate, or tolerate only for `tolerationSeconds`.
+//!
+//! With `TASReplaceNodeOnPodTermination` (on by default, as in Kueue) a node that is not Ready, or
+//! carries such a taint, fails only once the workload has no pod left progressing there: a node
+//! that merely stopped reporting may still run the pods, and a replacement started beside them
+//! would run the same pod twice. Without it, a node fails once `Ready` has not been `True` for
+//! `NodeFailureDelay` (30 s), and an untolerated taint fails it at once; the deprecated gate
+//! `TASReplaceNodeDueToNotReadyOverFixedTime` adds that 30 s timer back beside the wait for pods.
 //!
 //! The taints the node lifecycle controller adds because `Ready` is not True
-//! (`node.kubernetes.io/not-ready`, `.../unreachable`) are judged by the Ready delay, not as
-//! taints: Kueue, with `TASReplaceNodeOnPodTermination`, waits for the pods on such a node, which
-//! tolerate these taints for 300 s by default, so a node back within the delay changes nothing.
+//! (`node.kubernetes.io/not-ready`, `.../unreachable`) are judged through `Ready`, not as taints.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -20,7 +24,7 @@ use super::{DecodeError, decode};
 use crate::api::Workload;
 use crate::api::keys::condition_types;
 use crate::engine::features::{Feature, FeatureGates};
-use crate::engine::node_match::untolerated_taint;
+use crate::engine::node_match::tolerates;
 
 /// Kueue's `NodeFailureDelay`: how long `Ready` stays not True before the node counts as failed.
 pub const NODE_FAILURE_DELAY: Duration = Duration::from_secs(30);
@@ -67,10 +71,22 @@ pub enum NodeLookup<'a> {
     Unknown,
 }
 
+/// Whether a workload still has pods progressing on a node: bound there, not being deleted, and
+/// neither `Succeeded` nor `Failed`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PodsOnNode {
+    Progressing,
+    /// None progressing, or none there at all.
+    Stopped,
+}
+
 /// One node's health for one workload.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NodeHealth {
     Healthy,
+    /// Not Ready, or tainted, but the workload's pods there still progress: it fails when they
+    /// stop (a pod change, not a time, brings that).
+    WaitingForPods,
     /// Not Ready; it fails at this time unless it recovers first.
     FailsAt(Timestamp),
     Failed {
@@ -78,10 +94,21 @@ pub enum NodeHealth {
     },
 }
 
-/// Whether `node` has failed at `now` for pods with `tolerations`.
+/// How a workload's pods stand with a taint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum TaintStanding {
+    Permanent,
+    /// Only by tolerations with `tolerationSeconds`: the pods are evicted in time.
+    Temporary,
+    Untolerated,
+}
+
+/// Whether `node` has failed at `now` for a workload whose pods have `tolerations` and stand on it
+/// as `pods` says.
 pub fn node_health(
     node: NodeLookup<'_>,
     tolerations: &[Toleration],
+    pods: PodsOnNode,
     gates: &FeatureGates,
     now: Timestamp,
 ) -> NodeHealth {
@@ -95,7 +122,14 @@ pub fn node_health(
             since: node.seen_at,
         };
     };
+    let wait_for_pods = gates.enabled(Feature::TASReplaceNodeOnPodTermination);
     if !ready.ready {
+        if wait_for_pods && pods == PodsOnNode::Stopped {
+            return NodeHealth::Failed { since: ready.since };
+        }
+        if wait_for_pods && !gates.enabled(Feature::TASReplaceNodeDueToNotReadyOverFixedTime) {
+            return NodeHealth::WaitingForPods;
+        }
         let delay = SignedDuration::try_from(NODE_FAILURE_DELAY).unwrap_or(SignedDuration::MAX);
         let deadline = ready.since.checked_add(delay).unwrap_or(Timestamp::MAX);
         return if now >= deadline {
@@ -111,6 +145,7 @@ pub fn node_health(
         .taints
         .iter()
         .filter(|t| !READINESS_TAINTS.contains(&t.key.as_str()))
+        .filter(|t| matches!(t.effect.as_str(), "NoSchedule" | "NoExecute"))
         .cloned()
         .collect();
     if node.unschedulable {
@@ -120,14 +155,37 @@ pub fn node_health(
             ..Taint::default()
         });
     }
-    match untolerated_taint(&taints, tolerations) {
-        Some(taint) => NodeHealth::Failed {
-            since: taint
-                .time_added
-                .as_ref()
-                .map_or(node.seen_at, |added| added.0),
-        },
-        None => NodeHealth::Healthy,
+    let Some((worst, taint)) = taints
+        .iter()
+        .map(|taint| (standing(taint, tolerations), taint))
+        .filter(|(how, _)| *how != TaintStanding::Permanent)
+        .max_by_key(|(how, _)| *how)
+    else {
+        return NodeHealth::Healthy;
+    };
+    let since = taint
+        .time_added
+        .as_ref()
+        .map_or(node.seen_at, |added| added.0);
+    let waits = worst == TaintStanding::Temporary || wait_for_pods;
+    if waits && pods == PodsOnNode::Progressing {
+        NodeHealth::WaitingForPods
+    } else {
+        NodeHealth::Failed { since }
+    }
+}
+
+/// How `tolerations` stand with `taint`.
+fn standing(taint: &Taint, tolerations: &[Toleration]) -> TaintStanding {
+    if !tolerations.iter().any(|t| tolerates(t, taint)) {
+        TaintStanding::Untolerated
+    } else if !tolerations
+        .iter()
+        .any(|t| t.toleration_seconds.is_none() && tolerates(t, taint))
+    {
+        TaintStanding::Temporary
+    } else {
+        TaintStanding::Permanent
     }
 }
 
@@ -156,10 +214,12 @@ pub struct WorkloadNodes {
 }
 
 /// The failed nodes among those assigned to `pod_sets` at `now`; `lookup` finds a node by the
-/// hostname an assignment names. Nothing fails with `TASFailedNodeReplacement` off.
+/// hostname an assignment names, `pods` tells how the workload's pods stand on a node, by node
+/// name. Nothing fails with `TASFailedNodeReplacement` off.
 pub fn workload_nodes<'a>(
     pod_sets: &[AssignedPodSet],
     lookup: impl Fn(&str) -> NodeLookup<'a>,
+    pods: impl Fn(&str) -> PodsOnNode,
     gates: &FeatureGates,
     now: Timestamp,
 ) -> WorkloadNodes {
@@ -171,8 +231,12 @@ pub fn workload_nodes<'a>(
     for pod_set in pod_sets {
         for host in &pod_set.hosts {
             let node = lookup(host);
-            match node_health(node, &pod_set.tolerations, gates, now) {
-                NodeHealth::Healthy => {}
+            let standing = match node {
+                NodeLookup::Present(n) => pods(&n.name),
+                NodeLookup::Gone { .. } | NodeLookup::Unknown => PodsOnNode::Stopped,
+            };
+            match node_health(node, &pod_set.tolerations, standing, gates, now) {
+                NodeHealth::Healthy | NodeHealth::WaitingForPods => {}
                 NodeHealth::FailsAt(at) => {
                     out.recheck_at = Some(out.recheck_at.map_or(at, |r| r.min(at)));
                 }

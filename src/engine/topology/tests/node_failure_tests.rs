@@ -11,9 +11,11 @@ use serde_json::json;
 use crate::api::Workload;
 use crate::engine::features::FeatureGates;
 use crate::engine::topology::node_failure::{
-    AssignedPodSet, FailedNode, NodeFacts, NodeHealth, NodeLookup, ReadyCondition,
+    AssignedPodSet, FailedNode, NodeFacts, NodeHealth, NodeLookup, PodsOnNode, ReadyCondition,
     assigned_pod_sets, node_health, workload_nodes,
 };
+
+use PodsOnNode::{Progressing, Stopped};
 
 fn at(seconds: i64) -> Timestamp {
     Timestamp::UNIX_EPOCH + SignedDuration::from_secs(1_000_000 + seconds)
@@ -44,11 +46,16 @@ fn gates(spec: &str) -> FeatureGates {
     spec.parse().unwrap()
 }
 
+/// Kueue's behaviour before it waited for pods: `TASReplaceNodeOnPodTermination` off.
+fn timer_only() -> FeatureGates {
+    gates("TASReplaceNodeOnPodTermination=false")
+}
+
 #[test]
-fn a_not_ready_node_fails_thirty_seconds_after_the_transition() {
+fn without_waiting_for_pods_a_not_ready_node_fails_thirty_seconds_after_the_transition() {
     let down = node("h1", false, 0);
-    let g = FeatureGates::default();
-    let health = |now| node_health(NodeLookup::Present(&down), &[], &g, at(now));
+    let g = timer_only();
+    let health = |now| node_health(NodeLookup::Present(&down), &[], Progressing, &g, at(now));
     assert_eq!(health(0), NodeHealth::FailsAt(at(30)));
     assert_eq!(health(29), NodeHealth::FailsAt(at(30)));
     assert_eq!(health(30), NodeHealth::Failed { since: at(30) });
@@ -56,38 +63,59 @@ fn a_not_ready_node_fails_thirty_seconds_after_the_transition() {
 }
 
 #[test]
-fn a_node_ready_again_before_the_delay_is_healthy() {
-    let back = node("h1", true, 20);
-    assert_eq!(
-        node_health(
-            NodeLookup::Present(&back),
-            &[],
-            &FeatureGates::default(),
-            at(25)
-        ),
-        NodeHealth::Healthy
-    );
+fn a_not_ready_node_fails_once_the_workloads_pods_there_have_stopped() {
+    let down = node("h1", false, 0);
+    let g = FeatureGates::default();
+    let health = |pods, now| node_health(NodeLookup::Present(&down), &[], pods, &g, at(now));
+    // Past Kueue's old 30 s timer, the pods may still run on a node that stopped reporting.
+    assert_eq!(health(Progressing, 5), NodeHealth::WaitingForPods);
+    assert_eq!(health(Progressing, 3600), NodeHealth::WaitingForPods);
+    assert_eq!(health(Stopped, 5), NodeHealth::Failed { since: at(0) });
 }
 
 #[test]
-fn a_deleted_unknown_or_conditionless_node_fails_at_once() {
+fn the_deprecated_fixed_time_gate_adds_the_timer_beside_the_wait_for_pods() {
+    let down = node("h1", false, 0);
+    let g = gates("TASReplaceNodeDueToNotReadyOverFixedTime=true");
+    let health = |pods, now| node_health(NodeLookup::Present(&down), &[], pods, &g, at(now));
+    assert_eq!(health(Progressing, 10), NodeHealth::FailsAt(at(30)));
+    assert_eq!(
+        health(Progressing, 31),
+        NodeHealth::Failed { since: at(30) }
+    );
+    assert_eq!(health(Stopped, 10), NodeHealth::Failed { since: at(0) });
+}
+
+#[test]
+fn a_node_ready_again_before_the_delay_is_healthy() {
+    let back = node("h1", true, 20);
+    for g in [FeatureGates::default(), timer_only()] {
+        assert_eq!(
+            node_health(NodeLookup::Present(&back), &[], Stopped, &g, at(25)),
+            NodeHealth::Healthy
+        );
+    }
+}
+
+#[test]
+fn a_deleted_unknown_or_conditionless_node_fails_at_once_whatever_its_pods_do() {
     let g = FeatureGates::default();
     let gone = NodeLookup::Gone {
         name: "h1",
         since: at(3),
     };
     assert_eq!(
-        node_health(gone, &[], &g, at(4)),
+        node_health(gone, &[], Progressing, &g, at(4)),
         NodeHealth::Failed { since: at(3) }
     );
     assert_eq!(
-        node_health(NodeLookup::Unknown, &[], &g, at(4)),
+        node_health(NodeLookup::Unknown, &[], Progressing, &g, at(4)),
         NodeHealth::Failed { since: at(4) }
     );
     let mut bare = node("h1", true, 2);
     bare.ready = None;
     assert_eq!(
-        node_health(NodeLookup::Present(&bare), &[], &g, at(4)),
+        node_health(NodeLookup::Present(&bare), &[], Progressing, &g, at(4)),
         NodeHealth::Failed { since: at(2) }
     );
 }
@@ -101,14 +129,25 @@ fn an_untolerated_taint_fails_a_ready_node_only_with_the_taints_gate() {
         taint("soft", "PreferNoSchedule"),
     ];
     let lookup = NodeLookup::Present(&tainted);
+    let g = FeatureGates::default();
     assert_eq!(
-        node_health(lookup, &[], &FeatureGates::default(), at(8)),
+        node_health(lookup, &[], Stopped, &g, at(8)),
+        NodeHealth::Failed { since: at(7) }
+    );
+    // By default the pods still running there are waited for; without that, it fails at once.
+    assert_eq!(
+        node_health(lookup, &[], Progressing, &g, at(8)),
+        NodeHealth::WaitingForPods
+    );
+    assert_eq!(
+        node_health(lookup, &[], Progressing, &timer_only(), at(8)),
         NodeHealth::Failed { since: at(7) }
     );
     assert_eq!(
         node_health(
             lookup,
             &[],
+            Stopped,
             &gates("TASReplaceNodeOnNodeTaints=false"),
             at(8)
         ),
@@ -120,7 +159,57 @@ fn an_untolerated_taint_fails_a_ready_node_only_with_the_taints_gate() {
         ..Toleration::default()
     };
     assert_eq!(
-        node_health(lookup, &[tolerated], &FeatureGates::default(), at(8)),
+        node_health(lookup, &[tolerated], Stopped, &g, at(8)),
+        NodeHealth::Healthy
+    );
+}
+
+#[test]
+fn a_taint_tolerated_only_for_a_while_fails_once_the_pods_stop() {
+    let mut tainted = node("h1", true, 0);
+    tainted.seen_at = at(7);
+    tainted.taints = vec![taint("maintenance", "NoExecute")];
+    let lookup = NodeLookup::Present(&tainted);
+    let for_a_while = Toleration {
+        key: Some("maintenance".into()),
+        operator: Some("Exists".into()),
+        toleration_seconds: Some(300),
+        ..Toleration::default()
+    };
+    for g in [FeatureGates::default(), timer_only()] {
+        assert_eq!(
+            node_health(
+                lookup,
+                std::slice::from_ref(&for_a_while),
+                Progressing,
+                &g,
+                at(8)
+            ),
+            NodeHealth::WaitingForPods
+        );
+        assert_eq!(
+            node_health(
+                lookup,
+                std::slice::from_ref(&for_a_while),
+                Stopped,
+                &g,
+                at(8)
+            ),
+            NodeHealth::Failed { since: at(7) }
+        );
+    }
+    let for_good = Toleration {
+        toleration_seconds: None,
+        ..for_a_while.clone()
+    };
+    assert_eq!(
+        node_health(
+            lookup,
+            &[for_a_while, for_good],
+            Stopped,
+            &FeatureGates::default(),
+            at(8)
+        ),
         NodeHealth::Healthy
     );
 }
@@ -136,6 +225,7 @@ fn a_taint_records_when_it_was_added() {
         node_health(
             NodeLookup::Present(&tainted),
             &[],
+            Stopped,
             &FeatureGates::default(),
             at(9)
         ),
@@ -151,6 +241,7 @@ fn a_cordoned_node_counts_as_tainted_unschedulable() {
         node_health(
             NodeLookup::Present(&cordoned),
             &[],
+            Stopped,
             &FeatureGates::default(),
             at(1)
         ),
@@ -159,7 +250,7 @@ fn a_cordoned_node_counts_as_tainted_unschedulable() {
 }
 
 #[test]
-fn the_readiness_taints_wait_for_the_ready_delay() {
+fn the_readiness_taints_are_judged_through_ready() {
     // Ready again, while the lifecycle controller has not removed its taint yet.
     let mut back = node("h1", true, 10);
     back.taints = vec![taint("node.kubernetes.io/not-ready", "NoExecute")];
@@ -167,6 +258,7 @@ fn the_readiness_taints_wait_for_the_ready_delay() {
         node_health(
             NodeLookup::Present(&back),
             &[],
+            Stopped,
             &FeatureGates::default(),
             at(11)
         ),
@@ -174,14 +266,14 @@ fn the_readiness_taints_wait_for_the_ready_delay() {
     );
     let mut down = node("h1", false, 10);
     down.taints = vec![taint("node.kubernetes.io/unreachable", "NoSchedule")];
+    let lookup = NodeLookup::Present(&down);
     assert_eq!(
-        node_health(
-            NodeLookup::Present(&down),
-            &[],
-            &FeatureGates::default(),
-            at(11)
-        ),
+        node_health(lookup, &[], Progressing, &timer_only(), at(11)),
         NodeHealth::FailsAt(at(40))
+    );
+    assert_eq!(
+        node_health(lookup, &[], Progressing, &FeatureGates::default(), at(11)),
+        NodeHealth::WaitingForPods
     );
 }
 
@@ -212,9 +304,32 @@ fn a_workload_collects_every_failed_node_once_and_the_next_deadline() {
         },
         None => NodeLookup::Unknown,
     };
-    let found = workload_nodes(&pod_sets, lookup, &FeatureGates::default(), at(40));
+    // The workload's pods have stopped on node-1 and still run on node-2.
+    let pods = |name: &str| {
+        if name == "node-2" {
+            Progressing
+        } else {
+            Stopped
+        }
+    };
+    let found = workload_nodes(&pod_sets, lookup, pods, &FeatureGates::default(), at(40));
     assert_eq!(
         found.failed,
+        vec![
+            FailedNode {
+                name: "node-1".into(),
+                since: at(0)
+            },
+            FailedNode {
+                name: "node-4".into(),
+                since: at(35)
+            },
+        ]
+    );
+    assert_eq!(found.recheck_at, None);
+    let timed = workload_nodes(&pod_sets, lookup, pods, &timer_only(), at(40));
+    assert_eq!(
+        timed.failed,
         vec![
             FailedNode {
                 name: "node-1".into(),
@@ -226,10 +341,11 @@ fn a_workload_collects_every_failed_node_once_and_the_next_deadline() {
             },
         ]
     );
-    assert_eq!(found.recheck_at, Some(at(50)));
+    assert_eq!(timed.recheck_at, Some(at(50)));
     let off = workload_nodes(
         &pod_sets,
         lookup,
+        pods,
         &gates("TASFailedNodeReplacement=false"),
         at(40),
     );
