@@ -69,9 +69,10 @@ fn started_with_timer() -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
     started_with("TASReplaceNodeOnPodTermination=false".parse().unwrap())
 }
 
-fn started_with(gates: FeatureGates) -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
+/// The loop before any watch has listed.
+fn fresh(gates: FeatureGates) -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
     let (reports, received) = mpsc::channel(16);
-    let mut health = NodeHealthLoop {
+    let health = NodeHealthLoop {
         gates,
         reports,
         nodes: BTreeMap::new(),
@@ -82,6 +83,11 @@ fn started_with(gates: FeatureGates) -> (NodeHealthLoop, mpsc::Receiver<NodeFail
         pods: ProgressingPods::default(),
         listed: [false; 4],
     };
+    (health, received)
+}
+
+fn started_with(gates: FeatureGates) -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
+    let (mut health, received) = fresh(gates);
     health.take(
         HealthInput::Pod(Change::Reset(vec![pod("p1", "h1"), pod("p2", "h2")])),
         at(0),
@@ -201,18 +207,7 @@ async fn a_node_not_ready_is_reported_once_the_workloads_pod_there_has_stopped()
 
 #[tokio::test]
 async fn nothing_is_reported_before_the_pods_are_listed() {
-    let (reports, mut received) = mpsc::channel(16);
-    let mut health = NodeHealthLoop {
-        gates: FeatureGates::default(),
-        reports,
-        nodes: BTreeMap::new(),
-        gone: BTreeMap::new(),
-        flavors: BTreeMap::new(),
-        workloads: BTreeMap::new(),
-        reported: BTreeMap::new(),
-        pods: ProgressingPods::default(),
-        listed: [false; 4],
-    };
+    let (mut health, mut received) = fresh(FeatureGates::default());
     health.take(
         HealthInput::Node(Change::Reset(vec![
             node("h1", false, 0),
