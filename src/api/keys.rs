@@ -300,6 +300,8 @@ pub mod field_managers {
     /// Kueue's job reconciler: Workloads of jobs, and jobs started and stopped. Its condition
     /// writes use this name followed by `-<condition type>`.
     pub const JOB_CONTROLLER: &str = "kueue-job-controller";
+    /// Kueue's job reconciler writing a Workload's `status.reclaimablePods`.
+    pub const RECLAIMABLE_PODS: &str = "kueue-reclaimable-pods";
     /// Kueue's topology ungater: pods released into their domains.
     pub const TOPOLOGY_UNGATER: &str = "tas-topology-ungater";
     /// Kueue's manager itself: the pod integration's patches of pods and their

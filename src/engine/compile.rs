@@ -441,12 +441,24 @@ impl Compiled {
             let cq = self.cq_index.get(&admission.cluster_queue).copied();
             let mut usage = FrAmounts::new();
             for psa in &admission.pod_set_assignments {
+                // Reclaimable pods give their quota back early, as Kueue scales an admitted
+                // pod set's usage down to the pods that still need it.
+                let still_needed = model
+                    .pod_sets
+                    .iter()
+                    .find(|p| p.name == psa.name)
+                    .map(|p| p.count.saturating_sub(p.reclaimable))
+                    .filter(|needed| *needed < psa.count);
                 for (resource, flavor) in &psa.flavors {
                     let amount = psa
                         .resource_usage
                         .get(resource)
                         .copied()
                         .unwrap_or_default();
+                    let amount = match still_needed {
+                        Some(needed) => amount.scaled(needed.max(0), psa.count),
+                        None => amount,
+                    };
                     let pair = self
                         .names
                         .find_flavor(flavor)

@@ -273,6 +273,9 @@ pub struct PodSet {
     pub tolerations: Vec<Toleration>,
     /// `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
     pub required_node_affinity: Option<NodeSelector>,
+    /// Pods whose quota may be released early (`status.reclaimablePods`, gate `ReclaimablePods`):
+    /// an admitted workload holds quota for `count − reclaimable` of its admitted pods at most.
+    pub reclaimable: i32,
     /// Boxed: most pod sets have none, and the request is larger than the rest of the pod set.
     pub topology_request: Option<Box<TopologyRequest>>,
 }

@@ -85,6 +85,14 @@ impl Quantity {
         (per.0 > 0).then(|| self.0.max(0) / per.0)
     }
 
+    /// `self × part / whole`, rounded toward zero; `self` when `whole` is not positive.
+    pub fn scaled(self, part: i32, whole: i32) -> Quantity {
+        if whole <= 0 {
+            return self;
+        }
+        Quantity(self.0.saturating_mul(i128::from(part)) / i128::from(whole))
+    }
+
     /// `max(0, self)`.
     pub fn clamp_non_negative(self) -> Quantity {
         Quantity(self.0.max(0))

@@ -2,14 +2,15 @@
 //! cluster offers (flavors, priority classes). One step at a time: the controller writes it, reads
 //! the result back through its watches and asks again, so a step that fails or a crash between
 //! steps is picked up where it stopped. Kueue's order: a finished Job finishes its Workload; a Job
-//! without a Workload gets one; a Workload out of step is updated or replaced; `PodsReady` is
-//! kept; an evicted or unadmitted Workload stops the Job; an admitted one starts it.
+//! without a Workload gets one; a Workload out of step is updated or replaced; its reclaimable pods
+//! and `PodsReady` are kept; an evicted or unadmitted Workload stops the Job; an admitted one
+//! starts it.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::Job;
 
-use super::batch_job::{JobError, workload_for_job};
+use super::batch_job::{JobError, reclaimable_pods, workload_for_job};
 use super::events::{
     JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
     STOP_WORKLOAD_DELETED,
@@ -24,7 +25,8 @@ use super::priority::PriorityLookup;
 use super::scope::queue_name;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, finalizers, finished_reasons};
-use crate::engine::features::FeatureGates;
+use crate::api::workload_status::ReclaimablePod;
+use crate::engine::features::{Feature, FeatureGates};
 
 /// What the reconciler reads besides the Job and its Workloads.
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +63,11 @@ pub enum JobStep {
         workload: Box<Workload>,
         reason: &'static str,
         message: String,
+    },
+    /// Write these `status.reclaimablePods` on the Workload (gate `ReclaimablePods`).
+    ReclaimablePods {
+        workload: Box<Workload>,
+        pods: Vec<ReclaimablePod>,
     },
     /// Write this `PodsReady` condition on the Workload.
     PodsReady {
@@ -147,6 +154,16 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
             };
         }
         Ok(WorkloadSync::InSync) => {}
+    }
+    if context.gates.enabled(Feature::ReclaimablePods) {
+        let pods = reclaimable_pods(job);
+        let written = workload.status.as_ref().map(|s| &s.reclaimable_pods[..]);
+        if !same_counts(&pods, written.unwrap_or_default()) {
+            return JobStep::ReclaimablePods {
+                workload: Box::new(workload.clone()),
+                pods,
+            };
+        }
     }
     if context.wait_for_pods_ready && condition_true(workload, condition_types::QUOTA_RESERVED) {
         let condition = pods_ready_condition(workload, job_pods_ready(job));
@@ -285,6 +302,14 @@ pub fn workload_finalizer_removable(workload: &Workload, job: Option<&Job>) -> b
     }
     workload.metadata.deletion_timestamp.is_some()
         && job.is_none_or(|job| is_suspended(job) || job.metadata.deletion_timestamp.is_some())
+}
+
+/// Whether two lists of reclaimable pods give each pod set the same count, in any order.
+fn same_counts(a: &[ReclaimablePod], b: &[ReclaimablePod]) -> bool {
+    let counts = |list: &[ReclaimablePod]| -> BTreeMap<String, i32> {
+        list.iter().map(|p| (p.name.clone(), p.count)).collect()
+    };
+    a.len() == b.len() && counts(a) == counts(b)
 }
 
 fn key_of(workload: &Workload) -> String {

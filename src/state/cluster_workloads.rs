@@ -10,6 +10,7 @@ use super::cluster::{CachedWorkload, ClassRef, ClusterState, fingerprint};
 use crate::api;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind};
 use crate::engine::WorkloadKey;
+use crate::engine::features::Feature;
 
 /// Identity and queue position for a Workload whose metadata lacks them (manifests given to
 /// `kuota simulate`); objects read from a cluster always have both.
@@ -44,7 +45,16 @@ impl ClusterState {
             uid: fallback.uid,
             class_priority: class.as_ref().and_then(|c| self.class_value(c)),
         };
-        let converted = admission_input::workload(workload, defaults);
+        let reclaim = self.engine.features().enabled(Feature::ReclaimablePods);
+        let converted = admission_input::workload(workload, defaults).map(|mut model| {
+            if !reclaim {
+                // Kueue without `ReclaimablePods` holds every admitted pod's quota to the end.
+                for pod_set in &mut model.pod_sets {
+                    pod_set.reclaimable = 0;
+                }
+            }
+            model
+        });
         let cached = match &converted {
             Ok(model) => Ok(CachedWorkload {
                 fingerprint: fingerprint(model),

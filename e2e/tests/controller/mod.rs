@@ -8,5 +8,6 @@ mod jobs;
 mod node_health;
 mod observability;
 mod pods;
+mod reclaimable;
 mod tas;
 mod versus_simulate;

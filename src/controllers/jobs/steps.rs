@@ -13,6 +13,7 @@ use super::inputs::JobCaches;
 use super::ungater::Release;
 use crate::api::Workload;
 use crate::api::keys::{annotations, condition_types};
+use crate::api::workload_status::ReclaimablePod;
 use crate::engine::features::FeatureGates;
 use crate::jobs::{
     JobContext, JobEvent, JobScope, JobStep, next_job_step, workload_finalizer_removable,
@@ -27,6 +28,8 @@ pub enum Action {
     DeleteWorkload(Box<Workload>),
     /// Apply this condition to the Workload's status.
     Condition(Box<Workload>, Box<Condition>),
+    /// Apply these reclaimable pods to the Workload's status.
+    ReclaimablePods(Box<Workload>, Vec<ReclaimablePod>),
     /// Drop the Workload's `resource-in-use` finalizer.
     ReleaseWorkload(Box<Workload>),
     ReplaceJob(Box<Job>),
@@ -89,6 +92,7 @@ impl Action {
             Action::ReplaceWorkload(w)
             | Action::DeleteWorkload(w)
             | Action::Condition(w, _)
+            | Action::ReclaimablePods(w, _)
             | Action::ReleaseWorkload(w) => w.resource_version(),
             Action::ReplaceJob(job) | Action::ClearStartTime(job) => job.resource_version(),
             Action::Ungate(release) => release.pod.resource_version(),
@@ -218,6 +222,9 @@ pub fn write_for(
                 on_job(Some(note)),
             )
         }
+        JobStep::ReclaimablePods { workload, pods } => {
+            (Action::ReclaimablePods(workload, pods), None)
+        }
         JobStep::PodsReady {
             workload,
             condition: ready,
@@ -288,6 +295,10 @@ pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {
             }
             Action::Condition(w, c) => writer
                 .workload_condition(&w, &c)
+                .await
+                .map(|w| Outcome::Workload(Box::new(w))),
+            Action::ReclaimablePods(w, pods) => writer
+                .workload_reclaimable_pods(&w, &pods)
                 .await
                 .map(|w| Outcome::Workload(Box::new(w))),
             Action::ReleaseWorkload(w) => writer

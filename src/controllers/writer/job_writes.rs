@@ -16,6 +16,7 @@ use serde_json::json;
 use super::{WriteError, Writer};
 use crate::api::Workload;
 use crate::api::keys::{API_VERSION, field_managers, finalizers, scheduling_gates};
+use crate::api::workload_status::ReclaimablePod;
 
 fn label<K: ResourceExt>(kind: &str, object: &K) -> String {
     format!(
@@ -93,6 +94,31 @@ impl Writer {
         read: &Workload,
         condition: &Condition,
     ) -> Result<Workload, WriteError> {
+        let manager = format!("{}-{}", field_managers::JOB_CONTROLLER, condition.type_);
+        self.apply_workload_status(read, &manager, json!({"conditions": [condition]}))
+            .await
+    }
+
+    /// Applies the Workload's `status.reclaimablePods` as Kueue's job reconciler does, under a
+    /// field manager of its own.
+    pub async fn workload_reclaimable_pods(
+        &self,
+        read: &Workload,
+        pods: &[ReclaimablePod],
+    ) -> Result<Workload, WriteError> {
+        let status = json!({"reclaimablePods": pods});
+        self.apply_workload_status(read, field_managers::RECLAIMABLE_PODS, status)
+            .await
+    }
+
+    /// Applies `status` (the fields `manager` owns) to the Workload by server-side apply, fenced
+    /// by the resource version read.
+    async fn apply_workload_status(
+        &self,
+        read: &Workload,
+        manager: &str,
+        status: serde_json::Value,
+    ) -> Result<Workload, WriteError> {
         let api: Api<Workload> =
             Api::namespaced(self.client.clone(), &read.namespace().unwrap_or_default());
         let body = json!({
@@ -103,10 +129,9 @@ impl Writer {
                 "namespace": read.namespace(),
                 "resourceVersion": read.resource_version(),
             },
-            "status": {"conditions": [condition]},
+            "status": status,
         });
-        let manager = format!("{}-{}", field_managers::JOB_CONTROLLER, condition.type_);
-        let params = PatchParams::apply(&manager).force();
+        let params = PatchParams::apply(manager).force();
         self.send(&label("Workload", read), || async {
             api.patch_status(&read.name_any(), &params, &Patch::Apply(&body))
                 .await

@@ -352,3 +352,52 @@ fn a_suspended_job_labelled_with_another_queue_moves_its_pending_workload_there(
         JobStep::ChangeQueue(_)
     ));
 }
+
+/// Kueue's count: with 4 pods in parallel and 4 completions, each success leaves one fewer pod
+/// needed; the Workload is given the count once, and not without the `ReclaimablePods` gate.
+#[test]
+fn succeeded_pods_become_reclaimable_on_the_workload() {
+    let admitted = workload(json!({}));
+    let mut job = running(4);
+    assert_eq!(
+        step(&job, &[&admitted], false),
+        JobStep::Idle,
+        "none succeeded"
+    );
+    if let Some(status) = job.status.as_mut() {
+        status.succeeded = Some(3);
+        status.active = Some(1);
+    }
+    let JobStep::ReclaimablePods { workload: on, pods } = step(&job, &[&admitted], false) else {
+        panic!("three succeeded pods are reclaimable");
+    };
+    assert_eq!(on.metadata.name, admitted.metadata.name);
+    assert_eq!(
+        (pods.len(), pods[0].name.as_str(), pods[0].count),
+        (1, "main", 3)
+    );
+
+    let mut written = admitted.clone();
+    if let Some(status) = written.status.as_mut() {
+        status.reclaimable_pods = pods.into();
+    }
+    assert_eq!(
+        step(&job, &[&written], false),
+        JobStep::Idle,
+        "written once"
+    );
+
+    let (flavors, priorities) = (flavors(), PriorityLookup::new());
+    let gates: FeatureGates = "ReclaimablePods=false".parse().unwrap();
+    let off = next_job_step(
+        &job,
+        &[&admitted],
+        JobContext {
+            flavors: &flavors,
+            priorities: &priorities,
+            gates: &gates,
+            wait_for_pods_ready: false,
+        },
+    );
+    assert_eq!(off, JobStep::Idle);
+}

@@ -1,5 +1,5 @@
-//! Finished Workloads in the state: the engine keeps them without their pod sets, and class
-//! changes, restores and queue reports still see them as they are.
+//! Workloads in the state: finished ones are kept without their pod sets, and class changes,
+//! restores and queue reports still see them as they are; reclaimable pods give quota back.
 
 use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
 use serde::de::DeserializeOwned;
@@ -14,9 +14,14 @@ fn parse<T: DeserializeOwned>(yaml: &str) -> T {
 }
 
 /// One ClusterQueue `q` of 1 cpu in flavor `good`, LocalQueue `team/lq`, and the
-/// WorkloadPriorityClass `high` of value 10.
+/// WorkloadPriorityClass `high` of value 10, with the default gates.
 fn state() -> ClusterState {
-    let mut state = ClusterState::new(EngineConfig::default());
+    state_with(EngineConfig::default())
+}
+
+/// [`state`] under `config`.
+fn state_with(config: EngineConfig) -> ClusterState {
+    let mut state = ClusterState::new(config);
     state.apply_namespace(&parse::<K8sNamespace>("metadata: {name: team}"));
     state.apply_resource_flavor(&parse(
         "apiVersion: kueue.x-k8s.io/v1beta2
@@ -169,4 +174,75 @@ fn a_class_change_still_reorders_waiting_workloads() {
         status(&mut state, "older"),
         WorkloadStatus::Pending { .. }
     ));
+}
+
+/// Workload `name` of four pods of 250m cpu, with `status` (YAML) when given.
+fn four_pods(name: &str, status: &str) -> api::Workload {
+    parse(&format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {{name: {name}, namespace: team, uid: uid-{name}}}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 4
+    template:
+      spec:
+        containers: [{{name: c, resources: {{requests: {{cpu: 250m}}}}}}]
+{status}"
+    ))
+}
+
+/// Admitted for its four pods, three of which Kueue's Job integration marked reclaimable.
+const THREE_RECLAIMABLE: &str = "status:
+  admission:
+    clusterQueue: q
+    podSetAssignments:
+    - {name: main, flavors: {cpu: good}, resourceUsage: {cpu: \"1\"}, count: 4}
+  reclaimablePods: [{name: main, count: 3}]
+  conditions:
+  - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, lastTransitionTime: \"2026-01-01T00:00:00Z\"}
+  - {type: Admitted, status: \"True\", reason: Admitted, message: m, lastTransitionTime: \"2026-01-01T00:00:00Z\"}
+";
+
+/// Reclaimable pods give their quota back while the Workload stays admitted: the queue's whole
+/// cpu is held until three of four pods are reclaimable, then 750m of it go to the next Workload.
+/// Without the gate the Workload holds all of it to the end, as in Kueue.
+#[test]
+fn reclaimable_pods_give_their_quota_back_early() {
+    for gate in [true, false] {
+        let mut state = state_with(EngineConfig {
+            features: format!("ReclaimablePods={gate}").parse().unwrap(),
+            ..EngineConfig::default()
+        });
+        state.apply_workload(&four_pods("running", ""), fallback());
+        state.engine().run_until_stable();
+        state.apply_workload(&four_pods("next", ""), fallback());
+        state.engine().run_until_stable();
+        assert!(matches!(
+            status(&mut state, "next"),
+            WorkloadStatus::Pending { .. }
+        ));
+
+        let mut smaller = four_pods("next", "");
+        smaller.spec.pod_sets[0].count = 3;
+        state.apply_workload(&smaller, fallback());
+        state.apply_workload(&four_pods("running", THREE_RECLAIMABLE), fallback());
+        state.engine().run_until_stable();
+        let next = status(&mut state, "next");
+        assert_eq!(
+            matches!(next, WorkloadStatus::Admitted(_)),
+            gate,
+            "gate {gate}: {next:?}"
+        );
+        let report = state.engine().queue_report();
+        let q = report.cluster_queue("q").expect("q is reported");
+        let total = q.usage[0].resources[0].total;
+        assert_eq!(
+            total.to_string(),
+            "1",
+            "gate {gate}: 250m held by the running Workload and 750m by the next, or 1 cpu by the running one"
+        );
+    }
 }
