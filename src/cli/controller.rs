@@ -189,6 +189,7 @@ fn settings(
                 gates: config.feature_gates.clone(),
                 wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
                 scope: job_scope(config),
+                label_keys_to_copy: config.integrations.label_keys_to_copy.clone(),
             }),
         pods: config
             .integrations
@@ -196,6 +197,7 @@ fn settings(
             .then(|| controllers::pods::PodSettings {
                 gates: config.feature_gates.clone(),
                 wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
+                label_keys_to_copy: config.integrations.label_keys_to_copy.clone(),
             }),
         webhooks: if serve_webhooks {
             Some(webhook_serving(config)?)

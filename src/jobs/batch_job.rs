@@ -10,7 +10,6 @@ use crate::api::common::DEFAULT_POD_SET_NAME;
 use crate::api::keys::{annotations, finalizers, labels};
 use crate::api::rare_list::RareList;
 use crate::api::workload::PodSet;
-use crate::api::workload_status::ReclaimablePod;
 use crate::api::{Workload, WorkloadSpec};
 
 use super::names::{check_dns1123_subdomain, owner_workload_name};
@@ -284,29 +283,6 @@ impl<'a> JobIdentity<'a> {
             ..base
         }
     }
-}
-
-/// The Job's pods whose quota its Workload may give back early, as Kueue's Job integration counts
-/// them: once fewer completions remain than pods run in parallel, the difference. None while a
-/// single pod runs or none has succeeded.
-pub fn reclaimable_pods(job: &Job) -> Vec<ReclaimablePod> {
-    let spec = job.spec.as_ref();
-    let parallelism = spec.and_then(|s| s.parallelism).unwrap_or(1);
-    let succeeded = job.status.as_ref().and_then(|s| s.succeeded).unwrap_or(0);
-    if parallelism == 1 || succeeded == 0 {
-        return Vec::new();
-    }
-    let remaining = spec
-        .and_then(|s| s.completions)
-        .unwrap_or(parallelism)
-        .saturating_sub(succeeded);
-    if remaining >= parallelism {
-        return Vec::new();
-    }
-    vec![ReclaimablePod {
-        name: DEFAULT_POD_SET_NAME.to_owned(),
-        count: parallelism.saturating_sub(remaining),
-    }]
 }
 
 /// Pods the Job runs at once: `parallelism` (1 when unset), capped by `completions` when set.

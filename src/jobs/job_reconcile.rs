@@ -2,15 +2,16 @@
 //! cluster offers (flavors, priority classes). One step at a time: the controller writes it, reads
 //! the result back through its watches and asks again, so a step that fails or a crash between
 //! steps is picked up where it stopped. Kueue's order: a finished Job finishes its Workload; a Job
-//! without a Workload gets one; a Workload out of step is updated or replaced; its reclaimable pods
-//! and `PodsReady` are kept; an evicted or unadmitted Workload stops the Job; an admitted one
-//! starts it.
+//! without a Workload gets one; a Workload out of step is updated or replaced; `PodsReady` is
+//! kept; an evicted or unadmitted Workload stops the Job; an admitted one starts it, and its
+//! reclaimable pods are kept while it runs.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::Job;
 
-use super::batch_job::{JobError, reclaimable_pods, workload_for_job};
+use super::batch_job::{JobError, workload_for_job};
+use super::copied_labels::copied_labels;
 use super::events::{
     JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
     STOP_WORKLOAD_DELETED,
@@ -22,6 +23,7 @@ use super::job_sync::{WorkloadSync, workload_sync};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
 use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
 use super::priority::PriorityLookup;
+use super::reclaimable::{job_reclaimable_pods, same_counts};
 use super::scope::queue_name;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, finalizers, finished_reasons};
@@ -36,6 +38,8 @@ pub struct JobContext<'a> {
     pub gates: &'a FeatureGates,
     /// `waitForPodsReady` is on: the Workload's `PodsReady` condition is kept.
     pub wait_for_pods_ready: bool,
+    /// `integrations.labelKeysToCopy`: Job labels a new Workload carries too.
+    pub label_keys_to_copy: &'a [String],
 }
 
 /// The one write to make next for a Job.
@@ -155,16 +159,6 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
         }
         Ok(WorkloadSync::InSync) => {}
     }
-    if context.gates.enabled(Feature::ReclaimablePods) {
-        let pods = reclaimable_pods(job);
-        let written = workload.status.as_ref().map(|s| &s.reclaimable_pods[..]);
-        if !same_counts(&pods, written.unwrap_or_default()) {
-            return JobStep::ReclaimablePods {
-                workload: Box::new(workload.clone()),
-                pods,
-            };
-        }
-    }
     if context.wait_for_pods_ready && condition_true(workload, condition_types::QUOTA_RESERVED) {
         let condition = pods_ready_condition(workload, job_pods_ready(job));
         if !condition.is_current(workload) {
@@ -199,11 +193,27 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
         let stopping = job.spec.as_ref().and_then(|s| s.suspend) == Some(true);
         return if stopping {
             stop(job, Some(workload), STOP_NOT_ADMITTED)
+        } else if context.gates.enabled(Feature::ReclaimablePods) {
+            reclaimable_step(job, workload)
         } else {
             JobStep::Idle
         };
     }
     start(job, workload, context)
+}
+
+/// The reclaimable pods of a running Job to write, if they changed. Only the quota of an admitted
+/// Workload shrinks with them.
+fn reclaimable_step(job: &Job, workload: &Workload) -> JobStep {
+    let pods = job_reclaimable_pods(job);
+    let written = workload.status.as_ref().map(|s| &s.reclaimable_pods[..]);
+    if same_counts(&pods, written.unwrap_or_default()) {
+        return JobStep::Idle;
+    }
+    JobStep::ReclaimablePods {
+        workload: Box::new(workload.clone()),
+        pods,
+    }
 }
 
 /// A Job whose Workloads are all gone or going: stop it if it runs, then create a Workload once
@@ -220,7 +230,15 @@ fn without_workload(job: &Job, owned: &[&Workload], context: JobContext<'_>) -> 
         return JobStep::Idle;
     }
     match workload_for_job(job, context.priorities) {
-        Ok(workload) => JobStep::CreateWorkload(Box::new(workload)),
+        Ok(mut workload) => {
+            let copied = copied_labels(job.metadata.labels.as_ref(), context.label_keys_to_copy);
+            workload
+                .metadata
+                .labels
+                .get_or_insert_default()
+                .extend(copied);
+            JobStep::CreateWorkload(Box::new(workload))
+        }
         Err(error) => cannot_compose(error),
     }
 }
@@ -302,14 +320,6 @@ pub fn workload_finalizer_removable(workload: &Workload, job: Option<&Job>) -> b
     }
     workload.metadata.deletion_timestamp.is_some()
         && job.is_none_or(|job| is_suspended(job) || job.metadata.deletion_timestamp.is_some())
-}
-
-/// Whether two lists of reclaimable pods give each pod set the same count, in any order.
-fn same_counts(a: &[ReclaimablePod], b: &[ReclaimablePod]) -> bool {
-    let counts = |list: &[ReclaimablePod]| -> BTreeMap<String, i32> {
-        list.iter().map(|p| (p.name.clone(), p.count)).collect()
-    };
-    a.len() == b.len() && counts(a) == counts(b)
 }
 
 fn key_of(workload: &Workload) -> String {

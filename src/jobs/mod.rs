@@ -23,6 +23,7 @@
 //! (reading flavors and pods, writing patches and events) in the order each function documents.
 
 mod batch_job;
+mod copied_labels;
 mod events;
 #[cfg(test)]
 mod fixtures;
@@ -36,12 +37,14 @@ mod pod_set_info;
 mod pod_workload;
 mod pods_ready;
 mod priority;
+mod reclaimable;
 mod scope;
 mod stray_pods;
 mod topology_request;
 mod ungate;
 
 pub use batch_job::{JobError, workload_for_job};
+pub use copied_labels::{LabelMismatch, copied_labels, group_labels};
 pub use events::{
     JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
     STOP_WORKLOAD_DELETED,

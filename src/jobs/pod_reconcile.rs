@@ -13,8 +13,9 @@ use crate::api::Condition;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
+use super::copied_labels::{copied_labels, group_labels};
 use super::events::{JobEvent, STOP_MISSING_WORKLOAD, STOP_NOT_ADMITTED, STOP_WORKLOAD_DELETED};
-use super::pod_group::{pod_group_name, role_hash};
+use super::pod_group::{annotation, pod_group_name, role_hash};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
 use super::pod_workload::{
     PodWorkloadError, has_finalizer, has_gate, phase, pods_finished, pods_ready,
@@ -22,10 +23,12 @@ use super::pod_workload::{
 };
 use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
 use super::priority::PriorityLookup;
+use super::reclaimable::{group_reclaimable_pods, same_counts};
 use crate::api::Workload;
 use crate::api::keys::{
     annotations, condition_types, finalizers, finished_reasons, scheduling_gates,
 };
+use crate::api::workload_status::ReclaimablePod;
 use crate::engine::features::{Feature, FeatureGates};
 
 /// Kueue's stop reasons, written as the `TerminationTarget` reason of each deleted pod.
@@ -44,6 +47,8 @@ pub struct PodContext<'a> {
     pub gates: &'a FeatureGates,
     /// `waitForPodsReady` is on: the Workload's `PodsReady` condition is kept.
     pub wait_for_pods_ready: bool,
+    /// `integrations.labelKeysToCopy`: pod labels a new Workload carries too.
+    pub label_keys_to_copy: &'a [String],
 }
 
 /// The one write (to one object or to several pods) to make next for a pod or a pod group.
@@ -66,6 +71,11 @@ pub enum PodStep {
         workload: Box<Workload>,
         reason: &'static str,
         message: String,
+    },
+    /// Write these `status.reclaimablePods` on the group's Workload (gate `ReclaimablePods`).
+    ReclaimablePods {
+        workload: Box<Workload>,
+        pods: Vec<ReclaimablePod>,
     },
     /// Write this `PodsReady` condition on the Workload.
     PodsReady {
@@ -178,6 +188,27 @@ fn without_workload(pods: &[Pod], group: bool, context: PodContext<'_>) -> PodSt
         ),
         Ok(built) => {
             let mut workload = built.workload;
+            let members: Vec<&Pod> = pods.iter().filter(|p| runnable_or_succeeded(p)).collect();
+            let copied = if group {
+                group_labels(&members, context.label_keys_to_copy)
+            } else {
+                Ok(copied_labels(
+                    pods.first().and_then(|p| p.metadata.labels.as_ref()),
+                    context.label_keys_to_copy,
+                ))
+            };
+            match copied {
+                Ok(copied) => workload
+                    .metadata
+                    .labels
+                    .get_or_insert_default()
+                    .extend(copied),
+                Err(error) => {
+                    return PodStep::CannotCompose(JobEvent::err_workload_compose(
+                        &error.to_string(),
+                    ));
+                }
+            }
             if group {
                 workload.metadata.owner_references = Some(
                     pods.iter()
@@ -256,6 +287,12 @@ fn with_workload(
         );
     }
     let admitted = condition_true(workload, condition_types::ADMITTED);
+    if admitted && group && context.gates.enabled(Feature::ReclaimablePods) {
+        let step = reclaimable_step(pods, workload);
+        if step != PodStep::Idle {
+            return step;
+        }
+    }
     if suspended(pods, group) {
         return if admitted {
             start(pods, workload, context)
@@ -272,6 +309,27 @@ fn with_workload(
             STOP_REASON_NOT_ADMITTED.to_owned(),
             STOP_NOT_ADMITTED,
         )
+    }
+}
+
+/// The reclaimable pods of a running group to write, if they changed: its succeeded pods per
+/// role. Only the quota of an admitted Workload shrinks with them; a serving group never
+/// finishes, so its pods are not reclaimed.
+fn reclaimable_step(pods: &[Pod], workload: &Workload) -> PodStep {
+    let serving = pods
+        .first()
+        .is_some_and(|p| annotation(p, annotations::POD_GROUP_SERVING) == Some("true"));
+    if serving {
+        return PodStep::Idle;
+    }
+    let reclaimable = group_reclaimable_pods(pods);
+    let written = workload.status.as_ref().map(|s| &s.reclaimable_pods[..]);
+    if same_counts(&reclaimable, written.unwrap_or_default()) {
+        return PodStep::Idle;
+    }
+    PodStep::ReclaimablePods {
+        workload: Box::new(workload.clone()),
+        pods: reclaimable,
     }
 }
 

@@ -3,6 +3,7 @@
 //! `support::controller` starts, and the API server holds what it wrote.
 
 mod admission;
+mod copied_labels;
 mod deletion;
 mod jobs;
 mod node_health;

@@ -235,8 +235,12 @@ wait "$controller"
     }
 }
 
+/// A label the suite's controller copies from jobs and pods onto their Workloads.
+pub const COPIED_LABEL: &str = "e2e.kuota.dev/team";
+
 /// The suite's controller, started on first use, with the batch/v1 Job and plain-pod
-/// integrations. It elects itself leader on Kueue's default Lease, as an installed kuota does,
+/// integrations, copying the label `e2e.kuota.dev/team` of jobs and pods onto their Workloads
+/// ([`COPIED_LABEL`]). It elects itself leader on Kueue's default Lease, as an installed kuota does,
 /// so a controller left over from an earlier test process hands over when it is stopped instead
 /// of admitting beside this one; tests start once it leads.
 pub async fn ensure_running() -> Result<&'static Replica> {
@@ -244,7 +248,8 @@ pub async fn ensure_running() -> Result<&'static Replica> {
         .get_or_try_init(|| {
             Replica::spawn_leader(
                 "suite",
-                "integrations: {frameworks: [\"batch/job\", \"pod\"]}\n",
+                "integrations: {frameworks: [\"batch/job\", \"pod\"], \
+                 labelKeysToCopy: [e2e.kuota.dev/team]}\n",
             )
         })
         .await

@@ -6,6 +6,7 @@
 //! conflict waits for the newer object, a transient failure is tried again after a second.
 
 mod inputs;
+mod settings;
 mod steps;
 mod ungater;
 
@@ -19,28 +20,17 @@ use tokio::time::Instant;
 
 pub use self::inputs::JobInput;
 use self::inputs::{JobCaches, Touched, WATCHED_KINDS};
+pub use self::settings::JobSettings;
 use self::steps::{Done, Outcome, Write};
 use super::events::EventSink;
 use super::watches::{Change, Fanout, slim, slim_workload};
 use super::writer::{WriteError, Writer};
 use crate::api::Workload;
-use crate::engine::features::FeatureGates;
-use crate::jobs::JobScope;
 
 /// Wait before a write that failed for a transient reason is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// Watch changes waiting for the Job controller.
 const INPUT_DEPTH: usize = 4096;
-
-/// What the Job integration runs with.
-#[derive(Clone, Debug, Default)]
-pub struct JobSettings {
-    pub gates: FeatureGates,
-    /// `waitForPodsReady` is on: Workloads carry a `PodsReady` condition.
-    pub wait_for_pods_ready: bool,
-    /// Which Jobs are managed (`manageJobsWithoutQueueName`, `managedJobsNamespaceSelector`).
-    pub scope: JobScope,
-}
 
 /// Starts the Job integration's watches and returns its loop.
 pub fn start(
@@ -215,13 +205,7 @@ impl JobController {
             let Some(job) = self.caches.jobs.get(&key) else {
                 continue;
             };
-            let step = steps::job_step(
-                job,
-                &self.caches,
-                &self.settings.scope,
-                &self.settings.gates,
-                self.settings.wait_for_pods_ready,
-            );
+            let step = steps::job_step(job, &self.caches, &self.settings);
             if let Some(write) = steps::write_for(step, job, &key, &mut self.reported, &self.events)
             {
                 self.busy.insert(busy);

@@ -10,14 +10,12 @@ use tokio::sync::mpsc;
 use super::super::events::{EventSink, WorkloadEvent};
 use super::super::writer::{WriteError, Writer};
 use super::inputs::JobCaches;
+use super::settings::JobSettings;
 use super::ungater::Release;
 use crate::api::Workload;
 use crate::api::keys::{annotations, condition_types};
 use crate::api::workload_status::ReclaimablePod;
-use crate::engine::features::FeatureGates;
-use crate::jobs::{
-    JobContext, JobEvent, JobScope, JobStep, next_job_step, workload_finalizer_removable,
-};
+use crate::jobs::{JobContext, JobEvent, JobStep, next_job_step, workload_finalizer_removable};
 use crate::status::conditions::{Desired, set_condition};
 
 /// One write to make.
@@ -110,15 +108,12 @@ pub fn workload_key(pod: &Pod) -> Option<String> {
 /// The next step of `job`; none for a Job kuota does not manage (Kueue's reconciler ignores a
 /// Job naming no queue unless `manageJobsWithoutQueueName` is on and its namespace is selected,
 /// and a Job whose parent an integration manages).
-pub fn job_step(
-    job: &Job,
-    caches: &JobCaches,
-    scope: &JobScope,
-    gates: &FeatureGates,
-    wait_for_pods_ready: bool,
-) -> JobStep {
+pub fn job_step(job: &Job, caches: &JobCaches, settings: &JobSettings) -> JobStep {
     let namespace = job.namespace().unwrap_or_default();
-    if !scope.manages_job(job, &caches.namespace_labels(&namespace)) {
+    if !settings
+        .scope
+        .manages_job(job, &caches.namespace_labels(&namespace))
+    {
         return JobStep::Idle;
     }
     let owned = caches.workloads_of(job);
@@ -128,8 +123,9 @@ pub fn job_step(
         JobContext {
             flavors: &caches.flavors,
             priorities: &caches.priorities,
-            gates,
-            wait_for_pods_ready,
+            gates: &settings.gates,
+            wait_for_pods_ready: settings.wait_for_pods_ready,
+            label_keys_to_copy: &settings.label_keys_to_copy,
         },
     )
 }

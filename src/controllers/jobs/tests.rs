@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::*;
 use crate::controllers::leader::Tenure;
+use crate::jobs::JobScope;
 
 fn job(namespace: &str) -> Job {
     serde_json::from_value(json!({

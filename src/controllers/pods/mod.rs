@@ -39,6 +39,8 @@ pub struct PodSettings {
     pub gates: FeatureGates,
     /// `waitForPodsReady` is on: Workloads carry a `PodsReady` condition.
     pub wait_for_pods_ready: bool,
+    /// `integrations.labelKeysToCopy`.
+    pub label_keys_to_copy: Vec<String>,
 }
 
 /// Starts the pod integration's watches and returns its loop.
@@ -167,6 +169,7 @@ impl PodController {
                 priorities: &self.caches.priorities,
                 gates: &self.settings.gates,
                 wait_for_pods_ready: self.settings.wait_for_pods_ready,
+                label_keys_to_copy: &self.settings.label_keys_to_copy,
             };
             let workloads = self.caches.workloads_of(&unit, &pods);
             if pods.is_empty() && workloads.is_empty() {

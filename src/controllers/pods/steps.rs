@@ -12,6 +12,7 @@ use super::super::writer::{WriteError, Writer};
 use super::inputs::Unit;
 use crate::api::Workload;
 use crate::api::keys::condition_types;
+use crate::api::workload_status::ReclaimablePod;
 use crate::jobs::{JobEvent, PodStep};
 use crate::status::conditions::{Desired, set_condition};
 
@@ -25,6 +26,8 @@ pub enum Action {
     ReplaceWorkload(Box<Workload>),
     /// Apply this condition to the Workload's status.
     Condition(Box<Workload>, Box<Condition>),
+    /// Apply these reclaimable pods to the Workload's status.
+    ReclaimablePods(Box<Workload>, Vec<ReclaimablePod>),
     /// Drop the Workload's `resource-in-use` finalizer.
     ReleaseWorkload(Box<Workload>),
     StartPod(Box<Pod>),
@@ -77,9 +80,10 @@ impl Action {
     fn read_version(&self) -> Option<String> {
         match self {
             Action::CreateWorkload(_) => None,
-            Action::ReplaceWorkload(w) | Action::Condition(w, _) | Action::ReleaseWorkload(w) => {
-                w.resource_version()
-            }
+            Action::ReplaceWorkload(w)
+            | Action::Condition(w, _)
+            | Action::ReclaimablePods(w, _)
+            | Action::ReleaseWorkload(w) => w.resource_version(),
             Action::StartPod(p)
             | Action::StopPod(p, _)
             | Action::DeleteExcessPod(p)
@@ -172,6 +176,9 @@ pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Planned {
                 Action::Condition(workload, Box::new(finished)),
                 on_first(note),
             )]
+        }
+        PodStep::ReclaimablePods { workload, pods } => {
+            vec![item(Action::ReclaimablePods(workload, pods), None)]
         }
         PodStep::PodsReady {
             workload,
@@ -271,6 +278,10 @@ async fn call(writer: &Writer, action: Action) -> Result<Outcome, WriteError> {
         Action::CreateWorkload(w) => writer.create_workload(&w).await.map(workload),
         Action::ReplaceWorkload(w) => writer.replace_workload(&w).await.map(workload),
         Action::Condition(w, c) => writer.workload_condition(&w, &c).await.map(workload),
+        Action::ReclaimablePods(w, pods) => writer
+            .workload_reclaimable_pods(&w, &pods)
+            .await
+            .map(workload),
         Action::ReleaseWorkload(w) => writer.release_workload(&w).await.map(workload),
         Action::StartPod(pod) => writer
             .start_pod(&pod)

@@ -482,34 +482,3 @@ fn no_class_at_all_gives_priority_zero_without_a_reference() {
     assert_eq!(spec.priority_class_ref, None);
     assert_eq!(spec.priority, Some(0));
 }
-
-/// Kueue's count of reclaimable pods: none for one pod in parallel or before a success; then as
-/// many as fewer completions remain than pods run in parallel.
-#[test]
-fn reclaimable_pods_follow_the_remaining_completions() {
-    let counted = |spec: Value, succeeded: i32| {
-        let mut job = job(json!({"spec": spec, "status": {"succeeded": succeeded}}));
-        if succeeded == 0 {
-            job.status = None;
-        }
-        reclaimable_pods(&job)
-            .into_iter()
-            .map(|p| (p.name, p.count))
-            .collect::<Vec<_>>()
-    };
-    let main = |count: i32| vec![(DEFAULT_POD_SET_NAME.to_owned(), count)];
-    assert!(counted(json!({"parallelism": 1, "completions": 5}), 4).is_empty());
-    assert!(counted(json!({"parallelism": 4, "completions": 10}), 0).is_empty());
-    // 10 completions, 4 in parallel: 6 left after 4 successes, still 4 pods needed.
-    assert!(counted(json!({"parallelism": 4, "completions": 10}), 4).is_empty());
-    assert_eq!(
-        counted(json!({"parallelism": 4, "completions": 10}), 7),
-        main(1)
-    );
-    assert_eq!(
-        counted(json!({"parallelism": 4, "completions": 10}), 9),
-        main(3)
-    );
-    // Without completions, as many as the parallelism: each success frees one pod.
-    assert_eq!(counted(json!({"parallelism": 3}), 1), main(1));
-}

@@ -24,6 +24,7 @@ fn step(job: &Job, owned: &[&Workload], wait_for_pods_ready: bool) -> JobStep {
             priorities: &priorities,
             gates: &gates,
             wait_for_pods_ready,
+            label_keys_to_copy: &[],
         },
     )
 }
@@ -397,7 +398,33 @@ fn succeeded_pods_become_reclaimable_on_the_workload() {
             priorities: &priorities,
             gates: &gates,
             wait_for_pods_ready: false,
+            label_keys_to_copy: &[],
         },
     );
     assert_eq!(off, JobStep::Idle);
+}
+
+/// `labelKeysToCopy`: a new Workload carries the listed labels the Job has.
+#[test]
+fn listed_job_labels_are_copied_to_a_new_workload() {
+    let (flavors, priorities, gates) = (flavors(), PriorityLookup::new(), FeatureGates::default());
+    let keys = vec!["team".to_owned(), "absent".to_owned()];
+    let job = job(json!({"metadata": {"labels": {"team": "a", "other": "x"}}}));
+    let JobStep::CreateWorkload(created) = next_job_step(
+        &job,
+        &[],
+        JobContext {
+            flavors: &flavors,
+            priorities: &priorities,
+            gates: &gates,
+            wait_for_pods_ready: false,
+            label_keys_to_copy: &keys,
+        },
+    ) else {
+        panic!("a new Job needs a Workload");
+    };
+    let labels = created.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels.get("team").map(String::as_str), Some("a"));
+    assert!(!labels.contains_key("other") && !labels.contains_key("absent"));
+    assert!(labels.contains_key(crate::api::keys::labels::JOB_UID));
 }

@@ -27,6 +27,7 @@ fn step_with(pods: &[Pod], workload: Option<&Workload>, wait_for_pods_ready: boo
             priorities: &priorities,
             gates: &gates,
             wait_for_pods_ready,
+            label_keys_to_copy: &[],
         },
     )
 }
@@ -559,4 +560,98 @@ fn a_workload_named_like_the_group_but_not_made_for_it_is_not_adopted() {
         panic!("a foreign Workload is refused");
     };
     assert_eq!(event.reason, job_event_reasons::WORKLOAD_NAME_CONFLICT);
+}
+
+/// `labelKeysToCopy`: a new Workload carries the listed labels of its pod, or of its group's
+/// pods when they agree; pods that disagree get no Workload and a warning, as in Kueue.
+#[test]
+fn listed_pod_labels_are_copied_to_a_new_workload_when_the_group_agrees() {
+    let (flavors, priorities, gates) = (flavors(), PriorityLookup::new(), FeatureGates::default());
+    let keys = vec!["team".to_owned()];
+    let with_keys = |pods: &[Pod]| {
+        next_pod_step(
+            pods,
+            None,
+            PodContext {
+                flavors: &flavors,
+                priorities: &priorities,
+                gates: &gates,
+                wait_for_pods_ready: false,
+                label_keys_to_copy: &keys,
+            },
+        )
+    };
+    let team = |value: &str| json!({"metadata": {"labels": {"team": value, "other": "x"}}});
+    let single = managed("web", GATED, team("a"));
+    let PodStep::CreateWorkload(created) = with_keys(std::slice::from_ref(&single)) else {
+        panic!("a gated pod gets its Workload");
+    };
+    let labels = created.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels.get("team").map(String::as_str), Some("a"));
+    assert!(!labels.contains_key("other"));
+
+    let agreeing: Vec<Pod> = ["a", "b", "c"]
+        .iter()
+        .map(|n| member(n, GATED, team("a")))
+        .collect();
+    let PodStep::CreateWorkload(created) = with_keys(&agreeing) else {
+        panic!("a complete group gets its Workload");
+    };
+    let labels = created.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels.get("team").map(String::as_str), Some("a"));
+
+    let mut disagreeing = agreeing;
+    disagreeing[2] = member("c", GATED, team("b"));
+    let PodStep::CannotCompose(event) = with_keys(&disagreeing) else {
+        panic!("pods that disagree on a copied label get no Workload");
+    };
+    assert_eq!(
+        event.note,
+        "constructing workload: pods have different label values"
+    );
+}
+
+/// A running group's succeeded pods are its reclaimable pods, per role, written once; a serving
+/// group's are not.
+#[test]
+fn a_running_groups_succeeded_pods_become_reclaimable() {
+    let workload = admitted(&group(GATED));
+    let mut pods = group(RUNNING);
+    pods[0] = finished(&pods[0], "Succeeded");
+    let PodStep::ReclaimablePods {
+        pods: reclaimable, ..
+    } = step(&pods, Some(&workload))
+    else {
+        panic!("a succeeded member is reclaimable");
+    };
+    let counts: Vec<(String, i32)> = reclaimable
+        .iter()
+        .map(|p| (p.name.clone(), p.count))
+        .collect();
+    assert_eq!(counts, vec![("worker".to_owned(), 1)]);
+
+    let mut written = workload.clone();
+    if let Some(status) = written.status.as_mut() {
+        status.reclaimable_pods = reclaimable.into();
+    }
+    assert_eq!(step(&pods, Some(&written)), PodStep::Idle, "written once");
+
+    let serving: Vec<Pod> = pods
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            p.metadata
+                .annotations
+                .get_or_insert_default()
+                .insert(annotations::POD_GROUP_SERVING.to_owned(), "true".to_owned());
+            p
+        })
+        .collect();
+    assert!(
+        !matches!(
+            step(&serving, Some(&workload)),
+            PodStep::ReclaimablePods { .. }
+        ),
+        "a serving group reclaims nothing"
+    );
 }

@@ -8,6 +8,7 @@ use serde_json::json;
 use super::*;
 use crate::controllers::jobs::inputs::{JobInput, Touched};
 use crate::controllers::watches::Change;
+use crate::jobs::JobScope;
 
 fn job(namespace: &str, labels: serde_json::Value) -> Job {
     serde_json::from_value(json!({
@@ -59,13 +60,11 @@ fn scope(manage_without_queue_name: bool) -> JobScope {
 }
 
 fn step(job: &Job, caches: &JobCaches, manage_without_queue_name: bool) -> JobStep {
-    job_step(
-        job,
-        caches,
-        &scope(manage_without_queue_name),
-        &FeatureGates::default(),
-        false,
-    )
+    let settings = JobSettings {
+        scope: scope(manage_without_queue_name),
+        ..JobSettings::default()
+    };
+    job_step(job, caches, &settings)
 }
 
 fn creates_workload_naming(step: JobStep) -> Option<Option<String>> {
