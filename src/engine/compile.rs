@@ -441,13 +441,13 @@ impl Compiled {
             let cq = self.cq_index.get(&admission.cluster_queue).copied();
             let mut usage = FrAmounts::new();
             for psa in &admission.pod_set_assignments {
-                // Reclaimable pods give their quota back early, as Kueue scales an admitted
-                // pod set's usage down to the pods that still need it.
+                // Reclaimable pods give their quota back early: Kueue scales an admitted pod
+                // set's usage down to the pods still needed (the model's count).
                 let still_needed = model
                     .pod_sets
                     .iter()
                     .find(|p| p.name == psa.name)
-                    .map(|p| p.count.saturating_sub(p.reclaimable))
+                    .map(|p| p.count)
                     .filter(|needed| *needed < psa.count);
                 for (resource, flavor) in &psa.flavors {
                     let amount = psa
@@ -456,7 +456,7 @@ impl Compiled {
                         .copied()
                         .unwrap_or_default();
                     let amount = match still_needed {
-                        Some(needed) => amount.scaled(needed.max(0), psa.count),
+                        Some(needed) => amount.per_pod_times(resource, psa.count, needed),
                         None => amount,
                     };
                     let pair = self

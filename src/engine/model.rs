@@ -264,6 +264,9 @@ pub struct TopologyRequest {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodSet {
     pub name: String,
+    /// Pods still needed: `spec.podSets[].count` less the reclaimable ones (`status.reclaimablePods`,
+    /// gate `ReclaimablePods`). An admitted pod set holds quota for at most this many of its
+    /// admitted pods.
     pub count: i32,
     /// Partial-admission floor; `None` means the full count is needed.
     pub min_count: Option<i32>,
@@ -273,9 +276,6 @@ pub struct PodSet {
     pub tolerations: Vec<Toleration>,
     /// `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
     pub required_node_affinity: Option<NodeSelector>,
-    /// Pods whose quota may be released early (`status.reclaimablePods`, gate `ReclaimablePods`):
-    /// an admitted workload holds quota for `count − reclaimable` of its admitted pods at most.
-    pub reclaimable: i32,
     /// Boxed: most pod sets have none, and the request is larger than the rest of the pod set.
     pub topology_request: Option<Box<TopologyRequest>>,
 }

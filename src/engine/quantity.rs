@@ -85,12 +85,16 @@ impl Quantity {
         (per.0 > 0).then(|| self.0.max(0) / per.0)
     }
 
-    /// `self × part / whole`, rounded toward zero; `self` when `whole` is not positive.
-    pub fn scaled(self, part: i32, whole: i32) -> Quantity {
-        if whole <= 0 {
+    /// `self`, the total of `pods` pods of `resource`, for `needed` of them, rounded as Kueue
+    /// does: the amount per pod is cut down to whole milli-units for cpu and whole units for any
+    /// other resource, then multiplied. `self` when `pods` is not positive.
+    pub fn per_pod_times(self, resource: &str, pods: i32, needed: i32) -> Quantity {
+        if pods <= 0 {
             return self;
         }
-        Quantity(self.0.saturating_mul(i128::from(part)) / i128::from(whole))
+        let unit = if resource == "cpu" { NANO / 1000 } else { NANO };
+        let per_pod = self.0 / i128::from(pods) / unit * unit;
+        Quantity(per_pod.saturating_mul(i128::from(needed.max(0))))
     }
 
     /// `max(0, self)`.

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Pod;
 use thiserror::Error;
 
+use crate::api::Workload;
+
 /// Kueue's wording for a pod group whose pods disagree on a copied label.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 #[error("constructing workload: pods have different label values")]
@@ -42,9 +44,19 @@ pub fn group_labels(
     Ok(out)
 }
 
+/// Adds `copied` to the Workload's labels, never over one it has: the labels Kueue sets itself
+/// (such as `kueue.x-k8s.io/job-uid`) stay.
+pub fn add_labels(workload: &mut Workload, copied: BTreeMap<String, String>) {
+    let labels = workload.metadata.labels.get_or_insert_default();
+    for (key, value) in copied {
+        labels.entry(key).or_insert(value);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::WorkloadSpec;
 
     fn labels(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
         entries
@@ -66,6 +78,20 @@ mod tests {
         assert_eq!(copied_labels(Some(&job), &keys), labels(&[("team", "a")]));
         assert!(copied_labels(None, &keys).is_empty());
         assert!(copied_labels(Some(&job), &[]).is_empty());
+    }
+
+    #[test]
+    fn a_copied_label_never_replaces_one_the_workload_has() {
+        let mut workload = Workload::new("w", WorkloadSpec::default());
+        workload.metadata.labels = Some(labels(&[("kueue.x-k8s.io/job-uid", "u1")]));
+        add_labels(
+            &mut workload,
+            labels(&[("kueue.x-k8s.io/job-uid", "forged"), ("team", "a")]),
+        );
+        assert_eq!(
+            workload.metadata.labels,
+            Some(labels(&[("kueue.x-k8s.io/job-uid", "u1"), ("team", "a")]))
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::batch::v1::Job;
 
 use super::batch_job::{JobError, workload_for_job};
-use super::copied_labels::copied_labels;
+use super::copied_labels::{add_labels, copied_labels};
 use super::events::{
     JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
     STOP_WORKLOAD_DELETED,
@@ -232,11 +232,7 @@ fn without_workload(job: &Job, owned: &[&Workload], context: JobContext<'_>) -> 
     match workload_for_job(job, context.priorities) {
         Ok(mut workload) => {
             let copied = copied_labels(job.metadata.labels.as_ref(), context.label_keys_to_copy);
-            workload
-                .metadata
-                .labels
-                .get_or_insert_default()
-                .extend(copied);
+            add_labels(&mut workload, copied);
             JobStep::CreateWorkload(Box::new(workload))
         }
         Err(error) => cannot_compose(error),

@@ -3,9 +3,10 @@
 //! reads the result back and asks again. Kueue's order: a pod being deleted (single) or a unit
 //! without pods lets go of its Workload; a Workload being deleted or finished lets go of the
 //! pods; a group's Workload adopts new members and sheds surplus ones; finished pods finish the
-//! Workload; `PodsReady` is kept; an eviction deletes the running pods; an admission ungates
-//! the gated ones; pods running without an admission are deleted. Without a Workload, one is
-//! built once the pods allow (the whole group present, none running).
+//! Workload; `PodsReady` is kept; an eviction deletes the running pods; an admitted group's
+//! succeeded pods are written as reclaimable; an admission ungates the gated ones; pods running
+//! without an admission are deleted. Without a Workload, one is built once the pods allow (the
+//! whole group present, none running), with the labels `labelKeysToCopy` names.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,7 +14,7 @@ use crate::api::Condition;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
-use super::copied_labels::{copied_labels, group_labels};
+use super::copied_labels::{add_labels, copied_labels, group_labels};
 use super::events::{JobEvent, STOP_MISSING_WORKLOAD, STOP_NOT_ADMITTED, STOP_WORKLOAD_DELETED};
 use super::pod_group::{annotation, pod_group_name, role_hash};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
@@ -198,11 +199,7 @@ fn without_workload(pods: &[Pod], group: bool, context: PodContext<'_>) -> PodSt
                 ))
             };
             match copied {
-                Ok(copied) => workload
-                    .metadata
-                    .labels
-                    .get_or_insert_default()
-                    .extend(copied),
+                Ok(copied) => add_labels(&mut workload, copied),
                 Err(error) => {
                     return PodStep::CannotCompose(JobEvent::err_workload_compose(
                         &error.to_string(),

@@ -402,7 +402,7 @@ pub fn workload(
     let namespace = workload.namespace().unwrap_or_default();
     let name = workload.name_any();
     let label = format!("{namespace}/{name}");
-    let mut pod_sets = workload
+    let pod_sets = workload
         .spec
         .pod_sets
         .iter()
@@ -410,11 +410,6 @@ pub fn workload(
         .map(|(i, pod_set)| self::pod_set(&label, i, pod_set))
         .collect::<Result<Vec<_>, _>>()?;
     let status = workload.status.as_ref();
-    for reclaimable in status.iter().flat_map(|s| s.reclaimable_pods.iter()) {
-        if let Some(pod_set) = pod_sets.iter_mut().find(|p| p.name == reclaimable.name) {
-            pod_set.reclaimable = reclaimable.count.max(0);
-        }
-    }
     let admission = status
         .and_then(|s| s.admission.as_ref())
         .map(|a| admission(&label, a, &pod_sets))
@@ -498,7 +493,6 @@ fn pod_set(workload: &str, index: usize, pod_set: &ApiPodSet) -> Result<PodSet, 
         node_selector: spec.node_selector.clone().unwrap_or_default(),
         tolerations: spec.tolerations.clone().unwrap_or_default(),
         required_node_affinity,
-        reclaimable: 0,
         topology_request: pod_set.topology_request.as_ref().map(|t| {
             Box::new(TopologyRequest {
                 required: t.required.clone(),

@@ -11,6 +11,7 @@ use crate::api;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind};
 use crate::engine::WorkloadKey;
 use crate::engine::features::Feature;
+use crate::engine::model::Workload;
 
 /// Identity and queue position for a Workload whose metadata lacks them (manifests given to
 /// `kuota simulate`); objects read from a cluster always have both.
@@ -47,11 +48,8 @@ impl ClusterState {
         };
         let reclaim = self.engine.features().enabled(Feature::ReclaimablePods);
         let converted = admission_input::workload(workload, defaults).map(|mut model| {
-            if !reclaim {
-                // Kueue without `ReclaimablePods` holds every admitted pod's quota to the end.
-                for pod_set in &mut model.pod_sets {
-                    pod_set.reclaimable = 0;
-                }
+            if reclaim {
+                without_reclaimable(&mut model, workload);
             }
             model
         });
@@ -166,6 +164,22 @@ impl ClusterState {
             }
             cached.priority = priority;
             self.workloads.apply(key, Ok(cached));
+        }
+    }
+}
+
+/// Kueue's pods still needed: each pod set's count less its reclaimable pods (never below zero,
+/// and `minCount` no higher), so a waiting Workload asks only for those and an admitted one holds
+/// quota only for those.
+fn without_reclaimable(model: &mut Workload, workload: &api::Workload) {
+    let reclaimable = workload
+        .status
+        .iter()
+        .flat_map(|s| s.reclaimable_pods.iter());
+    for pods in reclaimable {
+        if let Some(pod_set) = model.pod_sets.iter_mut().find(|p| p.name == pods.name) {
+            pod_set.count = pod_set.count.saturating_sub(pods.count.max(0)).max(0);
+            pod_set.min_count = pod_set.min_count.map(|min| min.min(pod_set.count));
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The node-health loop: Kueue's TAS node controller as a task of its own. Its own watches (Nodes,
 //! ResourceFlavors, and the pods kuota started, to know whose pods still progress on a failing
-//! node) and the shared Workload watch feed its own queue; it times each assigned node's Ready
-//! delay and tells the admission loop, per admitted TAS Workload, which of its nodes have failed
-//! (an empty list: none any more). It decides failures only; the replacement or eviction is the admission
+//! node) and the shared Workload watch feed its own queue; it finds, per admitted TAS Workload,
+//! which of its nodes have failed (timing the Ready delay where a gate asks for one) and tells the
+//! admission loop (an empty list: none any more). It decides failures only; the replacement or eviction is the admission
 //! loop's, made in the one engine state admission places into, so the two never claim the same
 //! capacity.
 
@@ -91,18 +91,7 @@ pub fn start(
             slim_pod,
         );
     }
-    NodeHealthLoop {
-        gates,
-        reports,
-        nodes: BTreeMap::new(),
-        gone: BTreeMap::new(),
-        flavors: BTreeMap::new(),
-        workloads: BTreeMap::new(),
-        reported: BTreeMap::new(),
-        pods: ProgressingPods::default(),
-        listed: [false, false, false, !watch_pods],
-    }
-    .run(received)
+    NodeHealthLoop::new(gates, reports).run(received)
 }
 
 /// Whether failure detection asks where a Workload's pods stand: a node that is not Ready waits for
@@ -133,9 +122,26 @@ struct NodeHealthLoop {
 }
 
 impl NodeHealthLoop {
+    /// The loop before its watches have listed; the pods count as listed when it reads none.
+    fn new(gates: FeatureGates, reports: mpsc::Sender<NodeFailures>) -> Self {
+        let watch_pods = reads_pods(&gates);
+        NodeHealthLoop {
+            gates,
+            reports,
+            nodes: BTreeMap::new(),
+            gone: BTreeMap::new(),
+            flavors: BTreeMap::new(),
+            workloads: BTreeMap::new(),
+            reported: BTreeMap::new(),
+            pods: ProgressingPods::default(),
+            listed: [false, false, false, !watch_pods],
+        }
+    }
+
     async fn run(mut self, mut inputs: mpsc::Receiver<HealthInput>) {
         let mut recheck: Option<Timestamp> = None;
         loop {
+            let mut changed = false;
             let sleep = recheck.map_or(IDLE, |at| {
                 Duration::try_from(at.duration_since(Timestamp::now()))
                     .unwrap_or(Duration::ZERO)
@@ -144,21 +150,23 @@ impl NodeHealthLoop {
             });
             tokio::select! {
                 input = inputs.recv() => match input {
-                    Some(input) => self.take(input, Timestamp::now()),
+                    Some(input) => changed |= self.take(input, Timestamp::now()),
                     None => return,
                 },
-                () = tokio::time::sleep(sleep) => {}
+                () = tokio::time::sleep(sleep) => changed = true,
             }
             while let Ok(input) = inputs.try_recv() {
-                self.take(input, Timestamp::now());
+                changed |= self.take(input, Timestamp::now());
             }
-            if self.listed.iter().all(|l| *l) {
+            if changed && self.listed.iter().all(|l| *l) {
                 recheck = self.pass(Timestamp::now()).await;
             }
         }
     }
 
-    fn take(&mut self, input: HealthInput, now: Timestamp) {
+    /// Takes one change in; false when it cannot change any verdict (a pod update that leaves
+    /// where every Workload's pods progress as it was), so no pass is needed for it.
+    fn take(&mut self, input: HealthInput, now: Timestamp) -> bool {
         match input {
             HealthInput::Node(change) => self.node_change(change, now),
             HealthInput::Workload(change) => {
@@ -179,14 +187,12 @@ impl NodeHealthLoop {
                     }
                 }
             }
-            HealthInput::Pod(change) => match change {
-                Change::Reset(list) => {
-                    self.listed[3] = true;
-                    self.pods.reset(&list);
-                }
-                Change::Apply(pod) => self.pods.apply(&pod),
-                Change::Delete(pod) => self.pods.delete(&pod),
-            },
+            HealthInput::Pod(Change::Reset(list)) => {
+                self.listed[3] = true;
+                self.pods.reset(&list);
+            }
+            HealthInput::Pod(Change::Apply(pod)) => return self.pods.apply(&pod),
+            HealthInput::Pod(Change::Delete(pod)) => return self.pods.delete(&pod),
             HealthInput::ResourceFlavor(change) => {
                 if matches!(change, Change::Reset(_)) {
                     self.listed[2] = true;
@@ -202,6 +208,7 @@ impl NodeHealthLoop {
                 }
             }
         }
+        true
     }
 
     fn node_change(&mut self, change: Change<Node>, now: Timestamp) {

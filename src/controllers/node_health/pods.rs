@@ -1,6 +1,7 @@
 //! Which Workloads still have pods progressing on which node, from the watch of the pods kuota
-//! started: a node that is not Ready, or carries a taint the pods do not tolerate for good, fails
-//! for a Workload only once none of its pods there progresses.
+//! started: with `TASReplaceNodeOnPodTermination`, a node that is not Ready or carries a taint the
+//! pods do not tolerate fails for a Workload only once none of its pods there progresses (a taint
+//! they tolerate only for a while, whatever the gate).
 
 use std::collections::BTreeMap;
 
@@ -50,11 +51,15 @@ pub struct ProgressingPods {
 }
 
 impl ProgressingPods {
-    /// Takes in `pod` as it is now.
-    pub fn apply(&mut self, pod: &Pod) {
+    /// Takes in `pod` as it is now; returns whether where it progresses changed.
+    pub fn apply(&mut self, pod: &Pod) -> bool {
         let key = pod_key(pod);
+        let place = progressing_place(pod);
+        if self.pods.get(&key) == place.as_ref() {
+            return false;
+        }
         self.forget(&key);
-        if let Some(place) = progressing_place(pod) {
+        if let Some(place) = place {
             *self
                 .on_nodes
                 .entry(place.workload.clone())
@@ -63,10 +68,12 @@ impl ProgressingPods {
                 .or_default() += 1;
             self.pods.insert(key, place);
         }
+        true
     }
 
-    pub fn delete(&mut self, pod: &Pod) {
-        self.forget(&pod_key(pod));
+    /// Forgets `pod`; returns whether it was progressing.
+    pub fn delete(&mut self, pod: &Pod) -> bool {
+        self.forget(&pod_key(pod))
     }
 
     /// Replaces everything with `pods`, a full list.
@@ -91,12 +98,12 @@ impl ProgressingPods {
         }
     }
 
-    fn forget(&mut self, key: &str) {
+    fn forget(&mut self, key: &str) -> bool {
         let Some(place) = self.pods.remove(key) else {
-            return;
+            return false;
         };
         let Some(nodes) = self.on_nodes.get_mut(&place.workload) else {
-            return;
+            return true;
         };
         if let Some(count) = nodes.get_mut(&place.node) {
             *count = count.saturating_sub(1);
@@ -107,6 +114,7 @@ impl ProgressingPods {
         if nodes.is_empty() {
             self.on_nodes.remove(&place.workload);
         }
+        true
     }
 }
 
@@ -165,7 +173,11 @@ mod tests {
         assert_eq!(index.on("ns/w", "n1"), PodsOnNode::Progressing);
         assert_eq!(index.on("ns/w", "n2"), PodsOnNode::Stopped);
         assert_eq!(index.on("ns/v", "n2"), PodsOnNode::Progressing);
-        index.apply(&pod("a", "w", Some("n1"), "Succeeded"));
+        assert!(
+            !index.apply(&pod("b", "w", Some("n1"), "Running")),
+            "b still progresses where it did"
+        );
+        assert!(index.apply(&pod("a", "w", Some("n1"), "Succeeded")));
         assert_eq!(
             index.on("ns/w", "n1"),
             PodsOnNode::Progressing,
@@ -173,9 +185,10 @@ mod tests {
         );
         let mut deleting = pod("b", "w", Some("n1"), "Running");
         deleting.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH));
-        index.apply(&deleting);
+        assert!(index.apply(&deleting));
         assert_eq!(index.on("ns/w", "n1"), PodsOnNode::Stopped);
-        index.delete(&pod("d", "v", Some("n2"), "Running"));
+        assert!(index.delete(&pod("d", "v", Some("n2"), "Running")));
+        assert!(!index.delete(&pod("d", "v", Some("n2"), "Running")));
         assert_eq!(index.on("ns/v", "n2"), PodsOnNode::Stopped);
         assert!(index.pods.is_empty() && index.on_nodes.is_empty());
     }

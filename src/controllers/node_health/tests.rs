@@ -1,13 +1,11 @@
 //! The node-health loop's bookkeeping: what it reports to the admission loop, and when.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::{Change, HealthInput, NodeFailures, NodeHealthLoop, ProgressingPods};
+use super::{Change, HealthInput, NodeFailures, NodeHealthLoop};
 use crate::api::Workload;
 use crate::engine::features::FeatureGates;
 use crate::engine::topology::node_failure::FailedNode;
@@ -69,21 +67,10 @@ fn started_with_timer() -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
     started_with("TASReplaceNodeOnPodTermination=false".parse().unwrap())
 }
 
-/// The loop before any watch has listed.
+/// The loop as `start` makes it, before any watch has listed.
 fn fresh(gates: FeatureGates) -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
     let (reports, received) = mpsc::channel(16);
-    let health = NodeHealthLoop {
-        gates,
-        reports,
-        nodes: BTreeMap::new(),
-        gone: BTreeMap::new(),
-        flavors: BTreeMap::new(),
-        workloads: BTreeMap::new(),
-        reported: BTreeMap::new(),
-        pods: ProgressingPods::default(),
-        listed: [false; 4],
-    };
-    (health, received)
+    (NodeHealthLoop::new(gates, reports), received)
 }
 
 fn started_with(gates: FeatureGates) -> (NodeHealthLoop, mpsc::Receiver<NodeFailures>) {
@@ -206,7 +193,13 @@ async fn a_node_not_ready_is_reported_once_the_workloads_pod_there_has_stopped()
 }
 
 #[tokio::test]
-async fn nothing_is_reported_before_the_pods_are_listed() {
+async fn the_pods_must_be_listed_first_unless_no_rule_reads_them() {
+    let (without, _) = fresh(
+        "TASReplaceNodeOnPodTermination=false,TASReplaceNodeOnNodeTaints=false"
+            .parse()
+            .unwrap(),
+    );
+    assert!(without.listed[3], "no pod watch to wait for");
     let (mut health, mut received) = fresh(FeatureGates::default());
     health.take(
         HealthInput::Node(Change::Reset(vec![
@@ -234,4 +227,19 @@ async fn nothing_is_reported_before_the_pods_are_listed() {
     assert!(health.listed.iter().all(|l| *l));
     health.pass(at(1)).await;
     assert!(received.try_recv().is_err(), "p1 still runs on h1");
+}
+
+/// A pod change that leaves where the Workload's pods progress as it was needs no pass.
+#[test]
+fn only_a_pod_change_that_moves_progress_asks_for_a_pass() {
+    let (mut health, _) = started();
+    let again = HealthInput::Pod(Change::Apply(Box::new(pod("p1", "h1"))));
+    assert!(!health.take(again, at(1)));
+    let mut done = pod("p1", "h1");
+    if let Some(status) = done.status.as_mut() {
+        status.phase = Some("Succeeded".into());
+    }
+    assert!(health.take(HealthInput::Pod(Change::Apply(Box::new(done))), at(2)));
+    let node = HealthInput::Node(Change::Apply(Box::new(node("h1", true, 0))));
+    assert!(health.take(node, at(3)), "other changes always do");
 }

@@ -107,3 +107,14 @@ fn arithmetic_saturates_and_divides() {
     assert_eq!(q("3").div_floor(Quantity::ZERO), None);
     assert_eq!((q("1") - q("2")).clamp_non_negative(), Quantity::ZERO);
 }
+
+#[test]
+fn a_share_of_pods_rounds_each_pod_down_as_kueue_does() {
+    // 1 cpu over 3 pods is 333m a pod in Kueue's milli-units: 333m for one pod, 666m for two.
+    assert_eq!(q("1").per_pod_times("cpu", 3, 1), q("333m"));
+    assert_eq!(q("1").per_pod_times("cpu", 3, 2), q("666m"));
+    // Other resources count whole units: 10 bytes over 4 pods is 2 a pod.
+    assert_eq!(q("10").per_pod_times("memory", 4, 3), q("6"));
+    assert_eq!(q("4").per_pod_times("cpu", 4, 0), Quantity::ZERO);
+    assert_eq!(q("4").per_pod_times("cpu", 0, 1), q("4"));
+}

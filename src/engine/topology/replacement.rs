@@ -10,8 +10,9 @@
 //!
 //! A remaining host that is still a node but has left the tree (not Ready, or cordoned) stays in
 //! the assignment, where its pods may still run: Kueue calls such an assignment stale and evicts
-//! the workload, so two hosts whose pods stop at different moments would cost the whole gang. Only
-//! a host that is no node at all, or whose ancestors are gone, makes the assignment stale.
+//! the workload, so two hosts whose pods stop at different moments would cost the whole gang. A
+//! host that is no node at all, or whose ancestors are gone, still makes the assignment stale, and
+//! so does a host out of the tree when the request is for one host or slices by host.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -23,7 +24,7 @@ use super::placement::select::{LeafPods, Placer, Share};
 use super::placement::{Prepared, place_single};
 use super::request::{self, PlacementMode, PodSetRequest, RequestError, SliceLayer};
 use super::snapshot::TopologySnapshot;
-use super::tree::{FlavorTree, Membership, NONE};
+use super::tree::{FlavorTree, Membership, NONE, NodeExclusion};
 use crate::engine::features::FeatureGates;
 
 /// The patched assignment and what changed.
@@ -227,7 +228,11 @@ fn slots_out_of_tree(
         .with_hostname(host)
         .iter()
         .find_map(|id| nodes.get(*id))?;
-    if !matches!(tree.membership(node), Membership::Excluded(_)) {
+    let left = matches!(
+        tree.membership(node),
+        Membership::Excluded(NodeExclusion::NotReady | NodeExclusion::Unschedulable)
+    );
+    if !left {
         return None;
     }
     let levels = &tree.topology.levels;
@@ -237,7 +242,6 @@ fn slots_out_of_tree(
         .map(|key| node.labels.get(key).cloned())
         .collect::<Option<_>>()?;
     let mut slots = tree.slots_along(&path)?;
-    (slots.len() == above.len()).then_some(())?;
     slots.push(NONE);
     Some(slots)
 }

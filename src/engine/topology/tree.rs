@@ -157,16 +157,18 @@ impl FlavorTree {
 
     /// Slots from level 0 down to the leaf for `path`, if the whole path exists.
     pub fn lookup(&self, path: &[String]) -> Option<Vec<u32>> {
+        if path.len() != self.depth() {
+            return None;
+        }
         self.slots_along(path)
-            .filter(|slots| slots.len() == self.depth())
     }
 
-    /// Slots from level 0 down for `path`, as deep as it goes (at most the tree's depth), if every
-    /// domain along it exists.
+    /// Slots from level 0 down for `path` (a path from the roots, possibly not down to the leaf),
+    /// if every domain along it exists.
     pub fn slots_along(&self, path: &[String]) -> Option<Vec<u32>> {
         let mut slots = Vec::with_capacity(path.len());
         let mut siblings = self.roots.as_slice();
-        for (level, value) in path.iter().enumerate().take(self.depth()) {
+        for (level, value) in path.iter().enumerate() {
             let at = self.find(level, siblings, value).ok()?;
             let slot = siblings[at];
             slots.push(slot);

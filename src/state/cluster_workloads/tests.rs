@@ -246,3 +246,24 @@ fn reclaimable_pods_give_their_quota_back_early() {
         );
     }
 }
+
+/// A waiting Workload with reclaimable pods (a job evicted after some of its pods succeeded)
+/// asks only for the pods still needed, and is admitted for that many.
+#[test]
+fn a_waiting_workload_asks_only_for_the_pods_still_needed() {
+    let mut state = state();
+    let mut holder = four_pods("holder", "");
+    holder.spec.pod_sets[0].count = 3;
+    state.apply_workload(&holder, fallback());
+    state.engine().run_until_stable();
+    let back = four_pods(
+        "back",
+        "status:\n  reclaimablePods: [{name: main, count: 3}]\n",
+    );
+    state.apply_workload(&back, fallback());
+    state.engine().run_until_stable();
+    let WorkloadStatus::Admitted(admission) = status(&mut state, "back") else {
+        panic!("250m for the one pod still needed fits");
+    };
+    assert_eq!(admission.pod_set_assignments[0].count, 1);
+}
