@@ -1,23 +1,23 @@
 //! Failed nodes under admitted TAS workloads, and what to do about them, as Kueue's failed-node
-//! replacement decides: a node has failed when it is gone, not Ready, or (gate
-//! `TASReplaceNodeOnNodeTaints`) carries a NoSchedule or NoExecute taint the workload does not
-//! tolerate; every failed node of a pod set is replaced inside the domain its request requires, or
-//! the workload is evicted (`NodeFailures`) and queued again. With `TASReplaceMultipleFailedNodes`
-//! off, more than one failed node evicts, as Kueue does.
+//! replacement decides: a node has failed as failure detection counts it (gone, not Ready, or with
+//! gate `TASReplaceNodeOnNodeTaints` a NoSchedule or NoExecute taint the workload does not
+//! tolerate for good); every failed node of a pod set is replaced inside the domain its request
+//! requires, or the workload is evicted (`NodeFailures`) and queued again. With
+//! `TASReplaceMultipleFailedNodes` off, more than one failed node evicts, as Kueue does.
 
 use std::collections::{BTreeSet, HashMap};
 
-use k8s_openapi::api::core::v1::{Taint, Toleration};
+use k8s_openapi::api::core::v1::Toleration;
+use k8s_openapi::jiff::Timestamp;
 
 use super::admission_placer::pod_set_request;
 use super::model::{DomainAssignment, HOSTNAME_LABEL, Node};
+use super::node_failure::{
+    NodeFacts, NodeHealth, NodeLookup, PodsOnNode, ReadyCondition, node_health,
+};
 use super::{TopologySnapshot, decode, encode, replace_failed_nodes};
 use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::model::{Admission, Workload};
-use crate::engine::node_match::untolerated_taint;
-
-/// The taint the node lifecycle controller puts on a node with `spec.unschedulable` set.
-const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
 /// What hot swap does to one admitted workload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,25 +81,36 @@ impl NoReplacement {
     }
 }
 
-/// Whether a node has failed for pods with `tolerations`: absent, not Ready, or (gate
-/// `TASReplaceNodeOnNodeTaints`) carrying a NoSchedule/NoExecute taint they do not tolerate
-/// (`spec.unschedulable` counts as the taint the node lifecycle controller adds for it).
-fn node_failed(node: Option<&Node>, tolerations: &[Toleration], gates: &FeatureGates) -> bool {
+/// Whether a node has failed for pods with `tolerations` in a snapshot, which has no history and
+/// no pods: failure detection's rule, long after the node came to look as it does, with the
+/// workload's pods there stopped. Absent, not Ready, or (gate `TASReplaceNodeOnNodeTaints`)
+/// carrying a NoSchedule/NoExecute taint they do not tolerate for good.
+pub(crate) fn node_failed(
+    node: Option<&Node>,
+    tolerations: &[Toleration],
+    gates: &FeatureGates,
+) -> bool {
     let Some(node) = node else {
         return true;
     };
-    if !gates.enabled(Feature::TASReplaceNodeOnNodeTaints) {
-        return !node.ready;
-    }
-    let mut taints = node.taints.clone();
-    if node.unschedulable {
-        taints.push(Taint {
-            key: UNSCHEDULABLE_TAINT.into(),
-            effect: "NoSchedule".into(),
-            ..Taint::default()
-        });
-    }
-    !node.ready || untolerated_taint(&taints, tolerations).is_some()
+    let facts = NodeFacts {
+        name: node.name.clone(),
+        ready: Some(ReadyCondition {
+            ready: node.ready,
+            since: Timestamp::UNIX_EPOCH,
+        }),
+        taints: node.taints.clone(),
+        unschedulable: node.unschedulable,
+        seen_at: Timestamp::UNIX_EPOCH,
+    };
+    let health = node_health(
+        NodeLookup::Present(&facts),
+        tolerations,
+        PodsOnNode::Stopped,
+        gates,
+        Timestamp::MAX,
+    );
+    matches!(health, NodeHealth::Failed { .. })
 }
 
 /// What the cluster looks like to hot swap: nodes by hostname and each flavor's tolerations.

@@ -435,3 +435,40 @@ fn finished_evicted_unadmitted_or_non_host_workloads_are_not_watched() {
         );
     }
 }
+
+/// A snapshot (`kuota simulate`) judges a node as failure detection does long after it came to
+/// look so, with the pods stopped: a taint tolerated only for a while fails it, a readiness taint
+/// on a Ready node does not, and a NotReady node fails with or without the wait for pods.
+#[test]
+fn a_snapshot_judges_nodes_by_the_same_rule() {
+    use crate::engine::topology::model::Node;
+    use crate::engine::topology::node_health::node_failed;
+    let snapshot_node = |ready: bool, taints: Vec<Taint>| Node {
+        name: "h1".into(),
+        ready,
+        taints,
+        ..Node::default()
+    };
+    let for_a_while = Toleration {
+        key: Some("maintenance".into()),
+        operator: Some("Exists".into()),
+        toleration_seconds: Some(300),
+        ..Toleration::default()
+    };
+    let g = FeatureGates::default();
+    let tainted = snapshot_node(true, vec![taint("maintenance", "NoExecute")]);
+    assert!(node_failed(
+        Some(&tainted),
+        std::slice::from_ref(&for_a_while),
+        &g
+    ));
+    let lingering = snapshot_node(
+        true,
+        vec![taint("node.kubernetes.io/not-ready", "NoExecute")],
+    );
+    assert!(!node_failed(Some(&lingering), &[], &g));
+    let down = snapshot_node(false, Vec::new());
+    assert!(node_failed(Some(&down), &[], &g));
+    assert!(node_failed(Some(&down), &[], &timer_only()));
+    assert!(node_failed(None, &[], &g));
+}
