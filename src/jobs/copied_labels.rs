@@ -23,8 +23,8 @@ pub fn copied_labels(
         .collect()
 }
 
-/// The copied labels of a pod group: a key some pod has, with the value every pod that has it
-/// agrees on.
+/// The copied labels of pods (one pod, or a group's members): a key some pod has, with the value
+/// every pod that has it agrees on.
 pub fn group_labels(
     pods: &[&Pod],
     keys: &[String],

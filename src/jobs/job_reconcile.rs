@@ -23,7 +23,7 @@ use super::job_sync::{WorkloadSync, workload_sync};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
 use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
 use super::priority::PriorityLookup;
-use super::reclaimable::{job_reclaimable_pods, same_counts};
+use super::reclaimable::{job_reclaimable_pods, to_write};
 use super::scope::queue_name;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, finalizers, finished_reasons};
@@ -205,14 +205,12 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
 /// The reclaimable pods of a running Job to write, if they changed. Only the quota of an admitted
 /// Workload shrinks with them.
 fn reclaimable_step(job: &Job, workload: &Workload) -> JobStep {
-    let pods = job_reclaimable_pods(job);
-    let written = workload.status.as_ref().map(|s| &s.reclaimable_pods[..]);
-    if same_counts(&pods, written.unwrap_or_default()) {
-        return JobStep::Idle;
-    }
-    JobStep::ReclaimablePods {
-        workload: Box::new(workload.clone()),
-        pods,
+    match to_write(workload, job_reclaimable_pods(job)) {
+        Some(pods) => JobStep::ReclaimablePods {
+            workload: Box::new(workload.clone()),
+            pods,
+        },
+        None => JobStep::Idle,
     }
 }
 

@@ -14,7 +14,7 @@ use crate::api::Condition;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
-use super::copied_labels::{add_labels, copied_labels, group_labels};
+use super::copied_labels::{add_labels, group_labels};
 use super::events::{JobEvent, STOP_MISSING_WORKLOAD, STOP_NOT_ADMITTED, STOP_WORKLOAD_DELETED};
 use super::pod_group::{annotation, pod_group_name, role_hash};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
@@ -24,7 +24,7 @@ use super::pod_workload::{
 };
 use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
 use super::priority::PriorityLookup;
-use super::reclaimable::{group_reclaimable_pods, same_counts};
+use super::reclaimable::{group_reclaimable_pods, to_write};
 use crate::api::Workload;
 use crate::api::keys::{
     annotations, condition_types, finalizers, finished_reasons, scheduling_gates,
@@ -189,16 +189,13 @@ fn without_workload(pods: &[Pod], group: bool, context: PodContext<'_>) -> PodSt
         ),
         Ok(built) => {
             let mut workload = built.workload;
-            let members: Vec<&Pod> = pods.iter().filter(|p| runnable_or_succeeded(p)).collect();
-            let copied = if group {
-                group_labels(&members, context.label_keys_to_copy)
+            // A single pod's labels, or the ones a group's members agree on.
+            let members: Vec<&Pod> = if group {
+                pods.iter().filter(|p| runnable_or_succeeded(p)).collect()
             } else {
-                Ok(copied_labels(
-                    pods.first().and_then(|p| p.metadata.labels.as_ref()),
-                    context.label_keys_to_copy,
-                ))
+                pods.first().into_iter().collect()
             };
-            match copied {
+            match group_labels(&members, context.label_keys_to_copy) {
                 Ok(copied) => add_labels(&mut workload, copied),
                 Err(error) => {
                     return PodStep::CannotCompose(JobEvent::err_workload_compose(
@@ -319,14 +316,12 @@ fn reclaimable_step(pods: &[Pod], workload: &Workload) -> PodStep {
     if serving {
         return PodStep::Idle;
     }
-    let reclaimable = group_reclaimable_pods(pods);
-    let written = workload.status.as_ref().map(|s| &s.reclaimable_pods[..]);
-    if same_counts(&reclaimable, written.unwrap_or_default()) {
-        return PodStep::Idle;
-    }
-    PodStep::ReclaimablePods {
-        workload: Box::new(workload.clone()),
-        pods: reclaimable,
+    match to_write(workload, group_reclaimable_pods(pods)) {
+        Some(pods) => PodStep::ReclaimablePods {
+            workload: Box::new(workload.clone()),
+            pods,
+        },
+        None => PodStep::Idle,
     }
 }
 

@@ -8,6 +8,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 
 use super::pod_group::role_hash;
+use crate::api::Workload;
 use crate::api::common::DEFAULT_POD_SET_NAME;
 use crate::api::workload_status::ReclaimablePod;
 
@@ -48,8 +49,14 @@ pub fn group_reclaimable_pods(pods: &[Pod]) -> Vec<ReclaimablePod> {
         .collect()
 }
 
+/// `pods`, when the Workload does not show them yet (in any order): the write to make.
+pub fn to_write(workload: &Workload, pods: Vec<ReclaimablePod>) -> Option<Vec<ReclaimablePod>> {
+    let written = workload.status.as_ref().map(|s| &s.reclaimable_pods[..]);
+    (!same_counts(&pods, written.unwrap_or_default())).then_some(pods)
+}
+
 /// Whether two lists give each pod set the same count, in any order.
-pub fn same_counts(a: &[ReclaimablePod], b: &[ReclaimablePod]) -> bool {
+fn same_counts(a: &[ReclaimablePod], b: &[ReclaimablePod]) -> bool {
     let counts = |list: &[ReclaimablePod]| -> BTreeMap<String, i32> {
         list.iter().map(|p| (p.name.clone(), p.count)).collect()
     };

@@ -2,9 +2,9 @@
 //! ResourceFlavors, and the pods kuota started, to know whose pods still progress on a failing
 //! node) and the shared Workload watch feed its own queue; it finds, per admitted TAS Workload,
 //! which of its nodes have failed (timing the Ready delay where a gate asks for one) and tells the
-//! admission loop (an empty list: none any more). It decides failures only; the replacement or eviction is the admission
-//! loop's, made in the one engine state admission places into, so the two never claim the same
-//! capacity.
+//! admission loop (an empty list: none any more). It decides failures only; the replacement or
+//! eviction is the admission loop's, made in the one engine state admission places into, so the
+//! two never claim the same capacity.
 
 mod facts;
 mod pods;
