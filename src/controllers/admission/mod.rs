@@ -18,6 +18,8 @@ mod queues;
 mod read;
 mod requests;
 mod results;
+mod send;
+mod unconfirmed;
 mod waiting_reasons;
 mod waiting_writes;
 
@@ -130,6 +132,8 @@ pub struct AdmissionLoop {
     stale: BTreeMap<String, Option<String>>,
     /// Workloads whose last write failed for a transient reason, and when to try again.
     retries: BTreeMap<String, Instant>,
+    /// Admissions whose write failed but may have been stored.
+    unconfirmed: BTreeMap<String, unconfirmed::Unconfirmed>,
     /// Admitted Workloads whose pods are not ready: their PodsReady timer runs, and with
     /// `waitForPodsReady.blockAdmission` they hold admission.
     unready: pods_ready::Unready,
@@ -192,6 +196,7 @@ impl AdmissionLoop {
             in_flight: BTreeMap::new(),
             stale: BTreeMap::new(),
             retries: BTreeMap::new(),
+            unconfirmed: BTreeMap::new(),
             backoff: BTreeMap::new(),
             placements: BTreeMap::new(),
             unready: pods_ready::Unready::new(block_admission),
@@ -343,6 +348,7 @@ impl AdmissionLoop {
             return;
         }
         self.track_deactivation(&key, &workload);
+        self.confirm(&key, &workload);
         if self
             .stale
             .get(&key)
@@ -375,13 +381,15 @@ impl AdmissionLoop {
             self.metrics
                 .finished(&workload, self.state.engine().structure());
         }
-        match self.assumed.get(&key) {
-            Some(assumption) => self
-                .state
-                .apply_workload(&overlay(&workload, assumption), fallback()),
-            None => self.state.apply_workload(&workload, fallback()),
-        }
         self.workloads.insert(workload);
+        if let Some(seen) = self.as_api_may_show(&key) {
+            match self.assumed.get(&key) {
+                Some(assumption) => self
+                    .state
+                    .apply_workload(&overlay(&seen, assumption), fallback()),
+                None => self.state.apply_workload(&seen, fallback()),
+            }
+        }
         self.dirty.insert(key);
     }
 
@@ -393,6 +401,7 @@ impl AdmissionLoop {
         self.assumed.remove(key);
         self.held.remove(key);
         self.stale.remove(key);
+        self.unconfirmed.remove(key);
         self.backoff.remove(key);
         self.placements.remove(key);
         self.failed_nodes.remove(key);
@@ -469,7 +478,7 @@ impl AdmissionLoop {
         let mut waiting = Vec::new();
         let mut dropped_release = false;
         for key in std::mem::take(&mut self.dirty) {
-            let Some(read) = self.workloads.get(&key) else {
+            let Some(read) = self.as_api_may_show(&key) else {
                 continue;
             };
             let Some(state) = self.state.engine().state(&workload_key(&key)) else {
@@ -482,7 +491,7 @@ impl AdmissionLoop {
                 self.dirty.insert(key);
                 continue;
             }
-            let Some(planned) = self.planned(&key, read, &state, &now) else {
+            let Some(planned) = self.planned(&key, &read, &state, &now) else {
                 self.assumed.remove(&key);
                 continue;
             };
@@ -504,7 +513,6 @@ impl AdmissionLoop {
                 // The decision rests on an object that has changed: undo it until the newer
                 // version is read.
                 if planned.effect != Effect::Update {
-                    let read = read.clone();
                     self.assumed.remove(&key);
                     self.state.restore_workload(&read, fallback());
                 }
@@ -547,8 +555,8 @@ impl AdmissionLoop {
     /// The write `key` needs as read and decided now, if any.
     fn plan_write(&mut self, key: &str, now: &Time) -> Option<Planned> {
         let state = self.state.engine().state(&workload_key(key))?;
-        let read = self.workloads.get(key)?;
-        self.planned(key, read, &state, now)
+        let read = self.as_api_may_show(key)?;
+        self.planned(key, &read, &state, now)
     }
 
     fn planned(
@@ -558,43 +566,20 @@ impl AdmissionLoop {
         state: &WorkloadState,
         now: &Time,
     ) -> Option<Planned> {
+        // An admission that may be stored is written again while the engine keeps the workload
+        // admitted: that is planned on the object as read. Anything else is planned on the
+        // object as the API may show it, so that leaving that admission is a release.
+        let admitted = matches!(state.status, EngineStatus::Admitted(_));
+        let read = match self.workloads.get(key) {
+            Some(as_read) if admitted && self.unconfirmed.contains_key(key) => as_read,
+            _ => read,
+        };
         let mut planned = plan(read, state, now)?;
         if self.replacing.contains_key(key) {
             // The new assignment leaves the failed nodes behind.
             planned.status.unhealthy_nodes.clear();
         }
         Some(planned)
-    }
-
-    fn send(&mut self, key: String, planned: Planned) {
-        let Some(read) = self.workloads.shared(&key) else {
-            return;
-        };
-        let carried = match planned.effect {
-            Effect::Update => None,
-            Effect::Claim | Effect::Release => self.assumed.get(&key).cloned(),
-        };
-        self.waiting_reasons.forget(&key);
-        self.in_flight.insert(key.clone(), carried);
-        let flavors: Vec<_> = planned
-            .status
-            .admission
-            .iter()
-            .flat_map(|a| {
-                a.pod_set_assignments
-                    .iter()
-                    .flat_map(|p| p.flavors.values())
-            })
-            .collect();
-        tracing::debug!(workload = %key, effect = ?planned.effect, ?flavors, version = ?read.metadata.resource_version, "status write sent");
-        let request = WriteRequest::Workload {
-            key,
-            read,
-            planned: Box::new(planned),
-        };
-        if self.requests.send(request).is_err() {
-            tracing::error!("the writer stopped; decisions are no longer written");
-        }
     }
 }
 

@@ -29,21 +29,30 @@ fn flavors_of(admission: Option<&Admission>) -> BTreeSet<&str> {
 
 impl AdmissionLoop {
     /// Whether a write that frees quota has not landed yet: a release, or a freeing claim in
-    /// flight. (A freeing claim that is itself held frees nothing until it is sent.)
-    pub(super) fn releases_outstanding(&self) -> bool {
+    /// flight or sent with an answer that leaves open whether it landed. (A freeing claim that
+    /// is itself held frees nothing until it is sent.) The claims `sending` are left out: a move
+    /// whose earlier write may have landed does not wait for itself.
+    fn releases_outstanding(&self, sending: impl Fn(&str) -> bool) -> bool {
         self.assumed.iter().any(|(key, a)| {
-            a.frees && (a.effect == Effect::Release || self.in_flight.contains_key(key))
+            a.frees
+                && (a.effect == Effect::Release
+                    || self.in_flight.contains_key(key)
+                    || (self.unconfirmed.contains_key(key) && !sending(key)))
         })
     }
 
     /// Holds `planned` in memory until it is written.
     pub(super) fn assume(&mut self, key: &str, planned: &Planned) {
-        let held = self.workloads.get(key).and_then(admission_of);
+        // As read, and with an admission that may be stored: either may be what the API shows.
+        let read = self.workloads.get(key).and_then(admission_of);
+        let seen = self.as_api_may_show(key);
+        let may_show = seen.as_deref().and_then(admission_of);
         let frees = match planned.effect {
             Effect::Release => true,
-            Effect::Claim => {
-                held.is_some_and(|held| planned.status.admission.as_ref() != Some(held))
-            }
+            Effect::Claim => [read, may_show]
+                .into_iter()
+                .flatten()
+                .any(|held| planned.status.admission.as_ref() != Some(held)),
             Effect::Update => false,
         };
         self.assumed.insert(
@@ -69,10 +78,10 @@ impl AdmissionLoop {
         state: &WorkloadState,
         now: &Time,
     ) -> bool {
-        let Some(read) = self.workloads.get(key) else {
+        let Some(read) = self.as_api_may_show(key) else {
             return false;
         };
-        if is_finished(read) {
+        if is_finished(&read) {
             return false;
         }
         let previous = self.assumed.get(key);
@@ -92,11 +101,11 @@ impl AdmissionLoop {
         } else {
             None
         };
-        let in_flight = previous.map_or(admission_of(read), |a| a.status.admission.as_ref());
+        let in_flight = previous.map_or(admission_of(&read), |a| a.status.admission.as_ref());
         if decided == in_flight {
             return false;
         }
-        let read_holds_other = admission_of(read).is_some_and(|held| decided != Some(held));
+        let read_holds_other = admission_of(&read).is_some_and(|held| decided != Some(held));
         let frees =
             read_holds_other || previous.is_some_and(|a| a.frees || a.status.admission.is_some());
         self.assumed.insert(
@@ -126,7 +135,8 @@ impl AdmissionLoop {
         unsent: Vec<String>,
         dropped_release: bool,
     ) {
-        let hold_all = dropped_release || self.releases_outstanding();
+        let hold_all = dropped_release
+            || self.releases_outstanding(|key| claims.iter().any(|(sent, _)| sent == key));
         let (moves, fresh): (Vec<_>, Vec<_>) = claims
             .into_iter()
             .partition(|(key, _)| self.assumed.get(key).is_some_and(|a| a.frees));
@@ -159,12 +169,13 @@ impl AdmissionLoop {
     /// (were that one refused, both would hold it in the API). The others wait for these to
     /// land. Moves that all depend on each other cannot be ordered; the first goes alone.
     pub(super) fn independent_moves(&self, moves: &[(String, Planned)]) -> BTreeSet<String> {
-        let left: Vec<(&str, BTreeSet<&str>)> = moves
+        let seen: Vec<_> = moves
             .iter()
-            .map(|(key, _)| {
-                let read = self.workloads.get(key).and_then(admission_of);
-                (key.as_str(), flavors_of(read))
-            })
+            .map(|(key, _)| (key.as_str(), self.as_api_may_show(key)))
+            .collect();
+        let left: Vec<(&str, BTreeSet<&str>)> = seen
+            .iter()
+            .map(|(key, seen)| (*key, flavors_of(seen.as_deref().and_then(admission_of))))
             .collect();
         let mut independent: BTreeSet<String> = moves
             .iter()
@@ -192,7 +203,7 @@ impl AdmissionLoop {
     /// Once no release is outstanding, the held claims are written, or, when a release failed,
     /// undone (they were decided on quota that turned out not to be free).
     pub(super) fn resolve_held(&mut self) {
-        if self.releases_outstanding() {
+        if self.releases_outstanding(|key| self.held.contains(key)) {
             return;
         }
         let failed = std::mem::take(&mut self.release_failed);
@@ -207,7 +218,7 @@ impl AdmissionLoop {
     /// Puts the engine back to what the API will show for `key`: the Workload as read, or, while
     /// a write of it that claims or releases is in flight, as that write will leave it.
     fn undo(&mut self, key: &str) {
-        let Some(read) = self.workloads.get(key).cloned() else {
+        let Some(read) = self.as_api_may_show(key) else {
             return;
         };
         match self.in_flight.get(key).cloned().flatten() {

@@ -92,14 +92,17 @@ impl AdmissionLoop {
                     self.seen(answered(*stored));
                 }
             }
-            Err(error)
-                if planned.effect == Effect::Claim
-                    && error.may_have_landed()
-                    && self.assumed.get(&key).is_some_and(|a| !a.frees) =>
-            {
-                // The admission may be stored: its quota stays taken until the retry is answered
-                // or a newer version is read, so it is never given to another workload meanwhile.
-                tracing::info!(workload = %key, %error, "admission may have been written; its quota stays taken and it is tried again");
+            Err(error) if planned.effect == Effect::Claim && error.may_have_landed() => {
+                // As if still in flight: the admission may be stored, so what was decided for the
+                // workload since stays decided and is written at the retry, and until a newer
+                // version is read the workload is seen with that admission.
+                tracing::info!(workload = %key, %error, "admission may have been written; it is tried again");
+                self.may_be_stored(&key, before.metadata.resource_version.clone(), &planned);
+                if !self.assumed.contains_key(&key)
+                    && let Some(seen) = self.as_api_may_show(&key)
+                {
+                    self.state.restore_workload(&seen, fallback());
+                }
                 self.retries
                     .insert(key.clone(), Instant::now() + RETRY_AFTER);
             }
@@ -117,7 +120,7 @@ impl AdmissionLoop {
                     self.stale
                         .insert(key.clone(), before.metadata.resource_version.clone());
                 }
-                if let Some(read) = self.workloads.get(&key).cloned() {
+                if let Some(read) = self.as_api_may_show(&key) {
                     match waiting_until(&read).cloned() {
                         Some(until) => {
                             self.backoff.insert(key, until);

@@ -652,6 +652,8 @@ mod hot_swap;
 mod pacing;
 #[path = "tests/preemption.rs"]
 mod preemption;
+#[path = "tests/unconfirmed.rs"]
+mod unconfirmed;
 #[path = "tests/waiting_reasons.rs"]
 mod waiting_reasons;
 

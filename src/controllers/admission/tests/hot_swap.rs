@@ -197,7 +197,7 @@ fn a_replacement_that_cannot_be_written_is_undone_and_made_again() {
         .into_iter()
         .find(|(key, _, _)| key == "ns/a")
         .expect("the replacement is written");
-    h.refuse(replaced, WriteError::Timeout("Workload ns/a".into()));
+    h.refuse(replaced, WriteError::NotLeading("Workload ns/a".into()));
     let held = h.admission.state.engine().workload(&workload_key("ns/a"));
     let status = api::WorkloadStatus {
         admission: held
@@ -218,6 +218,85 @@ fn a_replacement_that_cannot_be_written_is_undone_and_made_again() {
         .into_iter()
         .find(|(key, _, _)| key == "ns/a")
         .expect("the replacement is made again");
+    assert_eq!(hosts_of(&again.2), vec!["h2", "h3"]);
+}
+
+#[test]
+fn a_replacement_that_may_be_stored_keeps_its_hosts_and_is_written_again() {
+    let mut h = rack_of_three();
+    h1_fails(&mut h, false);
+    let replaced = h
+        .workload_requests()
+        .into_iter()
+        .find(|(key, _, _)| key == "ns/a")
+        .expect("the replacement is written");
+    let read_at = replaced.1.metadata.resource_version.clone();
+    h.refuse(replaced, WriteError::Timeout("Workload ns/a".into()));
+    // The API may show a on h2 and h3 now: h3 is not free for anyone else meanwhile.
+    let held = h
+        .admission
+        .state
+        .engine()
+        .workload(&workload_key("ns/a"))
+        .and_then(|w| w.admission)
+        .map(|a| crate::status::workload::admission(&a));
+    let kept = Planned {
+        effect: Effect::Claim,
+        status: api::WorkloadStatus {
+            admission: held,
+            ..api::WorkloadStatus::default()
+        },
+        annotations: None,
+    };
+    assert_eq!(hosts_of(&kept), vec!["h2", "h3"]);
+    h.admission.retries.insert("ns/a".into(), Instant::now());
+    h.admission.due_retries();
+    h.admission.pass();
+    let again = h
+        .workload_requests()
+        .into_iter()
+        .find(|(key, _, _)| key == "ns/a")
+        .expect("the replacement is written again");
+    assert_eq!(hosts_of(&again.2), vec!["h2", "h3"]);
+    assert_eq!(again.1.metadata.resource_version, read_at);
+    assert!(again.2.status.unhealthy_nodes.is_empty());
+}
+
+#[test]
+fn a_replacement_that_may_be_stored_and_waits_for_another_release_is_written_after_it() {
+    let mut h = rack_of_three();
+    h1_fails(&mut h, false);
+    let replaced = h
+        .workload_requests()
+        .into_iter()
+        .find(|(key, _, _)| key == "ns/a")
+        .expect("the replacement is written");
+    h.refuse(replaced, WriteError::Timeout("Workload ns/a".into()));
+    // Another workload's release is outstanding when the retry comes due: the replacement
+    // waits for it, and not for itself once it has landed.
+    let release = assumed::Assumption {
+        effect: Effect::Release,
+        status: api::WorkloadStatus::default(),
+        annotations: None,
+        frees: true,
+    };
+    h.admission.assumed.insert("ns/other".into(), release);
+    h.admission.retries.insert("ns/a".into(), Instant::now());
+    h.admission.due_retries();
+    h.admission.pass();
+    assert!(
+        h.workload_requests()
+            .iter()
+            .all(|(key, _, _)| key != "ns/a")
+    );
+    h.admission.assumed.remove("ns/other");
+    h.admission.resolve_held();
+    h.admission.pass();
+    let again = h
+        .workload_requests()
+        .into_iter()
+        .find(|(key, _, _)| key == "ns/a")
+        .expect("the replacement is written once the other release landed");
     assert_eq!(hosts_of(&again.2), vec!["h2", "h3"]);
 }
 
