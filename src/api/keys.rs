@@ -142,6 +142,16 @@ pub mod condition_types {
     pub const BLOCKED_ON_PREEMPTION_GATES: &str = "BlockedOnPreemptionGates";
     /// A ClusterQueue or LocalQueue is usable.
     pub const ACTIVE: &str = "Active";
+    /// A pod group's Workload misses pods its pod sets count (the pod integration's).
+    pub const WAITING_FOR_REPLACEMENT_PODS: &str = "WaitingForReplacementPods";
+}
+
+/// Reasons of Workload `WaitingForReplacementPods` besides an eviction's, which it copies.
+pub mod replacement_pods_reasons {
+    /// True: a pod failed and its replacement has not been created yet.
+    pub const PODS_FAILED: &str = "PodsFailed";
+    /// False: every pod the pod sets count is there.
+    pub const PODS_READY: &str = "PodsReady";
 }
 
 /// Reasons of ClusterQueue `Active`.

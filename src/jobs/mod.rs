@@ -38,6 +38,7 @@ mod pod_workload;
 mod pods_ready;
 mod priority;
 mod reclaimable;
+mod replacement_pods;
 mod scope;
 mod stray_pods;
 mod topology_request;

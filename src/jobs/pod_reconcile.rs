@@ -2,7 +2,8 @@
 //! and the Workload they run under. One step at a time, as for a Job: the controller writes it,
 //! reads the result back and asks again. Kueue's order: a pod being deleted (single) or a unit
 //! without pods lets go of its Workload; a Workload being deleted or finished lets go of the
-//! pods; a group's Workload adopts new members and sheds surplus ones; finished pods finish the
+//! pods; a group's Workload adopts new members and sheds surplus ones, and says whether it waits
+//! for replacements of failed pods (`WaitingForReplacementPods`); finished pods finish the
 //! Workload; `PodsReady` is kept; an eviction deletes the running pods; an admitted group's
 //! succeeded pods are written as reclaimable; an admission ungates the gated ones; pods running
 //! without an admission are deleted. Without a Workload, one is built once the pods allow (the
@@ -25,6 +26,7 @@ use super::pod_workload::{
 use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
 use super::priority::PriorityLookup;
 use super::reclaimable::{group_reclaimable_pods, to_write};
+use super::replacement_pods::{ReplacementPods, replacement_pods};
 use crate::api::Workload;
 use crate::api::keys::{
     annotations, condition_types, finalizers, finished_reasons, scheduling_gates,
@@ -77,6 +79,11 @@ pub enum PodStep {
     ReclaimablePods {
         workload: Box<Workload>,
         pods: Vec<ReclaimablePod>,
+    },
+    /// Write this `WaitingForReplacementPods` condition on a group's Workload.
+    ReplacementPods {
+        workload: Box<Workload>,
+        condition: ReplacementPods,
     },
     /// Write this `PodsReady` condition on the Workload.
     PodsReady {
@@ -248,6 +255,12 @@ fn with_workload(
         let step = keep_members(pods, workload);
         if step != PodStep::Idle {
             return step;
+        }
+        if let Some(condition) = replacement_pods(pods, workload) {
+            return PodStep::ReplacementPods {
+                workload: Box::new(workload.clone()),
+                condition,
+            };
         }
     }
     if let Some((success, message)) = pods_finished(pods) {

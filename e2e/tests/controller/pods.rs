@@ -5,14 +5,16 @@
 //! kube-scheduler binds them, kwok runs them to completion, the Workload finishes, the quota is
 //! freed and the pods are let go of; once they are deleted the Workload goes with them. A single
 //! pod runs the same way under a Workload it controls. A group that requires a rack keeps the
-//! topology gate at admission, and the topology ungater releases each pod into the rack.
+//! topology gate at admission, and the topology ungater releases each pod into the rack. A
+//! running group whose pod fails waits for its replacement (`WaitingForReplacementPods`), which
+//! is adopted and started under the same admission.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use kuota::api::Workload;
 
@@ -69,11 +71,13 @@ spec: {{clusterQueue: {cq}}}
 }
 
 /// Member `name` of a group of `total`, as the Pod webhook admits it, running for 3 s once
-/// started; `annotations` are added to the group's.
+/// started unless `annotations` say otherwise; `annotations` are added to the group's.
 fn member_of(name: &str, total: usize, mut annotations: serde_json::Value) -> Result<Pod> {
     annotations["kueue.x-k8s.io/pod-group-total-count"] = serde_json::json!(total.to_string());
     annotations["kueue.x-k8s.io/role-hash"] = serde_json::json!("a1b2c3d4");
-    annotations["e2e.kuota.dev/run-duration"] = serde_json::json!("3s");
+    if annotations.get("e2e.kuota.dev/run-duration").is_none() {
+        annotations["e2e.kuota.dev/run-duration"] = serde_json::json!("3s");
+    }
     plain_pod(
         name,
         serde_json::json!({
@@ -363,6 +367,96 @@ async fn a_pod_group_that_requires_a_rack_is_released_into_one_rack() -> Result<
     kueue::until_queue_status(&client, &cq, |s| s.admitted_workloads.unwrap_or(0) == 0).await?;
     until_members(&pods, 4, "be let go of", |p| {
         !p.finalizers().iter().any(|f| f == "kueue.x-k8s.io/managed")
+    })
+    .await?;
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+#[tokio::test]
+async fn a_running_group_waits_for_a_failed_pods_replacement_and_starts_it() -> Result<()> {
+    let suite = controller::ensure_running().await?;
+    let client = client().await?;
+    let ns = TestNamespace::create(&client, "pod-replace").await?;
+    let mut nodes = NodeSet::new(&unique_name("pr"), 1, 1, 2);
+    let id = nodes.prefix.clone();
+    nodes.labels.insert(TEST_LABEL.into(), id.clone());
+    nodes.create(&client).await?;
+    let (cq, flavor) = (unique_name("cq"), unique_name("rf"));
+    queue(&client, &ns.name, &cq, &flavor, &id, "9").await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    // Long enough for the failure and the replacement to happen while the others still run.
+    let long = || serde_json::json!({"e2e.kuota.dev/run-duration": "20s"});
+    for i in 0..MEMBERS {
+        pods.create(
+            &PostParams::default(),
+            &member_of(&format!("{GROUP}-{i}"), MEMBERS, long())?,
+        )
+        .await
+        .with_context(|| format!("create pod {GROUP}-{i}"))?;
+    }
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    kueue::until_admitted(&workloads, GROUP)
+        .await
+        .with_context(|| format!("kuota log:\n{}", suite.log_tail()))?;
+    until_members(&pods, MEMBERS, "be ungated and bound", |p| {
+        gates(p).is_empty() && node_of(p).is_some()
+    })
+    .await?;
+
+    // One pod fails, as its container would; nobody but its owner recreates it.
+    let failed = format!("{GROUP}-0");
+    pods.patch_status(
+        &failed,
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"status": {"phase": "Failed"}})),
+    )
+    .await?;
+    wait::until(
+        &workloads,
+        GROUP,
+        "wait for a replacement pod",
+        kueue::DECIDED,
+        |w| kueue::has(w, "WaitingForReplacementPods", "PodsFailed"),
+    )
+    .await
+    .with_context(|| format!("kuota log:\n{}", suite.log_tail()))?;
+    let waiting = workloads.get(GROUP).await?;
+    ensure!(
+        kueue::admitted(&waiting) && kueue::condition(&waiting, "Finished").is_none(),
+        "the group keeps its admission while it waits: {:?}",
+        waiting.status
+    );
+
+    let replacement = format!("{GROUP}-{MEMBERS}");
+    pods.create(
+        &PostParams::default(),
+        &member_of(&replacement, MEMBERS, long())?,
+    )
+    .await?;
+    wait::until(
+        &workloads,
+        GROUP,
+        "have its replacement pod",
+        kueue::DECIDED,
+        |w| {
+            kueue::condition(w, "WaitingForReplacementPods")
+                .is_some_and(|c| c.status == "False" && c.reason == "PodsReady")
+        },
+    )
+    .await
+    .with_context(|| format!("kuota log:\n{}", suite.log_tail()))?;
+    wait::until(&pods, &replacement, "be started and bound", RUNS, |p| {
+        gates(p).is_empty() && node_of(p).is_some()
+    })
+    .await?;
+    wait::until(&pods, &failed, "be let go of", RUNS, |p| {
+        !p.finalizers().iter().any(|f| f == "kueue.x-k8s.io/managed")
+    })
+    .await?;
+    // The replacement counts: the group finishes once it and the two others succeed.
+    wait::until(&workloads, GROUP, "be Finished", RUNS, |w| {
+        kueue::has(w, "Finished", "Succeeded")
     })
     .await?;
     ns.delete().await?;

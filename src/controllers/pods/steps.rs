@@ -180,6 +180,22 @@ pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Planned {
         PodStep::ReclaimablePods { workload, pods } => {
             vec![item(Action::ReclaimablePods(workload, pods), None)]
         }
+        PodStep::ReplacementPods {
+            workload,
+            condition,
+        } => {
+            let desired = Desired {
+                type_: condition_types::WAITING_FOR_REPLACEMENT_PODS,
+                status: condition.status,
+                reason: &condition.reason,
+                message: condition.message,
+                observed_generation: workload.metadata.generation,
+            };
+            let Some(written) = workload_condition(&workload, desired) else {
+                return Planned::Nothing;
+            };
+            vec![item(Action::Condition(workload, Box::new(written)), None)]
+        }
         PodStep::PodsReady {
             workload,
             condition,

@@ -487,6 +487,62 @@ fn a_new_member_is_adopted_and_a_surplus_one_deleted() {
 }
 
 #[test]
+fn a_failed_member_makes_the_workload_wait_for_its_replacement_until_it_is_adopted() {
+    let workload = admitted(&group(GATED));
+    let mut pods = group(RUNNING);
+    pods[0] = finished(&pods[0], "Failed");
+    let PodStep::ReplacementPods {
+        workload: waiting,
+        condition: wanted,
+    } = step(&pods, Some(&workload))
+    else {
+        panic!("the Workload says it waits for a replacement");
+    };
+    assert!(wanted.status);
+    assert_eq!(wanted.reason, "PodsFailed");
+    let waiting = with_conditions(
+        &waiting,
+        json!([
+            condition(
+                "QuotaReserved",
+                true,
+                "QuotaReserved",
+                "2026-01-01T00:00:10Z"
+            ),
+            condition("Admitted", true, "Admitted", "2026-01-01T00:00:10Z"),
+            condition(
+                "WaitingForReplacementPods",
+                true,
+                "PodsFailed",
+                "2026-01-01T00:01:00Z"
+            )
+        ]),
+    );
+    assert_eq!(step(&pods, Some(&waiting)), PodStep::Idle);
+    // The replacement is adopted and the failed pod let go of; then the condition turns False.
+    pods.push(member("d", GATED, json!({})));
+    let PodStep::AdoptPods {
+        workload: adopting, ..
+    } = step(&pods, Some(&waiting))
+    else {
+        panic!("the replacement becomes an owner");
+    };
+    assert_eq!(
+        step(&pods, Some(&adopting)),
+        PodStep::Finalize(vec![pods[0].clone()])
+    );
+    pods.remove(0);
+    let PodStep::ReplacementPods {
+        condition: settled, ..
+    } = step(&pods, Some(&adopting))
+    else {
+        panic!("no pod is missing any more");
+    };
+    assert!(!settled.status);
+    assert_eq!(settled.reason, "PodsReady");
+}
+
+#[test]
 fn a_deleted_workload_takes_every_pod_with_it_then_lets_go() {
     let pods = group(GATED);
     let mut workload = admitted(&pods);
