@@ -35,6 +35,33 @@ const OWNED_CONDITIONS: [&str; 7] = [
     condition_types::DEACTIVATION_TARGET,
 ];
 
+/// A Workload write of several requests (annotations, status, clean-ups) that failed at one of
+/// them: what the requests before it stored is known, and the failed one was fenced on that.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct WorkloadWriteError {
+    #[source]
+    pub error: WriteError,
+    /// The Workload as the last request that landed stored it, if one did.
+    pub stored: Option<Box<Workload>>,
+}
+
+impl From<WriteError> for WorkloadWriteError {
+    fn from(error: WriteError) -> Self {
+        WorkloadWriteError {
+            error,
+            stored: None,
+        }
+    }
+}
+
+fn failed_after(error: WriteError, stored: Option<&Workload>) -> WorkloadWriteError {
+    WorkloadWriteError {
+        error,
+        stored: stored.cloned().map(Box::new),
+    }
+}
+
 /// Why a write did not land.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -227,12 +254,11 @@ impl Writer {
         read: &Workload,
         status: &WorkloadStatus,
         annotations: Option<&BTreeMap<String, String>>,
-    ) -> Result<Workload, WriteError> {
+    ) -> Result<Workload, WorkloadWriteError> {
         let (namespace, name) = (read.namespace().unwrap_or_default(), read.name_any());
         let label = format!("Workload {namespace}/{name}");
         let api: Api<Workload> = Api::namespaced(self.client.clone(), &namespace);
-        let annotated;
-        let read = match annotations {
+        let annotated = match annotations {
             Some(annotations) => {
                 let mut body = annotations_patch(read.annotations(), annotations);
                 body["metadata"]["resourceVersion"] = json!(read.resource_version());
@@ -240,24 +266,26 @@ impl Writer {
                     field_manager: Some(field_managers::KUOTA.to_string()),
                     ..PatchParams::default()
                 };
-                annotated = self
+                let stored = self
                     .send(&label, || async {
                         api.patch(&name, &params, &Patch::Merge(&body)).await
                     })
                     .await?;
-                &annotated
+                Some(stored)
             }
-            None => read,
+            None => None,
         };
-        let mut written = if read.status.as_ref() == Some(status) {
-            read.clone()
+        let base = annotated.as_ref().unwrap_or(read);
+        let mut written = if base.status.as_ref() == Some(status) {
+            base.clone()
         } else {
-            let body = status_apply(read, status);
+            let body = status_apply(base, status);
             let params = PatchParams::apply(field_managers::ADMISSION).force();
             self.send(&label, || async {
                 api.patch_status(&name, &params, &Patch::Apply(&body)).await
             })
-            .await?
+            .await
+            .map_err(|e| failed_after(e, annotated.as_ref()))?
         };
         if status.admission.is_none()
             && written
@@ -276,7 +304,8 @@ impl Writer {
                 .send(&label, || async {
                     api.patch_status(&name, &params, &Patch::Merge(&body)).await
                 })
-                .await?;
+                .await
+                .map_err(|e| failed_after(e, Some(&written)))?;
         }
         let has_target = |s: &WorkloadStatus| {
             s.conditions
@@ -304,7 +333,8 @@ impl Writer {
                 .send(&label, || async {
                     api.patch_status(&name, &params, &Patch::Merge(&body)).await
                 })
-                .await?;
+                .await
+                .map_err(|e| failed_after(e, Some(&written)))?;
         }
         Ok(written)
     }

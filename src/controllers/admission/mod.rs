@@ -469,6 +469,8 @@ impl AdmissionLoop {
 
     /// Plans and starts the writes of every dirty workload.
     fn flush(&mut self) {
+        // Claims held behind writes that have settled since (a newer version read) go now.
+        self.resolve_held();
         let now = Time(k8s_openapi::jiff::Timestamp::now());
         let mut claims = Vec::new();
         // Claims decided for workloads that cannot be written yet (a write in flight, a retry
@@ -518,9 +520,7 @@ impl AdmissionLoop {
                 }
                 // The claims decided with this quota free must not be written either: the
                 // workload still holds it in the API until its release lands.
-                dropped_release |= planned.effect == Effect::Release
-                    || (planned.effect == Effect::Claim
-                        && read.status.as_ref().is_some_and(|s| s.admission.is_some()));
+                dropped_release |= self.frees(&key, &planned);
                 continue;
             }
             match planned.effect {
@@ -566,15 +566,17 @@ impl AdmissionLoop {
         state: &WorkloadState,
         now: &Time,
     ) -> Option<Planned> {
-        // An admission that may be stored is written again while the engine keeps the workload
-        // admitted: that is planned on the object as read. Anything else is planned on the
-        // object as the API may show it, so that leaving that admission is a release.
-        let admitted = matches!(state.status, EngineStatus::Admitted(_));
-        let read = match self.workloads.get(key) {
-            Some(as_read) if admitted && self.unconfirmed.contains_key(key) => as_read,
-            _ => read,
-        };
-        let mut planned = plan(read, state, now)?;
+        // Planned on the object as the API may show it, so that leaving an admission that may be
+        // stored is a release. Keeping that admission needs no write there: it is written again,
+        // planned on the object as read.
+        let on_view = plan(read, state, now);
+        let keeps_unconfirmed = self.unconfirmed.contains_key(key)
+            && matches!(state.status, EngineStatus::Admitted(_))
+            && on_view.as_ref().is_none_or(|p| p.effect != Effect::Claim);
+        let mut planned = match self.workloads.get(key) {
+            Some(as_read) if keeps_unconfirmed => plan(as_read, state, now),
+            _ => on_view,
+        }?;
         if self.replacing.contains_key(key) {
             // The new assignment leaves the failed nodes behind.
             planned.status.unhealthy_nodes.clear();

@@ -20,7 +20,7 @@ fn admission_of(workload: &Workload) -> Option<&Admission> {
 
 fn flavors_of(admission: Option<&Admission>) -> BTreeSet<&str> {
     admission
-        .iter()
+        .into_iter()
         .flat_map(|a| a.pod_set_assignments.iter())
         .flat_map(|p| p.flavors.values())
         .map(String::as_str)
@@ -30,31 +30,38 @@ fn flavors_of(admission: Option<&Admission>) -> BTreeSet<&str> {
 impl AdmissionLoop {
     /// Whether a write that frees quota has not landed yet: a release, or a freeing claim in
     /// flight or sent with an answer that leaves open whether it landed. (A freeing claim that
-    /// is itself held frees nothing until it is sent.) The claims `sending` are left out: a move
-    /// whose earlier write may have landed does not wait for itself.
+    /// is itself held frees nothing until it is sent; neither does one about to be sent, so that
+    /// a move whose earlier write may have landed does not wait for itself.) A workload the API
+    /// may show with one of several admissions counts too, until that is settled.
     fn releases_outstanding(&self, sending: impl Fn(&str) -> bool) -> bool {
+        let written = |key: &str| self.in_flight.contains_key(key) || !sending(key);
         self.assumed.iter().any(|(key, a)| {
             a.frees
                 && (a.effect == Effect::Release
                     || self.in_flight.contains_key(key)
-                    || (self.unconfirmed.contains_key(key) && !sending(key)))
-        })
+                    || (self.unconfirmed.contains_key(key) && written(key)))
+        }) || self
+            .unconfirmed
+            .keys()
+            .any(|key| written(key) && self.uncertain(key))
+    }
+
+    /// Whether writing `planned` may free quota the API shows held: a release, or a claim of an
+    /// admission other than one the API may show now.
+    pub(super) fn frees(&self, key: &str, planned: &Planned) -> bool {
+        match planned.effect {
+            Effect::Release => true,
+            Effect::Claim => self
+                .admissions_may_show(key)
+                .into_iter()
+                .any(|held| planned.status.admission.as_ref() != Some(held)),
+            Effect::Update => false,
+        }
     }
 
     /// Holds `planned` in memory until it is written.
     pub(super) fn assume(&mut self, key: &str, planned: &Planned) {
-        // As read, and with an admission that may be stored: either may be what the API shows.
-        let read = self.workloads.get(key).and_then(admission_of);
-        let seen = self.as_api_may_show(key);
-        let may_show = seen.as_deref().and_then(admission_of);
-        let frees = match planned.effect {
-            Effect::Release => true,
-            Effect::Claim => [read, may_show]
-                .into_iter()
-                .flatten()
-                .any(|held| planned.status.admission.as_ref() != Some(held)),
-            Effect::Update => false,
-        };
+        let frees = self.frees(key, planned);
         self.assumed.insert(
             key.to_string(),
             Assumption {
@@ -169,13 +176,15 @@ impl AdmissionLoop {
     /// (were that one refused, both would hold it in the API). The others wait for these to
     /// land. Moves that all depend on each other cannot be ordered; the first goes alone.
     pub(super) fn independent_moves(&self, moves: &[(String, Planned)]) -> BTreeSet<String> {
-        let seen: Vec<_> = moves
+        let left: Vec<(&str, BTreeSet<&str>)> = moves
             .iter()
-            .map(|(key, _)| (key.as_str(), self.as_api_may_show(key)))
-            .collect();
-        let left: Vec<(&str, BTreeSet<&str>)> = seen
-            .iter()
-            .map(|(key, seen)| (*key, flavors_of(seen.as_deref().and_then(admission_of))))
+            .map(|(key, _)| {
+                let held = self.admissions_may_show(key);
+                (
+                    key.as_str(),
+                    held.into_iter().flat_map(|a| flavors_of(Some(a))).collect(),
+                )
+            })
             .collect();
         let mut independent: BTreeSet<String> = moves
             .iter()

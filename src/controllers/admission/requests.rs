@@ -7,7 +7,9 @@ use tokio::sync::{Semaphore, mpsc};
 
 use super::super::queue_status::QueueWrite;
 use super::super::watches::SharedWorkload;
-use super::super::writer::{FinalizerTarget, MAX_IN_FLIGHT, WriteError, Writer};
+use super::super::writer::{
+    FinalizerTarget, MAX_IN_FLIGHT, WorkloadWriteError, WriteError, Writer,
+};
 use super::plan::Planned;
 use crate::api::Workload;
 
@@ -99,7 +101,7 @@ pub enum Written {
         key: String,
         before: SharedWorkload,
         planned: Box<Planned>,
-        result: Result<Box<Workload>, WriteError>,
+        result: Result<Box<Workload>, WorkloadWriteError>,
     },
     Deactivated {
         key: String,

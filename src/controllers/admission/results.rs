@@ -10,7 +10,7 @@ use super::{AdmissionLoop, RETRY_AFTER, Written, fallback};
 use crate::api::Workload;
 use crate::controllers::events::for_change;
 use crate::controllers::watches::SharedWorkload;
-use crate::controllers::writer::WriteError;
+use crate::controllers::writer::WorkloadWriteError;
 use crate::status::requeue::{backoff_finished, waiting_until};
 
 impl AdmissionLoop {
@@ -48,9 +48,24 @@ impl AdmissionLoop {
         key: String,
         before: SharedWorkload,
         planned: Planned,
-        result: Result<Box<Workload>, WriteError>,
+        result: Result<Box<Workload>, WorkloadWriteError>,
     ) {
         self.in_flight.remove(&key);
+        let result = result.map_err(|WorkloadWriteError { error, stored }| {
+            // What the requests before the failed one stored is read; the failed one was fenced
+            // on it.
+            let fenced_on = match stored {
+                Some(stored) => {
+                    let version = stored.metadata.resource_version.clone();
+                    if self.workloads.contains_key(&key) {
+                        self.seen(answered(*stored));
+                    }
+                    version
+                }
+                None => before.metadata.resource_version.clone(),
+            };
+            (error, fenced_on)
+        });
         match result {
             Ok(stored) => {
                 let now = Time(k8s_openapi::jiff::Timestamp::now());
@@ -92,12 +107,14 @@ impl AdmissionLoop {
                     self.seen(answered(*stored));
                 }
             }
-            Err(error) if planned.effect == Effect::Claim && error.may_have_landed() => {
+            Err((error, fenced_on))
+                if planned.effect == Effect::Claim && error.may_have_landed() =>
+            {
                 // As if still in flight: the admission may be stored, so what was decided for the
                 // workload since stays decided and is written at the retry, and until a newer
                 // version is read the workload is seen with that admission.
                 tracing::info!(workload = %key, %error, "admission may have been written; it is tried again");
-                self.may_be_stored(&key, before.metadata.resource_version.clone(), &planned);
+                self.may_be_stored(&key, fenced_on, &planned);
                 if !self.assumed.contains_key(&key)
                     && let Some(seen) = self.as_api_may_show(&key)
                 {
@@ -106,7 +123,7 @@ impl AdmissionLoop {
                 self.retries
                     .insert(key.clone(), Instant::now() + RETRY_AFTER);
             }
-            Err(error) => {
+            Err((error, fenced_on)) => {
                 tracing::info!(workload = %key, %error, effect = ?planned.effect, "write failed; the decision is undone");
                 self.replacing.remove(&key);
                 let dropped = self.assumed.remove(&key);
@@ -117,8 +134,7 @@ impl AdmissionLoop {
                     self.retries
                         .insert(key.clone(), Instant::now() + RETRY_AFTER);
                 } else {
-                    self.stale
-                        .insert(key.clone(), before.metadata.resource_version.clone());
+                    self.stale.insert(key.clone(), fenced_on);
                 }
                 if let Some(read) = self.as_api_may_show(&key) {
                     match waiting_until(&read).cloned() {

@@ -244,6 +244,26 @@ impl Harness {
             key,
             before: read,
             planned,
+            result: Err(error.into()),
+        });
+        self.admission.pass();
+    }
+
+    /// Answers a write with `error` after an earlier request of it stored `stored`.
+    fn refuse_after(
+        &mut self,
+        (key, read, planned): (String, SharedWorkload, Box<Planned>),
+        error: WriteError,
+        stored: api::Workload,
+    ) {
+        let error = crate::controllers::writer::WorkloadWriteError {
+            error,
+            stored: Some(Box::new(stored)),
+        };
+        self.admission.written(Written::Workload {
+            key,
+            before: read,
+            planned,
             result: Err(error),
         });
         self.admission.pass();

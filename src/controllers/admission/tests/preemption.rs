@@ -153,14 +153,14 @@ metadata: {name: lq-b, namespace: ns}
 spec: {clusterQueue: b}
 "#;
 
-fn flavor_of(planned: &Planned) -> Option<&str> {
+pub(super) fn flavor_of(planned: &Planned) -> Option<&str> {
     let admission = planned.status.admission.as_ref()?;
     let assignment = admission.pod_set_assignments.first()?;
     assignment.flavors.get("cpu").map(String::as_str)
 }
 
-#[test]
-fn an_admission_into_quota_a_moved_workload_leaves_waits_until_the_move_is_written() {
+/// A loop over [`COHORT`]'s queues.
+pub(super) fn cohort() -> Harness {
     let mut h = Harness::new();
     let objects: Vec<&str> = COHORT.split("\n---\n").collect();
     h.admission.take(Input::ResourceFlavor(Change::Reset(vec![
@@ -175,6 +175,12 @@ fn an_admission_into_quota_a_moved_workload_leaves_waits_until_the_move_is_writt
         parse(objects[4]),
         parse(objects[5]),
     ])));
+    h
+}
+
+#[test]
+fn an_admission_into_quota_a_moved_workload_leaves_waits_until_the_move_is_written() {
+    let mut h = cohort();
     // `w` borrows two cpu of `f1` from `b`.
     let mut w = workload("w", 2, 0, 0);
     w.spec.queue_name = Some("lq-a".into());

@@ -2,6 +2,7 @@
 //! connection, a server that failed after reading it): until a newer version of the Workload is
 //! read, its quota stays taken, whatever the engine decides for it meanwhile.
 
+use super::preemption::{cohort, flavor_of};
 use super::*;
 
 /// `low`'s admission is in flight when `high` preempts it; the admission's write then times
@@ -121,11 +122,13 @@ fn a_newer_version_read_settles_whether_an_admission_was_stored() {
     let claim = h.workload_requests().pop().expect("a's admission");
     h.refuse(claim, WriteError::Timeout("Workload ns/a".into()));
     assert!(h.admitted_in_engine("ns/a"));
+    assert!(h.admission.unconfirmed.contains_key("ns/a"));
     // A newer version without the admission: the write did not land, and can no longer land
     // (it was fenced on the older version), so the admission is written again at this one.
     let mut newer = workload("a", 4, 0, 0);
     newer.metadata.resource_version = Some("80".into());
     h.apply(newer);
+    assert!(!h.admission.unconfirmed.contains_key("ns/a"));
     h.admission.retries.insert("ns/a".into(), Instant::now());
     h.admission.due_retries();
     h.admission.pass();
@@ -134,5 +137,126 @@ fn a_newer_version_read_settles_whether_an_admission_was_stored() {
     assert_eq!(
         requests[0].1.metadata.resource_version.as_deref(),
         Some("80")
+    );
+}
+
+fn retry_due(h: &mut Harness, key: &str) {
+    h.admission.retries.insert(key.into(), Instant::now());
+    h.admission.due_retries();
+    h.admission.pass();
+}
+
+fn queued(name: &str, cpu: u32, priority: i32, created_second: u32, queue: &str) -> api::Workload {
+    let mut w = workload(name, cpu, priority, created_second);
+    w.spec.queue_name = Some(queue.into());
+    w
+}
+
+#[test]
+fn two_admissions_that_may_be_stored_both_keep_their_quota_taken() {
+    let mut h = cohort();
+    h.apply(queued("w", 2, 0, 0, "lq-a"));
+    let claim = h.workload_requests().pop().expect("w on f1");
+    assert_eq!(flavor_of(&claim.2), Some("f1"));
+    h.refuse(claim, WriteError::Timeout("Workload ns/w".into()));
+    // `x` reclaims f1: `w` is moved to f2, and that write may have landed too.
+    h.apply(queued("x", 4, 0, 1, "lq-b"));
+    assert!(!effects(&h.workload_requests()).contains(&("ns/x", Effect::Claim)));
+    retry_due(&mut h, "ns/w");
+    let moved = h.workload_requests().pop().expect("w's move");
+    assert_eq!(flavor_of(&moved.2), Some("f2"));
+    h.refuse(moved, WriteError::Timeout("Workload ns/w".into()));
+    assert!(!effects(&h.workload_requests()).contains(&("ns/x", Effect::Claim)));
+    retry_due(&mut h, "ns/w");
+    let mut sent = h.workload_requests();
+    let at = sent.iter().position(|r| r.0 == "ns/w").expect("w's retry");
+    let retry = sent.remove(at);
+    // The first admission (f1) had landed: the retry conflicts.
+    h.refuse(retry, WriteError::Conflict("Workload ns/w".into()));
+    h.admission.pass();
+    let later = h.workload_requests();
+    assert!(
+        !effects(&sent).contains(&("ns/x", Effect::Claim))
+            && !effects(&later).contains(&("ns/x", Effect::Claim)),
+        "x must not claim f1 while the API may show w there"
+    );
+}
+
+#[test]
+fn moves_that_may_be_stored_do_not_hold_each_other() {
+    let mut h = cohort();
+    for (name, second) in [("w1", 0), ("w2", 1)] {
+        h.apply(queued(name, 1, 0, second, "lq-a"));
+        for request in h.workload_requests() {
+            h.store(request);
+        }
+    }
+    h.apply(queued("x", 4, 0, 2, "lq-b"));
+    let moves = h.workload_requests();
+    assert_eq!(moves.len(), 2, "both move to f2: {:?}", effects(&moves));
+    for request in moves {
+        h.refuse(request, WriteError::Timeout("Workload".into()));
+    }
+    retry_due(&mut h, "ns/w1");
+    let mut sent = h.workload_requests();
+    retry_due(&mut h, "ns/w2");
+    sent.extend(h.workload_requests());
+    // Each is written again once no other write may still free what it claims.
+    let mut moved = BTreeSet::new();
+    for _ in 0..4 {
+        for request in std::mem::take(&mut sent) {
+            if request.2.effect == Effect::Claim && flavor_of(&request.2) == Some("f2") {
+                moved.insert(request.0.clone());
+            }
+            h.store(request);
+        }
+        h.admission.pass();
+        sent.extend(h.workload_requests());
+    }
+    assert_eq!(
+        moved,
+        BTreeSet::from(["ns/w1".to_string(), "ns/w2".to_string()]),
+        "both moves are written again"
+    );
+}
+
+#[test]
+fn an_admission_whose_status_may_be_stored_after_its_annotations_were_is_fenced_on_those() {
+    let mut h = cohort();
+    h.apply(queued("w", 2, 0, 0, "lq-a"));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    // `x` reclaims f1 from `w`; its admission carries annotations, written first.
+    h.apply(queued("x", 4, 0, 1, "lq-b"));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    let claim = h.workload_requests().pop().expect("x's claim");
+    assert_eq!(claim.0, "ns/x");
+    let annotations = claim
+        .2
+        .annotations
+        .clone()
+        .expect("x's admission carries annotations");
+    // The annotation patch lands at 500; the status apply, fenced on 500, may have landed.
+    let mut annotated = (*claim.1).clone();
+    annotated.metadata.annotations = Some(annotations);
+    annotated.metadata.resource_version = Some("500".into());
+    h.refuse_after(
+        claim,
+        WriteError::Timeout("Workload ns/x".into()),
+        annotated,
+    );
+    assert!(h.admission.unconfirmed.contains_key("ns/x"));
+    retry_due(&mut h, "ns/x");
+    let retry = h.workload_requests().pop().expect("x's retry");
+    assert_eq!(retry.1.metadata.resource_version.as_deref(), Some("500"));
+    // The first status apply had landed: the retry conflicts. `z` may not take x's quota.
+    h.refuse(retry, WriteError::Conflict("Workload ns/x".into()));
+    h.apply(queued("z", 4, 10, 2, "lq-b"));
+    assert!(
+        !effects(&h.workload_requests()).contains(&("ns/z", Effect::Claim)),
+        "the API may show x's admission"
     );
 }
