@@ -260,3 +260,40 @@ fn an_admission_whose_status_may_be_stored_after_its_annotations_were_is_fenced_
         "the API may show x's admission"
     );
 }
+
+#[test]
+fn returning_to_the_admission_read_while_a_move_may_be_stored_is_written_as_a_move() {
+    let mut h = cohort();
+    h.apply(queued("w", 2, 0, 0, "lq-a"));
+    for request in h.workload_requests() {
+        h.store(request);
+    }
+    let read = h
+        .admission
+        .workloads
+        .get("ns/w")
+        .cloned()
+        .expect("w is read");
+    let x = queued("x", 4, 0, 1, "lq-b");
+    h.apply(x.clone());
+    let moved = h.workload_requests().pop().expect("w's move");
+    assert_eq!(flavor_of(&moved.2), Some("f2"));
+    h.refuse(moved, WriteError::Timeout("Workload ns/w".into()));
+    // `x` goes, and the engine puts `w` back on f1, where it is read: f2 may still hold it.
+    h.admission
+        .take(Input::Workload(Change::Delete(Box::new(Arc::new(x)))));
+    h.admission.state.restore_workload(&read, fallback());
+    retry_due(&mut h, "ns/w");
+    let back = h.workload_requests();
+    assert_eq!(effects(&back), [("ns/w", Effect::Claim)]);
+    assert_eq!(flavor_of(&back[0].2), Some("f1"));
+    for (name, second) in [("y1", 5), ("y2", 6)] {
+        h.apply(queued(name, 2, 0, second, "lq-a"));
+    }
+    assert!(
+        !h.workload_requests()
+            .iter()
+            .any(|r| flavor_of(&r.2) == Some("f2")),
+        "no claim on f2 while the API may show w there"
+    );
+}
