@@ -269,6 +269,20 @@ impl Harness {
         self.admission.pass();
     }
 
+    /// Makes `key`'s pending retry due now and runs a pass.
+    fn retry_now(&mut self, key: &str) {
+        self.admission.retries.insert(key.into(), Instant::now());
+        self.admission.due_retries();
+        self.admission.pass();
+    }
+
+    /// The Workload status write asked for `key` since the last call, if any; others are dropped.
+    fn request_for(&mut self, key: &str) -> Option<(String, SharedWorkload, Box<Planned>)> {
+        self.workload_requests()
+            .into_iter()
+            .find(|(k, _, _)| k == key)
+    }
+
     fn admitted_in_engine(&mut self, key: &str) -> bool {
         matches!(
             self.admission
@@ -398,9 +412,7 @@ fn an_admission_whose_write_timed_out_keeps_its_quota_until_the_retry_is_answere
     assert!(!h.admitted_in_engine("ns/b"));
     assert!(!effects(&h.workload_requests()).contains(&("ns/b", Effect::Claim)));
     // The retry goes out at the version read and is answered as stored.
-    h.admission.retries.insert("ns/a".into(), Instant::now());
-    h.admission.due_retries();
-    h.admission.pass();
+    h.retry_now("ns/a");
     let requests = h.workload_requests();
     assert_eq!(effects(&requests), [("ns/a", Effect::Claim)]);
     for request in requests {

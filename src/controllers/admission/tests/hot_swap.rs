@@ -192,11 +192,7 @@ fn a_replacement_takes_the_free_host_before_a_waiting_workload_can() {
 fn a_replacement_that_cannot_be_written_is_undone_and_made_again() {
     let mut h = rack_of_three();
     h1_fails(&mut h, false);
-    let replaced = h
-        .workload_requests()
-        .into_iter()
-        .find(|(key, _, _)| key == "ns/a")
-        .expect("the replacement is written");
+    let replaced = h.request_for("ns/a").expect("the replacement is written");
     h.refuse(replaced, WriteError::NotLeading("Workload ns/a".into()));
     let held = h.admission.state.engine().workload(&workload_key("ns/a"));
     let status = api::WorkloadStatus {
@@ -214,9 +210,7 @@ fn a_replacement_that_cannot_be_written_is_undone_and_made_again() {
     h.admission.retries.clear();
     h.admission.pass();
     let again = h
-        .workload_requests()
-        .into_iter()
-        .find(|(key, _, _)| key == "ns/a")
+        .request_for("ns/a")
         .expect("the replacement is made again");
     assert_eq!(hosts_of(&again.2), vec!["h2", "h3"]);
 }
@@ -225,11 +219,7 @@ fn a_replacement_that_cannot_be_written_is_undone_and_made_again() {
 fn a_replacement_that_may_be_stored_keeps_its_hosts_and_is_written_again() {
     let mut h = rack_of_three();
     h1_fails(&mut h, false);
-    let replaced = h
-        .workload_requests()
-        .into_iter()
-        .find(|(key, _, _)| key == "ns/a")
-        .expect("the replacement is written");
+    let replaced = h.request_for("ns/a").expect("the replacement is written");
     let read_at = replaced.1.metadata.resource_version.clone();
     h.refuse(replaced, WriteError::Timeout("Workload ns/a".into()));
     // The API may show a on h2 and h3 now: h3 is not free for anyone else meanwhile.
@@ -249,13 +239,9 @@ fn a_replacement_that_may_be_stored_keeps_its_hosts_and_is_written_again() {
         annotations: None,
     };
     assert_eq!(hosts_of(&kept), vec!["h2", "h3"]);
-    h.admission.retries.insert("ns/a".into(), Instant::now());
-    h.admission.due_retries();
-    h.admission.pass();
+    h.retry_now("ns/a");
     let again = h
-        .workload_requests()
-        .into_iter()
-        .find(|(key, _, _)| key == "ns/a")
+        .request_for("ns/a")
         .expect("the replacement is written again");
     assert_eq!(hosts_of(&again.2), vec!["h2", "h3"]);
     assert_eq!(again.1.metadata.resource_version, read_at);
@@ -266,11 +252,7 @@ fn a_replacement_that_may_be_stored_keeps_its_hosts_and_is_written_again() {
 fn a_replacement_that_may_be_stored_and_waits_for_another_release_is_written_after_it() {
     let mut h = rack_of_three();
     h1_fails(&mut h, false);
-    let replaced = h
-        .workload_requests()
-        .into_iter()
-        .find(|(key, _, _)| key == "ns/a")
-        .expect("the replacement is written");
+    let replaced = h.request_for("ns/a").expect("the replacement is written");
     h.refuse(replaced, WriteError::Timeout("Workload ns/a".into()));
     // Another workload's release is outstanding when the retry comes due: the replacement
     // waits for it, and not for itself once it has landed.
@@ -281,9 +263,7 @@ fn a_replacement_that_may_be_stored_and_waits_for_another_release_is_written_aft
         frees: true,
     };
     h.admission.assumed.insert("ns/other".into(), release);
-    h.admission.retries.insert("ns/a".into(), Instant::now());
-    h.admission.due_retries();
-    h.admission.pass();
+    h.retry_now("ns/a");
     assert!(
         h.workload_requests()
             .iter()
@@ -293,9 +273,7 @@ fn a_replacement_that_may_be_stored_and_waits_for_another_release_is_written_aft
     h.admission.resolve_held();
     h.admission.pass();
     let again = h
-        .workload_requests()
-        .into_iter()
-        .find(|(key, _, _)| key == "ns/a")
+        .request_for("ns/a")
         .expect("the replacement is written once the other release landed");
     assert_eq!(hosts_of(&again.2), vec!["h2", "h3"]);
 }

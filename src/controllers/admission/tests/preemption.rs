@@ -39,9 +39,7 @@ fn an_admission_that_preempts_is_undone_when_the_victim_cannot_be_written() {
     // The preemption is decided again but waits for the retry; the preemptor's admission is not
     // written while the victim's release is not.
     assert_eq!(effects(&h.workload_requests()), []);
-    h.admission.retries.insert("ns/low".into(), Instant::now());
-    h.admission.due_retries();
-    h.admission.pass();
+    h.retry_now("ns/low");
     let requests = h.workload_requests();
     assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
     for request in requests {

@@ -21,9 +21,7 @@ fn preempted_while_its_admission_may_be_stored() -> (Harness, api::WorkloadStatu
         !effects(&h.workload_requests()).contains(&("ns/high", Effect::Claim)),
         "low may hold the quota in the API: high's admission waits for low's release"
     );
-    h.admission.retries.insert("ns/low".into(), Instant::now());
-    h.admission.due_retries();
-    h.admission.pass();
+    h.retry_now("ns/low");
     (h, claimed)
 }
 
@@ -85,9 +83,7 @@ fn an_admission_that_may_be_stored_keeps_its_quota_when_its_retry_conflicts() {
     let claim = h.workload_requests().pop().expect("low's admission");
     let claimed = claim.2.status.clone();
     h.refuse(claim, WriteError::Timeout("Workload ns/low".into()));
-    h.admission.retries.insert("ns/low".into(), Instant::now());
-    h.admission.due_retries();
-    h.admission.pass();
+    h.retry_now("ns/low");
     let retry = h.workload_requests().pop().expect("the retry");
     assert_eq!(retry.2.effect, Effect::Claim);
     // The first write had landed, so the retry, fenced on the older version, conflicts before the
@@ -129,21 +125,13 @@ fn a_newer_version_read_settles_whether_an_admission_was_stored() {
     newer.metadata.resource_version = Some("80".into());
     h.apply(newer);
     assert!(!h.admission.unconfirmed.contains_key("ns/a"));
-    h.admission.retries.insert("ns/a".into(), Instant::now());
-    h.admission.due_retries();
-    h.admission.pass();
+    h.retry_now("ns/a");
     let requests = h.workload_requests();
     assert_eq!(effects(&requests), [("ns/a", Effect::Claim)]);
     assert_eq!(
         requests[0].1.metadata.resource_version.as_deref(),
         Some("80")
     );
-}
-
-fn retry_due(h: &mut Harness, key: &str) {
-    h.admission.retries.insert(key.into(), Instant::now());
-    h.admission.due_retries();
-    h.admission.pass();
 }
 
 fn queued(name: &str, cpu: u32, priority: i32, created_second: u32, queue: &str) -> api::Workload {
@@ -162,12 +150,12 @@ fn two_admissions_that_may_be_stored_both_keep_their_quota_taken() {
     // `x` reclaims f1: `w` is moved to f2, and that write may have landed too.
     h.apply(queued("x", 4, 0, 1, "lq-b"));
     assert!(!effects(&h.workload_requests()).contains(&("ns/x", Effect::Claim)));
-    retry_due(&mut h, "ns/w");
+    h.retry_now("ns/w");
     let moved = h.workload_requests().pop().expect("w's move");
     assert_eq!(flavor_of(&moved.2), Some("f2"));
     h.refuse(moved, WriteError::Timeout("Workload ns/w".into()));
     assert!(!effects(&h.workload_requests()).contains(&("ns/x", Effect::Claim)));
-    retry_due(&mut h, "ns/w");
+    h.retry_now("ns/w");
     let mut sent = h.workload_requests();
     let at = sent.iter().position(|r| r.0 == "ns/w").expect("w's retry");
     let retry = sent.remove(at);
@@ -197,9 +185,9 @@ fn moves_that_may_be_stored_do_not_hold_each_other() {
     for request in moves {
         h.refuse(request, WriteError::Timeout("Workload".into()));
     }
-    retry_due(&mut h, "ns/w1");
+    h.retry_now("ns/w1");
     let mut sent = h.workload_requests();
-    retry_due(&mut h, "ns/w2");
+    h.retry_now("ns/w2");
     sent.extend(h.workload_requests());
     // Each is written again once no other write may still free what it claims.
     let mut moved = BTreeSet::new();
@@ -249,7 +237,7 @@ fn an_admission_whose_status_may_be_stored_after_its_annotations_were_is_fenced_
         annotated,
     );
     assert!(h.admission.unconfirmed.contains_key("ns/x"));
-    retry_due(&mut h, "ns/x");
+    h.retry_now("ns/x");
     let retry = h.workload_requests().pop().expect("x's retry");
     assert_eq!(retry.1.metadata.resource_version.as_deref(), Some("500"));
     // The first status apply had landed: the retry conflicts. `z` may not take x's quota.
@@ -283,7 +271,7 @@ fn returning_to_the_admission_read_while_a_move_may_be_stored_is_written_as_a_mo
     h.admission
         .take(Input::Workload(Change::Delete(Box::new(Arc::new(x)))));
     h.admission.state.restore_workload(&read, fallback());
-    retry_due(&mut h, "ns/w");
+    h.retry_now("ns/w");
     let back = h.workload_requests();
     assert_eq!(effects(&back), [("ns/w", Effect::Claim)]);
     assert_eq!(flavor_of(&back[0].2), Some("f1"));
