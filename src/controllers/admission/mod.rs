@@ -381,15 +381,14 @@ impl AdmissionLoop {
             self.metrics
                 .finished(&workload, self.state.engine().structure());
         }
-        self.workloads.insert(workload);
-        if let Some(seen) = self.as_api_may_show(&key) {
-            match self.assumed.get(&key) {
-                Some(assumption) => self
-                    .state
-                    .apply_workload(&overlay(&seen, assumption), fallback()),
-                None => self.state.apply_workload(&seen, fallback()),
-            }
+        let seen = self.may_show(&key, workload.clone());
+        match self.assumed.get(&key) {
+            Some(assumption) => self
+                .state
+                .apply_workload(&overlay(&seen, assumption), fallback()),
+            None => self.state.apply_workload(&seen, fallback()),
         }
+        self.workloads.insert(workload);
         self.dirty.insert(key);
     }
 
@@ -470,7 +469,9 @@ impl AdmissionLoop {
     /// Plans and starts the writes of every dirty workload.
     fn flush(&mut self) {
         // Claims held behind writes that have settled since (a newer version read) go now.
-        self.resolve_held();
+        if !self.held.is_empty() {
+            self.resolve_held();
+        }
         let now = Time(k8s_openapi::jiff::Timestamp::now());
         let mut claims = Vec::new();
         // Claims decided for workloads that cannot be written yet (a write in flight, a retry
@@ -562,14 +563,14 @@ impl AdmissionLoop {
     fn planned(
         &self,
         key: &str,
-        read: &Workload,
+        seen: &Workload,
         state: &WorkloadState,
         now: &Time,
     ) -> Option<Planned> {
         // Planned on the object as the API may show it, so that leaving an admission that may be
         // stored is a release. Keeping that admission needs no write there: it is written again,
         // planned on the object as read.
-        let on_view = plan(read, state, now);
+        let on_view = plan(seen, state, now);
         let keeps_unconfirmed = self.unconfirmed.contains_key(key)
             && matches!(state.status, EngineStatus::Admitted(_))
             && on_view.as_ref().is_none_or(|p| p.effect != Effect::Claim);

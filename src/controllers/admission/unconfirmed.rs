@@ -80,13 +80,15 @@ impl AdmissionLoop {
     /// `key` as the API may show it: as read, with the latest admission that may be stored laid
     /// over it.
     pub(super) fn as_api_may_show(&self, key: &str) -> Option<SharedWorkload> {
-        let read = self.workloads.shared(key)?;
-        Some(
-            match self.unconfirmed.get(key).and_then(|u| u.claims.last()) {
-                Some(claim) => Arc::new(overlay(&read, claim)),
-                None => read,
-            },
-        )
+        Some(self.may_show(key, self.workloads.shared(key)?))
+    }
+
+    /// `read`, the Workload `key` as read, as the API may show it.
+    pub(super) fn may_show(&self, key: &str, read: SharedWorkload) -> SharedWorkload {
+        match self.unconfirmed.get(key).and_then(|u| u.claims.last()) {
+            Some(claim) => Arc::new(overlay(&read, claim)),
+            None => read,
+        }
     }
 
     /// Every admission the API may show for `key`: the one read, and those that may be stored.
