@@ -115,7 +115,7 @@ pub fn workload_for_job(job: &Job, priorities: &PriorityLookup) -> Result<Worklo
 
     // A Job naming no queue is managed only with `manageJobsWithoutQueueName` (the caller
     // decides, see `JobScope`); its Workload then names no LocalQueue, as in Kueue.
-    let queue_name = queue_name(job);
+    let queue_name = queue_name(&job.metadata);
     if let Some(queue_name) = queue_name {
         check_dns1123_subdomain(queue_name).map_err(|reason| JobError::InvalidLabel {
             job: key.clone(),

@@ -5,11 +5,31 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+
+use super::{JobScope, OwnerKind};
 use crate::api::Workload;
 
 pub(crate) const JOB_UID: &str = "6f1c2d4e-0000-4000-8000-000000000001";
 pub(crate) const WORKLOAD_NAME: &str = "job-sample-0a1b2";
 pub(crate) const CLUSTER_QUEUE: &str = "cluster-queue";
+
+/// Kueue's shipped scope for a manager in `kueue-system`: every namespace but `kube-system` and
+/// `kueue-system`, with `parent` the one job kind an enabled integration manages.
+pub(crate) fn default_scope(manage_without_queue_name: bool, parent: OwnerKind) -> JobScope {
+    JobScope {
+        manage_without_queue_name,
+        namespace_selector: LabelSelector {
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: "kubernetes.io/metadata.name".into(),
+                operator: "NotIn".into(),
+                values: Some(vec!["kube-system".into(), "kueue-system".into()]),
+            }]),
+            match_labels: None,
+        },
+        parent_kinds: [parent].into_iter().collect(),
+    }
+}
 
 /// Merges `patch` into `base`: objects merge key by key, `null` removes, other values replace.
 pub(crate) fn merge(base: &mut Value, patch: Value) {

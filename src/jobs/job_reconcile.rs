@@ -179,7 +179,7 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
             return stopping;
         }
         // A suspended Job labelled with another queue (or its first) moves its Workload there.
-        let queue = queue_name(job);
+        let queue = queue_name(&job.metadata);
         if is_suspended(job) && workload.spec.queue_name.as_deref() != queue {
             let mut moved = workload.clone();
             moved.spec.queue_name = queue.map(str::to_owned);

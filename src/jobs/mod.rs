@@ -26,7 +26,7 @@ mod batch_job;
 mod copied_labels;
 mod events;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 mod job_lifecycle;
 mod job_reconcile;
 mod job_sync;

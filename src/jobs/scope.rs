@@ -6,7 +6,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use crate::api::keys::labels;
@@ -69,35 +68,34 @@ impl JobScope {
     }
 
     /// Kueue's `WorkloadShouldBeSuspended` and the Job reconciler's first checks: a top-level
-    /// Job is managed when it names a queue, or when `manageJobsWithoutQueueName` is on and its
+    /// job (a Job, or a Deployment whose pods kuota admits) with this metadata is managed when it names a queue, or when `manageJobsWithoutQueueName` is on and its
     /// namespace (with these labels) is selected.
-    pub fn manages_job(&self, job: &Job, namespace_labels: &BTreeMap<String, String>) -> bool {
-        if self.has_managed_parent(&job.metadata) {
+    pub fn manages(&self, meta: &ObjectMeta, namespace_labels: &BTreeMap<String, String>) -> bool {
+        if self.has_managed_parent(meta) {
             return false;
         }
-        queue_name(job).is_some()
+        queue_name(meta).is_some()
             || (self.manage_without_queue_name && self.selects_namespace(namespace_labels))
     }
 
-    /// Kueue's `ApplyDefaultLocalQueue`: a Job naming no queue, without a managed parent, in a
+    /// Kueue's `ApplyDefaultLocalQueue`: a job naming no queue, without a managed parent, in a
     /// selected namespace that holds a LocalQueue named `default`, is labelled with it.
     pub fn takes_default_queue(
         &self,
-        job: &Job,
+        meta: &ObjectMeta,
         namespace_labels: &BTreeMap<String, String>,
         default_queue_exists: bool,
     ) -> bool {
         default_queue_exists
-            && queue_name(job).is_none()
-            && !self.has_managed_parent(&job.metadata)
+            && queue_name(meta).is_none()
+            && !self.has_managed_parent(meta)
             && self.selects_namespace(namespace_labels)
     }
 }
 
-/// The queue a Job names; an empty label counts as none, as in Kueue.
-pub fn queue_name(job: &Job) -> Option<&str> {
-    job.metadata
-        .labels
+/// The queue a job names in its metadata; an empty label counts as none, as in Kueue.
+pub fn queue_name(meta: &ObjectMeta) -> Option<&str> {
+    meta.labels
         .as_ref()?
         .get(labels::QUEUE_NAME)
         .map(String::as_str)

@@ -66,7 +66,7 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     let namespace_labels = settings.namespaces.labels(namespace);
     let mut defaulted = job.clone();
     if settings.scope.takes_default_queue(
-        &job,
+        &job.metadata,
         &namespace_labels,
         settings.namespaces.has_default_local_queue(namespace),
     ) {
@@ -75,7 +75,11 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
             DEFAULT_LOCAL_QUEUE.to_owned(),
         );
     }
-    if settings.scope.manages_job(&defaulted, &namespace_labels) && !suspended(&defaulted) {
+    if settings
+        .scope
+        .manages(&defaulted.metadata, &namespace_labels)
+        && !suspended(&defaulted)
+    {
         defaulted.spec.get_or_insert_default().suspend = Some(true);
     }
     if defaulted == job {
@@ -90,35 +94,28 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
 }
 
 pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
-    let update = match request.operation {
-        Operation::Create => false,
-        Operation::Update => true,
-        Operation::Delete | Operation::Connect => return Verdict::Allow,
-    };
     if !enabled(webhooks) {
         return Verdict::Allow;
     }
-    let job: Job = match request.decode("Job", false) {
-        Ok(job) => job,
-        Err(invalid) => return invalid,
+    let (job, old) = match request.written::<Job>("Job") {
+        Some(Ok(objects)) => objects,
+        Some(Err(invalid)) => return invalid,
+        None => return Verdict::Allow,
     };
     let key = job_key(&job, request);
     let mut problems = Vec::new();
     let settings = &webhooks.pods;
     let namespace_labels = settings.namespaces.labels(namespace(&job, request));
-    if settings.scope.manages_job(&job, &namespace_labels)
+    if settings.scope.manages(&job.metadata, &namespace_labels)
         && let Some(problem) = integration_problem(&job, request)
     {
         problems.push(problem);
     }
-    if update {
+    if let Some(old) = old {
         let default_queue = settings
             .namespaces
             .has_default_local_queue(namespace(&job, request));
-        match request.decode::<Job>("Job", true) {
-            Ok(old) => problems.extend(update_problems(&key, &old, &job, default_queue)),
-            Err(invalid) => return invalid,
-        }
+        problems.extend(update_problems(&key, &old, &job, default_queue));
     }
     if problems.is_empty() {
         Verdict::Allow

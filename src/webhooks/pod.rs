@@ -97,27 +97,18 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     }
 }
 
-/// Kueue's Pod validation on CREATE and UPDATE; every broken rule in one denial, joined as
-/// Kubernetes aggregates field errors (one as it is, several as `[a, b]`).
+/// Kueue's Pod validation on CREATE and UPDATE; every broken rule in one denial.
 pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
-    let update = match request.operation {
-        Operation::Create => false,
-        Operation::Update => true,
-        Operation::Delete | Operation::Connect => return Verdict::Allow,
-    };
     if !enabled(webhooks) {
         return Verdict::Allow;
     }
-    let pod: Pod = match request.decode("Pod", false) {
-        Ok(pod) => pod,
-        Err(invalid) => return invalid,
+    let (pod, old) = match request.written::<Pod>("Pod") {
+        Some(Ok(objects)) => objects,
+        Some(Err(invalid)) => return invalid,
+        None => return Verdict::Allow,
     };
     let mut errors: Vec<String> = queue_name_errors(&pod).map(|e| e.to_string()).collect();
-    if update {
-        let old: Pod = match request.decode("Pod", true) {
-            Ok(old) => old,
-            Err(invalid) => return invalid,
-        };
+    if let Some(old) = old {
         let namespace = namespace(&pod, request);
         let queues = &webhooks.pods.namespaces;
         errors.extend(queue_update_errors(&old, &pod, namespace, queues).map(|e| e.to_string()));
@@ -130,14 +121,7 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         errors.extend(validate_pod(&pod).iter().map(ToString::to_string));
     }
     errors.extend(topology_error(&pod));
-    // Kubernetes' error aggregate says each distinct message once.
-    let mut seen = std::collections::BTreeSet::new();
-    errors.retain(|message| seen.insert(message.clone()));
-    match errors.len() {
-        0 => Verdict::Allow,
-        1 => Verdict::Deny(errors.remove(0)),
-        _ => Verdict::Deny(format!("[{}]", errors.join(", "))),
-    }
+    Verdict::from_field_errors(errors)
 }
 
 fn queue_path() -> String {

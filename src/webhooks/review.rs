@@ -74,6 +74,28 @@ impl AdmissionRequest {
             ))
         })
     }
+
+    /// What a validating webhook reads of a write: the new object, and on UPDATE the stored
+    /// one; `None` on DELETE and CONNECT, which job webhooks allow unread.
+    pub fn written<T: DeserializeOwned>(
+        &self,
+        kind: &str,
+    ) -> Option<Result<(T, Option<T>), Verdict>> {
+        let update = match self.operation {
+            Operation::Create => false,
+            Operation::Update => true,
+            Operation::Delete | Operation::Connect => return None,
+        };
+        let objects = self.decode(kind, false).and_then(|new| {
+            let old = if update {
+                Some(self.decode(kind, true)?)
+            } else {
+                None
+            };
+            Ok((new, old))
+        });
+        Some(objects)
+    }
 }
 
 /// One JSONPatch (RFC 6902) operation.
@@ -114,6 +136,20 @@ pub enum Verdict {
     Deny(String),
     /// Refused: the request's object cannot be read as the webhook's kind (`400`).
     Invalid(String),
+}
+
+impl Verdict {
+    /// A validating webhook's answer from its field errors, joined as Kubernetes aggregates
+    /// them: each distinct message once, one as it is, several as `[a, b]`.
+    pub fn from_field_errors(mut errors: Vec<String>) -> Verdict {
+        let mut seen = std::collections::BTreeSet::new();
+        errors.retain(|message| seen.insert(message.clone()));
+        match errors.len() {
+            0 => Verdict::Allow,
+            1 => Verdict::Deny(errors.remove(0)),
+            _ => Verdict::Deny(format!("[{}]", errors.join(", "))),
+        }
+    }
 }
 
 /// The request inside an AdmissionReview body, or why the body is not one.

@@ -19,7 +19,7 @@ pub fn workloads_to_simulate(
     for located in objects
         .jobs
         .iter()
-        .filter(|j| queue_name(&j.object).is_some())
+        .filter(|j| queue_name(&j.object.metadata).is_some())
     {
         let mut job = located.object.clone();
         job.metadata

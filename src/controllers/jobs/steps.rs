@@ -112,7 +112,7 @@ pub fn job_step(job: &Job, caches: &JobCaches, settings: &JobSettings) -> JobSte
     let namespace = job.namespace().unwrap_or_default();
     if !settings
         .scope
-        .manages_job(job, &caches.namespace_labels(&namespace))
+        .manages(&job.metadata, &caches.namespace_labels(&namespace))
     {
         return JobStep::Idle;
     }

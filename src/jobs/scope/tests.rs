@@ -1,8 +1,11 @@
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelectorRequirement, OwnerReference};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::*;
+use crate::jobs::fixtures::default_scope;
 
-fn job(queue: Option<&str>, owner: Option<(&str, &str)>) -> Job {
+/// A Job's metadata: what decides whether it is managed.
+fn job(queue: Option<&str>, owner: Option<(&str, &str)>) -> ObjectMeta {
     let mut job = Job::default();
     job.metadata.name = Some("j".into());
     job.metadata.namespace = Some("ns".into());
@@ -22,25 +25,15 @@ fn job(queue: Option<&str>, owner: Option<(&str, &str)>) -> Job {
             ..OwnerReference::default()
         }]);
     }
-    job
+    job.metadata
 }
 
 /// Kueue's default selector for a manager in `kueue-system`.
 fn scope(manage_without_queue_name: bool) -> JobScope {
-    JobScope {
+    default_scope(
         manage_without_queue_name,
-        namespace_selector: LabelSelector {
-            match_expressions: Some(vec![LabelSelectorRequirement {
-                key: "kubernetes.io/metadata.name".into(),
-                operator: "NotIn".into(),
-                values: Some(vec!["kube-system".into(), "kueue-system".into()]),
-            }]),
-            match_labels: None,
-        },
-        parent_kinds: [OwnerKind::new("jobset.x-k8s.io", "v1alpha2", "JobSet")]
-            .into_iter()
-            .collect(),
-    }
+        OwnerKind::new("jobset.x-k8s.io", "v1alpha2", "JobSet"),
+    )
 }
 
 fn namespace(name: &str) -> BTreeMap<String, String> {
@@ -50,19 +43,19 @@ fn namespace(name: &str) -> BTreeMap<String, String> {
 #[test]
 fn a_job_naming_a_queue_is_managed_in_any_namespace() {
     let queued = job(Some("lq"), None);
-    assert!(scope(false).manages_job(&queued, &namespace("team")));
-    assert!(scope(false).manages_job(&queued, &namespace("kube-system")));
+    assert!(scope(false).manages(&queued, &namespace("team")));
+    assert!(scope(false).manages(&queued, &namespace("kube-system")));
 }
 
 #[test]
 fn a_job_naming_no_queue_is_managed_only_with_the_option_in_a_selected_namespace() {
     let unqueued = job(None, None);
-    assert!(!scope(false).manages_job(&unqueued, &namespace("team")));
-    assert!(scope(true).manages_job(&unqueued, &namespace("team")));
-    assert!(!scope(true).manages_job(&unqueued, &namespace("kube-system")));
-    assert!(!scope(true).manages_job(&unqueued, &namespace("kueue-system")));
+    assert!(!scope(false).manages(&unqueued, &namespace("team")));
+    assert!(scope(true).manages(&unqueued, &namespace("team")));
+    assert!(!scope(true).manages(&unqueued, &namespace("kube-system")));
+    assert!(!scope(true).manages(&unqueued, &namespace("kueue-system")));
     assert!(
-        !scope(true).manages_job(&job(Some(""), None), &namespace("kube-system")),
+        !scope(true).manages(&job(Some(""), None), &namespace("kube-system")),
         "an empty queue name is none"
     );
 }
@@ -70,10 +63,10 @@ fn a_job_naming_no_queue_is_managed_only_with_the_option_in_a_selected_namespace
 #[test]
 fn a_job_whose_parent_an_integration_manages_is_left_to_the_parent() {
     let child = job(Some("lq"), Some(("jobset.x-k8s.io/v1alpha2", "JobSet")));
-    assert!(!scope(true).manages_job(&child, &namespace("team")));
+    assert!(!scope(true).manages(&child, &namespace("team")));
     // A parent no integration manages (a CronJob) leaves its Jobs top-level, as in Kueue.
     let scheduled = job(None, Some(("batch/v1", "CronJob")));
-    assert!(scope(true).manages_job(&scheduled, &namespace("team")));
+    assert!(scope(true).manages(&scheduled, &namespace("team")));
 }
 
 #[test]

@@ -1,9 +1,8 @@
 use serde_json::{Value, json};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
-
 use super::*;
-use crate::jobs::{JobScope, OwnerKind};
+use crate::jobs::OwnerKind;
+use crate::jobs::fixtures::default_scope;
 use crate::webhooks::NamespaceView;
 use crate::webhooks::review::{self, PatchOp};
 
@@ -45,20 +44,10 @@ fn with_jobs() -> Webhooks {
         frameworks: [FRAMEWORK].into_iter().collect(),
         ..Webhooks::default()
     };
-    webhooks.pods.scope = JobScope {
-        manage_without_queue_name: false,
-        namespace_selector: LabelSelector {
-            match_expressions: Some(vec![LabelSelectorRequirement {
-                key: "kubernetes.io/metadata.name".into(),
-                operator: "NotIn".into(),
-                values: Some(vec!["kube-system".into(), "kueue-system".into()]),
-            }]),
-            match_labels: None,
-        },
-        parent_kinds: [OwnerKind::new("jobset.x-k8s.io", "v1alpha2", "JobSet")]
-            .into_iter()
-            .collect(),
-    };
+    webhooks.pods.scope = default_scope(
+        false,
+        OwnerKind::new("jobset.x-k8s.io", "v1alpha2", "JobSet"),
+    );
     webhooks
 }
 

@@ -1,10 +1,12 @@
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use serde_json::{Value, json};
 
 use super::*;
 use crate::engine::features::FeatureGates;
-use crate::jobs::{JobScope, OwnerKind};
-use crate::webhooks::review::{self, PatchOp};
+use crate::jobs::OwnerKind;
+use crate::jobs::fixtures::default_scope;
+use crate::webhooks::review;
+use crate::webhooks::tests::apply_patch;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 const NAMESPACE: &str = "team-a";
 
@@ -45,50 +47,17 @@ fn with_pods() -> Webhooks {
         frameworks: ["batch/job", FRAMEWORK].into_iter().collect(),
         pods: PodSettings {
             plain_pods: true,
-            scope: JobScope {
-                manage_without_queue_name: false,
-                namespace_selector: LabelSelector {
-                    match_expressions: Some(vec![LabelSelectorRequirement {
-                        key: "kubernetes.io/metadata.name".into(),
-                        operator: "NotIn".into(),
-                        values: Some(vec!["kube-system".into(), "kueue-system".into()]),
-                    }]),
-                    match_labels: None,
-                },
-                parent_kinds: [OwnerKind::new("batch", "v1", "Job")].into_iter().collect(),
-            },
+            scope: default_scope(false, OwnerKind::new("batch", "v1", "Job")),
             namespaces: NamespaceView::default(),
         },
     }
-}
-
-/// Applies the `add`/`remove` operations `diff` produces to `doc`.
-fn apply(mut doc: Value, ops: &[PatchOp]) -> Value {
-    for op in ops {
-        let (parent, last) = op.path.rsplit_once('/').expect("a pointer below the root");
-        let key = last.replace("~1", "/").replace("~0", "~");
-        let target = doc
-            .pointer_mut(parent)
-            .and_then(Value::as_object_mut)
-            .unwrap_or_else(|| panic!("no object at {parent}"));
-        match (op.op, &op.value) {
-            ("add", Some(value)) => {
-                target.insert(key, value.clone());
-            }
-            ("remove", None) => {
-                target.remove(&key);
-            }
-            other => panic!("unexpected operation {other:?}"),
-        }
-    }
-    doc
 }
 
 /// The pod as the API server stores it after the defaulting webhook's answer.
 #[track_caller]
 fn defaulted(webhooks: &Webhooks, object: &Value) -> Value {
     match default(webhooks, &request("CREATE", object, None)) {
-        Verdict::Patch(ops) => apply(object.clone(), &ops),
+        Verdict::Patch(ops) => apply_patch(object.clone(), &ops),
         Verdict::Allow => object.clone(),
         other => panic!("the defaulting webhook refused: {other:?}"),
     }

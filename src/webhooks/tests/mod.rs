@@ -12,7 +12,7 @@ mod workload_update_tests;
 
 use serde_json::{Value, json};
 
-use super::review::{self, AdmissionRequest, Verdict};
+use super::review::{self, AdmissionRequest, PatchOp, Verdict};
 use super::{Endpoint, KueueMutating, KueueValidating, Webhooks};
 use crate::engine::features::{Feature, FeatureGates};
 
@@ -160,4 +160,26 @@ fn merge(target: &mut Value, extra: Value) {
         }
         (target, extra) => *target = extra,
     }
+}
+
+/// Applies the `add`/`remove` operations `diff` produces to `doc`.
+pub(crate) fn apply_patch(mut doc: Value, ops: &[PatchOp]) -> Value {
+    for op in ops {
+        let (parent, last) = op.path.rsplit_once('/').expect("a pointer below the root");
+        let key = last.replace("~1", "/").replace("~0", "~");
+        let target = doc
+            .pointer_mut(parent)
+            .and_then(Value::as_object_mut)
+            .unwrap_or_else(|| panic!("no object at {parent}"));
+        match (op.op, &op.value) {
+            ("add", Some(value)) => {
+                target.insert(key, value.clone());
+            }
+            ("remove", None) => {
+                target.remove(&key);
+            }
+            other => panic!("unexpected operation {other:?}"),
+        }
+    }
+    doc
 }
