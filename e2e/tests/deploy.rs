@@ -1,7 +1,7 @@
 //! kuota installed with Helm (`e2e/cluster deploy`): the chart's objects, the chart's RBAC (the
 //! controller runs under a token of the chart's ServiceAccount), the API server calling the
-//! webhooks through the chart's Service with the certificate kuota manages, and `/metrics` served
-//! over HTTPS to metrics readers only.
+//! webhooks through the chart's Service with the certificate kuota manages, Deployments' pods
+//! admitted one at a time, and `/metrics` served over HTTPS to metrics readers only.
 //!
 //! A test binary of its own, run after the others: `deploy` takes the chart's fixed ports and its
 //! webhooks see every Kueue object of the cluster while it is installed.
@@ -17,6 +17,8 @@ mod support;
 
 #[path = "deploy/certificates.rs"]
 mod certificates;
+#[path = "deploy/deployments.rs"]
+mod deployments;
 #[path = "deploy/metrics.rs"]
 mod metrics;
 #[path = "deploy/release.rs"]
@@ -292,6 +294,7 @@ async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     jobs_are_suspended_and_checked(&client, &release).await?;
     pods_are_gated_and_checked(&client, &release).await?;
     admits_with_chart_permissions(&client, &release).await?;
+    deployments::replicas_are_admitted_one_pod_at_a_time(&client, &release).await?;
     calls_outside_rbac_are_denied(&release).await?;
     metrics::served_to_metrics_readers_only(&client, &release).await?;
     certificates::rotation_stays_trusted(&client, &release).await?;

@@ -196,6 +196,7 @@ fn settings(
             .enabled(config::Framework::Pod)
             .then(|| controllers::pods::PodSettings {
                 gates: config.feature_gates.clone(),
+                plain_pods: config.integrations.frameworks.contains(&Framework::Pod),
                 wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
                 label_keys_to_copy: config.integrations.label_keys_to_copy.clone(),
             }),

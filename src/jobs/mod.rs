@@ -14,6 +14,8 @@
 //!   `managedJobsNamespaceSelector`, managed parents, the `default` LocalQueue).
 //! - The pod reconciler's next write: [`next_pod_step`], for a single pod or a whole group.
 //! - Pod webhook: [`validate_pod`], [`validate_pod_update`], [`default_pod`].
+//! - Deployment webhook: [`default_deployment`], [`validate_deployment`] (its pods are the pod
+//!   integration's single pods).
 //! - TAS: [`pods_to_ungate`], the topology ungater's decision, read from the pods alone;
 //!   [`pods_off_assignment`], the pods left on a host a failed-node replacement dropped.
 //! - waitForPodsReady: [`pods_ready_condition`], [`pods_ready_timeout`].
@@ -24,6 +26,7 @@
 
 mod batch_job;
 mod copied_labels;
+mod deployment;
 mod events;
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -46,6 +49,9 @@ mod ungate;
 
 pub use batch_job::{JobError, workload_for_job};
 pub use copied_labels::{LabelMismatch, copied_labels, group_labels};
+pub use deployment::{
+    DEPLOYMENT_FRAMEWORK, DeploymentDefaulting, default_deployment, validate_deployment,
+};
 pub use events::{
     JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
     STOP_WORKLOAD_DELETED,

@@ -5,11 +5,12 @@
 //! Kueue registers every job integration's pair of paths whether or not the framework is enabled,
 //! because its webhook configurations list them all with `failurePolicy: Fail`; a framework without
 //! webhook logic answers allow with no patch. [`INTEGRATIONS`] is that table: an integration has
-//! its defaulting and validation as its `default` and `validate` functions (batch/v1 Job and Pod so far).
+//! its defaulting and validation as its `default` and `validate` functions (batch/v1 Job, Pod and
+//! apps/v1 Deployment so far).
 
 use super::review::{AdmissionRequest, Verdict};
 use super::settings::Webhooks;
-use super::{batch_job, defaulting, pod, validation};
+use super::{batch_job, defaulting, deployment, pod, validation};
 
 const KUEUE_GROUP: &str = "kueue.x-k8s.io";
 const KUEUE_VERSION: &str = "v1beta2";
@@ -90,7 +91,14 @@ pub static INTEGRATIONS: &[Integration] = &[
         default: pod::default,
         validate: pod::validate,
     },
-    plain("deployment", "apps", "v1", "deployment"),
+    Integration {
+        framework: "deployment",
+        group: "apps",
+        version: "v1",
+        kind: "deployment",
+        default: deployment::default,
+        validate: deployment::validate,
+    },
     plain("statefulset", "apps", "v1", "statefulset"),
     plain(
         "leaderworkerset.x-k8s.io/leaderworkerset",

@@ -10,6 +10,7 @@
 
 mod batch_job;
 mod defaulting;
+mod deployment;
 pub mod endpoints;
 mod error;
 mod findings;

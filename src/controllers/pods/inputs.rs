@@ -174,6 +174,10 @@ pub struct Touched {
 /// The pod integration's view of the cluster.
 #[derive(Debug, Default)]
 pub struct PodCaches {
+    /// `pod` is listed in `integrations.frameworks`. When it is only implied by a parent
+    /// framework (`deployment`), a managed pod without the `pod-suspending-parent` annotation
+    /// is not kuota's, as in Kueue, and is kept out of the caches.
+    plain_pods: bool,
     pods: BTreeMap<String, Pod>,
     /// Pod keys by unit.
     members: BTreeMap<Unit, BTreeSet<String>>,
@@ -187,6 +191,13 @@ pub struct PodCaches {
 }
 
 impl PodCaches {
+    pub fn new(plain_pods: bool) -> Self {
+        PodCaches {
+            plain_pods,
+            ..PodCaches::default()
+        }
+    }
+
     /// Takes a change, clearing the kind first when it is a full list.
     pub fn take_input(&mut self, input: PodInput, touched: &mut Touched) {
         if input.source().1 {
@@ -282,6 +293,7 @@ impl PodCaches {
     }
 
     fn pod(&mut self, pod: Pod, present: bool, touched: &mut Touched) {
+        let present = present && (self.plain_pods || suspended_by_parent(&pod));
         let key = key(&pod);
         let unit = unit_of_pod(&pod);
         if let Some(previous) = self.pods.remove(&key) {
@@ -396,6 +408,11 @@ impl PodCaches {
             None => run,
         }
     }
+}
+
+fn suspended_by_parent(pod: &Pod) -> bool {
+    pod.annotations()
+        .contains_key(annotations::POD_SUSPENDING_PARENT)
 }
 
 fn upsert<K: ResourceExt>(map: &mut BTreeMap<String, K>, object: K, present: bool) {

@@ -37,6 +37,8 @@ const INPUT_DEPTH: usize = 4096;
 #[derive(Clone, Debug, Default)]
 pub struct PodSettings {
     pub gates: FeatureGates,
+    /// `pod` is listed, not only implied by a parent framework: plain pods are managed too.
+    pub plain_pods: bool,
     /// `waitForPodsReady` is on: Workloads carry a `PodsReady` condition.
     pub wait_for_pods_ready: bool,
     /// `integrations.labelKeysToCopy`.
@@ -57,7 +59,7 @@ pub fn start(
     workloads.subscribe(&inputs, PodInput::Workload);
     inputs::spawn_all(client, &inputs, watches);
     let controller = PodController {
-        caches: PodCaches::default(),
+        caches: PodCaches::new(settings.plain_pods),
         settings,
         writer,
         events,

@@ -42,7 +42,7 @@ fn take(caches: &mut PodCaches, input: PodInput) -> BTreeSet<Unit> {
 
 #[test]
 fn pods_form_units_and_workloads_find_theirs() {
-    let mut caches = PodCaches::default();
+    let mut caches = PodCaches::new(true);
     let group = unit(true, "train");
     let touched = take(
         &mut caches,
@@ -92,7 +92,7 @@ fn pods_form_units_and_workloads_find_theirs() {
 
 #[test]
 fn a_foreign_namesake_blocks_a_group_but_is_never_let_go_of_as_its_own() {
-    let mut caches = PodCaches::default();
+    let mut caches = PodCaches::new(true);
     let group = unit(true, "train");
     take(
         &mut caches,
@@ -122,7 +122,7 @@ fn a_foreign_namesake_blocks_a_group_but_is_never_let_go_of_as_its_own() {
 
 #[test]
 fn a_write_answer_never_replaces_what_the_watch_brought_since() {
-    let mut caches = PodCaches::default();
+    let mut caches = PodCaches::new(true);
     let group = unit(true, "train");
     let versioned = |rv: &str, gated: bool| {
         let mut pod = pod("a", Some("train"));
@@ -153,4 +153,38 @@ fn a_write_answer_never_replaces_what_the_watch_brought_since() {
     );
     written(&mut caches, versioned("2", false), "2");
     assert_eq!(gated_of(&caches), "true");
+}
+
+#[test]
+fn with_pod_only_implied_a_managed_pod_is_taken_only_from_a_parent_framework() {
+    let mut caches = PodCaches::new(false);
+    take(
+        &mut caches,
+        PodInput::Pod(Change::Apply(Box::new(pod("labelled-by-hand", None)))),
+    );
+    assert!(caches.pods_of(&unit(false, "labelled-by-hand")).is_empty());
+
+    let mut replica = pod("web-5d4f8-x2k9q", None);
+    replica.metadata.annotations = Some(BTreeMap::from([(
+        annotations::POD_SUSPENDING_PARENT.to_owned(),
+        "deployment".to_owned(),
+    )]));
+    take(
+        &mut caches,
+        PodInput::Pod(Change::Apply(Box::new(replica.clone()))),
+    );
+    assert_eq!(
+        caches.pods_of(&unit(false, "web-5d4f8-x2k9q")),
+        [replica.clone()]
+    );
+
+    // Losing the annotation counts as leaving, so no stale member stays behind.
+    let mut unmarked = replica;
+    unmarked.metadata.annotations = None;
+    let touched = take(
+        &mut caches,
+        PodInput::Pod(Change::Apply(Box::new(unmarked))),
+    );
+    assert_eq!(touched, BTreeSet::from([unit(false, "web-5d4f8-x2k9q")]));
+    assert!(caches.pods_of(&unit(false, "web-5d4f8-x2k9q")).is_empty());
 }
