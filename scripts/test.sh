@@ -24,6 +24,8 @@ cargo test --features e2e --test e2e_leader
 cargo test --features e2e --test e2e_pods_ready
 # manageJobsWithoutQueueName with a namespace selector: a controller of its own as well.
 cargo test --features e2e --test e2e_unqueued_jobs
+# objectRetentionPolicies: finished Workloads deleted after a period; a controller of its own.
+cargo test --features e2e --test e2e_retention
 # The chaos suite: controller kills, a leader takeover, API server restarts and TAS kills during
 # storms, with invariant checkers that must report zero violations (controllers of its own).
 cargo test --features e2e --test e2e_chaos -- --nocapture

@@ -319,4 +319,7 @@ pub mod field_managers {
     pub const KUEUE: &str = "kueue";
     /// The pod integration's reporting controller on events.
     pub const POD_CONTROLLER: &str = "pod-kueue-controller";
+    /// Kueue's Workload controller, reporting on events (a Workload deleted when its retention
+    /// ended).
+    pub const WORKLOAD_CONTROLLER: &str = "kueue-workload-controller";
 }

@@ -36,6 +36,9 @@ pub struct Configuration {
     /// `resources.quotaCheckStrategy`, `BlockUndeclared` unless the file says otherwise and gate
     /// `QuotaCheckStrategy` is on.
     pub quota_check: QuotaCheckStrategy,
+    /// `objectRetentionPolicies.workloads.afterFinished`: how long a finished Workload is kept
+    /// before it is deleted; `None` keeps it.
+    pub workload_retention_after_finished: Option<Duration>,
 }
 
 impl Configuration {

@@ -286,14 +286,6 @@ inert_blocks! {
         ("usageSamplingInterval", Shape::Duration),
         ("resourceWeights", Shape::Map(&Shape::Number)),
     ]);
-    /// `objectRetentionPolicies`.
-    ObjectRetentionPolicies = Shape::Struct(&[(
-        "workloads",
-        Shape::Struct(&[
-            ("afterFinished", Shape::Duration),
-            ("afterDeactivatedByKueue", Shape::Duration),
-        ]),
-    )]);
     /// `visibilityServer`.
     VisibilityServer = Shape::Struct(&[("bindAddress", Shape::Str), ("bindPort", Shape::Int)]);
     /// `tls`.

@@ -79,6 +79,11 @@ pub fn resolve(
         &namespace,
         &mut problems,
     );
+    let retention = file
+        .object_retention_policies
+        .and_then(|o| o.workloads)
+        .unwrap_or_default();
+    let workload_retention_after_finished = validate::workload_retention(retention, &mut problems);
     let quota_check = validate::quota_check(file.resources.as_ref(), &gates, &mut problems);
     let client_connection = file.client_connection.unwrap_or_default();
     let configuration = Configuration {
@@ -101,6 +106,7 @@ pub fn resolve(
         feature_gates: gates,
         fair_sharing,
         quota_check,
+        workload_retention_after_finished,
         namespace,
     };
     if problems.0.is_empty() {

@@ -245,6 +245,7 @@ fn no_file_gives_kueue_defaults() {
         feature_gates: FeatureGates::default(),
         fair_sharing: FairSharingConfig::default(),
         quota_check: QuotaCheckStrategy::BlockUndeclared,
+        workload_retention_after_finished: None,
     };
     assert_eq!(loaded.config, expected);
 }
@@ -493,5 +494,50 @@ fn every_failing_field_is_reported_at_once() {
             "managedJobsNamespaceSelector",
             "managedJobsNamespaceSelector",
         ]
+    );
+}
+
+#[test]
+fn finished_workloads_are_kept_for_the_retention_period_the_file_gives() {
+    let loaded = parse_ok(&with_header(
+        "objectRetentionPolicies:\n  workloads:\n    afterFinished: 90m\n",
+    ));
+    assert_eq!(
+        loaded.config.workload_retention_after_finished,
+        Some(Duration::from_secs(90 * 60))
+    );
+    assert!(loaded.ignored.is_empty());
+    assert_eq!(
+        parse_ok(&with_header("objectRetentionPolicies: {}\n"))
+            .config
+            .workload_retention_after_finished,
+        None,
+        "without afterFinished finished Workloads stay"
+    );
+}
+
+#[test]
+fn retention_periods_may_not_be_negative_and_the_job_period_is_reported_as_ignored() {
+    let text = with_header(
+        "objectRetentionPolicies:\n  workloads:\n    afterFinished: -1s\n    \
+         afterDeactivatedByKueue: -5m\n",
+    );
+    let fields: Vec<String> = field_errors(&text, "")
+        .iter()
+        .map(|e| e.field().to_string())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "objectRetentionPolicies.workloads.afterDeactivatedByKueue",
+            "objectRetentionPolicies.workloads.afterFinished",
+        ]
+    );
+    let loaded = parse_ok(&with_header(
+        "objectRetentionPolicies:\n  workloads:\n    afterDeactivatedByKueue: 1h\n",
+    ));
+    assert_eq!(
+        loaded.ignored,
+        ["objectRetentionPolicies.workloads.afterDeactivatedByKueue"]
     );
 }

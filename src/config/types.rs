@@ -40,7 +40,7 @@ pub struct FileConfiguration {
     pub admission_fair_sharing: Option<Inert<inert::AdmissionFairSharing>>,
     pub resources: Option<Resources>,
     pub feature_gates: Option<StrictMap<bool>>,
-    pub object_retention_policies: Option<Inert<inert::ObjectRetentionPolicies>>,
+    pub object_retention_policies: Option<ObjectRetentionPolicies>,
     pub visibility_server: Option<Inert<inert::VisibilityServer>>,
 }
 
@@ -57,8 +57,11 @@ impl FileConfiguration {
                 self.admission_fair_sharing.is_some(),
             ),
             (
-                "objectRetentionPolicies",
-                self.object_retention_policies.is_some(),
+                "objectRetentionPolicies.workloads.afterDeactivatedByKueue",
+                self.object_retention_policies
+                    .as_ref()
+                    .and_then(|o| o.workloads.as_ref())
+                    .is_some_and(|w| w.after_deactivated_by_kueue.is_some()),
             ),
             ("visibilityServer", self.visibility_server.is_some()),
             ("tls", self.tls.is_some()),
@@ -160,6 +163,21 @@ pub struct Health {
 pub struct Controller {
     pub group_kind_concurrency: Option<Inert<inert::GroupKindConcurrency>>,
     pub cache_sync_timeout: Option<Inert<inert::Nanoseconds>>,
+}
+
+/// `objectRetentionPolicies`.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ObjectRetentionPolicies {
+    pub workloads: Option<WorkloadRetentionPolicy>,
+}
+
+/// `objectRetentionPolicies.workloads`.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WorkloadRetentionPolicy {
+    pub after_finished: Option<GoDuration>,
+    pub after_deactivated_by_kueue: Option<GoDuration>,
 }
 
 #[derive(Default, Deserialize)]

@@ -8,8 +8,8 @@ use super::duration::GoDuration;
 use super::inert::{self, Inert};
 use super::types::{
     ClientConnection, Controller, FairSharing, FileConfiguration, Health, InternalCertManagement,
-    LabelSelector, LeaderElection, LocalQueueMetrics, Metrics, RequeuingStrategy, Resources,
-    StrictMap, WaitForPodsReady, Webhook,
+    LabelSelector, LeaderElection, LocalQueueMetrics, Metrics, ObjectRetentionPolicies,
+    RequeuingStrategy, Resources, StrictMap, WaitForPodsReady, Webhook,
 };
 
 /// `waitForPodsReady.timeout` when `v1beta1` enables the block without one.
@@ -46,7 +46,7 @@ pub struct FileConfigurationV1beta1 {
     admission_fair_sharing: Option<Inert<inert::AdmissionFairSharing>>,
     resources: Option<ResourcesV1beta1>,
     feature_gates: Option<StrictMap<bool>>,
-    object_retention_policies: Option<Inert<inert::ObjectRetentionPolicies>>,
+    object_retention_policies: Option<ObjectRetentionPolicies>,
 }
 
 #[derive(Deserialize)]

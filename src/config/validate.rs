@@ -258,3 +258,18 @@ pub fn quota_check(
 
 #[cfg(test)]
 mod tests;
+
+/// `objectRetentionPolicies.workloads`: neither period may be negative. Returns
+/// `afterFinished`, the one kuota acts on.
+pub fn workload_retention(
+    block: types::WorkloadRetentionPolicy,
+    problems: &mut Problems,
+) -> Option<std::time::Duration> {
+    const FIELD: &str = "objectRetentionPolicies.workloads";
+    if let Some(after) = block.after_deactivated_by_kueue {
+        problems.non_negative(&format!("{FIELD}.afterDeactivatedByKueue"), after);
+    }
+    block
+        .after_finished
+        .map(|after| problems.non_negative(&format!("{FIELD}.afterFinished"), after))
+}

@@ -15,6 +15,7 @@ pub mod node_health;
 pub mod pods;
 pub mod queue_gauges;
 pub mod queue_status;
+mod retention;
 mod serve;
 pub mod watches;
 mod webhook_serving;
@@ -71,6 +72,9 @@ pub struct Settings {
     pub jobs: Option<jobs::JobSettings>,
     /// The plain-pod integration; `None` when `integrations.frameworks` leaves `pod` out.
     pub pods: Option<pods::PodSettings>,
+    /// `objectRetentionPolicies.workloads.afterFinished`: finished Workloads are deleted this
+    /// long after they finished; `None` keeps them.
+    pub workload_retention: Option<std::time::Duration>,
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C (then `Ok`), or until a part of it fails.
@@ -164,6 +168,25 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             None => std::future::pending().await,
         }
     };
+    let retention = settings.workload_retention.map(|after_finished| {
+        retention::start(
+            after_finished,
+            writer.clone(),
+            EventSink::start_for(
+                client.clone(),
+                crate::api::keys::field_managers::WORKLOAD_CONTROLLER,
+                settings.instance.clone(),
+            ),
+            leading.clone(),
+            &mut workloads,
+        )
+    });
+    let retention = async move {
+        match retention {
+            Some(run) => run.await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::spawn(admission::write_all(writer, to_write, results));
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
     let node_health = node_health::start(
@@ -216,6 +239,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         () = node_health => Err(ControllerError::LoopStopped),
         () = job_integration => Err(ControllerError::LoopStopped),
         () = pod_integration => Err(ControllerError::LoopStopped),
+        () = retention => Err(ControllerError::LoopStopped),
         Some(served) = servers.join_next() => match served {
             Ok(result) => result,
             Err(_) => Err(ControllerError::LoopStopped),

@@ -16,8 +16,6 @@ fn accepts_every_documented_field() {
         installHint: none\n      provideClusterInfo: true\n      interactiveMode: Never\n\
         incrementalDispatcherConfig:\n  stepSize: 3\n";
     assert_eq!(check::<MultiKueue>(multi_kueue), Ok(()));
-    let retention = "workloads:\n  afterFinished: 1h\n  afterDeactivatedByKueue: null\n";
-    assert_eq!(check::<ObjectRetentionPolicies>(retention), Ok(()));
     let transformations = "- input: nvidia.com/mig-4g.5gb\n  strategy: Replace\n  \
         outputs:\n    example.com/accelerator-memory: 5Gi\n    example.com/accelerator-gpc: 4\n";
     assert_eq!(check::<Transformations>(transformations), Ok(()));

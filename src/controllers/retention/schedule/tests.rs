@@ -1,0 +1,126 @@
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::*;
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn at(text: &str) -> Timestamp {
+    text.parse().expect("a timestamp")
+}
+
+/// Workload `ns/name` at resource version `version`, finished at `finished` when given.
+fn workload(name: &str, version: &str, finished: Option<&str>) -> SharedWorkload {
+    let conditions = match finished {
+        Some(time) => json!([{"type": "Finished", "status": "True", "reason": "Succeeded",
+                              "message": "done", "lastTransitionTime": time}]),
+        None => json!([]),
+    };
+    Arc::new(
+        serde_json::from_value(json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}"),
+                         "resourceVersion": version},
+            "spec": {"podSets": []},
+            "status": {"conditions": conditions},
+        }))
+        .expect("a Workload"),
+    )
+}
+
+fn names(workloads: &[SharedWorkload]) -> Vec<String> {
+    workloads.iter().map(|w| w.name_any()).collect()
+}
+
+#[test]
+fn a_workload_is_due_the_retention_after_it_finished() {
+    let done = workload("done", "1", Some("2026-11-28T10:00:00Z"));
+    assert_eq!(deletion_due(&done, HOUR), Some(at("2026-11-28T11:00:00Z")));
+    assert_eq!(deletion_due(&workload("running", "1", None), HOUR), None);
+
+    let mut going = (*done).clone();
+    going.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+        at("2026-11-28T10:30:00Z"),
+    ));
+    assert_eq!(deletion_due(&going, HOUR), None, "already being deleted");
+
+    let mut unfinished = (*done).clone();
+    if let Some(status) = unfinished.status.as_mut() {
+        status.conditions[0].status = "False".into();
+    }
+    assert_eq!(deletion_due(&unfinished, HOUR), None);
+}
+
+#[test]
+fn due_workloads_are_handed_out_once_earliest_first_and_at_most_the_limit() {
+    let mut schedule = Schedule::new(HOUR);
+    schedule.take(Change::Reset(vec![
+        workload("later", "1", Some("2026-11-28T10:30:00Z")),
+        workload("first", "1", Some("2026-11-28T10:00:00Z")),
+        workload("second", "1", Some("2026-11-28T10:10:00Z")),
+        workload("running", "1", None),
+    ]));
+    assert_eq!(schedule.next(), Some(at("2026-11-28T11:00:00Z")));
+    assert!(schedule.take_due(at("2026-11-28T10:59:59Z"), 16).is_empty());
+
+    let now = at("2026-11-28T11:20:00Z");
+    assert_eq!(names(&schedule.take_due(now, 1)), ["first"]);
+    assert_eq!(names(&schedule.take_due(now, 16)), ["second"]);
+    assert!(
+        schedule.take_due(now, 16).is_empty(),
+        "deletions in flight are not handed out again"
+    );
+    assert_eq!(schedule.next(), Some(at("2026-11-28T11:30:00Z")));
+}
+
+#[test]
+fn a_deleted_workload_is_forgotten_and_a_failed_deletion_is_tried_again_later() {
+    let mut schedule = Schedule::new(HOUR);
+    let gone = workload("gone", "1", Some("2026-11-28T10:00:00Z"));
+    let stale = workload("stale", "1", Some("2026-11-28T10:00:00Z"));
+    schedule.take(Change::Reset(vec![gone.clone(), stale.clone()]));
+    let now = at("2026-11-28T11:00:00Z");
+    assert_eq!(schedule.take_due(now, 16).len(), 2);
+
+    schedule.answered(&gone, None);
+    let retry_at = at("2026-11-28T11:00:01Z");
+    schedule.answered(&stale, Some(retry_at));
+    assert_eq!(schedule.next(), Some(retry_at));
+    assert!(schedule.take_due(now, 16).is_empty());
+    assert_eq!(names(&schedule.take_due(retry_at, 16)), ["stale"]);
+
+    // The watch brings the newer version, which is what the next deletion is fenced on.
+    let newer = workload("stale", "2", Some("2026-11-28T10:00:00Z"));
+    schedule.take(Change::Apply(Box::new(newer)));
+    schedule.answered(&stale, Some(at("2026-11-28T11:00:02Z")));
+    let handed = schedule.take_due(at("2026-11-28T11:00:02Z"), 16);
+    assert_eq!(handed.len(), 1);
+    assert_eq!(handed[0].resource_version().as_deref(), Some("2"));
+}
+
+#[test]
+fn a_workload_that_is_deleted_reset_away_or_no_longer_finished_is_not_due() {
+    let mut schedule = Schedule::new(Duration::ZERO);
+    let done = workload("done", "1", Some("2026-11-28T10:00:00Z"));
+    schedule.take(Change::Apply(Box::new(done.clone())));
+    schedule.take(Change::Delete(Box::new(done)));
+    assert_eq!(schedule.next(), None);
+
+    schedule.take(Change::Apply(Box::new(workload(
+        "requeued",
+        "1",
+        Some("2026-11-28T10:00:00Z"),
+    ))));
+    schedule.take(Change::Apply(Box::new(workload("requeued", "2", None))));
+    assert_eq!(schedule.next(), None);
+
+    schedule.take(Change::Apply(Box::new(workload(
+        "listed-before",
+        "1",
+        Some("2026-11-28T10:00:00Z"),
+    ))));
+    schedule.take(Change::Reset(Vec::new()));
+    assert_eq!(schedule.next(), None);
+}
