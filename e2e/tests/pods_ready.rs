@@ -2,7 +2,8 @@
 //! node its flavor selects carries a taint no pod tolerates) is evicted with `PodsReadyTimeout`
 //! once the timeout runs out, suspended, and requeued after Kueue's backoff; once its requeues
 //! reach `backoffLimitCount`, the next timeout deactivates its Workload and the Job stays
-//! suspended.
+//! suspended, until `objectRetentionPolicies.workloads.afterDeactivatedByKueue` has passed: then
+//! the Job is deleted, and its Workload with it.
 //!
 //! A test binary of its own: it runs a controller with a short timeout, which the e2e suite's
 //! shared controller (with Kueue's 30-minute default) must not have.
@@ -21,6 +22,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Taint;
+use k8s_openapi::api::events::v1::Event;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 use kuota::api::Workload;
@@ -31,8 +33,9 @@ use support::nodes::{self, NodeSet};
 use support::{TestNamespace, unique_name, wait};
 
 /// A 5-second timeout, a 1-second backoff base and one requeue allowed, so the test sees an
-/// eviction, a requeue and a deactivation within seconds.
-const WAIT_FOR_PODS_READY: &str = "waitForPodsReady: {timeout: 5s, requeuingStrategy: {backoffBaseSeconds: 1, backoffMaxSeconds: 2, backoffLimitCount: 1}}\n";
+/// eviction, a requeue and a deactivation within seconds; the deactivated Job is kept 10 s.
+const WAIT_FOR_PODS_READY: &str = "waitForPodsReady: {timeout: 5s, requeuingStrategy: {backoffBaseSeconds: 1, backoffMaxSeconds: 2, backoffLimitCount: 1}}\n\
+objectRetentionPolicies: {workloads: {afterDeactivatedByKueue: 10s}}\n";
 
 #[tokio::test]
 async fn a_job_whose_pods_never_become_ready_is_evicted_requeued_then_deactivated() -> Result<()> {
@@ -173,6 +176,32 @@ spec:
         j.spec.as_ref().and_then(|s| s.suspend) == Some(true)
     })
     .await?;
+    // Ten seconds after the eviction that deactivated it, the Job is deleted, and the garbage
+    // collector takes its Workload.
+    wait::until_absent(&jobs, "stuck", Duration::from_secs(45)).await?;
+    wait::until_absent(&workloads, &name, Duration::from_secs(45)).await?;
+    let events: Api<Event> = Api::namespaced(client.clone(), &ns.name);
+    let deadline = tokio::time::Instant::now() + kueue::DECIDED;
+    loop {
+        let recorded = events.list(&ListParams::default()).await?.items;
+        let said = recorded.iter().any(|e| {
+            e.regarding.as_ref().and_then(|r| r.kind.as_deref()) == Some("Job")
+                && e.reason.as_deref() == Some("Deleted")
+                && e.note.as_deref() == Some("Deleted job: deactivation retention period expired")
+        });
+        if said {
+            break;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no Deleted event on Job stuck: {:?}",
+            recorded
+                .iter()
+                .map(|e| e.reason.clone())
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     ns.delete().await?;
     tainted.delete(&client).await
 }

@@ -200,7 +200,7 @@ fn settings(
                 wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
                 label_keys_to_copy: config.integrations.label_keys_to_copy.clone(),
             }),
-        workload_retention: config.workload_retention_after_finished,
+        workload_retention: config.workload_retention,
         webhooks: if serve_webhooks {
             Some(webhook_serving(config)?)
         } else {

@@ -36,9 +36,18 @@ pub struct Configuration {
     /// `resources.quotaCheckStrategy`, `BlockUndeclared` unless the file says otherwise and gate
     /// `QuotaCheckStrategy` is on.
     pub quota_check: QuotaCheckStrategy,
-    /// `objectRetentionPolicies.workloads.afterFinished`: how long a finished Workload is kept
-    /// before it is deleted; `None` keeps it.
-    pub workload_retention_after_finished: Option<Duration>,
+    /// `objectRetentionPolicies.workloads`.
+    pub workload_retention: WorkloadRetention,
+}
+
+/// `objectRetentionPolicies.workloads`: how long Workloads that ended are kept; `None` keeps
+/// them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkloadRetention {
+    /// A finished Workload is deleted this long after it finished.
+    pub after_finished: Option<Duration>,
+    /// The Job of a Workload Kueue deactivated is deleted this long after the eviction.
+    pub after_deactivated_by_kueue: Option<Duration>,
 }
 
 impl Configuration {

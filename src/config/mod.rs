@@ -26,6 +26,7 @@ use serde::Deserialize;
 pub use configuration::{
     ClientConnection, Configuration, Health, Integrations, InternalCertManagement, LeaderElection,
     LocalQueueMetrics, Metrics, RequeuingStrategy, RequeuingTimestamp, WaitForPodsReady, Webhook,
+    WorkloadRetention,
 };
 pub use duration::{DurationError, GoDuration};
 pub use error::{ConfigError, FieldError};

@@ -83,7 +83,7 @@ pub fn resolve(
         .object_retention_policies
         .and_then(|o| o.workloads)
         .unwrap_or_default();
-    let workload_retention_after_finished = validate::workload_retention(retention, &mut problems);
+    let workload_retention = validate::workload_retention(retention, &mut problems);
     let quota_check = validate::quota_check(file.resources.as_ref(), &gates, &mut problems);
     let client_connection = file.client_connection.unwrap_or_default();
     let configuration = Configuration {
@@ -106,7 +106,7 @@ pub fn resolve(
         feature_gates: gates,
         fair_sharing,
         quota_check,
-        workload_retention_after_finished,
+        workload_retention,
         namespace,
     };
     if problems.0.is_empty() {

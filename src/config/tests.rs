@@ -245,7 +245,7 @@ fn no_file_gives_kueue_defaults() {
         feature_gates: FeatureGates::default(),
         fair_sharing: FairSharingConfig::default(),
         quota_check: QuotaCheckStrategy::BlockUndeclared,
-        workload_retention_after_finished: None,
+        workload_retention: WorkloadRetention::default(),
     };
     assert_eq!(loaded.config, expected);
 }
@@ -498,26 +498,30 @@ fn every_failing_field_is_reported_at_once() {
 }
 
 #[test]
-fn finished_workloads_are_kept_for_the_retention_period_the_file_gives() {
+fn workloads_are_kept_for_the_retention_periods_the_file_gives() {
     let loaded = parse_ok(&with_header(
-        "objectRetentionPolicies:\n  workloads:\n    afterFinished: 90m\n",
+        "objectRetentionPolicies:\n  workloads:\n    afterFinished: 90m\n    \
+         afterDeactivatedByKueue: 1h\n",
     ));
     assert_eq!(
-        loaded.config.workload_retention_after_finished,
-        Some(Duration::from_secs(90 * 60))
+        loaded.config.workload_retention,
+        WorkloadRetention {
+            after_finished: Some(Duration::from_secs(90 * 60)),
+            after_deactivated_by_kueue: Some(Duration::from_secs(3600)),
+        }
     );
     assert!(loaded.ignored.is_empty());
     assert_eq!(
         parse_ok(&with_header("objectRetentionPolicies: {}\n"))
             .config
-            .workload_retention_after_finished,
-        None,
-        "without afterFinished finished Workloads stay"
+            .workload_retention,
+        WorkloadRetention::default(),
+        "without periods Workloads and Jobs stay"
     );
 }
 
 #[test]
-fn retention_periods_may_not_be_negative_and_the_job_period_is_reported_as_ignored() {
+fn retention_periods_may_not_be_negative() {
     let text = with_header(
         "objectRetentionPolicies:\n  workloads:\n    afterFinished: -1s\n    \
          afterDeactivatedByKueue: -5m\n",
@@ -532,12 +536,5 @@ fn retention_periods_may_not_be_negative_and_the_job_period_is_reported_as_ignor
             "objectRetentionPolicies.workloads.afterDeactivatedByKueue",
             "objectRetentionPolicies.workloads.afterFinished",
         ]
-    );
-    let loaded = parse_ok(&with_header(
-        "objectRetentionPolicies:\n  workloads:\n    afterDeactivatedByKueue: 1h\n",
-    ));
-    assert_eq!(
-        loaded.ignored,
-        ["objectRetentionPolicies.workloads.afterDeactivatedByKueue"]
     );
 }

@@ -56,13 +56,6 @@ impl FileConfiguration {
                 "admissionFairSharing",
                 self.admission_fair_sharing.is_some(),
             ),
-            (
-                "objectRetentionPolicies.workloads.afterDeactivatedByKueue",
-                self.object_retention_policies
-                    .as_ref()
-                    .and_then(|o| o.workloads.as_ref())
-                    .is_some_and(|w| w.after_deactivated_by_kueue.is_some()),
-            ),
             ("visibilityServer", self.visibility_server.is_some()),
             ("tls", self.tls.is_some()),
             ("pprofBindAddress", self.pprof_bind_address.is_some()),

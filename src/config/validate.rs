@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::configuration::Integrations;
+use super::configuration::{Integrations, WorkloadRetention};
 use super::duration::GoDuration;
 use super::error::FieldError;
 use super::framework::{Framework, GroupVersionKind};
@@ -259,17 +259,20 @@ pub fn quota_check(
 #[cfg(test)]
 mod tests;
 
-/// `objectRetentionPolicies.workloads`: neither period may be negative. Returns
-/// `afterFinished`, the one kuota acts on.
+/// `objectRetentionPolicies.workloads`: neither period may be negative.
 pub fn workload_retention(
     block: types::WorkloadRetentionPolicy,
     problems: &mut Problems,
-) -> Option<std::time::Duration> {
+) -> WorkloadRetention {
     const FIELD: &str = "objectRetentionPolicies.workloads";
-    if let Some(after) = block.after_deactivated_by_kueue {
-        problems.non_negative(&format!("{FIELD}.afterDeactivatedByKueue"), after);
-    }
-    block
+    let after_deactivated_by_kueue = block
+        .after_deactivated_by_kueue
+        .map(|after| problems.non_negative(&format!("{FIELD}.afterDeactivatedByKueue"), after));
+    let after_finished = block
         .after_finished
-        .map(|after| problems.non_negative(&format!("{FIELD}.afterFinished"), after))
+        .map(|after| problems.non_negative(&format!("{FIELD}.afterFinished"), after));
+    WorkloadRetention {
+        after_finished,
+        after_deactivated_by_kueue,
+    }
 }

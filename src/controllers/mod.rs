@@ -72,9 +72,8 @@ pub struct Settings {
     pub jobs: Option<jobs::JobSettings>,
     /// The plain-pod integration; `None` when `integrations.frameworks` leaves `pod` out.
     pub pods: Option<pods::PodSettings>,
-    /// `objectRetentionPolicies.workloads.afterFinished`: finished Workloads are deleted this
-    /// long after they finished; `None` keeps them.
-    pub workload_retention: Option<std::time::Duration>,
+    /// `objectRetentionPolicies.workloads`: how long Workloads that ended are kept.
+    pub workload_retention: crate::config::WorkloadRetention,
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C (then `Ok`), or until a part of it fails.
@@ -168,9 +167,11 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             None => std::future::pending().await,
         }
     };
-    let retention = settings.workload_retention.map(|after_finished| {
+    let policy = settings.workload_retention;
+    let retains = policy.after_finished.is_some() || policy.after_deactivated_by_kueue.is_some();
+    let retention = retains.then(|| {
         retention::start(
-            after_finished,
+            policy,
             writer.clone(),
             EventSink::start_for(
                 client.clone(),

@@ -1,6 +1,8 @@
-//! When each finished Workload is due for deletion under `afterFinished`: its `Finished`
-//! condition's transition time plus the retention, so every replica, and a controller restarted
-//! at any moment, computes the same instant from what the API holds.
+//! When each Workload that ended is due under `objectRetentionPolicies.workloads`, and what is
+//! deleted then: a finished Workload `afterFinished` past its `Finished` condition's transition,
+//! or the Job of a Workload Kueue deactivated `afterDeactivatedByKueue` past its eviction. Both
+//! instants come from what the API holds, so every replica, and a controller restarted at any
+//! moment, computes the same ones.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -8,30 +10,75 @@ use std::time::Duration;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt;
 
-use crate::api::Workload;
 use crate::api::keys::condition_types;
+use crate::api::{Condition, Workload};
+use crate::config::WorkloadRetention;
 use crate::controllers::watches::{Change, SharedWorkload};
 
-/// The instant `workload` is due for deletion: `after` past the moment its `Finished` condition
-/// turned true. `None` while it is not finished, or already being deleted.
-pub fn deletion_due(workload: &Workload, after: Duration) -> Option<Timestamp> {
-    if workload.metadata.deletion_timestamp.is_some() {
-        return None;
-    }
-    let finished = workload
+/// Kueue's eviction reasons for a Workload it deactivated begin so
+/// (`DeactivatedDueToRequeuingLimitExceeded`, ...).
+const DEACTIVATED_REASON_PREFIX: &str = "Deactivated";
+
+/// What ends when a retention period does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expired {
+    /// The finished Workload itself.
+    Workload,
+    /// The batch/v1 Job (in the Workload's namespace) that owns a deactivated Workload; the
+    /// Workload goes with it.
+    Job { name: String, uid: String },
+}
+
+fn true_condition<'a>(workload: &'a Workload, type_: &str) -> Option<&'a Condition> {
+    workload
         .status
         .as_ref()?
         .conditions
         .iter()
-        .find(|c| c.type_ == condition_types::FINISHED && c.status == "True")?;
+        .find(|c| c.type_ == type_ && c.status == "True")
+}
+
+fn past(condition: &Condition, after: Duration) -> Timestamp {
     let after = SignedDuration::try_from(after).unwrap_or(SignedDuration::MAX);
-    Some(
-        finished
-            .last_transition_time
-            .0
-            .checked_add(after)
-            .unwrap_or(Timestamp::MAX),
-    )
+    condition
+        .last_transition_time
+        .0
+        .checked_add(after)
+        .unwrap_or(Timestamp::MAX)
+}
+
+/// When `workload`'s retention ends and what is deleted then; `None` while it has not ended,
+/// when no period applies, or when it is already being deleted. A finished Workload is kept by
+/// `afterFinished` only; an inactive one evicted as deactivated by Kueue has its controlling Job
+/// deleted `afterDeactivatedByKueue` after the eviction.
+pub fn deletion_due(
+    workload: &Workload,
+    policy: WorkloadRetention,
+) -> Option<(Timestamp, Expired)> {
+    if workload.metadata.deletion_timestamp.is_some() {
+        return None;
+    }
+    if let Some(finished) = true_condition(workload, condition_types::FINISHED) {
+        let after = policy.after_finished?;
+        return Some((past(finished, after), Expired::Workload));
+    }
+    let after = policy.after_deactivated_by_kueue?;
+    if workload.spec.active != Some(false) {
+        return None;
+    }
+    let evicted = true_condition(workload, condition_types::EVICTED)
+        .filter(|c| c.reason.starts_with(DEACTIVATED_REASON_PREFIX))?;
+    let job = workload
+        .owner_references()
+        .iter()
+        .find(|o| o.controller == Some(true) && o.api_version == "batch/v1" && o.kind == "Job")?;
+    Some((
+        past(evicted, after),
+        Expired::Job {
+            name: job.name.clone(),
+            uid: job.uid.clone(),
+        },
+    ))
 }
 
 fn key(workload: &Workload) -> String {
@@ -42,21 +89,21 @@ fn key(workload: &Workload) -> String {
     )
 }
 
-/// The finished Workloads the watch shows, ordered by when each is due.
+/// The Workloads the watch shows whose retention runs, ordered by when each is due.
 #[derive(Debug)]
 pub struct Schedule {
-    after: Duration,
-    /// Each finished Workload as last read, with the instant it is due.
-    finished: BTreeMap<String, (Timestamp, SharedWorkload)>,
+    policy: WorkloadRetention,
+    /// Each such Workload as last read, with the instant it is due and what is deleted then.
+    finished: BTreeMap<String, (Timestamp, Expired, SharedWorkload)>,
     due: BTreeSet<(Timestamp, String)>,
     /// Deletions sent and not answered yet: not handed out again meanwhile.
     deleting: BTreeSet<String>,
 }
 
 impl Schedule {
-    pub fn new(after: Duration) -> Self {
+    pub fn new(policy: WorkloadRetention) -> Self {
         Schedule {
-            after,
+            policy,
             finished: BTreeMap::new(),
             due: BTreeSet::new(),
             deleting: BTreeSet::new(),
@@ -81,14 +128,14 @@ impl Schedule {
     fn put(&mut self, workload: SharedWorkload) {
         let key = key(&workload);
         self.remove(&key);
-        if let Some(at) = deletion_due(&workload, self.after) {
+        if let Some((at, expired)) = deletion_due(&workload, self.policy) {
             self.due.insert((at, key.clone()));
-            self.finished.insert(key, (at, workload));
+            self.finished.insert(key, (at, expired, workload));
         }
     }
 
     fn remove(&mut self, key: &str) {
-        if let Some((at, _)) = self.finished.remove(key) {
+        if let Some((at, _, _)) = self.finished.remove(key) {
             self.due.remove(&(at, key.to_owned()));
         }
     }
@@ -103,7 +150,7 @@ impl Schedule {
 
     /// At most `limit` of the Workloads due at `now` and not being deleted, earliest first, each
     /// marked as being deleted.
-    pub fn take_due(&mut self, now: Timestamp, limit: usize) -> Vec<SharedWorkload> {
+    pub fn take_due(&mut self, now: Timestamp, limit: usize) -> Vec<(SharedWorkload, Expired)> {
         let due: Vec<String> = self
             .due
             .iter()
@@ -114,9 +161,9 @@ impl Schedule {
             .collect();
         due.into_iter()
             .filter_map(|key| {
-                let workload = self.finished.get(&key)?.1.clone();
+                let (_, expired, workload) = self.finished.get(&key)?.clone();
                 self.deleting.insert(key);
-                Some(workload)
+                Some((workload, expired))
             })
             .collect()
     }
@@ -131,11 +178,11 @@ impl Schedule {
             self.remove(&key);
             return;
         };
-        if let Some((at, read)) = self.finished.remove(&key) {
+        if let Some((at, expired, read)) = self.finished.remove(&key) {
             self.due.remove(&(at, key.clone()));
             let at = at.max(retry_at);
             self.due.insert((at, key.clone()));
-            self.finished.insert(key, (at, read));
+            self.finished.insert(key, (at, expired, read));
         }
     }
 }

@@ -176,6 +176,28 @@ impl Writer {
         .await
     }
 
+    /// Deletes the Job `namespace/name` with this UID, its pods and Workload in the background.
+    pub async fn delete_job(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+    ) -> Result<(), WriteError> {
+        let api: Api<Job> = Api::namespaced(self.client.clone(), namespace);
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(uid.to_owned()),
+                resource_version: None,
+            }),
+            ..DeleteParams::background()
+        };
+        self.send(&format!("Job {namespace}/{name}"), || async {
+            api.delete(name, &params).await
+        })
+        .await
+        .map(|_| ())
+    }
+
     /// Clears a suspended Job's `status.startTime`, which Kubernetes requires before its pod
     /// template's scheduling directives may change.
     pub async fn clear_job_start_time(&self, job: &Job) -> Result<Job, WriteError> {

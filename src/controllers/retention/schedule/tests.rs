@@ -6,6 +6,14 @@ use super::*;
 
 const HOUR: Duration = Duration::from_secs(3600);
 
+/// Finished Workloads kept for `after`; deactivated ones' Jobs kept.
+fn finished_after(after: Duration) -> WorkloadRetention {
+    WorkloadRetention {
+        after_finished: Some(after),
+        after_deactivated_by_kueue: None,
+    }
+}
+
 fn at(text: &str) -> Timestamp {
     text.parse().expect("a timestamp")
 }
@@ -30,32 +38,41 @@ fn workload(name: &str, version: &str, finished: Option<&str>) -> SharedWorkload
     )
 }
 
-fn names(workloads: &[SharedWorkload]) -> Vec<String> {
-    workloads.iter().map(|w| w.name_any()).collect()
+fn names(due: &[(SharedWorkload, Expired)]) -> Vec<String> {
+    due.iter().map(|(w, _)| w.name_any()).collect()
 }
 
 #[test]
 fn a_workload_is_due_the_retention_after_it_finished() {
     let done = workload("done", "1", Some("2026-11-28T10:00:00Z"));
-    assert_eq!(deletion_due(&done, HOUR), Some(at("2026-11-28T11:00:00Z")));
-    assert_eq!(deletion_due(&workload("running", "1", None), HOUR), None);
+    let policy = finished_after(HOUR);
+    assert_eq!(
+        deletion_due(&done, policy),
+        Some((at("2026-11-28T11:00:00Z"), Expired::Workload))
+    );
+    assert_eq!(deletion_due(&workload("running", "1", None), policy), None);
+    assert_eq!(
+        deletion_due(&done, WorkloadRetention::default()),
+        None,
+        "without afterFinished a finished Workload stays"
+    );
 
     let mut going = (*done).clone();
     going.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
         at("2026-11-28T10:30:00Z"),
     ));
-    assert_eq!(deletion_due(&going, HOUR), None, "already being deleted");
+    assert_eq!(deletion_due(&going, policy), None, "already being deleted");
 
     let mut unfinished = (*done).clone();
     if let Some(status) = unfinished.status.as_mut() {
         status.conditions[0].status = "False".into();
     }
-    assert_eq!(deletion_due(&unfinished, HOUR), None);
+    assert_eq!(deletion_due(&unfinished, policy), None);
 }
 
 #[test]
 fn due_workloads_are_handed_out_once_earliest_first_and_at_most_the_limit() {
-    let mut schedule = Schedule::new(HOUR);
+    let mut schedule = Schedule::new(finished_after(HOUR));
     schedule.take(Change::Reset(vec![
         workload("later", "1", Some("2026-11-28T10:30:00Z")),
         workload("first", "1", Some("2026-11-28T10:00:00Z")),
@@ -77,7 +94,7 @@ fn due_workloads_are_handed_out_once_earliest_first_and_at_most_the_limit() {
 
 #[test]
 fn a_deleted_workload_is_forgotten_and_a_failed_deletion_is_tried_again_later() {
-    let mut schedule = Schedule::new(HOUR);
+    let mut schedule = Schedule::new(finished_after(HOUR));
     let gone = workload("gone", "1", Some("2026-11-28T10:00:00Z"));
     let stale = workload("stale", "1", Some("2026-11-28T10:00:00Z"));
     schedule.take(Change::Reset(vec![gone.clone(), stale.clone()]));
@@ -97,12 +114,12 @@ fn a_deleted_workload_is_forgotten_and_a_failed_deletion_is_tried_again_later() 
     schedule.answered(&stale, Some(at("2026-11-28T11:00:02Z")));
     let handed = schedule.take_due(at("2026-11-28T11:00:02Z"), 16);
     assert_eq!(handed.len(), 1);
-    assert_eq!(handed[0].resource_version().as_deref(), Some("2"));
+    assert_eq!(handed[0].0.resource_version().as_deref(), Some("2"));
 }
 
 #[test]
 fn a_workload_that_is_deleted_reset_away_or_no_longer_finished_is_not_due() {
-    let mut schedule = Schedule::new(Duration::ZERO);
+    let mut schedule = Schedule::new(finished_after(Duration::ZERO));
     let done = workload("done", "1", Some("2026-11-28T10:00:00Z"));
     schedule.take(Change::Apply(Box::new(done.clone())));
     schedule.take(Change::Delete(Box::new(done)));
@@ -123,4 +140,59 @@ fn a_workload_that_is_deleted_reset_away_or_no_longer_finished_is_not_due() {
     ))));
     schedule.take(Change::Reset(Vec::new()));
     assert_eq!(schedule.next(), None);
+}
+
+/// A Workload of Job `train` that Kueue deactivated: inactive, evicted at `evicted`.
+fn deactivated(evicted: &str, reason: &str, active: bool) -> Workload {
+    serde_json::from_value(json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "job-train-1", "namespace": "ns", "uid": "uid-w",
+                     "resourceVersion": "7",
+                     "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "train",
+                                          "uid": "uid-job", "controller": true}]},
+        "spec": {"podSets": [], "active": active},
+        "status": {"conditions": [{"type": "Evicted", "status": "True", "reason": reason,
+                                   "message": "m", "lastTransitionTime": evicted}]},
+    }))
+    .expect("a Workload")
+}
+
+#[test]
+fn the_job_of_a_workload_kueue_deactivated_is_due_after_its_eviction() {
+    let policy = WorkloadRetention {
+        after_finished: None,
+        after_deactivated_by_kueue: Some(Duration::from_secs(600)),
+    };
+    let job = Expired::Job {
+        name: "train".into(),
+        uid: "uid-job".into(),
+    };
+    let evicted = "2026-11-28T10:00:00Z";
+    let by_kueue = deactivated(evicted, "DeactivatedDueToRequeuingLimitExceeded", false);
+    assert_eq!(
+        deletion_due(&by_kueue, policy),
+        Some((at("2026-11-28T10:10:00Z"), job))
+    );
+    assert_eq!(
+        deletion_due(&by_kueue, finished_after(HOUR)),
+        None,
+        "without afterDeactivatedByKueue the Job stays"
+    );
+    assert_eq!(
+        deletion_due(&deactivated(evicted, "Preempted", false), policy),
+        None,
+        "evicted for another reason"
+    );
+    assert_eq!(
+        deletion_due(
+            &deactivated(evicted, "DeactivatedDueToRequeuingLimitExceeded", true),
+            policy
+        ),
+        None,
+        "active again"
+    );
+    let mut unowned = by_kueue;
+    unowned.metadata.owner_references = None;
+    assert_eq!(deletion_due(&unowned, policy), None, "no Job to delete");
 }
