@@ -20,6 +20,8 @@ pub mod labels {
     pub const CLUSTER_QUEUE_NAME: &str = "kueue.x-k8s.io/cluster-queue-name";
     /// UID of the job that owns a Workload.
     pub const JOB_UID: &str = "kueue.x-k8s.io/job-uid";
+    /// On a job: the name of the Workload, made by someone else, it runs under.
+    pub const PREBUILT_WORKLOAD_NAME: &str = "kueue.x-k8s.io/prebuilt-workload-name";
     /// Rank of a batch Job's pod (and of a JobSet's pod within its job).
     pub const JOB_COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
     /// Written by the batch Job controller on its pod templates: the Job's name.

@@ -1,8 +1,9 @@
 //! The batch Job reconciler's next step, decided from a Job, the Workloads it owns and what the
 //! cluster offers (flavors, priority classes). One step at a time: the controller writes it, reads
 //! the result back through its watches and asks again, so a step that fails or a crash between
-//! steps is picked up where it stopped. Kueue's order: a finished Job finishes its Workload; a Job
-//! without a Workload gets one; a Workload out of step is updated or replaced; `PodsReady` is
+//! steps is picked up where it stopped. Kueue's order: a Job naming a prebuilt Workload takes it
+//! over; a finished Job finishes its Workload; a Job without a Workload gets one (unless it names
+//! a prebuilt one, which it waits for); a Workload out of step is updated or replaced; `PodsReady` is
 //! kept; an evicted or unadmitted Workload stops the Job; an admitted one starts it, and its
 //! reclaimable pods are kept while it runs.
 
@@ -22,6 +23,7 @@ use super::job_lifecycle::{
 use super::job_sync::{WorkloadSync, workload_sync};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
 use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
+use super::prebuilt::{OUT_OF_SYNC_MESSAGE, Prebuilt, PrebuiltUse, use_prebuilt};
 use super::priority::PriorityLookup;
 use super::reclaimable::{job_reclaimable_pods, to_write};
 use super::scope::queue_name;
@@ -40,6 +42,9 @@ pub struct JobContext<'a> {
     pub wait_for_pods_ready: bool,
     /// `integrations.labelKeysToCopy`: Job labels a new Workload carries too.
     pub label_keys_to_copy: &'a [String],
+    /// The prebuilt Workload the Job names (`kueue.x-k8s.io/prebuilt-workload-name`); `None`
+    /// when it names none and kuota builds its Workload.
+    pub prebuilt: Option<Prebuilt<'a>>,
 }
 
 /// The one write to make next for a Job.
@@ -57,6 +62,8 @@ pub enum JobStep {
     /// Write this Workload, whose `queueName` now follows the Job's queue-name label (Kueue's
     /// `QueueNameChange`, without an event).
     ChangeQueue(Box<Workload>),
+    /// Write this prebuilt Workload, now controlled by the Job (no event, as in Kueue).
+    AdoptWorkload(Box<Workload>),
     /// Delete the Workload (a duplicate, or one that cannot follow the Job).
     DeleteWorkload {
         workload: Box<Workload>,
@@ -100,8 +107,19 @@ pub fn owned_by(workload: &Workload, job_uid: &str) -> bool {
         })
 }
 
-/// The next step for `job`, given the Workloads it owns.
+/// The next step for `job`, given the Workloads it owns. A Job naming a prebuilt Workload owns
+/// that one only.
 pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) -> JobStep {
+    let prebuilt_owned;
+    let owned = match context.prebuilt.map(|prebuilt| use_prebuilt(job, prebuilt)) {
+        None => owned,
+        Some(PrebuiltUse::Adopt(adopted)) => return JobStep::AdoptWorkload(adopted),
+        Some(PrebuiltUse::Own(workload)) => {
+            prebuilt_owned = [workload];
+            &prebuilt_owned[..]
+        }
+        Some(PrebuiltUse::None) => &[],
+    };
     let live: Vec<&Workload> = owned
         .iter()
         .copied()
@@ -135,6 +153,13 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
     }
     match workload_sync(job, workload, context.flavors, context.gates) {
         Err(error) => return cannot_compose(error),
+        Ok(WorkloadSync::Update | WorkloadSync::Replace) if context.prebuilt.is_some() => {
+            return JobStep::FinishWorkload {
+                workload: Box::new(workload.clone()),
+                reason: finished_reasons::OUT_OF_SYNC,
+                message: OUT_OF_SYNC_MESSAGE.to_owned(),
+            };
+        }
         Ok(WorkloadSync::Update) => {
             return match workload_for_job(job, context.priorities) {
                 Ok(built) => {
@@ -215,7 +240,8 @@ fn reclaimable_step(job: &Job, workload: &Workload) -> JobStep {
 }
 
 /// A Job whose Workloads are all gone or going: stop it if it runs, then create a Workload once
-/// no pod of it is active (Kueue never lets a new Workload count pods an old one still runs).
+/// no pod of it is active (Kueue never lets a new Workload count pods an old one still runs); a
+/// Job naming a prebuilt Workload waits for it instead.
 fn without_workload(job: &Job, owned: &[&Workload], context: JobContext<'_>) -> JobStep {
     if !is_suspended(job) {
         let (message, workload) = match owned.first() {
@@ -224,7 +250,7 @@ fn without_workload(job: &Job, owned: &[&Workload], context: JobContext<'_>) -> 
         };
         return stop(job, workload, message);
     }
-    if is_active(job) || !owned.is_empty() {
+    if is_active(job) || !owned.is_empty() || context.prebuilt.is_some() {
         return JobStep::Idle;
     }
     match workload_for_job(job, context.priorities) {

@@ -39,6 +39,7 @@ mod pod_reconcile;
 mod pod_set_info;
 mod pod_workload;
 mod pods_ready;
+mod prebuilt;
 mod priority;
 mod reclaimable;
 mod replacement_pods;
@@ -76,6 +77,7 @@ pub use pod_workload::{
 pub use pods_ready::{
     PodsReadyCondition, PodsReadyTimeout, pods_ready_condition, pods_ready_timeout, requeue_backoff,
 };
+pub use prebuilt::{Prebuilt, prebuilt_workload_name};
 pub use priority::PriorityLookup;
 pub use scope::{JobScope, OwnerKind, queue_name};
 pub use stray_pods::pods_off_assignment;

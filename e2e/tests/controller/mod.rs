@@ -9,6 +9,7 @@ mod jobs;
 mod node_health;
 mod observability;
 mod pods;
+mod prebuilt;
 mod reclaimable;
 mod tas;
 mod versus_simulate;

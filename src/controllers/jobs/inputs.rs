@@ -19,7 +19,7 @@ use super::super::watches::{Change, SharedWorkload, slim, spawn};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};
 use crate::config::NAMESPACE_NAME_LABEL;
-use crate::jobs::{FlavorInfo, PriorityLookup};
+use crate::jobs::{FlavorInfo, Prebuilt, PriorityLookup, prebuilt_workload_name};
 
 /// A change delivered by one of the Job integration's watches.
 #[derive(Debug)]
@@ -191,6 +191,8 @@ pub struct JobCaches {
     pub workloads: ReadWorkloads,
     /// Workloads by the UID of the Job controlling them.
     owned: BTreeMap<String, BTreeSet<String>>,
+    /// Jobs by the prebuilt Workload (`namespace/name`) they name.
+    prebuilt_for: BTreeMap<String, BTreeSet<String>>,
     pub flavors: BTreeMap<String, FlavorInfo>,
     workload_priority_classes: BTreeMap<String, WorkloadPriorityClass>,
     priority_classes: BTreeMap<String, PriorityClass>,
@@ -254,6 +256,7 @@ impl JobCaches {
             JobInput::Job(_) => {
                 self.jobs.clear();
                 self.job_by_uid.clear();
+                self.prebuilt_for.clear();
             }
             JobInput::Workload(_) => {
                 self.workloads.clear();
@@ -329,7 +332,21 @@ impl JobCaches {
             touched.workloads.extend(owned.iter().cloned());
         }
         touched.jobs.insert(key.clone());
+        if let Some(previous) = self.jobs.get(&key).and_then(prebuilt_key)
+            && let Some(jobs) = self.prebuilt_for.get_mut(&previous)
+        {
+            jobs.remove(&key);
+            if jobs.is_empty() {
+                self.prebuilt_for.remove(&previous);
+            }
+        }
         if present {
+            if let Some(prebuilt) = prebuilt_key(&job) {
+                self.prebuilt_for
+                    .entry(prebuilt)
+                    .or_default()
+                    .insert(key.clone());
+            }
             self.job_by_uid.insert(uid, key.clone());
             self.jobs.insert(key, job);
         } else {
@@ -344,6 +361,9 @@ impl JobCaches {
             return;
         }
         touched.workloads.insert(key.clone());
+        if let Some(jobs) = self.prebuilt_for.get(&key) {
+            touched.jobs.extend(jobs.iter().cloned());
+        }
         if let Some(previous) = self.workloads.remove(&key)
             && let Some(uid) = controller_uid(&previous)
             && let Some(owned) = self.owned.get_mut(&uid)
@@ -416,6 +436,15 @@ impl JobCaches {
         self.jobs.get(self.job_by_uid.get(&uid)?)
     }
 
+    /// The prebuilt Workload `job` names, as kuota sees it; `None` when it names none.
+    pub fn prebuilt_of(&self, job: &Job) -> Option<Prebuilt<'_>> {
+        let key = prebuilt_key(job)?;
+        Some(match self.workloads.get(&key) {
+            Some(workload) => Prebuilt::Found(workload),
+            None => Prebuilt::Missing,
+        })
+    }
+
     /// The Workloads `job` controls, by name.
     pub fn workloads_of(&self, job: &Job) -> Vec<&Workload> {
         let uid = job.uid().unwrap_or_default();
@@ -436,6 +465,12 @@ impl JobCaches {
             .filter_map(|pod| self.pods.get(pod))
             .collect()
     }
+}
+
+/// The `namespace/name` of the prebuilt Workload `job` names.
+fn prebuilt_key(job: &Job) -> Option<String> {
+    let name = prebuilt_workload_name(job)?;
+    Some(format!("{}/{name}", job.namespace().unwrap_or_default()))
 }
 
 /// Whether `candidate` is an older version of the object than `known`: a write's answer can
@@ -522,5 +557,47 @@ mod tests {
                 .labels()
                 .contains_key("admitted")
         );
+    }
+
+    #[test]
+    fn a_prebuilt_workload_appearing_asks_again_for_the_job_naming_it() {
+        let mut caches = JobCaches::default();
+        let mut job: Job = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "j", "namespace": "ns", "uid": "uid-j", "resourceVersion": "1",
+                         "labels": {"kueue.x-k8s.io/prebuilt-workload-name": "w"}},
+        }))
+        .expect("test job");
+        let mut touched = Touched::default();
+        caches.take_input(
+            JobInput::Job(Change::Apply(Box::new(job.clone()))),
+            &mut touched,
+        );
+        assert_eq!(caches.prebuilt_of(&job), Some(Prebuilt::Missing));
+
+        let mut touched = Touched::default();
+        let made = workload("3", false);
+        caches.take_input(
+            JobInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(made.clone())))),
+            &mut touched,
+        );
+        assert!(touched.jobs.contains("ns/j"), "{touched:?}");
+        assert_eq!(caches.prebuilt_of(&job), Some(Prebuilt::Found(&made)));
+
+        // Renamed away from it: the Workload's changes no longer concern the Job.
+        job.metadata.resource_version = Some("2".into());
+        job.metadata.labels = None;
+        caches.take_input(
+            JobInput::Job(Change::Apply(Box::new(job.clone()))),
+            &mut touched,
+        );
+        let mut touched = Touched::default();
+        caches.take_input(
+            JobInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(workload(
+                "4", true,
+            ))))),
+            &mut touched,
+        );
+        assert!(!touched.jobs.contains("ns/j"), "{touched:?}");
+        assert_eq!(caches.prebuilt_of(&job), None);
     }
 }

@@ -126,6 +126,7 @@ pub fn job_step(job: &Job, caches: &JobCaches, settings: &JobSettings) -> JobSte
             gates: &settings.gates,
             wait_for_pods_ready: settings.wait_for_pods_ready,
             label_keys_to_copy: &settings.label_keys_to_copy,
+            prebuilt: caches.prebuilt_of(job),
         },
     )
 }
@@ -189,7 +190,9 @@ pub fn write_for(
             ));
             (Action::ReplaceWorkload(workload), on_job(Some(updated)))
         }
-        JobStep::ChangeQueue(workload) => (Action::ReplaceWorkload(workload), on_job(None)),
+        JobStep::ChangeQueue(workload) | JobStep::AdoptWorkload(workload) => {
+            (Action::ReplaceWorkload(workload), on_job(None))
+        }
         JobStep::DeleteWorkload { workload, event: e } => {
             (Action::DeleteWorkload(workload), on_job(e))
         }

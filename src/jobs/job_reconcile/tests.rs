@@ -25,6 +25,7 @@ fn step(job: &Job, owned: &[&Workload], wait_for_pods_ready: bool) -> JobStep {
             gates: &gates,
             wait_for_pods_ready,
             label_keys_to_copy: &[],
+            prebuilt: None,
         },
     )
 }
@@ -399,6 +400,7 @@ fn succeeded_pods_become_reclaimable_on_the_workload() {
             gates: &gates,
             wait_for_pods_ready: false,
             label_keys_to_copy: &[],
+            prebuilt: None,
         },
     );
     assert_eq!(off, JobStep::Idle);
@@ -419,6 +421,7 @@ fn listed_job_labels_are_copied_to_a_new_workload() {
             gates: &gates,
             wait_for_pods_ready: false,
             label_keys_to_copy: &keys,
+            prebuilt: None,
         },
     ) else {
         panic!("a new Job needs a Workload");
