@@ -45,16 +45,10 @@ async fn a_finished_workload_is_deleted_after_the_retention_and_its_job_stays() 
     let ns = TestNamespace::create(&client, "retention").await?;
     let (cq, flavor) = (unique_name("cq"), unique_name("rf"));
     kueue::queue(&client, &ns.name, &cq, &flavor, "4", "").await?;
-    let job: Job = serde_json::from_value(serde_json::json!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "short", "labels": {"kueue.x-k8s.io/queue-name": format!("lq-{cq}")}},
-        "spec": {"suspend": true, "parallelism": 1, "completions": 1, "template": {"spec": {
-            "restartPolicy": "Never",
-            "containers": [{"name": "c", "image": "busybox",
-                            "resources": {"requests": {"cpu": "1"}}}]}}},
-    }))
-    .context("build a Job")?;
+    let job = kueue::one_pod_job(
+        "short",
+        serde_json::json!({"kueue.x-k8s.io/queue-name": format!("lq-{cq}")}),
+    )?;
     let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
     let uid = jobs
         .create(&PostParams::default(), &job)

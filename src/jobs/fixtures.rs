@@ -1,13 +1,15 @@
 //! Objects the job-integration tests start from, written as the API server would return them;
 //! each test merges what it needs over them.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
-use super::{JobScope, OwnerKind};
+use super::{FlavorInfo, JobScope, OwnerKind};
 use crate::api::Workload;
 
 pub(crate) const JOB_UID: &str = "6f1c2d4e-0000-4000-8000-000000000001";
@@ -29,6 +31,18 @@ pub(crate) fn default_scope(manage_without_queue_name: bool, parent: OwnerKind) 
         },
         parent_kinds: [parent].into_iter().collect(),
     }
+}
+
+/// The flavor the sample Workload is admitted to: `on-demand`, nodes labelled
+/// `instance-type: on-demand`.
+pub(crate) fn flavors() -> BTreeMap<String, FlavorInfo> {
+    BTreeMap::from([(
+        "on-demand".to_owned(),
+        FlavorInfo {
+            node_labels: BTreeMap::from([("instance-type".to_owned(), "on-demand".to_owned())]),
+            tolerations: Vec::new(),
+        },
+    )])
 }
 
 /// Merges `patch` into `base`: objects merge key by key, `null` removes, other values replace.

@@ -24,18 +24,11 @@ async fn a_job_waits_for_its_prebuilt_workload_takes_it_over_and_runs_under_it()
     let ns = TestNamespace::create(&client, "prebuilt").await?;
     let (cq, flavor) = (unique_name("cq"), unique_name("rf"));
     kueue::queue(&client, &ns.name, &cq, &flavor, "4", "").await?;
-    let job: Job = serde_json::from_value(serde_json::json!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "uses-prebuilt", "labels": {
-            "kueue.x-k8s.io/queue-name": format!("lq-{cq}"),
-            "kueue.x-k8s.io/prebuilt-workload-name": PREBUILT}},
-        "spec": {"suspend": true, "parallelism": 1, "completions": 1, "template": {"spec": {
-            "restartPolicy": "Never",
-            "containers": [{"name": "c", "image": "busybox",
-                            "resources": {"requests": {"cpu": "1"}}}]}}},
-    }))
-    .context("build a Job")?;
+    let job = kueue::one_pod_job(
+        "uses-prebuilt",
+        serde_json::json!({"kueue.x-k8s.io/queue-name": format!("lq-{cq}"),
+                           "kueue.x-k8s.io/prebuilt-workload-name": PREBUILT}),
+    )?;
     let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
     let created = jobs
         .create(&PostParams::default(), &job)

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use k8s_openapi::api::batch::v1::Job;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client};
 use kuota::api::Condition;
@@ -172,4 +173,18 @@ pub async fn until_queue_status(
     })
     .await?;
     Ok(queue.status.unwrap_or_default())
+}
+
+/// A suspended one-pod Job `name` asking for 1 cpu, with `labels` (its queue, ...).
+pub fn one_pod_job(name: &str, labels: serde_json::Value) -> Result<Job> {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"suspend": true, "parallelism": 1, "completions": 1, "template": {"spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox",
+                            "resources": {"requests": {"cpu": "1"}}}]}}},
+    }))
+    .context("build a Job")
 }

@@ -2,17 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::api::keys::{annotations, job_event_reasons, pods_ready_reasons};
-use crate::jobs::fixtures::{condition, job, workload};
-
-fn flavors() -> BTreeMap<String, FlavorInfo> {
-    BTreeMap::from([(
-        "on-demand".to_owned(),
-        FlavorInfo {
-            node_labels: BTreeMap::from([("instance-type".to_owned(), "on-demand".to_owned())]),
-            tolerations: Vec::new(),
-        },
-    )])
-}
+use crate::jobs::fixtures::{condition, flavors, job, workload};
 
 fn step(job: &Job, owned: &[&Workload], wait_for_pods_ready: bool) -> JobStep {
     let (flavors, priorities, gates) = (flavors(), PriorityLookup::new(), FeatureGates::default());

@@ -1,12 +1,10 @@
-use std::collections::BTreeMap;
-
 use serde_json::json;
 
 use super::*;
 use crate::api::keys::finished_reasons;
 use crate::engine::features::FeatureGates;
-use crate::jobs::fixtures::{JOB_UID, job, workload};
-use crate::jobs::{FlavorInfo, JobContext, JobStep, PriorityLookup, next_job_step};
+use crate::jobs::fixtures::{JOB_UID, flavors, job, workload};
+use crate::jobs::{JobContext, JobStep, PriorityLookup, next_job_step};
 
 /// The sample Job, naming the fixture Workload as its prebuilt one.
 fn prebuilt_job(patch: serde_json::Value) -> Job {
@@ -24,14 +22,7 @@ fn unowned() -> Workload {
 }
 
 fn step(job: &Job, owned: &[&Workload], prebuilt: Option<Prebuilt<'_>>) -> JobStep {
-    // The flavor the fixture Workload is admitted to.
-    let flavors = BTreeMap::from([(
-        "on-demand".to_owned(),
-        FlavorInfo {
-            node_labels: BTreeMap::from([("instance-type".to_owned(), "on-demand".to_owned())]),
-            tolerations: Vec::new(),
-        },
-    )]);
+    let flavors = flavors();
     let (priorities, gates) = (PriorityLookup::new(), FeatureGates::default());
     next_job_step(
         job,
