@@ -9,7 +9,8 @@ use super::render::{CASES, Case, render, strings};
 /// src/controllers/jobs/inputs.rs), the writer's patches (src/controllers/writer.rs: status, and
 /// the finalizers of queues and flavors being deleted), the Job integration's writes
 /// (src/controllers/writer/job_writes.rs: Workloads, Jobs, pods released by the ungater or deleted off
-/// a host a failed-node replacement dropped), the pod integration's
+/// a host a failed-node replacement dropped), Jobs and Workloads deleted when their retention ends
+/// (src/controllers/retention.rs), the pod integration's
 /// (src/controllers/writer/pod_writes.rs: pods started, stopped, let go of), events (src/controllers/events.rs), and the CA bundle kept in the release's
 /// own webhook configurations (src/tls/cluster.rs: read, watched by name, updated).
 fn manager_rules(fullname: &str) -> Value {
@@ -17,7 +18,7 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": [""], "resources": ["namespaces", "nodes"], "verbs": ["list", "watch"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "list", "patch", "watch"]},
         {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
-        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list", "update", "watch"]},
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["delete", "list", "update", "watch"]},
         {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["patch"]},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list", "watch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": [
