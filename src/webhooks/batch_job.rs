@@ -42,15 +42,6 @@ fn suspended(job: &Job) -> bool {
     job.spec.as_ref().and_then(|s| s.suspend).unwrap_or(false)
 }
 
-fn namespace<'a>(job: &'a Job, request: &'a AdmissionRequest) -> &'a str {
-    job.metadata
-        .namespace
-        .as_deref()
-        .filter(|ns| !ns.is_empty())
-        .or(request.namespace.as_deref())
-        .unwrap_or_default()
-}
-
 /// Kueue's Job defaulting on creation: the `default` LocalQueue for a Job naming none (in a
 /// selected namespace that has it), then suspension of a Job kuota manages.
 pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
@@ -62,7 +53,7 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         Err(invalid) => return invalid,
     };
     let settings = &webhooks.pods;
-    let namespace = namespace(&job, request);
+    let namespace = request.namespace_of(&job.metadata);
     let namespace_labels = settings.namespaces.labels(namespace);
     let mut defaulted = job.clone();
     if settings.scope.takes_default_queue(
@@ -105,7 +96,9 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     let key = job_key(&job, request);
     let mut problems = Vec::new();
     let settings = &webhooks.pods;
-    let namespace_labels = settings.namespaces.labels(namespace(&job, request));
+    let namespace_labels = settings
+        .namespaces
+        .labels(request.namespace_of(&job.metadata));
     if settings.scope.manages(&job.metadata, &namespace_labels)
         && let Some(problem) = integration_problem(&job, request)
     {
@@ -114,7 +107,7 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     if let Some(old) = old {
         let default_queue = settings
             .namespaces
-            .has_default_local_queue(namespace(&job, request));
+            .has_default_local_queue(request.namespace_of(&job.metadata));
         problems.extend(update_problems(&key, &old, &job, default_queue));
     }
     if problems.is_empty() {

@@ -17,16 +17,6 @@ fn enabled(webhooks: &Webhooks) -> bool {
     webhooks.frameworks.contains(DEPLOYMENT_FRAMEWORK)
 }
 
-fn namespace<'a>(deployment: &'a Deployment, request: &'a AdmissionRequest) -> &'a str {
-    deployment
-        .metadata
-        .namespace
-        .as_deref()
-        .filter(|ns| !ns.is_empty())
-        .or(request.namespace.as_deref())
-        .unwrap_or_default()
-}
-
 /// Kueue's Deployment defaulting, on CREATE and UPDATE.
 pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     if !matches!(request.operation, Operation::Create | Operation::Update) || !enabled(webhooks) {
@@ -37,7 +27,7 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         Err(invalid) => return invalid,
     };
     let settings = &webhooks.pods;
-    let namespace = namespace(&deployment, request);
+    let namespace = request.namespace_of(&deployment.metadata);
     let namespace_labels = settings.namespaces.labels(namespace);
     let facts = DeploymentDefaulting {
         scope: &settings.scope,

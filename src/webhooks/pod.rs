@@ -39,15 +39,6 @@ fn label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
     pod.metadata.labels.as_ref()?.get(key).map(String::as_str)
 }
 
-fn namespace<'a>(pod: &'a Pod, request: &'a AdmissionRequest) -> &'a str {
-    pod.metadata
-        .namespace
-        .as_deref()
-        .filter(|ns| !ns.is_empty())
-        .or(request.namespace.as_deref())
-        .unwrap_or_default()
-}
-
 /// Whether kuota may take the pod over at all; the queue decides afterwards.
 fn in_scope(pod: &Pod, namespace: &str, settings: &PodSettings) -> bool {
     let by_parent = pod
@@ -77,7 +68,7 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         Err(invalid) => return invalid,
     };
     let settings = &webhooks.pods;
-    let namespace = namespace(&pod, request);
+    let namespace = request.namespace_of(&pod.metadata);
     if !in_scope(&pod, namespace, settings) {
         return Verdict::Allow;
     }
@@ -109,7 +100,7 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     };
     let mut errors: Vec<String> = queue_name_errors(&pod).map(|e| e.to_string()).collect();
     if let Some(old) = old {
-        let namespace = namespace(&pod, request);
+        let namespace = request.namespace_of(&pod.metadata);
         let queues = &webhooks.pods.namespaces;
         errors.extend(queue_update_errors(&old, &pod, namespace, queues).map(|e| e.to_string()));
         errors.extend(

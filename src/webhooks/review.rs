@@ -4,6 +4,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -73,6 +74,16 @@ impl AdmissionRequest {
                 e.inner()
             ))
         })
+    }
+
+    /// The namespace of the object with `meta`: its own, else the request's (an object being
+    /// created may not carry it yet).
+    pub fn namespace_of<'a>(&'a self, meta: &'a ObjectMeta) -> &'a str {
+        meta.namespace
+            .as_deref()
+            .filter(|ns| !ns.is_empty())
+            .or(self.namespace.as_deref())
+            .unwrap_or_default()
     }
 
     /// What a validating webhook reads of a write: the new object, and on UPDATE the stored

@@ -94,7 +94,7 @@ fn key(workload: &Workload) -> String {
 pub struct Schedule {
     policy: WorkloadRetention,
     /// Each such Workload as last read, with the instant it is due and what is deleted then.
-    finished: BTreeMap<String, (Timestamp, Expired, SharedWorkload)>,
+    ended: BTreeMap<String, (Timestamp, Expired, SharedWorkload)>,
     due: BTreeSet<(Timestamp, String)>,
     /// Deletions sent and not answered yet: not handed out again meanwhile.
     deleting: BTreeSet<String>,
@@ -104,7 +104,7 @@ impl Schedule {
     pub fn new(policy: WorkloadRetention) -> Self {
         Schedule {
             policy,
-            finished: BTreeMap::new(),
+            ended: BTreeMap::new(),
             due: BTreeSet::new(),
             deleting: BTreeSet::new(),
         }
@@ -116,7 +116,7 @@ impl Schedule {
             Change::Apply(workload) => self.put(*workload),
             Change::Delete(workload) => self.remove(&key(&workload)),
             Change::Reset(workloads) => {
-                self.finished.clear();
+                self.ended.clear();
                 self.due.clear();
                 for workload in workloads {
                     self.put(workload);
@@ -130,12 +130,12 @@ impl Schedule {
         self.remove(&key);
         if let Some((at, expired)) = deletion_due(&workload, self.policy) {
             self.due.insert((at, key.clone()));
-            self.finished.insert(key, (at, expired, workload));
+            self.ended.insert(key, (at, expired, workload));
         }
     }
 
     fn remove(&mut self, key: &str) {
-        if let Some((at, _, _)) = self.finished.remove(key) {
+        if let Some((at, _, _)) = self.ended.remove(key) {
             self.due.remove(&(at, key.to_owned()));
         }
     }
@@ -161,7 +161,7 @@ impl Schedule {
             .collect();
         due.into_iter()
             .filter_map(|key| {
-                let (_, expired, workload) = self.finished.get(&key)?.clone();
+                let (_, expired, workload) = self.ended.get(&key)?.clone();
                 self.deleting.insert(key);
                 Some((workload, expired))
             })
@@ -178,11 +178,11 @@ impl Schedule {
             self.remove(&key);
             return;
         };
-        if let Some((at, expired, read)) = self.finished.remove(&key) {
+        if let Some((at, expired, read)) = self.ended.remove(&key) {
             self.due.remove(&(at, key.clone()));
             let at = at.max(retry_at);
             self.due.insert((at, key.clone()));
-            self.finished.insert(key, (at, expired, read));
+            self.ended.insert(key, (at, expired, read));
         }
     }
 }
