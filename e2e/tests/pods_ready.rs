@@ -3,7 +3,8 @@
 //! once the timeout runs out, suspended, and requeued after Kueue's backoff; once its requeues
 //! reach `backoffLimitCount`, the next timeout deactivates its Workload and the Job stays
 //! suspended, until `objectRetentionPolicies.workloads.afterDeactivatedByKueue` has passed: then
-//! the Job is deleted, and its Workload with it.
+//! the Job is deleted, and its Workload with it. A Job whose Workload a user deactivated (evicted
+//! with reason `Deactivated`, not `DeactivatedDueTo...`) is kept past that period.
 //!
 //! A test binary of its own: it runs a controller with a short timeout, which the e2e suite's
 //! shared controller (with Kueue's 30-minute default) must not have.
@@ -23,7 +24,7 @@ use anyhow::{Context, Result};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Taint;
 use k8s_openapi::api::events::v1::Event;
-use kube::api::ListParams;
+use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use kuota::api::Workload;
 
@@ -37,10 +38,24 @@ use support::{TestNamespace, unique_name, wait};
 const WAIT_FOR_PODS_READY: &str = "waitForPodsReady: {timeout: 5s, requeuingStrategy: {backoffBaseSeconds: 1, backoffMaxSeconds: 2, backoffLimitCount: 1}}\n\
 objectRetentionPolicies: {workloads: {afterDeactivatedByKueue: 10s}}\n";
 
+/// One controller runs both scenarios at once: a second leader for a second test would wait on
+/// the first one's Lease.
 #[tokio::test]
-async fn a_job_whose_pods_never_become_ready_is_evicted_requeued_then_deactivated() -> Result<()> {
+async fn kueue_deactivates_a_job_whose_pods_never_become_ready_and_retention_deletes_only_that_one()
+-> Result<()> {
     let _controller = Replica::spawn_leader("pods-ready", WAIT_FOR_PODS_READY).await?;
     let client = support::client().await?;
+    tokio::try_join!(
+        a_job_whose_pods_never_become_ready_is_evicted_requeued_then_deactivated(&client),
+        a_job_whose_workload_a_user_deactivated_is_kept(&client),
+    )?;
+    Ok(())
+}
+
+async fn a_job_whose_pods_never_become_ready_is_evicted_requeued_then_deactivated(
+    client: &kube::Client,
+) -> Result<()> {
+    let client = client.clone();
     let ns = TestNamespace::create(&client, "pods-ready").await?;
     let id = unique_name("pr");
     let mut tainted = NodeSet::new(&id, 1, 1, 2);
@@ -204,4 +219,103 @@ spec:
     }
     ns.delete().await?;
     tainted.delete(&client).await
+}
+
+/// A running Job whose Workload a user sets `spec.active: false` is evicted with reason
+/// `Deactivated` and suspended; `afterDeactivatedByKueue` is not for it, so the Job is still
+/// there well past the 10-second period.
+async fn a_job_whose_workload_a_user_deactivated_is_kept(client: &kube::Client) -> Result<()> {
+    let client = client.clone();
+    let ns = TestNamespace::create(&client, "user-deactivated").await?;
+    let id = unique_name("ud");
+    let mut healthy = NodeSet::new(&id, 1, 1, 1);
+    healthy
+        .labels
+        .insert("e2e.kuota.dev/test".into(), id.clone());
+    healthy.create(&client).await?;
+    let (flavor, cq) = (unique_name("rf"), unique_name("cq"));
+    apply_yaml(
+        &client,
+        &ns.name,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {flavor}}}
+spec:
+  nodeLabels: {{e2e.kuota.dev/test: {id}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {cq}}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: {flavor}
+      resources: [{{name: cpu, nominalQuota: \"4\"}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq}}
+spec: {{clusterQueue: {cq}}}
+"
+        ),
+    )
+    .await?;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
+    jobs.create(
+        &Default::default(),
+        &kueue::one_pod_job(
+            "kept",
+            serde_json::json!({"kueue.x-k8s.io/queue-name": "lq"}),
+        )?,
+    )
+    .await?;
+    let job = wait::until_exists(&jobs, "kept", kueue::DECIDED).await?;
+    let uid = job.uid().context("a stored Job has a UID")?;
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let selector = ListParams::default().labels(&format!("kueue.x-k8s.io/job-uid={uid}"));
+    let name = loop {
+        if let Some(w) = workloads.list(&selector).await?.items.into_iter().next() {
+            break w.name_any();
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    kueue::until_admitted(&workloads, &name).await?;
+    wait::until(&jobs, "kept", "start", kueue::DECIDED, |j| {
+        j.spec.as_ref().and_then(|s| s.suspend) == Some(false)
+    })
+    .await?;
+
+    workloads
+        .patch(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"active": false}})),
+        )
+        .await?;
+    wait::until(
+        &workloads,
+        &name,
+        "be evicted as deactivated",
+        kueue::DECIDED,
+        |w| kueue::has(w, "Evicted", "Deactivated"),
+    )
+    .await?;
+    wait::until(&jobs, "kept", "be suspended", kueue::DECIDED, |j| {
+        j.spec.as_ref().and_then(|s| s.suspend) == Some(true)
+    })
+    .await?;
+    // Twice the retention period, and more: a Job Kueue did not deactivate stays.
+    wait::holds_for(
+        &jobs,
+        "kept",
+        "kept, suspended",
+        Duration::from_secs(25),
+        |j| j.metadata.deletion_timestamp.is_none(),
+    )
+    .await?;
+    ns.delete().await?;
+    healthy.delete(&client).await
 }

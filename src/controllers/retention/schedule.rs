@@ -15,9 +15,11 @@ use crate::api::{Condition, Workload};
 use crate::config::WorkloadRetention;
 use crate::controllers::watches::{Change, SharedWorkload};
 
-/// Kueue's eviction reasons for a Workload it deactivated begin so
-/// (`DeactivatedDueToRequeuingLimitExceeded`, ...).
-const DEACTIVATED_REASON_PREFIX: &str = "Deactivated";
+/// Kueue's eviction reasons for a Workload it deactivated itself begin so
+/// (`DeactivatedDueToRequeuingLimitExceeded`, ...), as its `IsEvictedDueToDeactivationByKueue`
+/// reads them. A Workload a user deactivated is evicted with `Deactivated` alone, and its Job is
+/// never deleted.
+const DEACTIVATED_BY_KUEUE_REASON_PREFIX: &str = "DeactivatedDueTo";
 
 /// What ends when a retention period does.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +69,7 @@ pub fn deletion_due(
         return None;
     }
     let evicted = true_condition(workload, condition_types::EVICTED)
-        .filter(|c| c.reason.starts_with(DEACTIVATED_REASON_PREFIX))?;
+        .filter(|c| c.reason.starts_with(DEACTIVATED_BY_KUEUE_REASON_PREFIX))?;
     let job = workload
         .owner_references()
         .iter()

@@ -185,6 +185,11 @@ fn the_job_of_a_workload_kueue_deactivated_is_due_after_its_eviction() {
         "evicted for another reason"
     );
     assert_eq!(
+        deletion_due(&deactivated(evicted, "Deactivated", false), policy),
+        None,
+        "a Workload a user deactivated keeps its Job"
+    );
+    assert_eq!(
         deletion_due(
             &deactivated(evicted, "DeactivatedDueToRequeuingLimitExceeded", true),
             policy
