@@ -317,6 +317,9 @@ pub struct Workload {
     pub creation: i64,
     /// `spec.active`; an inactive workload is never admitted and an admitted one is evicted.
     pub active: bool,
+    /// The gates of `kueue.x-k8s.io/admission-gated-by` (gate `AdmissionGatedBy`), as written: a
+    /// gated workload waits and is never admitted until they are removed.
+    pub admission_gated_by: Option<Box<str>>,
     pub pod_sets: Vec<PodSet>,
     /// Set when the workload holds quota.
     pub admission: Option<Admission>,

@@ -450,6 +450,11 @@ pub fn workload(
             .as_ref()
             .map_or(defaults.creation, |t| t.0.as_millisecond()),
         active: workload.spec.is_active(),
+        // Kueue reads an empty value as no gate.
+        admission_gated_by: annotations
+            .get(keys::annotations::ADMISSION_GATED_BY)
+            .filter(|gates| !gates.is_empty())
+            .map(|gates| gates.as_str().into()),
         pod_sets,
         admission,
         quota_reserved_at,
