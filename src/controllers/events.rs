@@ -9,7 +9,8 @@ use kube::{Client, Resource};
 use tokio::sync::mpsc;
 
 use crate::api::keys::{
-    annotations, condition_types, field_managers, quota_reserved_reasons, workload_event_reasons,
+    annotations, condition_types, deactivation_reasons, field_managers, quota_reserved_reasons,
+    workload_event_reasons,
 };
 use crate::api::{Workload, WorkloadStatus};
 use crate::engine::topology::PlacementQuality;
@@ -119,6 +120,18 @@ pub fn for_change(
             &format!("EvictedDueTo{}", c.reason),
             c.message.to_string(),
         ));
+    }
+    if is_true(new, condition_types::DEACTIVATION_TARGET)
+        && !is_true(old, condition_types::DEACTIVATION_TARGET)
+        && condition(new, condition_types::DEACTIVATION_TARGET)
+            .is_some_and(|c| c.reason == deactivation_reasons::MAXIMUM_EXECUTION_TIME_EXCEEDED)
+    {
+        let maximum = before.spec.maximum_execution_time_seconds.unwrap_or(0);
+        events.push(WorkloadEvent {
+            warning: true,
+            reason: deactivation_reasons::MAXIMUM_EXECUTION_TIME_EXCEEDED.to_string(),
+            note: format!("The maximum execution time ({maximum}s) exceeded"),
+        });
     }
     if let Some(c) = condition(new, condition_types::QUOTA_RESERVED)
         && c.status == "False"

@@ -204,3 +204,28 @@ fn a_gate_and_its_removal_are_normal_events_in_kueues_words() {
         [("AdmissionGateCleared", false), ("WaitingForQuota", true)]
     );
 }
+
+/// Kueue records the mark of a Workload past its maximum execution time as a Warning.
+#[test]
+fn exceeding_the_maximum_execution_time_is_a_warning() {
+    let mut before = created_at("2026-11-23T09:00:00Z");
+    before.spec.maximum_execution_time_seconds = Some(5);
+    let marked = WorkloadStatus {
+        conditions: vec![condition(
+            "DeactivationTarget",
+            "True",
+            "MaximumExecutionTimeExceeded",
+            "exceeding the maximum execution time",
+        )],
+        ..WorkloadStatus::default()
+    };
+    let events = for_change(&before, &marked, &at("2026-11-23T10:00:00Z"), &[]);
+    assert_eq!(
+        events,
+        [WorkloadEvent {
+            warning: true,
+            reason: "MaximumExecutionTimeExceeded".into(),
+            note: "The maximum execution time (5s) exceeded".into()
+        }]
+    );
+}
