@@ -1,7 +1,8 @@
 //! Kueue's `AdmissionGatedBy` on the real control plane: a Job carrying
 //! `kueue.x-k8s.io/admission-gated-by` gets a Workload with the same gates, which waits with
 //! `AdmissionGated` though quota is free, its Job suspended; once the gates are removed from the
-//! Workload it is admitted and the Job runs to completion.
+//! Workload it is admitted and the Job runs to completion. Gates removed from the Job are removed
+//! from its Workload too.
 
 use std::time::Duration;
 
@@ -83,5 +84,32 @@ async fn a_gated_jobs_workload_waits_until_its_gates_are_removed() -> Result<()>
         kueue::has(w, "Finished", "Succeeded")
     })
     .await?;
+
+    // A gate removed from the Job is removed from its Workload, which is then admitted.
+    job.metadata.name = Some("gated-at-job".into());
+    jobs.create(&PostParams::default(), &job)
+        .await
+        .context("create Job gated-at-job")?;
+    let name = workload_of(&client, &ns.name, "gated-at-job")
+        .await?
+        .name_any();
+    kueue::until_pending(&workloads, &name, "AdmissionGated").await?;
+    jobs.patch(
+        "gated-at-job",
+        &PatchParams::default(),
+        &Patch::Merge(&ungate),
+    )
+    .await
+    .context("remove the gates from the Job")?;
+    let admitted = kueue::until_admitted(&workloads, &name)
+        .await
+        .with_context(|| format!("kuota log:\n{}", suite.log_tail()))?;
+    ensure!(
+        !admitted
+            .annotations()
+            .contains_key("kueue.x-k8s.io/admission-gated-by"),
+        "the Workload follows the Job: {:?}",
+        admitted.annotations()
+    );
     ns.delete().await
 }

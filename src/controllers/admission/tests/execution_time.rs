@@ -84,3 +84,22 @@ fn a_workload_with_time_left_keeps_running() {
     assert!(h.deactivate_requests().is_empty());
     assert!(h.admitted_in_engine("ns/short"));
 }
+
+/// The deadline is read from the Workload, not remembered: a loop started afresh (a restarted or
+/// newly elected controller) that reads a Workload admitted longer ago than its maximum marks it
+/// at once.
+#[test]
+fn a_fresh_loop_marks_a_workload_that_ran_out_of_time_before_it_started() {
+    let mut before = Harness::new();
+    admitted_for(&mut before, "long", 5, None, 30);
+    let read = (*before.admission.workloads.shared("ns/long").unwrap()).clone();
+
+    let mut h = Harness::new();
+    h.apply(read);
+    let marked = h.workload_requests();
+    assert_eq!(effects(&marked), [("ns/long", Effect::Update)]);
+    assert_eq!(
+        condition_of(&marked[0].2.status, "DeactivationTarget"),
+        Some(("True", "MaximumExecutionTimeExceeded"))
+    );
+}
