@@ -7,6 +7,7 @@ use engine_support::*;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kuota::engine::model::*;
 use kuota::engine::{Engine, Event, ModelError};
+use std::sync::Arc;
 
 #[test]
 fn misconfiguration_leaves_workloads_pending_with_a_reason() {
@@ -269,10 +270,10 @@ fn workloads_added_later_and_finished_ones_free_quota() {
 fn a_gated_workload_waits_until_its_gates_are_removed() {
     let open = cq("open", None, vec![cpu_group("default", quota("cpu", "4"))]);
     let mut gated = wl("gated", "open", 0, 1, "1", 1);
-    gated.admission_gated_by = Some("example.com/check,example.com/approval".into());
+    gated.admission_gated_by = Some(Arc::new("example.com/check,example.com/approval".into()));
     let mut lost = wl("lost", "open", 0, 2, "1", 1);
     lost.queue_name = "missing".into();
-    lost.admission_gated_by = Some("example.com/check".into());
+    lost.admission_gated_by = Some(Arc::new("example.com/check".into()));
     let s = snapshot(
         vec![flavor("default")],
         vec![open],

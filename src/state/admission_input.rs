@@ -4,6 +4,8 @@
 //! kind, the object, the field and the reason. Defaults are applied here exactly as the API server
 //! would apply them, so the engine never sees an unset policy.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use kube::ResourceExt;
@@ -454,7 +456,7 @@ pub fn workload(
         admission_gated_by: annotations
             .get(keys::annotations::ADMISSION_GATED_BY)
             .filter(|gates| !gates.is_empty())
-            .map(|gates| gates.as_str().into()),
+            .map(|gates| Arc::new(gates.clone())),
         pod_sets,
         admission,
         quota_reserved_at,
