@@ -7,6 +7,7 @@ use engine_support::*;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kuota::engine::model::*;
 use kuota::engine::{Engine, Event, ModelError};
+use std::sync::Arc;
 
 #[test]
 fn misconfiguration_leaves_workloads_pending_with_a_reason() {
@@ -261,4 +262,38 @@ fn workloads_added_later_and_finished_ones_free_quota() {
     );
     assert_eq!(engine.take_events().len(), 2);
     assert!(engine.events().is_empty());
+}
+
+/// Kueue's `AdmissionGatedBy`: a gated workload waits with `AdmissionGated` though quota is free
+/// (a misconfiguration is named first), and is admitted once its gates are removed.
+#[test]
+fn a_gated_workload_waits_until_its_gates_are_removed() {
+    let open = cq("open", None, vec![cpu_group("default", quota("cpu", "4"))]);
+    let mut gated = wl("gated", "open", 0, 1, "1", 1);
+    gated.admission_gated_by = Some(Arc::new("example.com/check,example.com/approval".into()));
+    let mut lost = wl("lost", "open", 0, 2, "1", 1);
+    lost.queue_name = "missing".into();
+    lost.admission_gated_by = Some(Arc::new("example.com/check".into()));
+    let s = snapshot(
+        vec![flavor("default")],
+        vec![open],
+        vec![],
+        vec![gated.clone(), lost],
+    );
+    let run = settle(&s);
+    assert_eq!(
+        pending(&run, "gated"),
+        (
+            "AdmissionGated".into(),
+            "Admission is gated by: example.com/check,example.com/approval".into()
+        )
+    );
+    assert_eq!(pending(&run, "lost").0, "Misconfigured");
+
+    let mut engine = Engine::new(&s, EngineConfig::default()).unwrap();
+    engine.run_until_stable();
+    gated.admission_gated_by = None;
+    engine.upsert_workload(gated).unwrap();
+    let run = engine.run_until_stable();
+    assert!(is_admitted(&run, "gated"), "{:?}", status(&run, "gated"));
 }

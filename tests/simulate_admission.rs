@@ -345,6 +345,19 @@ fn a_namespace_mismatch_does_not_block_a_strict_fifo_queue() {
 }
 
 #[test]
+fn a_workload_gated_by_admission_gates_waits_with_them_named() {
+    let run = run("admission/admission-gated.yaml", false);
+    run.expect_workloads(&["team/approved", "team/review", "team/blank"]);
+    run.admitted_on("team/approved", "team-cq", "default-flavor", 1);
+    run.admitted_on("team/blank", "team-cq", "default-flavor", 1);
+    let message = run.pending("team/review", "AdmissionGated");
+    assert_eq!(
+        message,
+        "Admission is gated by: example.com/approval,example.com/budget"
+    );
+}
+
+#[test]
 fn strict_fifo_head_that_does_not_fit_blocks_the_queue() {
     let run = run("admission/strict-fifo.yaml", false);
     run.expect_workloads(&["render/running", "render/big", "render/small"]);
@@ -589,6 +602,7 @@ fn an_admitted_workload_without_an_assignment_count_keeps_its_pods() {
 #[test]
 fn every_admission_example_has_a_scenario_test() {
     let tested: BTreeSet<&str> = [
+        "admission-gated.yaml",
         "best-effort-fifo.yaml",
         "borrow-within-cohort.yaml",
         "borrowing.yaml",

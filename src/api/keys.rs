@@ -190,6 +190,8 @@ pub mod quota_reserved_reasons {
     pub const WAITING_FOR_PREEMPTED_WORKLOADS: &str = "WaitingForPreemptedWorkloads";
     pub const MISCONFIGURED: &str = "Misconfigured";
     pub const SUSPENDED: &str = "Suspended";
+    /// The Workload carries `kueue.x-k8s.io/admission-gated-by` (gate `AdmissionGatedBy`).
+    pub const ADMISSION_GATED: &str = "AdmissionGated";
 }
 
 /// Reasons of Workload `Admitted`.
@@ -268,6 +270,14 @@ pub mod requeued_reasons {
 pub mod deactivation_reasons {
     /// A PodsReady timeout would exceed `backoffLimitCount`.
     pub const REQUEUING_LIMIT_EXCEEDED: &str = "RequeuingLimitExceeded";
+    /// The Workload ran past `spec.maximumExecutionTimeSeconds`.
+    pub const MAXIMUM_EXECUTION_TIME_EXCEEDED: &str = "MaximumExecutionTimeExceeded";
+}
+
+/// Reasons of events on Workloads that no condition reason spells.
+pub mod workload_event_reasons {
+    /// The `admission-gated-by` annotation was removed: the Workload may be admitted.
+    pub const ADMISSION_GATE_CLEARED: &str = "AdmissionGateCleared";
 }
 
 /// Reasons of the events Kueue's job and pod integrations record on jobs and pods.

@@ -8,7 +8,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Client, Resource};
 use tokio::sync::mpsc;
 
-use crate::api::keys::{condition_types, field_managers, quota_reserved_reasons};
+use crate::api::keys::{
+    annotations, condition_types, deactivation_reasons, field_managers, quota_reserved_reasons,
+    workload_event_reasons,
+};
 use crate::api::{Workload, WorkloadStatus};
 use crate::engine::topology::PlacementQuality;
 
@@ -71,6 +74,16 @@ pub fn for_change(
     let old = before.status.as_ref();
     let new = Some(after);
     let mut events = Vec::new();
+    let gated = |status: Option<&WorkloadStatus>| {
+        condition(status, condition_types::QUOTA_RESERVED)
+            .is_some_and(|c| c.reason == quota_reserved_reasons::ADMISSION_GATED)
+    };
+    if gated(old) && !gated(new) {
+        events.push(WorkloadEvent::normal(
+            workload_event_reasons::ADMISSION_GATE_CLEARED,
+            "Admission gate cleared, workload is now admissible".to_string(),
+        ));
+    }
     if let Some(admission) = after.admission.as_ref()
         && old.and_then(|s| s.admission.as_ref()) != Some(admission)
     {
@@ -108,15 +121,41 @@ pub fn for_change(
             c.message.to_string(),
         ));
     }
+    if is_true(new, condition_types::DEACTIVATION_TARGET)
+        && !is_true(old, condition_types::DEACTIVATION_TARGET)
+        && condition(new, condition_types::DEACTIVATION_TARGET)
+            .is_some_and(|c| c.reason == deactivation_reasons::MAXIMUM_EXECUTION_TIME_EXCEEDED)
+    {
+        let maximum = before.spec.maximum_execution_time_seconds.unwrap_or(0);
+        events.push(WorkloadEvent {
+            warning: true,
+            reason: deactivation_reasons::MAXIMUM_EXECUTION_TIME_EXCEEDED.to_string(),
+            note: format!("The maximum execution time ({maximum}s) exceeded"),
+        });
+    }
     if let Some(c) = condition(new, condition_types::QUOTA_RESERVED)
         && c.status == "False"
         && condition(old, condition_types::QUOTA_RESERVED)
             .is_none_or(|o| o.reason != c.reason || o.message != c.message || o.status != c.status)
     {
-        events.push(WorkloadEvent {
-            warning: true,
-            reason: c.reason.to_string(),
-            note: c.message.to_string(),
+        events.push(if c.reason == quota_reserved_reasons::ADMISSION_GATED {
+            // Kueue's workload controller records the gate as a Normal event in its own words.
+            let gates = before
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|all| all.get(annotations::ADMISSION_GATED_BY))
+                .map_or("", String::as_str);
+            WorkloadEvent::normal(
+                quota_reserved_reasons::ADMISSION_GATED,
+                format!("Workload admission is gated by: {gates}"),
+            )
+        } else {
+            WorkloadEvent {
+                warning: true,
+                reason: c.reason.to_string(),
+                note: c.message.to_string(),
+            }
         });
     }
     events

@@ -459,6 +459,10 @@ fn status_apply(read: &Workload, status: &WorkloadStatus) -> Value {
     if let Some(stats) = &status.scheduling_stats {
         owned.insert("schedulingStats".into(), json!(stats));
     }
+    // Left out when cleared (a Workload marked for exceeding its maximum execution time).
+    if let Some(seconds) = status.accumulated_past_execution_time_seconds {
+        owned.insert("accumulatedPastExecutionTimeSeconds".into(), json!(seconds));
+    }
     // Left out when empty: applied without it, the entries this manager set are removed.
     if !status.unhealthy_nodes.is_empty() {
         owned.insert("unhealthyNodes".into(), json!(status.unhealthy_nodes));

@@ -566,6 +566,11 @@ fn resolve_queue(
         );
         return (cq, misconfigured(msg));
     }
+    // Kueue names a misconfiguration before the gate.
+    if let Some(gates) = &w.admission_gated_by {
+        let msg = format!("Admission is gated by: {gates}");
+        return (cq, Some((PendingReason::AdmissionGated, Arc::from(msg))));
+    }
     (cq, None)
 }
 

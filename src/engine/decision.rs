@@ -75,6 +75,8 @@ reasons! {
         Misconfigured => quota_reserved_reasons::MISCONFIGURED,
         /// The ClusterQueue or LocalQueue is stopped, or the workload is inactive.
         Suspended => quota_reserved_reasons::SUSPENDED,
+        /// The workload carries `kueue.x-k8s.io/admission-gated-by`.
+        AdmissionGated => quota_reserved_reasons::ADMISSION_GATED,
     }
 }
 

@@ -8,6 +8,7 @@
 //! dense indexes internally.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{NodeSelector, Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -317,6 +318,10 @@ pub struct Workload {
     pub creation: i64,
     /// `spec.active`; an inactive workload is never admitted and an admitted one is evicted.
     pub active: bool,
+    /// The gates of `kueue.x-k8s.io/admission-gated-by` (gate `AdmissionGatedBy`), as written: a
+    /// gated workload waits and is never admitted until they are removed. Behind one thin
+    /// pointer, since few workloads carry gates and every one holds this field.
+    pub admission_gated_by: Option<Arc<String>>,
     pub pod_sets: Vec<PodSet>,
     /// Set when the workload holds quota.
     pub admission: Option<Admission>,

@@ -80,6 +80,14 @@ impl JobEvent {
         )
     }
 
+    /// The Workload now carries the job's `admission-gated-by` value `gates` (empty: none).
+    pub fn updated_admission_gates(gates: &str) -> Self {
+        Self::normal(
+            job_event_reasons::UPDATED_WORKLOAD,
+            format!("Updated workload AdmissionGatedBy to {gates:?}"),
+        )
+    }
+
     /// The job's WorkloadPriorityClass does not exist; its Workload waits.
     pub fn workload_priority_class_not_found(name: &str) -> Self {
         Self::warning(

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::Job;
 
+use super::admission_gate::{copy_gates, follow_gates};
 use super::batch_job::{JobError, workload_for_job};
 use super::copied_labels::{add_labels, copied_labels};
 use super::events::{
@@ -59,6 +60,11 @@ pub enum JobStep {
     CannotCompose { error: JobError, event: JobEvent },
     /// Write this spec into the Workload (a suspended Job changed); `UpdatedWorkload`.
     UpdateWorkload(Box<Workload>),
+    /// Write this Workload, whose `admission-gated-by` now follows the Job's; `UpdatedWorkload`.
+    FollowAdmissionGates {
+        workload: Box<Workload>,
+        event: JobEvent,
+    },
     /// Write this Workload, whose `queueName` now follows the Job's queue-name label (Kueue's
     /// `QueueNameChange`, without an event).
     ChangeQueue(Box<Workload>),
@@ -184,6 +190,15 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
         }
         Ok(WorkloadSync::InSync) => {}
     }
+    if context.prebuilt.is_none()
+        && context.gates.enabled(Feature::AdmissionGatedBy)
+        && let Some((followed, gates)) = follow_gates(&job.metadata, workload)
+    {
+        return JobStep::FollowAdmissionGates {
+            workload: Box::new(followed),
+            event: JobEvent::updated_admission_gates(&gates),
+        };
+    }
     if context.wait_for_pods_ready && condition_true(workload, condition_types::QUOTA_RESERVED) {
         let condition = pods_ready_condition(workload, job_pods_ready(job));
         if !condition.is_current(workload) {
@@ -257,6 +272,9 @@ fn without_workload(job: &Job, owned: &[&Workload], context: JobContext<'_>) -> 
         Ok(mut workload) => {
             let copied = copied_labels(job.metadata.labels.as_ref(), context.label_keys_to_copy);
             add_labels(&mut workload, copied);
+            if context.gates.enabled(Feature::AdmissionGatedBy) {
+                copy_gates(&job.metadata, &mut workload);
+            }
             JobStep::CreateWorkload(Box::new(workload))
         }
         Err(error) => cannot_compose(error),

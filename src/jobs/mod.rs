@@ -24,6 +24,7 @@
 //! The `simulate` subcommand and the job controllers share them; the controllers do the I/O
 //! (reading flavors and pods, writing patches and events) in the order each function documents.
 
+mod admission_gate;
 mod batch_job;
 mod copied_labels;
 mod deployment;

@@ -4,6 +4,8 @@
 //! kind, the object, the field and the reason. Defaults are applied here exactly as the API server
 //! would apply them, so the engine never sees an unset policy.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use kube::ResourceExt;
@@ -450,6 +452,11 @@ pub fn workload(
             .as_ref()
             .map_or(defaults.creation, |t| t.0.as_millisecond()),
         active: workload.spec.is_active(),
+        // Kueue reads an empty value as no gate.
+        admission_gated_by: annotations
+            .get(keys::annotations::ADMISSION_GATED_BY)
+            .filter(|gates| !gates.is_empty())
+            .map(|gates| Arc::new(gates.clone())),
         pod_sets,
         admission,
         quota_reserved_at,

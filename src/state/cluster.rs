@@ -63,6 +63,7 @@ pub(super) fn fingerprint(model: &Workload) -> u64 {
         priority: _,
         creation,
         active,
+        admission_gated_by,
         pod_sets,
         admission,
         quota_reserved_at,
@@ -72,8 +73,8 @@ pub(super) fn fingerprint(model: &Workload) -> u64 {
     } = model;
     let _ = write!(
         feed,
-        "{namespace:?}{name:?}{uid:?}{job_uid:?}{queue_name:?}{creation:?}{active:?}{pod_sets:?}\
-         {admission:?}{quota_reserved_at:?}{finished:?}{preemption_credit_spent:?}\
+        "{namespace:?}{name:?}{uid:?}{job_uid:?}{queue_name:?}{creation:?}{active:?}\
+         {admission_gated_by:?}{pod_sets:?}{admission:?}{quota_reserved_at:?}{finished:?}{preemption_credit_spent:?}\
          {fair_share_shield:?}"
     );
     feed.0.finish()

@@ -47,9 +47,13 @@ impl ClusterState {
             class_priority: class.as_ref().and_then(|c| self.class_value(c)),
         };
         let reclaim = self.engine.features().enabled(Feature::ReclaimablePods);
+        let gated = self.engine.features().enabled(Feature::AdmissionGatedBy);
         let converted = admission_input::workload(workload, defaults).map(|mut model| {
             if reclaim {
                 without_reclaimable(&mut model, workload);
+            }
+            if !gated {
+                model.admission_gated_by = None;
             }
             model
         });

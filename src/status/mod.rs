@@ -6,6 +6,7 @@
 pub mod annotations;
 pub mod conditions;
 pub mod deactivation;
+pub mod execution_time;
 pub mod queues;
 pub mod requeue;
 pub mod workload;

@@ -7,6 +7,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::api_quantity;
 use super::conditions::{Desired, is_true, message_of, set_condition};
+use super::execution_time::accumulate;
 use crate::api::WorkloadStatus;
 use crate::api::keys::{
     admitted_reasons, condition_types, evicted_reasons, quota_reserved_reasons, requeued_reasons,
@@ -79,7 +80,9 @@ impl Writer<'_> {
         );
     }
 
+    /// `Admitted` turns False; the admission's time joins the accumulated execution time.
     fn no_reservation(&mut self) {
+        accumulate(self.status, self.now);
         self.set(
             condition_types::ADMITTED,
             false,
@@ -278,6 +281,7 @@ pub fn workload_status(
                         && c.last_transition_time != *at
                 });
                 if reserved_again {
+                    accumulate(w.status, at);
                     restamp_reservation(&mut w.status.conditions, at);
                 }
                 w.now = at;
@@ -392,6 +396,7 @@ pub fn node_failure_eviction(
         // they end as they began.
         let reserved = reservation_time(state);
         let reserved = reserved.as_ref().unwrap_or(now);
+        accumulate(w.status, reserved);
         restamp_reservation(&mut w.status.conditions, reserved);
         w.now = reserved;
         w.set(

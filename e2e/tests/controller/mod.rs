@@ -3,8 +3,10 @@
 //! `support::controller` starts, and the API server holds what it wrote.
 
 mod admission;
+mod admission_gated;
 mod copied_labels;
 mod deletion;
+mod execution_time;
 mod jobs;
 mod node_health;
 mod observability;

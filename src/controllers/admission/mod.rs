@@ -7,6 +7,7 @@
 
 mod assumed;
 mod deactivation;
+mod execution_time;
 mod finalizers;
 mod hot_swap;
 mod inputs;
@@ -141,6 +142,8 @@ pub struct AdmissionLoop {
     wait_for_pods_ready: Option<WaitForPodsReady>,
     /// Workloads marked `DeactivationTarget` and still active: `spec.active: false` is due.
     deactivating: BTreeSet<String>,
+    /// Admitted Workloads with a maximum execution time, and when it runs out.
+    execution_deadlines: BTreeMap<String, k8s_openapi::jiff::Timestamp>,
     /// How compact each unwritten TAS admission's placement is, for its event and metric.
     placements: BTreeMap<String, Vec<(String, PlacementQuality)>>,
     /// Workloads waiting out Kueue's requeue backoff, kept out of the engine until then.
@@ -202,6 +205,7 @@ impl AdmissionLoop {
             unready: pods_ready::Unready::new(block_admission),
             wait_for_pods_ready,
             deactivating: BTreeSet::new(),
+            execution_deadlines: BTreeMap::new(),
             queue_writes_in_flight: BTreeMap::new(),
             queue_pacer: Pacer::new(
                 QUEUE_STATUS_PERIOD,
@@ -271,6 +275,7 @@ impl AdmissionLoop {
         self.deactivations();
         let now = Time(k8s_openapi::jiff::Timestamp::now());
         self.pods_ready_timeouts(&now);
+        self.execution_times_run_out(&now);
         // Before the cycles: a replacement takes its capacity ahead of new admissions.
         self.replace_failed_nodes(&now);
         if self.unready.blocks() {
@@ -348,6 +353,7 @@ impl AdmissionLoop {
             return;
         }
         self.track_deactivation(&key, &workload);
+        self.track_execution_time(&key, &workload);
         self.confirm(&key, &workload);
         if self
             .stale
@@ -408,6 +414,7 @@ impl AdmissionLoop {
         self.replacing.remove(key);
         self.unready.gone(key);
         self.deactivating.remove(key);
+        self.execution_deadlines.remove(key);
         self.dirty.remove(key);
         self.waiting_reasons.forget(key);
         let wk = workload_key(key);

@@ -678,6 +678,8 @@ fn a_pods_ready_eviction_that_cannot_be_written_leaves_the_workload_admitted() {
 
 #[path = "tests/deactivation.rs"]
 mod deactivation;
+#[path = "tests/execution_time.rs"]
+mod execution_time;
 #[path = "tests/hot_swap.rs"]
 mod hot_swap;
 #[path = "tests/pacing.rs"]

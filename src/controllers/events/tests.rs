@@ -152,3 +152,80 @@ fn a_topology_aware_admission_says_how_compact_it_is() {
          main: racks 1, hosts 2; lowest common level: rack"
     );
 }
+
+/// Kueue's workload controller records a gated Workload as a Normal `AdmissionGated` event
+/// naming the gates, and its removal as `AdmissionGateCleared`.
+#[test]
+fn a_gate_and_its_removal_are_normal_events_in_kueues_words() {
+    let mut before = created_at("2026-11-23T09:00:00Z");
+    before.metadata.annotations = Some(
+        [(
+            "kueue.x-k8s.io/admission-gated-by".to_string(),
+            "example.com/check".to_string(),
+        )]
+        .into(),
+    );
+    let gated = WorkloadStatus {
+        conditions: vec![condition(
+            "QuotaReserved",
+            "False",
+            "AdmissionGated",
+            "Admission is gated by: example.com/check",
+        )],
+        ..WorkloadStatus::default()
+    };
+    let events = for_change(&before, &gated, &at("2026-11-23T10:00:00Z"), &[]);
+    assert_eq!(
+        events,
+        [WorkloadEvent::normal(
+            "AdmissionGated",
+            "Workload admission is gated by: example.com/check".into()
+        )]
+    );
+
+    before.metadata.annotations = None;
+    before.status = Some(gated);
+    let waiting = WorkloadStatus {
+        conditions: vec![condition(
+            "QuotaReserved",
+            "False",
+            "WaitingForQuota",
+            "no room",
+        )],
+        ..WorkloadStatus::default()
+    };
+    let events = for_change(&before, &waiting, &at("2026-11-23T10:00:05Z"), &[]);
+    let reasons: Vec<(&str, bool)> = events
+        .iter()
+        .map(|e| (e.reason.as_str(), e.warning))
+        .collect();
+    assert_eq!(
+        reasons,
+        [("AdmissionGateCleared", false), ("WaitingForQuota", true)]
+    );
+}
+
+/// Kueue records the mark of a Workload past its maximum execution time as a Warning.
+#[test]
+fn exceeding_the_maximum_execution_time_is_a_warning() {
+    let mut before = created_at("2026-11-23T09:00:00Z");
+    before.spec.maximum_execution_time_seconds = Some(5);
+    let marked = WorkloadStatus {
+        conditions: vec![condition(
+            "DeactivationTarget",
+            "True",
+            "MaximumExecutionTimeExceeded",
+            "exceeding the maximum execution time",
+        )],
+        ..WorkloadStatus::default()
+    };
+    let events = for_change(&before, &marked, &at("2026-11-23T10:00:00Z"), &[]);
+    assert_eq!(
+        events,
+        [WorkloadEvent {
+            warning: true,
+            reason: "MaximumExecutionTimeExceeded".into(),
+            note: "The maximum execution time (5s) exceeded".into()
+        }]
+    );
+}

@@ -190,6 +190,9 @@ pub fn write_for(
             ));
             (Action::ReplaceWorkload(workload), on_job(Some(updated)))
         }
+        JobStep::FollowAdmissionGates { workload, event: e } => {
+            (Action::ReplaceWorkload(workload), on_job(Some(e)))
+        }
         JobStep::ChangeQueue(workload) | JobStep::AdoptWorkload(workload) => {
             (Action::ReplaceWorkload(workload), on_job(None))
         }

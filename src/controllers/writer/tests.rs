@@ -45,6 +45,27 @@ fn the_apply_body_holds_only_what_admission_owns_at_the_read_version() {
     assert!(body["status"].get("admission").is_none());
 }
 
+/// The accumulated execution time is written with the eviction that adds to it, and left out
+/// (so cleared) when a Workload is marked for exceeding its maximum.
+#[test]
+fn the_apply_body_holds_the_accumulated_execution_time_when_there_is_one() {
+    let mut read = Workload::new("job", Default::default());
+    read.metadata.name = Some("job".into());
+    let mut status = WorkloadStatus {
+        accumulated_past_execution_time_seconds: Some(75),
+        ..WorkloadStatus::default()
+    };
+    let body = status_apply(&read, &status);
+    assert_eq!(body["status"]["accumulatedPastExecutionTimeSeconds"], 75);
+    status.accumulated_past_execution_time_seconds = None;
+    let body = status_apply(&read, &status);
+    assert!(
+        body["status"]
+            .get("accumulatedPastExecutionTimeSeconds")
+            .is_none()
+    );
+}
+
 #[test]
 fn an_annotation_patch_sets_changes_and_removes_what_is_gone() {
     let old = BTreeMap::from([

@@ -421,3 +421,34 @@ fn listed_job_labels_are_copied_to_a_new_workload() {
     assert!(!labels.contains_key("other") && !labels.contains_key("absent"));
     assert!(labels.contains_key(crate::api::keys::labels::JOB_UID));
 }
+
+/// Kueue's `AdmissionGatedBy`: the Workload of a gated Job carries its gates, and a gate the Job
+/// drops is dropped from the Workload, with `UpdatedWorkload` on the Job.
+#[test]
+fn a_jobs_admission_gates_are_copied_and_their_removal_followed() {
+    let gated = job(
+        json!({"metadata": {"annotations": {annotations::ADMISSION_GATED_BY: "example.com/check"}}}),
+    );
+    let JobStep::CreateWorkload(created) = step(&gated, &[], false) else {
+        panic!("a new Job needs a Workload");
+    };
+    let gates = |w: &Workload| {
+        w.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(annotations::ADMISSION_GATED_BY))
+            .cloned()
+    };
+    assert_eq!(gates(&created).as_deref(), Some("example.com/check"));
+
+    let mut held = pending();
+    held.metadata.annotations = created.metadata.annotations.clone();
+    assert_eq!(step(&gated, &[&held], false), JobStep::Idle);
+    let JobStep::FollowAdmissionGates { workload, event } = step(&job(json!({})), &[&held], false)
+    else {
+        panic!("the gate removed from the Job is removed from its Workload");
+    };
+    assert_eq!(gates(&workload), None);
+    assert_eq!(event.reason, job_event_reasons::UPDATED_WORKLOAD);
+    assert_eq!(event.note, "Updated workload AdmissionGatedBy to \"\"");
+}

@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 
 use crate::api;
 use crate::engine::model::EngineConfig;
-use crate::engine::{WorkloadKey, WorkloadStatus};
+use crate::engine::{PendingReason, WorkloadKey, WorkloadStatus};
 use crate::state::{ClusterState, Fallback};
 
 fn parse<T: DeserializeOwned>(yaml: &str) -> T {
@@ -266,4 +266,49 @@ fn a_waiting_workload_asks_only_for_the_pods_still_needed() {
         panic!("250m for the one pod still needed fits");
     };
     assert_eq!(admission.pod_set_assignments[0].count, 1);
+}
+
+/// Workload `name` carrying `kueue.x-k8s.io/admission-gated-by: gates`.
+fn gated(name: &str, gates: &str) -> api::Workload {
+    let mut workload = workload(name, "");
+    workload.metadata.annotations = Some(
+        [(
+            "kueue.x-k8s.io/admission-gated-by".to_string(),
+            gates.to_string(),
+        )]
+        .into(),
+    );
+    workload
+}
+
+/// A Workload read with `admission-gated-by` waits with Kueue's reason while the gate
+/// `AdmissionGatedBy` is on (the default); an empty value gates nothing, as in Kueue.
+#[test]
+fn an_admission_gated_workload_waits_with_the_gates_named() {
+    let mut state = state();
+    state.apply_workload(&gated("gated", "example.com/check"), fallback());
+    state.apply_workload(&gated("empty", ""), fallback());
+    state.engine().run_until_stable();
+    assert_eq!(
+        status(&mut state, "gated"),
+        WorkloadStatus::Pending {
+            reason: PendingReason::AdmissionGated,
+            message: "Admission is gated by: example.com/check".into(),
+        }
+    );
+    assert!(matches!(
+        status(&mut state, "empty"),
+        WorkloadStatus::Admitted(_)
+    ));
+
+    let mut off = state_with(EngineConfig {
+        features: "AdmissionGatedBy=false".parse().unwrap(),
+        ..Default::default()
+    });
+    off.apply_workload(&gated("gated", "example.com/check"), fallback());
+    off.engine().run_until_stable();
+    assert!(matches!(
+        status(&mut off, "gated"),
+        WorkloadStatus::Admitted(_)
+    ));
 }

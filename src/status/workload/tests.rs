@@ -542,3 +542,36 @@ fn a_waiting_message_that_changed_only_in_its_numbers_is_kept() {
         "ExceedsMaxQuota"
     );
 }
+
+/// Kueue adds the time of each admission to `accumulatedPastExecutionTimeSeconds` when the
+/// Workload stops being admitted (whole seconds), once however often the status is computed.
+#[test]
+fn an_eviction_adds_the_admissions_time_to_the_accumulated_execution_time() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let mut old = workload_status(None, &state(admitted(), None), &t0, None);
+    old.accumulated_past_execution_time_seconds = Some(30);
+    let evicted_at = at("2026-01-01T00:00:45.900Z");
+    let evicted = workload_status(
+        Some(&old),
+        &state(waiting(), Some(preempted())),
+        &evicted_at,
+        None,
+    );
+    assert_eq!(evicted.accumulated_past_execution_time_seconds, Some(75));
+    let again = workload_status(
+        Some(&evicted),
+        &state(waiting(), Some(preempted())),
+        &at("2026-01-01T00:01:00Z"),
+        None,
+    );
+    assert_eq!(again.accumulated_past_execution_time_seconds, Some(75));
+
+    let first = workload_status(None, &state(admitted(), None), &t0, None);
+    let evicted = workload_status(
+        Some(&first),
+        &state(waiting(), Some(preempted())),
+        &at("2026-01-01T00:00:10Z"),
+        None,
+    );
+    assert_eq!(evicted.accumulated_past_execution_time_seconds, Some(10));
+}
