@@ -566,6 +566,9 @@ fn resolve_queue(
         );
         return (cq, misconfigured(msg));
     }
+    if let Some(message) = &w.invalid_resources {
+        return (cq, Some((PendingReason::Misconfigured, message.clone())));
+    }
     (cq, None)
 }
 

@@ -8,6 +8,9 @@ use kube::ResourceExt;
 
 use super::admission_input;
 use super::cache::{Applied, Cache};
+use super::cluster_resources::PodTemplates;
+use super::limit_ranges::LimitRangeLimits;
+use super::pod_requests::Requests;
 use super::topology_input;
 use crate::api;
 use crate::engine::model::{
@@ -37,6 +40,9 @@ pub(super) struct CachedWorkload {
     /// re-prioritises without converting the Workload again.
     pub priority: i32,
     pub class: Option<ClassRef>,
+    /// The pod templates, shared with the object read, for counting them again when a
+    /// LimitRange or RuntimeClass changes while the Workload waits.
+    pub templates: PodTemplates,
 }
 
 /// A hash of everything in a Workload's engine form but its priority. Two forms with the same
@@ -69,12 +75,13 @@ pub(super) fn fingerprint(model: &Workload) -> u64 {
         finished,
         preemption_credit_spent,
         fair_share_shield,
+        invalid_resources,
     } = model;
     let _ = write!(
         feed,
         "{namespace:?}{name:?}{uid:?}{job_uid:?}{queue_name:?}{creation:?}{active:?}{pod_sets:?}\
          {admission:?}{quota_reserved_at:?}{finished:?}{preemption_credit_spent:?}\
-         {fair_share_shield:?}"
+         {fair_share_shield:?}{invalid_resources:?}"
     );
     feed.0.finish()
 }
@@ -102,6 +109,10 @@ pub struct ClusterState {
     pub(super) topologies: Cache<Topology>,
     pub(super) nodes: Cache<Node>,
     pub(super) pods: Cache<BoundPod>,
+    /// Each LimitRange's `Container` and `Pod` items, by `namespace/name`.
+    pub(super) limit_ranges: Cache<LimitRangeLimits>,
+    /// Each RuntimeClass's `overhead.podFixed`.
+    pub(super) runtime_classes: Cache<Requests>,
 }
 
 impl ClusterState {
@@ -122,6 +133,8 @@ impl ClusterState {
             topologies: Cache::default(),
             nodes: Cache::default(),
             pods: Cache::default(),
+            limit_ranges: Cache::default(),
+            runtime_classes: Cache::default(),
         }
     }
 
@@ -143,12 +156,14 @@ impl ClusterState {
         of("AdmissionCheck", &self.admission_checks)
             .chain(of("ClusterQueue", &self.cluster_queues))
             .chain(of("Cohort", &self.cohorts))
+            .chain(of("LimitRange", &self.limit_ranges))
             .chain(of("LocalQueue", &self.local_queues))
             .chain(of("Namespace", &self.namespaces))
             .chain(of("Node", &self.nodes))
             .chain(of("Pod", &self.pods))
             .chain(of("PriorityClass", &self.priority_classes))
             .chain(of("ResourceFlavor", &self.resource_flavors))
+            .chain(of("RuntimeClass", &self.runtime_classes))
             .chain(of("Topology", &self.topologies))
             .chain(of("Workload", &self.workloads))
             .chain(of("WorkloadPriorityClass", &self.workload_priority_classes))
