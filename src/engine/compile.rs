@@ -567,7 +567,7 @@ fn resolve_queue(
         return (cq, misconfigured(msg));
     }
     if let Some(message) = &w.invalid_resources {
-        return (cq, Some((PendingReason::Misconfigured, message.clone())));
+        return (cq, misconfigured(message.to_string()));
     }
     (cq, None)
 }

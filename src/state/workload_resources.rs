@@ -64,7 +64,7 @@ pub fn pod_set_resources(
 /// holds each pod set's violations by index.
 pub fn inadmissible_message<'a>(
     pod_sets: impl IntoIterator<Item = &'a [Violation]>,
-) -> Option<Arc<str>> {
+) -> Option<Arc<String>> {
     let mut invalid = Vec::new();
     let mut limit_range = Vec::new();
     for (index, found) in pod_sets.into_iter().enumerate() {
@@ -86,7 +86,7 @@ pub fn inadmissible_message<'a>(
     } else {
         return None;
     };
-    Some(Arc::from(format!("{prefix}: {}", aggregate(errors))))
+    Some(Arc::new(format!("{prefix}: {}", aggregate(errors))))
 }
 
 /// Several errors as Kubernetes joins them: one alone, several in brackets, repeats dropped.
