@@ -6,6 +6,7 @@ mod admission;
 mod copied_labels;
 mod deletion;
 mod jobs;
+mod limits;
 mod node_health;
 mod observability;
 mod pods;
