@@ -8,9 +8,9 @@ use kube::ResourceExt;
 
 use super::admission_input;
 use super::cache::{Applied, Cache};
-use super::cluster_resources::PodTemplates;
 use super::limit_ranges::LimitRangeLimits;
 use super::pod_requests::Requests;
+use super::pod_templates::PodTemplates;
 use super::topology_input;
 use crate::api;
 use crate::engine::model::{

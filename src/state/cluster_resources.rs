@@ -3,53 +3,17 @@
 //! (Kueue's Workload controller requeues the pending Workloads of the LimitRange's namespace, or
 //! those naming the RuntimeClass); an admitted Workload keeps the quota its admission records.
 
-use std::sync::Arc;
-
-use k8s_openapi::api::core::v1::{LimitRange, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{LimitRange, PodSpec};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::ResourceExt;
 
 use super::cache::Applied;
 use super::cluster::{CachedWorkload, ClusterState};
 use super::limit_ranges::{limit_range, runtime_class_overhead, summarize};
+use super::pod_templates::PodTemplates;
 use super::workload_resources::{ResourceContext, inadmissible_message, pod_set_resources};
-use crate::api;
 use crate::engine::model::Workload;
 use crate::engine::{ModelError, WorkloadKey};
-
-/// A Workload's pod templates, the ones the object read holds (so not a copy). Equal when they
-/// are the same templates: the watch makes equal ones the same.
-#[derive(Clone, Debug, Default)]
-pub(super) struct PodTemplates(Box<[Arc<PodTemplateSpec>]>);
-
-impl PartialEq for PodTemplates {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| Arc::ptr_eq(a, b))
-    }
-}
-
-impl PodTemplates {
-    pub(super) fn of(workload: &api::Workload) -> Self {
-        PodTemplates(
-            workload
-                .spec
-                .pod_sets
-                .iter()
-                .map(|p| p.template.clone())
-                .collect(),
-        )
-    }
-
-    fn names_runtime_class(&self, class: &str) -> bool {
-        self.runtime_class_names().any(|name| name == class)
-    }
-
-    fn runtime_class_names(&self) -> impl Iterator<Item = &String> {
-        self.0
-            .iter()
-            .filter_map(|t| t.spec.as_ref()?.runtime_class_name.as_ref())
-    }
-}
 
 impl ClusterState {
     /// A LimitRange: the waiting Workloads of its namespace are counted again.
@@ -173,11 +137,7 @@ fn recount(
     let empty = PodSpec::default();
     let mut violations = Vec::with_capacity(model.pod_sets.len());
     let mut changed = false;
-    for (index, (pod_set, template)) in model
-        .pod_sets
-        .iter_mut()
-        .zip(templates.0.iter())
-        .enumerate()
+    for (index, (pod_set, template)) in model.pod_sets.iter_mut().zip(templates.iter()).enumerate()
     {
         let spec = template.spec.as_ref().unwrap_or(&empty);
         let resources = pod_set_resources(label, index, spec, context)?;

@@ -7,7 +7,7 @@ use kube::ResourceExt;
 use super::admission_input::{self, WorkloadDefaults};
 use super::cache::Applied;
 use super::cluster::{CachedWorkload, ClassRef, ClusterState, fingerprint};
-use super::cluster_resources::PodTemplates;
+use super::pod_templates::PodTemplates;
 use crate::api;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind};
 use crate::engine::WorkloadKey;

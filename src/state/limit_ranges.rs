@@ -11,7 +11,7 @@ use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use kube::ResourceExt;
 
-use super::pod_requests::{ContainerResources, PodResources, Requests};
+use super::pod_requests::{ContainerDefaults, ContainerResources, PodResources, Requests};
 use crate::engine::ModelError;
 use crate::engine::quantity::{Quantity, QuantityError};
 
@@ -37,6 +37,16 @@ pub struct LimitItem {
 pub struct LimitRangeLimits {
     pub container: Vec<LimitItem>,
     pub pod: Vec<LimitItem>,
+}
+
+impl LimitSummary {
+    /// What containers that set none are given.
+    pub fn container_defaults(&self) -> Option<ContainerDefaults<'_>> {
+        self.container.as_ref().map(|item| ContainerDefaults {
+            limits: &item.default,
+            requests: &item.default_request,
+        })
+    }
 }
 
 /// A namespace's LimitRanges as one (Kueue's `limitrange.Summarize`): the lowest `max`, the

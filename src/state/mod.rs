@@ -16,6 +16,7 @@ mod cluster_topology;
 mod cluster_workloads;
 pub mod limit_ranges;
 pub mod pod_requests;
+mod pod_templates;
 pub mod syntax;
 pub mod topology_input;
 pub mod workload_resources;

@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 
-use super::limit_ranges::LimitSummary;
 use crate::engine::quantity::{Quantity, QuantityError};
 
 /// Requests per resource name.
@@ -28,10 +27,18 @@ pub struct RequestError {
 /// What a Workload's pod template is adjusted by before it is counted.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Adjustments<'a> {
-    /// The LimitRanges of the Workload's namespace, summarized; `None` when it has none.
-    pub limits: Option<&'a LimitSummary>,
+    /// What its namespace's LimitRanges give containers that set none: `default` limits and
+    /// `defaultRequest` requests.
+    pub container_defaults: Option<ContainerDefaults<'a>>,
     /// `overhead.podFixed` of the RuntimeClass the template names, when that class exists.
     pub runtime_class_overhead: Option<&'a Requests>,
+}
+
+/// A LimitRange's defaults for containers.
+#[derive(Clone, Copy, Debug)]
+pub struct ContainerDefaults<'a> {
+    pub limits: &'a Requests,
+    pub requests: &'a Requests,
 }
 
 /// One container's requests and limits.
@@ -88,11 +95,10 @@ impl PodResources {
         {
             self.overhead = overhead.clone();
         }
-        let defaults = adjustments.limits.and_then(|l| l.container.as_ref());
         for resources in self.containers_mut() {
-            if let Some(defaults) = defaults {
-                keep_first(&mut resources.limits, &defaults.default);
-                keep_first(&mut resources.requests, &defaults.default_request);
+            if let Some(defaults) = adjustments.container_defaults {
+                keep_first(&mut resources.limits, defaults.limits);
+                keep_first(&mut resources.requests, defaults.requests);
             }
             let limits = resources.limits.clone();
             keep_first(&mut resources.requests, &limits);

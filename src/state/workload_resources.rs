@@ -50,7 +50,10 @@ pub fn pod_set_resources(
         .as_ref()
         .and_then(|name| context.runtime_class_overheads.get(name));
     resources.adjust(Adjustments {
-        limits: context.limits.as_ref(),
+        container_defaults: context
+            .limits
+            .as_ref()
+            .and_then(LimitSummary::container_defaults),
         runtime_class_overhead,
     });
     Ok(PodSetResources {

@@ -112,7 +112,7 @@ spec:
 - {name: limit, resources: {limits: {cpu: \"2\"}}}
 - {name: own, resources: {requests: {cpu: 300m, memory: 100Mi}}}");
     resources.adjust(Adjustments {
-        limits: Some(&summary),
+        container_defaults: summary.container_defaults(),
         runtime_class_overhead: None,
     });
     assert_eq!(
@@ -140,7 +140,7 @@ fn runtime_class_overhead_counts_unless_the_template_sets_one() {
     let adjust = |yaml: &str| {
         let mut resources = pod(yaml);
         resources.adjust(Adjustments {
-            limits: None,
+            container_defaults: None,
             runtime_class_overhead: Some(&overhead),
         });
         resources.total()
@@ -157,7 +157,7 @@ fn violations_of(spec: &str, limits: &str) -> Vec<Violation> {
     let summary = summarize([&range(limits)]);
     let mut resources = pod(spec);
     resources.adjust(Adjustments {
-        limits: summary.as_ref(),
+        container_defaults: summary.as_ref().and_then(LimitSummary::container_defaults),
         runtime_class_overhead: None,
     });
     violations(&resources, summary.as_ref())
