@@ -414,8 +414,9 @@ impl Compiled {
             .map(|(_, stop)| *stop)
             .unwrap_or_default();
         let class_key = format!(
-            "{cq:?}|{}|{:?}",
+            "{cq:?}|{}|{:?}|{:?}",
             model.priority,
+            model.invalid_resources,
             model
                 .pod_sets
                 .iter()
@@ -565,9 +566,6 @@ fn resolve_queue(
             w.namespace, info.name
         );
         return (cq, misconfigured(msg));
-    }
-    if let Some(message) = &w.invalid_resources {
-        return (cq, misconfigured(message.to_string()));
     }
     (cq, None)
 }

@@ -240,3 +240,57 @@ fn requests_above_limits_wait_misconfigured() {
          Invalid value: [\"cpu\"]: requests must not exceed its limits"
     );
 }
+
+/// As in Kueue, a Workload outside its LimitRange stays in its queue: at the head of a
+/// StrictFIFO queue the ones behind it wait; a BestEffortFIFO queue admits them.
+#[test]
+fn a_misconfigured_head_holds_a_strict_fifo_queue() {
+    for strict in [true, false] {
+        let mut state = state();
+        if strict {
+            state.apply_cluster_queue(&parse(
+                "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  queueingStrategy: StrictFIFO
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: \"2\"}]",
+            ));
+        }
+        state.apply_limit_range(&limit_range("{type: Container, max: {cpu: 500m}}"));
+        let big = workload(
+            "a1",
+            "{name: c, resources: {requests: {cpu: \"1\"}}}",
+            "",
+            "",
+        );
+        let small = workload(
+            "a22",
+            "{name: c, resources: {requests: {cpu: 100m}}}",
+            "",
+            "",
+        );
+        state.apply_workload(&big, fallback());
+        state.apply_workload(&small, fallback());
+        state.engine().run_until_stable();
+        assert!(matches!(
+            status(&mut state, "a1"),
+            WorkloadStatus::Pending {
+                reason: PendingReason::Misconfigured,
+                ..
+            }
+        ));
+        let expected: &[&str] = if strict { &[] } else { &["a22"] };
+        assert_eq!(admitted(&mut state, &["a22"]), expected, "strict: {strict}");
+        let report = state.engine().queue_report();
+        assert_eq!(
+            report.cluster_queue("q").map(|q| q.pending),
+            Some(2 - expected.len())
+        );
+    }
+}
