@@ -21,13 +21,13 @@ impl ClusterState {
         let namespace = range.namespace().unwrap_or_default();
         let key = format!("{namespace}/{}", range.name_any());
         if changed(self.limit_ranges.apply(key, limit_range(range))) {
-            self.recount_waiting(|key, _| in_namespace(key, &namespace));
+            self.recount_namespace(&namespace);
         }
     }
 
     pub fn delete_limit_range(&mut self, namespace: &str, name: &str) {
         if self.limit_ranges.delete(&format!("{namespace}/{name}")) {
-            self.recount_waiting(|key, _| in_namespace(key, namespace));
+            self.recount_namespace(namespace);
         }
     }
 
@@ -38,13 +38,13 @@ impl ClusterState {
             self.runtime_classes
                 .apply(name.clone(), runtime_class_overhead(class)),
         ) {
-            self.recount_waiting(|_, w| w.templates.names_runtime_class(&name));
+            self.recount_naming(&name);
         }
     }
 
     pub fn delete_runtime_class(&mut self, name: &str) {
         if self.runtime_classes.delete(name) {
-            self.recount_waiting(|_, w| w.templates.names_runtime_class(name));
+            self.recount_naming(name);
         }
     }
 
@@ -64,16 +64,25 @@ impl ClusterState {
         }
     }
 
-    /// Counts again the pod sets of every Workload `concerned` picks that the engine holds
-    /// waiting. An admitted one (also one admitted in memory, its write not landed yet) is left
-    /// as it is: its quota is what its admission records.
-    fn recount_waiting(&mut self, concerned: impl Fn(&str, &CachedWorkload) -> bool) {
-        let keys: Vec<String> = self
+    fn recount_namespace(&mut self, namespace: &str) {
+        let prefix = format!("{namespace}/");
+        let keys = self.workloads.with_prefix(&prefix).map(|(k, _)| k.clone());
+        self.recount_waiting(keys.collect());
+    }
+
+    fn recount_naming(&mut self, runtime_class: &str) {
+        let keys = self
             .workloads
             .iter()
-            .filter(|(key, workload)| concerned(key, workload))
-            .map(|(key, _)| key.clone())
-            .collect();
+            .filter(|(_, w)| w.templates.names_runtime_class(runtime_class))
+            .map(|(k, _)| k.clone());
+        self.recount_waiting(keys.collect());
+    }
+
+    /// Counts again the pod sets of the Workloads at `keys` that the engine holds waiting. An
+    /// admitted one (also one admitted in memory, its write not landed yet) is left as it is:
+    /// its quota is what its admission records.
+    fn recount_waiting(&mut self, keys: Vec<String>) {
         for key in keys {
             let Some(cached) = self.workloads.get(&key).cloned() else {
                 continue;
@@ -120,10 +129,6 @@ fn changed<T>(applied: Applied<'_, T>) -> bool {
         applied,
         Applied::Changed(_) | Applied::SetAside { had_valid: true }
     )
-}
-
-fn in_namespace(key: &str, namespace: &str) -> bool {
-    key.split_once('/').is_some_and(|(ns, _)| ns == namespace)
 }
 
 /// Sets each pod set's requests and the Workload's resource message from its templates in
