@@ -149,6 +149,7 @@ fn restarted(
             creation: 0,
             uid: String::new(),
             class_priority: None,
+            ..WorkloadDefaults::default()
         };
         let model = admission_input::workload(&read, defaults)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;

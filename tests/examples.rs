@@ -8,7 +8,8 @@ use std::fs;
 use std::path::PathBuf;
 
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{LimitRange, Namespace};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use kuota::api::{
     AdmissionCheck, ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Topology, Workload,
     WorkloadPriorityClass,
@@ -49,6 +50,8 @@ fn parse_document(doc: &Value) -> Result<Value, String> {
         ("kueue.x-k8s.io/v1beta2", "AdmissionCheck") => round_trip::<AdmissionCheck>(doc),
         ("v1", "Namespace") => round_trip::<Namespace>(doc),
         ("batch/v1", "Job") => round_trip::<Job>(doc),
+        ("v1", "LimitRange") => round_trip::<LimitRange>(doc),
+        ("node.k8s.io/v1", "RuntimeClass") => round_trip::<RuntimeClass>(doc),
         _ => Err(format!("no type for {api_version} {kind}")),
     }
 }

@@ -70,6 +70,7 @@ fn workload(objects: &Objects) -> Result<(), ModelError> {
             creation: 0,
             uid: "uid".into(),
             class_priority: None,
+            ..WorkloadDefaults::default()
         };
         let converted = admission_input::workload(workload, defaults)?;
         topology_input::admitted_tas_usage(&converted, |_| true)?;

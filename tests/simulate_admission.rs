@@ -600,6 +600,29 @@ fn an_admitted_workload_without_an_assignment_count_keeps_its_pods() {
 
 /// Every manifest under `examples/admission/` is exercised by a test above.
 #[test]
+fn limit_range_defaults_and_runtime_class_overhead_are_charged() {
+    let run = run("admission/limit-range-defaults.yaml", false);
+    run.expect_workloads(&[
+        "batch/plain-1",
+        "batch/kata",
+        "batch/plain-2",
+        "batch/too-big",
+    ]);
+    let plain = run.admitted_on("batch/plain-1", "batch-cq", "default-flavor", 1);
+    assert_eq!(plain.usage[0]["cpu"], "1");
+    let kata = run.admitted_on("batch/kata", "batch-cq", "default-flavor", 1);
+    assert_eq!(kata.usage[0]["cpu"], "1500m");
+    run.waiting_for_quota("batch/plain-2", "cpu", "default-flavor");
+    let message = run.pending("batch/too-big", "Misconfigured");
+    assert_eq!(
+        message,
+        "resources didn't satisfy LimitRange constraints: \
+         spec.podSets[0].template.spec.containers[0]: Invalid value: [\"cpu\"]: \
+         requests must not be above the limitRange max"
+    );
+}
+
+#[test]
 fn every_admission_example_has_a_scenario_test() {
     let tested: BTreeSet<&str> = [
         "admission-gated.yaml",
@@ -618,6 +641,7 @@ fn every_admission_example_has_a_scenario_test() {
         "hierarchical-cohort.yaml",
         "hierarchical-reclaim.yaml",
         "lending-limit.yaml",
+        "limit-range-defaults.yaml",
         "misconfigured.yaml",
         "partial-admission.yaml",
         "preempt-lower-or-newer-equal-priority.yaml",

@@ -16,7 +16,8 @@ use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use futures::{StreamExt, future};
-use k8s_openapi::api::core::v1::{Container, Namespace, Node, Pod, PodSpec, PodStatus};
+use k8s_openapi::api::core::v1::{Container, LimitRange, Namespace, Node, Pod, PodSpec, PodStatus};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
@@ -52,10 +53,12 @@ pub enum Kind {
     Topology,
     Node,
     Pod,
+    LimitRange,
+    RuntimeClass,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 14] = [
         Kind::ResourceFlavor,
         Kind::ClusterQueue,
         Kind::AdmissionCheck,
@@ -68,6 +71,8 @@ impl Kind {
         Kind::Topology,
         Kind::Node,
         Kind::Pod,
+        Kind::LimitRange,
+        Kind::RuntimeClass,
     ];
 }
 
@@ -92,6 +97,8 @@ pub enum Input {
     Topology(Change<api::Topology>),
     Node(Change<Node>),
     Pod(Change<Pod>),
+    LimitRange(Change<LimitRange>),
+    RuntimeClass(Change<RuntimeClass>),
 }
 
 /// A Workload as one watch decoded it, shared by every task that reads it.
@@ -112,6 +119,8 @@ impl Input {
             Input::Topology(_) => Kind::Topology,
             Input::Node(_) => Kind::Node,
             Input::Pod(_) => Kind::Pod,
+            Input::LimitRange(_) => Kind::LimitRange,
+            Input::RuntimeClass(_) => Kind::RuntimeClass,
         }
     }
 
@@ -134,7 +143,9 @@ impl Input {
             PriorityClass,
             Topology,
             Node,
-            Pod
+            Pod,
+            LimitRange,
+            RuntimeClass
         )
     }
 }
@@ -221,6 +232,23 @@ pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<Input>, tasks: &mut Join
         all.clone(),
         inputs,
         Input::Node,
+        slim,
+    );
+    // Kueue's resource adjustments: LimitRange defaults and RuntimeClass overhead count.
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::LimitRange,
+        slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        Input::RuntimeClass,
         slim,
     );
     // Only pods bound to a node and not terminal use capacity; a pod that leaves this selection

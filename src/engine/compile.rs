@@ -414,8 +414,9 @@ impl Compiled {
             .map(|(_, stop)| *stop)
             .unwrap_or_default();
         let class_key = format!(
-            "{cq:?}|{}|{:?}",
+            "{cq:?}|{}|{:?}|{:?}",
             model.priority,
+            model.invalid_resources,
             model
                 .pod_sets
                 .iter()

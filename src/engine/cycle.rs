@@ -242,6 +242,12 @@ impl Engine {
     /// Evaluates a workload: full counts first, then (gate `PartialAdmission`) the largest count of
     /// its `minCount` pod set that fits, by bisection.
     fn nominate(&mut self, index: u32, cq: u32) -> Nomination {
+        // Kueue queues a workload whose resources break their rules and finds it inadmissible
+        // when it is the head: a StrictFIFO queue waits behind it.
+        if let Some(message) = &self.c.workloads[index as usize].model.invalid_resources {
+            let message = Arc::from(message.as_str());
+            return Nomination::NoFit(PendingReason::Misconfigured, message, None);
+        }
         let counts: Vec<i32> = self.c.workloads[index as usize]
             .model
             .pod_sets

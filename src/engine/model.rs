@@ -337,6 +337,10 @@ pub struct Workload {
     /// ClusterQueues this admitted workload took quota from by fair-sharing preemption; their
     /// workloads may not take it back by fair sharing while it runs. Carried across restarts.
     pub fair_share_shield: Vec<String>,
+    /// Why its pod templates' resources keep it from being admitted (requests above limits, or
+    /// outside its namespace's LimitRanges): it waits `Misconfigured` with this message, as Kueue's
+    /// admissibility check leaves it. A thin pointer: almost no workload has one.
+    pub invalid_resources: Option<std::sync::Arc<String>>,
 }
 
 /// The priority a workload is queued with, as Kueue resolves it: its WorkloadPriorityClass value, else its

@@ -10,8 +10,9 @@ use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use kube::ResourceExt;
 
-use super::pod_requests::pod_requests;
+use super::limit_ranges::Violation;
 use super::syntax;
+use super::workload_resources::{ResourceContext, inadmissible_message, pod_set_resources};
 use crate::api::cluster_queue::{
     BorrowWithinCohortPolicy as ApiBorrowPolicy, FlavorFungibilityPolicy,
     FlavorFungibilityPreference, PreemptionPolicy as ApiPreemption,
@@ -394,6 +395,8 @@ pub struct WorkloadDefaults {
     pub uid: String,
     /// Used when `spec.priority` is absent: the value of the class `priorityClassRef` names.
     pub class_priority: Option<i32>,
+    /// The LimitRanges and RuntimeClasses the pod templates are adjusted by.
+    pub resources: ResourceContext,
 }
 
 /// A `Workload`. Its `status.admission`, when set, is quota the workload holds.
@@ -404,13 +407,19 @@ pub fn workload(
     let namespace = workload.namespace().unwrap_or_default();
     let name = workload.name_any();
     let label = format!("{namespace}/{name}");
+    let mut violations = Vec::with_capacity(workload.spec.pod_sets.len());
     let pod_sets = workload
         .spec
         .pod_sets
         .iter()
         .enumerate()
-        .map(|(i, pod_set)| self::pod_set(&label, i, pod_set))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|(i, pod_set)| {
+            let (pod_set, found) = self::pod_set(&label, i, pod_set, &defaults.resources)?;
+            violations.push(found);
+            Ok(pod_set)
+        })
+        .collect::<Result<Vec<_>, ModelError>>()?;
+    let invalid_resources = inadmissible_message(violations.iter().map(Vec::as_slice));
     let status = workload.status.as_ref();
     let admission = status
         .and_then(|s| s.admission.as_ref())
@@ -465,25 +474,25 @@ pub fn workload(
             .get(keys::kuota_annotations::PREEMPTION_CREDIT_SPENT)
             .is_some_and(|v| v == "true"),
         fair_share_shield,
+        invalid_resources,
         namespace,
         name,
     })
     .and_then(|w| validate::workload(&w).map(|()| w))
 }
 
-fn pod_set(workload: &str, index: usize, pod_set: &ApiPodSet) -> Result<PodSet, ModelError> {
+/// One pod set and the resource rules its template breaks.
+fn pod_set(
+    workload: &str,
+    index: usize,
+    pod_set: &ApiPodSet,
+    context: &ResourceContext,
+) -> Result<(PodSet, Vec<Violation>), ModelError> {
     const KIND: &str = "Workload";
     let field = |leaf: &str| format!("spec.podSets[{index}].{leaf}");
     let spec = pod_set.template.spec.clone().unwrap_or_default();
     syntax::pod_resources(KIND, workload, &field("template.spec"), &spec)?;
-    let requests = pod_requests(&spec).map_err(|e| {
-        ModelError::invalid(
-            KIND,
-            workload,
-            field(&format!("template.spec.{}", e.field)),
-            e.source.to_string(),
-        )
-    })?;
+    let resources = pod_set_resources(workload, index, &spec, context)?;
     let required_node_affinity = spec
         .affinity
         .as_ref()
@@ -492,11 +501,11 @@ fn pod_set(workload: &str, index: usize, pod_set: &ApiPodSet) -> Result<PodSet, 
             n.required_during_scheduling_ignored_during_execution
                 .clone()
         });
-    Ok(PodSet {
+    let pod_set = PodSet {
         name: pod_set.name.clone(),
         count: pod_set.count,
         min_count: pod_set.min_count,
-        requests: requests.into_iter().collect(),
+        requests: resources.requests.into_iter().collect(),
         node_selector: spec.node_selector.clone().unwrap_or_default(),
         tolerations: spec.tolerations.clone().unwrap_or_default(),
         required_node_affinity,
@@ -519,7 +528,8 @@ fn pod_set(workload: &str, index: usize, pod_set: &ApiPodSet) -> Result<PodSet, 
                     .collect(),
             })
         }),
-    })
+    };
+    Ok((pod_set, resources.violations))
 }
 
 /// An admission read back from status. `count` is optional there; absent, the pod set's own count is

@@ -4,6 +4,7 @@
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 
 use crate::engine::ModelError;
 
@@ -83,6 +84,13 @@ impl<T: PartialEq> Cache<T> {
 
     pub fn iter(&self) -> impl Iterator<Item = (&String, &T)> {
         self.objects.iter()
+    }
+
+    /// The objects whose key starts with `prefix`, by key.
+    pub fn with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a String, &'a T)> {
+        self.objects
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .take_while(move |(key, _)| key.starts_with(prefix))
     }
 
     /// The refused objects and why, by key.

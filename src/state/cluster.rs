@@ -8,6 +8,9 @@ use kube::ResourceExt;
 
 use super::admission_input;
 use super::cache::{Applied, Cache};
+use super::limit_ranges::LimitRangeLimits;
+use super::pod_requests::Requests;
+use super::pod_templates::PodTemplates;
 use super::topology_input;
 use crate::api;
 use crate::engine::model::{
@@ -37,6 +40,9 @@ pub(super) struct CachedWorkload {
     /// re-prioritises without converting the Workload again.
     pub priority: i32,
     pub class: Option<ClassRef>,
+    /// The pod templates, shared with the object read, for counting them again when a
+    /// LimitRange or RuntimeClass changes while the Workload waits.
+    pub templates: PodTemplates,
 }
 
 /// A hash of everything in a Workload's engine form but its priority. Two forms with the same
@@ -70,12 +76,13 @@ pub(super) fn fingerprint(model: &Workload) -> u64 {
         finished,
         preemption_credit_spent,
         fair_share_shield,
+        invalid_resources,
     } = model;
     let _ = write!(
         feed,
         "{namespace:?}{name:?}{uid:?}{job_uid:?}{queue_name:?}{creation:?}{active:?}\
-         {admission_gated_by:?}{pod_sets:?}{admission:?}{quota_reserved_at:?}{finished:?}{preemption_credit_spent:?}\
-         {fair_share_shield:?}"
+         {admission_gated_by:?}{pod_sets:?}{admission:?}{quota_reserved_at:?}{finished:?}\
+         {preemption_credit_spent:?}{fair_share_shield:?}{invalid_resources:?}"
     );
     feed.0.finish()
 }
@@ -103,6 +110,10 @@ pub struct ClusterState {
     pub(super) topologies: Cache<Topology>,
     pub(super) nodes: Cache<Node>,
     pub(super) pods: Cache<BoundPod>,
+    /// Each LimitRange's `Container` and `Pod` items, by `namespace/name`.
+    pub(super) limit_ranges: Cache<LimitRangeLimits>,
+    /// Each RuntimeClass's `overhead.podFixed`.
+    pub(super) runtime_classes: Cache<Requests>,
 }
 
 impl ClusterState {
@@ -123,6 +134,8 @@ impl ClusterState {
             topologies: Cache::default(),
             nodes: Cache::default(),
             pods: Cache::default(),
+            limit_ranges: Cache::default(),
+            runtime_classes: Cache::default(),
         }
     }
 
@@ -144,12 +157,14 @@ impl ClusterState {
         of("AdmissionCheck", &self.admission_checks)
             .chain(of("ClusterQueue", &self.cluster_queues))
             .chain(of("Cohort", &self.cohorts))
+            .chain(of("LimitRange", &self.limit_ranges))
             .chain(of("LocalQueue", &self.local_queues))
             .chain(of("Namespace", &self.namespaces))
             .chain(of("Node", &self.nodes))
             .chain(of("Pod", &self.pods))
             .chain(of("PriorityClass", &self.priority_classes))
             .chain(of("ResourceFlavor", &self.resource_flavors))
+            .chain(of("RuntimeClass", &self.runtime_classes))
             .chain(of("Topology", &self.topologies))
             .chain(of("Workload", &self.workloads))
             .chain(of("WorkloadPriorityClass", &self.workload_priority_classes))

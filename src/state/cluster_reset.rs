@@ -4,7 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{LimitRange, Namespace, Node, Pod};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::ResourceExt;
 
@@ -90,6 +91,16 @@ impl ClusterState {
         /// Every Node.
         reset_nodes, Node, nodes, apply_node,
         |s, key| s.delete_node(&key)
+    );
+    reset!(
+        /// Every LimitRange.
+        reset_limit_ranges, LimitRange, limit_ranges, apply_limit_range,
+        |s, key| { let (namespace, name) = split(&key); s.delete_limit_range(namespace, name) }
+    );
+    reset!(
+        /// Every RuntimeClass.
+        reset_runtime_classes, RuntimeClass, runtime_classes, apply_runtime_class,
+        |s, key| s.delete_runtime_class(&key)
     );
     reset!(
         /// Every Pod.

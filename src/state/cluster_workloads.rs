@@ -7,6 +7,7 @@ use kube::ResourceExt;
 use super::admission_input::{self, WorkloadDefaults};
 use super::cache::Applied;
 use super::cluster::{CachedWorkload, ClassRef, ClusterState, fingerprint};
+use super::pod_templates::PodTemplates;
 use crate::api;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind};
 use crate::engine::WorkloadKey;
@@ -41,10 +42,12 @@ impl ClusterState {
             }),
             _ => None,
         };
+        let templates = PodTemplates::of(workload);
         let defaults = WorkloadDefaults {
             creation: fallback.creation,
             uid: fallback.uid,
             class_priority: class.as_ref().and_then(|c| self.class_value(c)),
+            resources: self.resource_context(&workload.namespace().unwrap_or_default(), &templates),
         };
         let reclaim = self.engine.features().enabled(Feature::ReclaimablePods);
         let gated = self.engine.features().enabled(Feature::AdmissionGatedBy);
@@ -62,6 +65,12 @@ impl ClusterState {
                 fingerprint: fingerprint(model),
                 priority: model.priority,
                 class,
+                // A finished Workload never waits again: nothing counts its templates.
+                templates: if model.finished {
+                    PodTemplates::default()
+                } else {
+                    templates
+                },
             }),
             Err(error) => Err(error.clone()),
         };

@@ -11,11 +11,15 @@ pub mod cache;
 pub mod cluster;
 mod cluster_node_health;
 mod cluster_reset;
+mod cluster_resources;
 mod cluster_topology;
 mod cluster_workloads;
+pub mod limit_ranges;
 pub mod pod_requests;
+mod pod_templates;
 pub mod syntax;
 pub mod topology_input;
+pub mod workload_resources;
 
 pub use cluster::{ClusterState, SetAside};
 pub use cluster_workloads::Fallback;

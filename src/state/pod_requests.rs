@@ -1,6 +1,11 @@
 //! A pod's effective requests, as the scheduler and Kueue count them: containers summed, init
 //! containers as a floor (each one runs alone, beside the sidecars started before it), sidecars
 //! added, pod overhead added, and a limit standing in for a missing request.
+//!
+//! A Workload's pod template is counted after Kueue's resource adjustments
+//! (`workload.AdjustResources`): the overhead of the RuntimeClass it names when it sets none, then
+//! the namespace's LimitRange defaults for containers (`default` limits, `defaultRequest`
+//! requests, where the container sets none), then limits for missing requests.
 
 use std::collections::BTreeMap;
 
@@ -19,57 +24,144 @@ pub struct RequestError {
     pub source: QuantityError,
 }
 
-/// The requests one pod of `spec` reserves.
-pub fn pod_requests(spec: &PodSpec) -> Result<Requests, RequestError> {
-    let mut regular = Requests::new();
-    for (i, container) in spec.containers.iter().enumerate() {
-        add_all(
-            &mut regular,
-            &container_requests(container, &format!("containers[{i}]"))?,
-        );
-    }
-    // Sidecars (init containers that keep running) add to the running pod; every other init
-    // container runs alone next to the sidecars started before it and only sets a floor.
-    let mut sidecars = Requests::new();
-    let mut floor = Requests::new();
-    for (i, container) in spec.init_containers.iter().flatten().enumerate() {
-        let requests = container_requests(container, &format!("initContainers[{i}]"))?;
-        if container.restart_policy.as_deref() == Some("Always") {
-            add_all(&mut sidecars, &requests);
-        } else {
-            let mut alone = sidecars.clone();
-            add_all(&mut alone, &requests);
-            max_all(&mut floor, &alone);
-        }
-    }
-    add_all(&mut regular, &sidecars);
-    max_all(&mut regular, &floor);
-    for (name, amount) in spec.overhead.iter().flatten() {
-        let amount = parse(amount, &format!("overhead.{name}"))?;
-        *regular.entry(name.clone()).or_default() += amount;
-    }
-    regular.retain(|_, amount| !amount.is_zero());
-    Ok(regular)
+/// What a Workload's pod template is adjusted by before it is counted.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Adjustments<'a> {
+    /// What its namespace's LimitRanges give containers that set none: `default` limits and
+    /// `defaultRequest` requests.
+    pub container_defaults: Option<ContainerDefaults<'a>>,
+    /// `overhead.podFixed` of the RuntimeClass the template names, when that class exists.
+    pub runtime_class_overhead: Option<&'a Requests>,
 }
 
-fn container_requests(container: &Container, path: &str) -> Result<Requests, RequestError> {
-    let mut requests = Requests::new();
+/// A LimitRange's defaults for containers.
+#[derive(Clone, Copy, Debug)]
+pub struct ContainerDefaults<'a> {
+    pub limits: &'a Requests,
+    pub requests: &'a Requests,
+}
+
+/// One container's requests and limits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContainerResources {
+    pub requests: Requests,
+    pub limits: Requests,
+}
+
+/// The resource fields of a pod spec, read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodResources {
+    /// Each init container and whether it is a sidecar (`restartPolicy: Always`).
+    pub init_containers: Vec<(ContainerResources, bool)>,
+    pub containers: Vec<ContainerResources>,
+    pub overhead: Requests,
+}
+
+impl PodResources {
+    /// Reads the requests, limits and overhead of `spec`.
+    pub fn read(spec: &PodSpec) -> Result<Self, RequestError> {
+        let containers = spec
+            .containers
+            .iter()
+            .enumerate()
+            .map(|(i, c)| container(c, &format!("containers[{i}]")))
+            .collect::<Result<_, _>>()?;
+        let init_containers = spec
+            .init_containers
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, c)| {
+                let sidecar = c.restart_policy.as_deref() == Some("Always");
+                container(c, &format!("initContainers[{i}]")).map(|r| (r, sidecar))
+            })
+            .collect::<Result<_, _>>()?;
+        let mut overhead = Requests::new();
+        for (name, amount) in spec.overhead.iter().flatten() {
+            overhead.insert(name.clone(), parse(amount, &format!("overhead.{name}"))?);
+        }
+        Ok(PodResources {
+            init_containers,
+            containers,
+            overhead,
+        })
+    }
+
+    /// Kueue's adjustments, in its order: RuntimeClass overhead, LimitRange defaults, limits as
+    /// missing requests.
+    pub fn adjust(&mut self, adjustments: Adjustments<'_>) {
+        if self.overhead.is_empty()
+            && let Some(overhead) = adjustments.runtime_class_overhead
+        {
+            self.overhead = overhead.clone();
+        }
+        for resources in self.containers_mut() {
+            if let Some(defaults) = adjustments.container_defaults {
+                keep_first(&mut resources.limits, defaults.limits);
+                keep_first(&mut resources.requests, defaults.requests);
+            }
+            let limits = resources.limits.clone();
+            keep_first(&mut resources.requests, &limits);
+        }
+    }
+
+    fn containers_mut(&mut self) -> impl Iterator<Item = &mut ContainerResources> {
+        self.init_containers
+            .iter_mut()
+            .map(|(c, _)| c)
+            .chain(self.containers.iter_mut())
+    }
+
+    /// The requests one pod reserves, zero amounts left out.
+    pub fn total(&self) -> Requests {
+        let mut regular = Requests::new();
+        for container in &self.containers {
+            add_all(&mut regular, &container.requests);
+        }
+        // Sidecars (init containers that keep running) add to the running pod; every other init
+        // container runs alone next to the sidecars started before it and only sets a floor.
+        let mut sidecars = Requests::new();
+        let mut floor = Requests::new();
+        for (container, sidecar) in &self.init_containers {
+            if *sidecar {
+                add_all(&mut sidecars, &container.requests);
+            } else {
+                let mut alone = sidecars.clone();
+                add_all(&mut alone, &container.requests);
+                max_all(&mut floor, &alone);
+            }
+        }
+        add_all(&mut regular, &sidecars);
+        max_all(&mut regular, &floor);
+        add_all(&mut regular, &self.overhead);
+        regular.retain(|_, amount| !amount.is_zero());
+        regular
+    }
+}
+
+/// The requests one pod of `spec` reserves, as the pod stands (a pod the API server admitted has
+/// its LimitRange defaults and overhead set already).
+pub fn pod_requests(spec: &PodSpec) -> Result<Requests, RequestError> {
+    let mut resources = PodResources::read(spec)?;
+    resources.adjust(Adjustments::default());
+    Ok(resources.total())
+}
+
+fn container(container: &Container, path: &str) -> Result<ContainerResources, RequestError> {
+    let mut read = ContainerResources::default();
     let Some(resources) = &container.resources else {
-        return Ok(requests);
+        return Ok(read);
     };
-    for (name, amount) in resources.limits.iter().flatten() {
-        requests.insert(
-            name.clone(),
-            parse(amount, &format!("{path}.resources.limits.{name}"))?,
-        );
+    for (list, entries, into) in [
+        ("requests", &resources.requests, &mut read.requests),
+        ("limits", &resources.limits, &mut read.limits),
+    ] {
+        for (name, amount) in entries.iter().flatten() {
+            let field = format!("{path}.resources.{list}.{name}");
+            into.insert(name.clone(), parse(amount, &field)?);
+        }
     }
-    for (name, amount) in resources.requests.iter().flatten() {
-        requests.insert(
-            name.clone(),
-            parse(amount, &format!("{path}.resources.requests.{name}"))?,
-        );
-    }
-    Ok(requests)
+    Ok(read)
 }
 
 fn parse(
@@ -80,6 +172,13 @@ fn parse(
         field: field.to_string(),
         source,
     })
+}
+
+/// Adds what `from` has and `into` lacks (Kueue's `MergeResourceListKeepFirst`).
+fn keep_first(into: &mut Requests, from: &Requests) {
+    for (name, amount) in from {
+        into.entry(name.clone()).or_insert(*amount);
+    }
 }
 
 fn add_all(total: &mut Requests, more: &Requests) {

@@ -5,7 +5,8 @@ use serde_json::{Value, json};
 
 use super::render::{CASES, Case, render, strings};
 
-/// The manager ClusterRole's rules: the watches' list and watch (src/controllers/watches.rs,
+/// The manager ClusterRole's rules: the watches' list and watch (src/controllers/watches.rs, with
+/// LimitRanges and RuntimeClasses,
 /// src/controllers/jobs/inputs.rs), the writer's patches (src/controllers/writer.rs: status, and
 /// the finalizers of queues and flavors being deleted), the Job integration's writes
 /// (src/controllers/writer/job_writes.rs: Workloads, Jobs, pods released by the ungater or deleted off
@@ -21,6 +22,8 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["delete", "list", "update", "watch"]},
         {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["patch"]},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list", "watch"]},
+        {"apiGroups": [""], "resources": ["limitranges"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": ["list", "watch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": [
             "admissionchecks", "cohorts", "localqueues", "topologies", "workloadpriorityclasses"],
             "verbs": ["list", "watch"]},

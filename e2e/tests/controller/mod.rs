@@ -8,6 +8,7 @@ mod copied_labels;
 mod deletion;
 mod execution_time;
 mod jobs;
+mod limits;
 mod node_health;
 mod observability;
 mod pods;

@@ -95,6 +95,12 @@ pub fn load(
     apply!("Cohort", &objects.cohorts, apply_cohort);
     apply!("ClusterQueue", &objects.cluster_queues, apply_cluster_queue);
     apply!("LocalQueue", &objects.local_queues, apply_local_queue);
+    apply!("LimitRange", &objects.limit_ranges, apply_limit_range);
+    apply!(
+        "RuntimeClass",
+        &objects.runtime_classes,
+        apply_runtime_class
+    );
     for (index, located) in workloads.iter().enumerate() {
         origins.record("Workload", key_of(&located.object), &located.origin)?;
         let fallback = Fallback {

@@ -2,7 +2,8 @@
 //! errors that name the file, the document, the object and the field.
 
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{LimitRange, Namespace, Node, Pod};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -40,6 +41,8 @@ pub struct Objects {
     pub pods: Vec<Located<Pod>>,
     pub priority_classes: Vec<Located<PriorityClass>>,
     pub jobs: Vec<Located<Job>>,
+    pub limit_ranges: Vec<Located<LimitRange>>,
+    pub runtime_classes: Vec<Located<RuntimeClass>>,
     /// How many objects were named from their `metadata.generateName`.
     generated_names: usize,
     /// How many objects were decoded so far.
@@ -50,7 +53,7 @@ pub struct Objects {
 fn default_namespace(value: &mut Value) {
     let namespaced = matches!(
         value.get("kind").and_then(Value::as_str),
-        Some("LocalQueue" | "Workload" | "Pod" | "Job")
+        Some("LocalQueue" | "Workload" | "Pod" | "Job" | "LimitRange")
     );
     if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut)
         && namespaced
@@ -105,8 +108,8 @@ pub enum Problem {
 
 const SUPPORTED_KUEUE: &str = "ClusterQueue, LocalQueue, Cohort, ResourceFlavor, Topology, Workload, \
      WorkloadPriorityClass, AdmissionCheck";
-const SUPPORTED_OTHERS: &str =
-    "v1 Namespace, Node, Pod; scheduling.k8s.io/v1 PriorityClass; batch/v1 Job";
+const SUPPORTED_OTHERS: &str = "v1 Namespace, Node, Pod, LimitRange; scheduling.k8s.io/v1 PriorityClass; \
+     node.k8s.io/v1 RuntimeClass; batch/v1 Job";
 
 const KUEUE: &str = crate::api::keys::API_VERSION;
 
@@ -176,6 +179,8 @@ fn decode_into(objects: &mut Objects, document: Document) -> Result<(), DecodeEr
         ("v1", "Pod") => push!(pods),
         ("scheduling.k8s.io/v1", "PriorityClass") => push!(priority_classes),
         ("batch/v1", "Job") => push!(jobs),
+        ("v1", "LimitRange") => push!(limit_ranges),
+        ("node.k8s.io/v1", "RuntimeClass") => push!(runtime_classes),
         _ => return Err(fail(Problem::Unsupported { api_version, kind })),
     }
     Ok(())

@@ -88,6 +88,15 @@ pub fn apply(state: &mut ClusterState, queues: &mut QueueObjects, input: Input) 
         Input::Pod(c) => route!(state, c, apply_pod, reset_pods, |s, o| s.delete_pod(
             &format!("{}/{}", o.namespace().unwrap_or_default(), o.name_any())
         )),
+        Input::LimitRange(c) => route!(state, c, apply_limit_range, reset_limit_ranges, |s, o| s
+            .delete_limit_range(&o.namespace().unwrap_or_default(), &o.name_any())),
+        Input::RuntimeClass(c) => route!(
+            state,
+            c,
+            apply_runtime_class,
+            reset_runtime_classes,
+            |s, o| s.delete_runtime_class(&o.name_any())
+        ),
         Input::Workload(_) => {}
     }
 }

@@ -148,6 +148,8 @@ impl Harness {
             Input::Topology(Change::Reset(Vec::new())),
             Input::Node(Change::Reset(Vec::<Node>::new())),
             Input::Pod(Change::Reset(Vec::<Pod>::new())),
+            Input::LimitRange(Change::Reset(Vec::new())),
+            Input::RuntimeClass(Change::Reset(Vec::new())),
         ];
         for input in inputs {
             admission.take(input);
