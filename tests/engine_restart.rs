@@ -21,6 +21,7 @@ use kuota::api::keys::condition_types;
 use kuota::engine::model::{EngineConfig, Snapshot, WithinClusterQueue, Workload};
 use kuota::engine::{CycleOutcome, Engine, WorkloadKey, WorkloadState, WorkloadStatus};
 use kuota::state::admission_input::{self, WorkloadDefaults};
+use kuota::state::queue_order::QueueOrdering;
 use kuota::status::annotations::set_carried;
 use kuota::status::workload::workload_status;
 use proptest::prelude::*;
@@ -150,7 +151,7 @@ fn restarted(
             uid: String::new(),
             class_priority: None,
         };
-        let model = admission_input::workload(&read, defaults)
+        let model = admission_input::workload(&read, defaults, &QueueOrdering::default())
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         fresh
             .upsert_workload(model)

@@ -194,6 +194,11 @@ impl Engine {
         &self.config.features
     }
 
+    /// Which time orders a Workload requeued after a PodsReady timeout.
+    pub fn requeuing_timestamp(&self) -> super::model::RequeuingTimestamp {
+        self.config.requeuing_timestamp
+    }
+
     /// One workload's current state, when the engine holds it.
     pub fn state(&self, key: &WorkloadKey) -> Option<WorkloadState> {
         let index = self.c.slot_of(key)?;

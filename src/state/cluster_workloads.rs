@@ -7,6 +7,7 @@ use kube::ResourceExt;
 use super::admission_input::{self, WorkloadDefaults};
 use super::cache::Applied;
 use super::cluster::{CachedWorkload, ClassRef, ClusterState, fingerprint};
+use super::queue_order::QueueOrdering;
 use crate::api;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind};
 use crate::engine::WorkloadKey;
@@ -47,12 +48,20 @@ impl ClusterState {
             class_priority: class.as_ref().and_then(|c| self.class_value(c)),
         };
         let reclaim = self.engine.features().enabled(Feature::ReclaimablePods);
-        let converted = admission_input::workload(workload, defaults).map(|mut model| {
-            if reclaim {
-                without_reclaimable(&mut model, workload);
-            }
-            model
-        });
+        let ordering = QueueOrdering {
+            requeuing_timestamp: self.engine.requeuing_timestamp(),
+            priority_sorting_within_cohort: self
+                .engine
+                .features()
+                .enabled(Feature::PrioritySortingWithinCohort),
+        };
+        let converted =
+            admission_input::workload(workload, defaults, &ordering).map(|mut model| {
+                if reclaim {
+                    without_reclaimable(&mut model, workload);
+                }
+                model
+            });
         let cached = match &converted {
             Ok(model) => Ok(CachedWorkload {
                 fingerprint: fingerprint(model),

@@ -14,6 +14,7 @@ mod cluster_reset;
 mod cluster_topology;
 mod cluster_workloads;
 pub mod pod_requests;
+pub mod queue_order;
 pub mod syntax;
 pub mod topology_input;
 
