@@ -6,6 +6,7 @@
 mod families;
 mod gauges;
 
+use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError, RwLock};
 
 use prometheus::{Encoder, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
@@ -90,6 +91,9 @@ pub struct WorkloadLabels<'a> {
     pub local_queue_namespace: &'a str,
     pub local_queue: &'a str,
     pub priority_class: &'a str,
+    /// The labels of its LocalQueue, which decide whether the LocalQueue's series are reported;
+    /// `None` when the LocalQueue is unknown.
+    pub local_queue_labels: Option<&'a BTreeMap<String, String>>,
 }
 
 /// Counters and histograms updated as decisions are written.
@@ -339,7 +343,7 @@ impl Metrics {
             .quota_reserved_wait
             .with_label_values(&cq)
             .observe(wait_seconds);
-        if self.options.local_queue_metrics {
+        if self.options.reports_local_queue(w.local_queue_labels) {
             let lq = [
                 role,
                 w.local_queue,
@@ -374,7 +378,7 @@ impl Metrics {
                 .with_label_values(&[role, cohort, w.priority_class])
                 .inc();
         }
-        if self.options.local_queue_metrics {
+        if self.options.reports_local_queue(w.local_queue_labels) {
             let lq = [
                 role,
                 w.local_queue,
@@ -412,7 +416,7 @@ impl Metrics {
         if first_time {
             self.events.evicted_once.with_label_values(&labels).inc();
         }
-        if self.options.local_queue_metrics {
+        if self.options.reports_local_queue(w.local_queue_labels) {
             self.events
                 .lq_evicted
                 .with_label_values(&[
@@ -440,7 +444,7 @@ impl Metrics {
             .finished
             .with_label_values(&[role, w.cluster_queue, w.priority_class])
             .inc();
-        if self.options.local_queue_metrics {
+        if self.options.reports_local_queue(w.local_queue_labels) {
             self.events
                 .lq_finished
                 .with_label_values(&[

@@ -2,6 +2,7 @@
 //! LocalQueue and priority class), counters derived from each status change that was written,
 //! and the queue gauges from the engine's queue report.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -12,7 +13,7 @@ use super::metrics::{Metrics, ReplicaRole, WorkloadLabels};
 use super::queue_gauges;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::WorkloadEviction;
-use crate::api::{Workload, WorkloadStatus};
+use crate::api::{LocalQueue, Workload, WorkloadStatus};
 use crate::engine::PreemptionDecision;
 use crate::engine::Structure;
 use crate::engine::queue_report::QueueReport;
@@ -26,21 +27,37 @@ pub struct MetricsFeed {
     metrics: Arc<Metrics>,
 }
 
+/// The LocalQueues as read, by `namespace/name`: their labels decide whether their series are
+/// reported (`metrics.localQueueMetrics.localQueueSelector`).
+pub type LocalQueueObjects = BTreeMap<String, LocalQueue>;
+
+fn local_queue_labels<'a>(
+    local_queues: &'a LocalQueueObjects,
+    namespace: &str,
+    name: &str,
+) -> Option<&'a BTreeMap<String, String>> {
+    local_queues
+        .get(&format!("{namespace}/{name}"))
+        .map(|queue| queue.labels())
+}
+
 /// Owned label values of one Workload.
-struct Labels {
+struct Labels<'a> {
     cluster_queue: String,
     namespace: String,
     local_queue: String,
     priority_class: String,
+    local_queue_labels: Option<&'a BTreeMap<String, String>>,
 }
 
-impl Labels {
+impl Labels<'_> {
     fn borrowed(&self) -> WorkloadLabels<'_> {
         WorkloadLabels {
             cluster_queue: &self.cluster_queue,
             local_queue_namespace: &self.namespace,
             local_queue: &self.local_queue,
             priority_class: &self.priority_class,
+            local_queue_labels: self.local_queue_labels,
         }
     }
 }
@@ -64,15 +81,19 @@ fn cluster_queue_of(
         .map(|q| q.cluster_queue.clone())
 }
 
-fn labels(
+fn labels<'a>(
     workload: &Workload,
     status: Option<&WorkloadStatus>,
     structure: &Structure,
-) -> Option<Labels> {
+    local_queues: &'a LocalQueueObjects,
+) -> Option<Labels<'a>> {
+    let namespace = workload.namespace().unwrap_or_default();
+    let local_queue = workload.spec.queue_name.clone().unwrap_or_default();
     Some(Labels {
         cluster_queue: cluster_queue_of(workload, status, structure)?,
-        namespace: workload.namespace().unwrap_or_default(),
-        local_queue: workload.spec.queue_name.clone().unwrap_or_default(),
+        local_queue_labels: local_queue_labels(local_queues, &namespace, &local_queue),
+        namespace,
+        local_queue,
         priority_class: workload
             .spec
             .priority_class_ref
@@ -177,10 +198,11 @@ impl MetricsFeed {
         now: &Time,
         placement: &[(String, PlacementQuality)],
         structure: &Structure,
+        local_queues: &LocalQueueObjects,
     ) {
         let old = before.status.as_ref();
-        let Some(labels) =
-            labels(before, Some(after), structure).or_else(|| labels(before, old, structure))
+        let Some(labels) = labels(before, Some(after), structure, local_queues)
+            .or_else(|| labels(before, old, structure, local_queues))
         else {
             return;
         };
@@ -233,16 +255,30 @@ impl MetricsFeed {
     }
 
     /// A Workload whose `Finished` condition turned true.
-    pub fn finished(&self, workload: &Workload, structure: &Structure) {
-        if let Some(labels) = labels(workload, workload.status.as_ref(), structure) {
+    pub fn finished(
+        &self,
+        workload: &Workload,
+        structure: &Structure,
+        local_queues: &LocalQueueObjects,
+    ) {
+        if let Some(labels) = labels(workload, workload.status.as_ref(), structure, local_queues) {
             self.metrics.finished(&labels.borrowed());
         }
     }
 
-    /// Replaces the queue gauges from the engine's report, its quota objects, and the pending
-    /// workloads with the LocalQueue each waits in and its reason.
-    pub fn queues(&self, report: &QueueReport, structure: &Structure, pending: &[PendingWorkload]) {
-        self.metrics
-            .set_queues(&queue_gauges::gauges(report, structure, pending));
+    /// Replaces the queue gauges from the engine's report, its quota objects, the pending
+    /// workloads with the LocalQueue each waits in and its reason, and the LocalQueues as read.
+    pub fn queues(
+        &self,
+        report: &QueueReport,
+        structure: &Structure,
+        pending: &[PendingWorkload],
+        local_queues: &LocalQueueObjects,
+    ) {
+        let mut gauges = queue_gauges::gauges(report, structure, pending);
+        for queue in &mut gauges.local_queues {
+            queue.labels = local_queue_labels(local_queues, &queue.namespace, &queue.name).cloned();
+        }
+        self.metrics.set_queues(&gauges);
     }
 }

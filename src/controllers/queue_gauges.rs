@@ -219,6 +219,8 @@ pub fn gauges(
                 namespace: lq.namespace.clone(),
                 name: lq.name.clone(),
                 cluster_queue: lq.cluster_queue.clone(),
+                // The LocalQueue object's labels are laid over by the metrics feed.
+                labels: None,
                 active: if cq_active && !lq.stopped {
                     "True"
                 } else {

@@ -378,8 +378,11 @@ impl AdmissionLoop {
         self.unready.seen(&key, &workload);
         let was_finished = self.workloads.get(&key).is_some_and(is_finished);
         if !was_finished && self.workloads.contains_key(&key) && is_finished(&workload) {
-            self.metrics
-                .finished(&workload, self.state.engine().structure());
+            self.metrics.finished(
+                &workload,
+                self.state.engine().structure(),
+                &self.queues.local_queues,
+            );
         }
         let seen = self.may_show(&key, workload.clone());
         match self.assumed.get(&key) {

@@ -30,7 +30,12 @@ impl AdmissionLoop {
                 reason,
             })
             .collect();
-        self.metrics.queues(&report, engine.structure(), &pending);
+        self.metrics.queues(
+            &report,
+            engine.structure(),
+            &pending,
+            &self.queues.local_queues,
+        );
         let differing: Vec<(String, QueueWrite)> =
             queue_status::changed(&self.queues, &report, &now)
                 .into_iter()

@@ -44,6 +44,9 @@ pub struct ClusterQueueGauge {
 pub struct LocalQueueGauge {
     pub namespace: String,
     pub name: String,
+    /// The LocalQueue's labels, matched against `localQueueSelector`; `None` when the
+    /// LocalQueue object is unknown.
+    pub labels: Option<BTreeMap<String, String>>,
     pub cluster_queue: String,
     /// `True`, `False` or `Unknown`.
     pub active: &'static str,
@@ -285,8 +288,8 @@ impl Gauges {
         for cq in &queues.cluster_queues {
             self.cluster_queue(role, options, cq);
         }
-        if options.local_queue_metrics {
-            for lq in &queues.local_queues {
+        for lq in &queues.local_queues {
+            if options.reports_local_queue(lq.labels.as_ref()) {
                 self.local_queue(role, lq);
             }
         }

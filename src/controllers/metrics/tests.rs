@@ -9,16 +9,20 @@ fn metrics(options: MetricsOptions) -> Metrics {
 fn all_on() -> MetricsOptions {
     MetricsOptions {
         local_queue_metrics: true,
+        local_queue_selector: None,
         cluster_queue_resources: true,
         fair_sharing: true,
     }
 }
+
+static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
 
 const W: WorkloadLabels<'static> = WorkloadLabels {
     cluster_queue: "team",
     local_queue_namespace: "ns",
     local_queue: "lq",
     priority_class: "high",
+    local_queue_labels: Some(&NO_LABELS),
 };
 
 /// The sample lines of `name` (exact metric name, any labels).
@@ -186,6 +190,7 @@ fn optional_families_follow_the_configuration() {
             namespace: "ns".into(),
             name: "lq".into(),
             cluster_queue: "a".into(),
+            labels: Some(BTreeMap::new()),
             active: "True",
             ..LocalQueueGauge::default()
         }],
@@ -216,4 +221,71 @@ fn cohort_subtree_series_at_zero_are_dropped() {
         ..QueueGauges::default()
     });
     assert_eq!(samples(&m.encode(), "kueue_cohort_subtree_quota").len(), 0);
+}
+
+/// `localQueueSelector`: only LocalQueues whose labels match have `kueue_local_queue_*` series,
+/// counters and gauges alike; an unknown LocalQueue has none, as in Kueue.
+#[test]
+fn only_local_queues_the_selector_matches_are_reported() {
+    let selector: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector =
+        yaml_serde::from_str("matchLabels: {observed: \"true\"}").unwrap();
+    let m = metrics(MetricsOptions {
+        local_queue_selector: Some(selector),
+        ..all_on()
+    });
+    let observed = BTreeMap::from([("observed".to_string(), "true".to_string())]);
+    let other = BTreeMap::from([("observed".to_string(), "false".to_string())]);
+    let in_queue =
+        |name: &'static str, labels: Option<&'static BTreeMap<String, String>>| WorkloadLabels {
+            local_queue: name,
+            local_queue_labels: labels,
+            ..W
+        };
+    let observed: &'static BTreeMap<String, String> = Box::leak(Box::new(observed));
+    let other: &'static BTreeMap<String, String> = Box::leak(Box::new(other));
+    for w in [
+        in_queue("seen", Some(observed)),
+        in_queue("unseen", Some(other)),
+        in_queue("unknown", None),
+    ] {
+        m.quota_reserved(&w, 1.0);
+        m.admitted(&w, 1.0, &[]);
+        m.evicted(&w, "Preempted", "", true);
+        m.finished(&w);
+    }
+    let gauge = |name: &str, labels: Option<&BTreeMap<String, String>>| LocalQueueGauge {
+        namespace: "ns".into(),
+        name: name.into(),
+        cluster_queue: "team".into(),
+        labels: labels.cloned(),
+        active: "True",
+        ..LocalQueueGauge::default()
+    };
+    m.set_queues(&QueueGauges {
+        local_queues: vec![
+            gauge("seen", Some(observed)),
+            gauge("unseen", Some(other)),
+            gauge("unknown", None),
+        ],
+        ..QueueGauges::default()
+    });
+    let text = m.encode();
+    let local_queue_series: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("kueue_local_queue_"))
+        .collect();
+    assert!(!local_queue_series.is_empty());
+    for line in &local_queue_series {
+        assert!(line.contains("name=\"seen\""), "{line}");
+    }
+    for family in [
+        "kueue_local_queue_admitted_workloads_total",
+        "kueue_local_queue_evicted_workloads_total",
+        "kueue_local_queue_finished_workloads_total",
+        "kueue_local_queue_status",
+    ] {
+        assert!(!samples(&text, family).is_empty(), "{family}");
+    }
+    // The ClusterQueue's series count every workload.
+    assert!(samples(&text, "kueue_admitted_workloads_total")[0].ends_with(" 3"));
 }
