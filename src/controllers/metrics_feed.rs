@@ -15,12 +15,14 @@ use crate::api::keys::condition_types;
 use crate::api::workload_status::WorkloadEviction;
 use crate::api::{LocalQueue, Workload, WorkloadStatus};
 use crate::engine::PreemptionDecision;
-use crate::engine::Structure;
 use crate::engine::queue_report::QueueReport;
 use crate::engine::topology::PlacementQuality;
 use crate::engine::topology::quality::short_level_name;
+use crate::engine::{Engine, Structure};
 
-pub use super::queue_gauges::PendingWorkload;
+use super::queue_gauges::{FinishedWorkload, PendingWorkload};
+
+mod durations;
 
 /// The loop's handle on the metrics.
 pub struct MetricsFeed {
@@ -251,34 +253,74 @@ impl MetricsFeed {
             };
             self.metrics
                 .evicted(&labels.borrowed(), &reason, &cause, first_time);
+            if let Some(seconds) = durations::ready_until_evicted(after) {
+                self.metrics
+                    .pods_ready_to_evicted(&labels.cluster_queue, &reason, &cause, seconds);
+            }
         }
     }
 
-    /// A Workload whose `Finished` condition turned true.
-    pub fn finished(
+    /// A Workload read from the API, and the version read before it: what Kueue's controllers
+    /// count on their watches. A Workload that finished (its execution time too); one whose pods
+    /// became ready for the first time since its admission (the waits until then); an evicted
+    /// one whose quota was released (the time since the eviction).
+    pub fn watched(
         &self,
-        workload: &Workload,
+        previous: &Workload,
+        current: &Workload,
+        now: &Time,
         structure: &Structure,
         local_queues: &LocalQueueObjects,
     ) {
-        if let Some(labels) = labels(workload, workload.status.as_ref(), structure, local_queues) {
+        let status = current.status.as_ref();
+        if let Some((cluster_queue, reason, seconds)) =
+            durations::eviction_released(previous, current, now)
+        {
+            self.metrics
+                .quota_released_after_eviction(&cluster_queue, &reason, seconds);
+        }
+        let Some(labels) = labels(current, status, structure, local_queues) else {
+            return;
+        };
+        let finished = |w: &Workload| condition_true(w.status.as_ref(), condition_types::FINISHED);
+        if finished(previous).is_none() && finished(current).is_some() {
             self.metrics.finished(&labels.borrowed());
+            if let Some(seconds) = durations::execution(status) {
+                self.metrics.execution_time(&labels.borrowed(), seconds);
+            }
+        }
+        if let Some(times) = durations::ready(previous, current) {
+            self.metrics.pods_ready(&labels.borrowed(), times);
         }
     }
 
-    /// Replaces the queue gauges from the engine's report, its quota objects, the pending
-    /// workloads with the LocalQueue each waits in and its reason, and the LocalQueues as read.
-    pub fn queues(
-        &self,
-        report: &QueueReport,
-        structure: &Structure,
-        pending: &[PendingWorkload],
-        local_queues: &LocalQueueObjects,
-    ) {
-        let mut gauges = queue_gauges::gauges(report, structure, pending);
+    /// Replaces the queue gauges from the engine's queue report, its quota objects, its pending
+    /// workloads (the LocalQueue each waits in, why, and what it asks for) and finished ones, and
+    /// the LocalQueues as read.
+    pub fn queues(&self, report: &QueueReport, engine: &Engine, local_queues: &LocalQueueObjects) {
+        let pending: Vec<PendingWorkload> = engine
+            .pending()
+            .map(|(workload, reason)| PendingWorkload {
+                namespace: &workload.namespace,
+                local_queue: &workload.queue_name,
+                reason,
+                pod_sets: &workload.pod_sets,
+            })
+            .collect();
+        let finished: Vec<FinishedWorkload> = engine
+            .finished()
+            .map(|workload| FinishedWorkload {
+                namespace: &workload.namespace,
+                local_queue: &workload.queue_name,
+            })
+            .collect();
+        let mut gauges = queue_gauges::gauges(report, engine.structure(), &pending, &finished);
         for queue in &mut gauges.local_queues {
             queue.labels = local_queue_labels(local_queues, &queue.namespace, &queue.name).cloned();
         }
         self.metrics.set_queues(&gauges);
     }
 }
+
+#[cfg(test)]
+mod tests;
