@@ -108,15 +108,18 @@ fn default_image_is_kuota_at_the_app_version() {
 fn every_metric_name() -> BTreeSet<String> {
     let options = MetricsOptions {
         local_queue_metrics: true,
+        local_queue_selector: None,
         cluster_queue_resources: true,
         fair_sharing: true,
     };
     let metrics = Metrics::new(ReplicaRole::Leader, options, BuildInfo::current());
+    let no_labels = BTreeMap::new();
     let workload = WorkloadLabels {
         cluster_queue: "cq",
         local_queue_namespace: "ns",
         local_queue: "lq",
         priority_class: "",
+        local_queue_labels: Some(&no_labels),
     };
     metrics.admission_attempt(true, 0.1);
     metrics.quota_reserved(&workload, 1.0);
@@ -147,6 +150,7 @@ fn every_metric_name() -> BTreeSet<String> {
             namespace: "ns".into(),
             name: "lq".into(),
             cluster_queue: "cq".into(),
+            labels: Some(BTreeMap::new()),
             active: "True",
             unadmitted,
             resources: vec![("default".into(), "cpu".into(), 1.0, 1.0)],

@@ -21,6 +21,7 @@ use kuota::api::keys::condition_types;
 use kuota::engine::model::{EngineConfig, Snapshot, WithinClusterQueue, Workload};
 use kuota::engine::{CycleOutcome, Engine, WorkloadKey, WorkloadState, WorkloadStatus};
 use kuota::state::admission_input::{self, WorkloadDefaults};
+use kuota::state::queue_order::QueueOrdering;
 use kuota::status::annotations::set_carried;
 use kuota::status::workload::workload_status;
 use proptest::prelude::*;
@@ -151,7 +152,7 @@ fn restarted(
             class_priority: None,
             ..WorkloadDefaults::default()
         };
-        let model = admission_input::workload(&read, defaults)
+        let model = admission_input::workload(&read, defaults, &QueueOrdering::default())
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         fresh
             .upsert_workload(model)

@@ -13,6 +13,7 @@ use kuota::cli::simulate::objects::{Located, Objects, decode_all};
 use kuota::engine::model::{EngineConfig, Snapshot};
 use kuota::engine::{Engine, ModelError};
 use kuota::state::admission_input::{self, WorkloadDefaults};
+use kuota::state::queue_order::QueueOrdering;
 use kuota::state::topology_input;
 
 /// Converts the one object of `objects` to the engines' input, and validates what the admission
@@ -72,7 +73,7 @@ fn workload(objects: &Objects) -> Result<(), ModelError> {
             class_priority: None,
             ..WorkloadDefaults::default()
         };
-        let converted = admission_input::workload(workload, defaults)?;
+        let converted = admission_input::workload(workload, defaults, &QueueOrdering::default())?;
         topology_input::admitted_tas_usage(&converted, |_| true)?;
         Ok(Snapshot {
             workloads: vec![converted],

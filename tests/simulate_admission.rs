@@ -308,6 +308,14 @@ fn a_queue_orders_by_priority_then_creation() {
 }
 
 #[test]
+fn a_workload_requeued_after_a_pods_ready_timeout_queues_by_its_eviction() {
+    let run = run("admission/requeue-after-pods-ready-timeout.yaml", false);
+    run.expect_workloads(&["train/stalled", "train/fresh"]);
+    run.admitted_on("train/fresh", "train-cq", "default-flavor", 4);
+    run.waiting_for_quota("train/stalled", "cpu", "default-flavor");
+}
+
+#[test]
 fn flavors_are_eligible_by_node_labels_and_taints() {
     let run = run("admission/flavor-matching.yaml", false);
     run.expect_workloads(&[
@@ -651,6 +659,7 @@ fn every_admission_example_has_a_scenario_test() {
         "queue-order.yaml",
         "reclaim-stops-at-nominal.yaml",
         "reclaim-within-cohort.yaml",
+        "requeue-after-pods-ready-timeout.yaml",
         "reserve-nominal-quota.yaml",
         "strict-fifo.yaml",
     ]

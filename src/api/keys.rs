@@ -236,6 +236,8 @@ pub mod evicted_reasons {
     pub const LOCAL_QUEUE_STOPPED: &str = "LocalQueueStopped";
     pub const DEACTIVATED: &str = "Deactivated";
     pub const NODE_FAILURES: &str = "NodeFailures";
+    /// An admission check of the Workload turned `Rejected` or `Retry`.
+    pub const ADMISSION_CHECK: &str = "AdmissionCheck";
 }
 
 /// Reasons of Workload `Preempted`.

@@ -165,6 +165,11 @@ fn settings(
         metrics_security: metrics_security(config, metrics_secure),
         metrics: controllers::metrics::MetricsOptions {
             local_queue_metrics: config.metrics.local_queue_metrics.enable,
+            local_queue_selector: config
+                .metrics
+                .local_queue_metrics
+                .local_queue_selector
+                .clone(),
             cluster_queue_resources: config.metrics.enable_cluster_queue_resources,
             fair_sharing: config.engine_config().fair_sharing.enabled,
         },

@@ -8,6 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::framework::{Framework, GroupVersionKind};
 use crate::engine::features::FeatureGates;
+pub use crate::engine::model::RequeuingTimestamp;
 use crate::engine::model::{EngineConfig, FairSharingConfig, QuotaCheckStrategy};
 
 /// Kueue's manager configuration, resolved.
@@ -57,6 +58,12 @@ impl Configuration {
             features: self.feature_gates.clone(),
             fair_sharing: self.fair_sharing.clone(),
             quota_check: self.quota_check,
+            requeuing_timestamp: self
+                .wait_for_pods_ready
+                .as_ref()
+                .map_or_else(RequeuingTimestamp::default, |w| {
+                    w.requeuing_strategy.timestamp
+                }),
             ..EngineConfig::default()
         }
     }
@@ -85,16 +92,6 @@ pub struct RequeuingStrategy {
     pub backoff_base_seconds: u32,
     /// Cap of the requeue backoff, in seconds (3600 by default).
     pub backoff_max_seconds: u32,
-}
-
-/// `waitForPodsReady.requeuingStrategy.timestamp`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum RequeuingTimestamp {
-    /// The time of the last eviction (Kueue's default).
-    #[default]
-    Eviction,
-    /// The Workload's creation time.
-    Creation,
 }
 
 /// `integrations`.

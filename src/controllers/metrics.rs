@@ -1,11 +1,32 @@
-//! Prometheus metrics with Kueue's names, types, labels and buckets, so a dashboard built for
-//! Kueue reads kuota unchanged; kuota's own additions start with `kuota_`. Every series but
-//! `kueue_build_info` carries `replica_role`. The registry is private: the methods below are the
-//! only way in, and [`Metrics::encode`] the only way out.
+//! Prometheus metrics with Kueue's names, types, labels and buckets; kuota's own additions start
+//! with `kuota_`. Every series but `kueue_build_info` carries `replica_role`. The registry is
+//! private: the methods below are the only way in, and [`Metrics::encode`] the only way out.
+//!
+//! Kueue's metrics that kuota does not export, because nothing in kuota means what they mean (a
+//! dashboard panel built on them stays empty):
+//! - `kueue_admission_cycle_preemption_skips`: kuota's cycle holds the quota a preemptor is owed
+//!   for the whole cycle, so no preemptor is skipped for another queue's overlapping targets.
+//! - `kueue_preemption_target_recomputations_total`: kuota never recomputes a preemptor's
+//!   targets for an overlap within a cycle, for the same reason.
+//! - `kueue_pending_scheduling_hashes`: kuota's equivalence classes of identical workloads live
+//!   for one cycle and are not Kueue's hashes; their count would not be Kueue's.
+//! - `kueue_local_queue_admission_fair_sharing_usage`: admission fair sharing is not implemented
+//!   (`admissionFairSharing` is accepted and has no effect).
+//! - `kueue_replaced_workload_slices_total`: elastic workload slices are not implemented.
+//! - `kueue_workload_creation_latency_seconds`, `kueue_pod_scheduling_gate_removal_seconds`: the
+//!   Job and pod integrations do not measure the time from a job's creation to its Workload's, nor
+//!   from an admission to a pod's gate removal.
+//! - `multikueue_workloads_dispatched_total`, `multikueue_workloads_admitted_total`: MultiKueue is
+//!   not implemented.
+//!
+//! kuota runs no admission checks, so `kueue_admission_checks_wait_time_seconds` observes 0 at
+//! every admission, as Kueue does for a workload without checks.
 
 mod families;
 mod gauges;
+mod workload_times;
 
+use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError, RwLock};
 
 use prometheus::{Encoder, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
@@ -14,6 +35,8 @@ use families::Families;
 pub use families::MetricsOptions;
 use gauges::Gauges;
 pub use gauges::{ClusterQueueGauge, CohortGauge, LocalQueueGauge, QueueGauges, ResourceGauge};
+pub use workload_times::ReadyTimes;
+use workload_times::WorkloadTimes;
 
 /// Kueue's bucket sets, in seconds.
 const B14: [f64; 14] = [
@@ -90,6 +113,9 @@ pub struct WorkloadLabels<'a> {
     pub local_queue_namespace: &'a str,
     pub local_queue: &'a str,
     pub priority_class: &'a str,
+    /// The labels of its LocalQueue, which decide whether the LocalQueue's series are reported;
+    /// `None` when the LocalQueue is unknown.
+    pub local_queue_labels: Option<&'a BTreeMap<String, String>>,
 }
 
 /// Counters and histograms updated as decisions are written.
@@ -125,6 +151,7 @@ pub struct Metrics {
     role: RwLock<ReplicaRole>,
     options: MetricsOptions,
     events: Events,
+    times: WorkloadTimes,
     gauges: Gauges,
     /// Held while gauges are replaced and while the registry is read, so a scrape never sees a
     /// half-replaced set.
@@ -260,6 +287,7 @@ impl Metrics {
                 REPLACEMENT_BUCKETS.to_vec(),
             ),
         };
+        let times = WorkloadTimes::register(&f);
         let gauges = Gauges::register(&f);
         let info = IntGaugeVec::new(
             Opts::new("kueue_build_info", "kuota's build: version and platform"),
@@ -288,6 +316,7 @@ impl Metrics {
             role: RwLock::new(role),
             options,
             events,
+            times,
             gauges,
             exposition: Mutex::new(()),
         }
@@ -339,7 +368,7 @@ impl Metrics {
             .quota_reserved_wait
             .with_label_values(&cq)
             .observe(wait_seconds);
-        if self.options.local_queue_metrics {
+        if self.options.reports_local_queue(w.local_queue_labels) {
             let lq = [
                 role,
                 w.local_queue,
@@ -374,7 +403,7 @@ impl Metrics {
                 .with_label_values(&[role, cohort, w.priority_class])
                 .inc();
         }
-        if self.options.local_queue_metrics {
+        if self.options.reports_local_queue(w.local_queue_labels) {
             let lq = [
                 role,
                 w.local_queue,
@@ -412,7 +441,7 @@ impl Metrics {
         if first_time {
             self.events.evicted_once.with_label_values(&labels).inc();
         }
-        if self.options.local_queue_metrics {
+        if self.options.reports_local_queue(w.local_queue_labels) {
             self.events
                 .lq_evicted
                 .with_label_values(&[
@@ -440,7 +469,7 @@ impl Metrics {
             .finished
             .with_label_values(&[role, w.cluster_queue, w.priority_class])
             .inc();
-        if self.options.local_queue_metrics {
+        if self.options.reports_local_queue(w.local_queue_labels) {
             self.events
                 .lq_finished
                 .with_label_values(&[
@@ -451,6 +480,58 @@ impl Metrics {
                 ])
                 .inc();
         }
+    }
+
+    /// The LocalQueue labels of `w`'s series, when its LocalQueue is reported.
+    fn local_queue_of<'a>(&self, w: &WorkloadLabels<'a>) -> Option<[&'a str; 2]> {
+        self.options
+            .reports_local_queue(w.local_queue_labels)
+            .then_some([w.local_queue, w.local_queue_namespace])
+    }
+
+    /// A finished workload ran `seconds` in all, as Kueue's `TotalExecutionTime` counts it.
+    pub fn execution_time(&self, w: &WorkloadLabels<'_>, seconds: f64) {
+        self.times.execution(
+            self.role(),
+            w.cluster_queue,
+            self.local_queue_of(w),
+            w.priority_class,
+            seconds,
+        );
+    }
+
+    /// A workload's pods all became ready for the first time since its admission.
+    pub fn pods_ready(&self, w: &WorkloadLabels<'_>, times: ReadyTimes) {
+        self.times.ready(
+            self.role(),
+            w.cluster_queue,
+            self.local_queue_of(w),
+            w.priority_class,
+            times,
+        );
+    }
+
+    /// A workload evicted `seconds` after its pods were ready.
+    pub fn pods_ready_to_evicted(
+        &self,
+        cluster_queue: &str,
+        reason: &str,
+        underlying_cause: &str,
+        seconds: f64,
+    ) {
+        self.times.pods_ready_to_evicted(
+            self.role(),
+            cluster_queue,
+            reason,
+            underlying_cause,
+            seconds,
+        );
+    }
+
+    /// An evicted workload's quota released `seconds` after its eviction.
+    pub fn quota_released_after_eviction(&self, cluster_queue: &str, reason: &str, seconds: f64) {
+        self.times
+            .eviction_latency(self.role(), cluster_queue, reason, seconds);
     }
 
     /// A topology-aware pod set placed: how many lowest-level domains it uses, and the short

@@ -2,6 +2,7 @@
 //! LocalQueue and priority class), counters derived from each status change that was written,
 //! and the queue gauges from the engine's queue report.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -12,35 +13,53 @@ use super::metrics::{Metrics, ReplicaRole, WorkloadLabels};
 use super::queue_gauges;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::WorkloadEviction;
-use crate::api::{Workload, WorkloadStatus};
+use crate::api::{LocalQueue, Workload, WorkloadStatus};
 use crate::engine::PreemptionDecision;
-use crate::engine::Structure;
 use crate::engine::queue_report::QueueReport;
 use crate::engine::topology::PlacementQuality;
 use crate::engine::topology::quality::short_level_name;
+use crate::engine::{Engine, Structure};
 
-pub use super::queue_gauges::PendingWorkload;
+use super::queue_gauges::{FinishedWorkload, PendingWorkload};
+
+mod durations;
 
 /// The loop's handle on the metrics.
 pub struct MetricsFeed {
     metrics: Arc<Metrics>,
 }
 
+/// The LocalQueues as read, by `namespace/name`: their labels decide whether their series are
+/// reported (`metrics.localQueueMetrics.localQueueSelector`).
+pub type LocalQueueObjects = BTreeMap<String, LocalQueue>;
+
+fn local_queue_labels<'a>(
+    local_queues: &'a LocalQueueObjects,
+    namespace: &str,
+    name: &str,
+) -> Option<&'a BTreeMap<String, String>> {
+    local_queues
+        .get(&format!("{namespace}/{name}"))
+        .map(|queue| queue.labels())
+}
+
 /// Owned label values of one Workload.
-struct Labels {
+struct Labels<'a> {
     cluster_queue: String,
     namespace: String,
     local_queue: String,
     priority_class: String,
+    local_queue_labels: Option<&'a BTreeMap<String, String>>,
 }
 
-impl Labels {
+impl Labels<'_> {
     fn borrowed(&self) -> WorkloadLabels<'_> {
         WorkloadLabels {
             cluster_queue: &self.cluster_queue,
             local_queue_namespace: &self.namespace,
             local_queue: &self.local_queue,
             priority_class: &self.priority_class,
+            local_queue_labels: self.local_queue_labels,
         }
     }
 }
@@ -64,15 +83,19 @@ fn cluster_queue_of(
         .map(|q| q.cluster_queue.clone())
 }
 
-fn labels(
+fn labels<'a>(
     workload: &Workload,
     status: Option<&WorkloadStatus>,
     structure: &Structure,
-) -> Option<Labels> {
+    local_queues: &'a LocalQueueObjects,
+) -> Option<Labels<'a>> {
+    let namespace = workload.namespace().unwrap_or_default();
+    let local_queue = workload.spec.queue_name.clone().unwrap_or_default();
     Some(Labels {
         cluster_queue: cluster_queue_of(workload, status, structure)?,
-        namespace: workload.namespace().unwrap_or_default(),
-        local_queue: workload.spec.queue_name.clone().unwrap_or_default(),
+        local_queue_labels: local_queue_labels(local_queues, &namespace, &local_queue),
+        namespace,
+        local_queue,
         priority_class: workload
             .spec
             .priority_class_ref
@@ -177,10 +200,11 @@ impl MetricsFeed {
         now: &Time,
         placement: &[(String, PlacementQuality)],
         structure: &Structure,
+        local_queues: &LocalQueueObjects,
     ) {
         let old = before.status.as_ref();
-        let Some(labels) =
-            labels(before, Some(after), structure).or_else(|| labels(before, old, structure))
+        let Some(labels) = labels(before, Some(after), structure, local_queues)
+            .or_else(|| labels(before, old, structure, local_queues))
         else {
             return;
         };
@@ -229,20 +253,74 @@ impl MetricsFeed {
             };
             self.metrics
                 .evicted(&labels.borrowed(), &reason, &cause, first_time);
+            if let Some(seconds) = durations::ready_until_evicted(after) {
+                self.metrics
+                    .pods_ready_to_evicted(&labels.cluster_queue, &reason, &cause, seconds);
+            }
         }
     }
 
-    /// A Workload whose `Finished` condition turned true.
-    pub fn finished(&self, workload: &Workload, structure: &Structure) {
-        if let Some(labels) = labels(workload, workload.status.as_ref(), structure) {
+    /// A Workload read from the API, and the version read before it: what Kueue's controllers
+    /// count on their watches. A Workload that finished (its execution time too); one whose pods
+    /// became ready for the first time since its admission (the waits until then); an evicted
+    /// one whose quota was released (the time since the eviction).
+    pub fn watched(
+        &self,
+        previous: &Workload,
+        current: &Workload,
+        now: &Time,
+        structure: &Structure,
+        local_queues: &LocalQueueObjects,
+    ) {
+        let status = current.status.as_ref();
+        if let Some((cluster_queue, reason, seconds)) =
+            durations::eviction_released(previous, current, now)
+        {
+            self.metrics
+                .quota_released_after_eviction(&cluster_queue, &reason, seconds);
+        }
+        let Some(labels) = labels(current, status, structure, local_queues) else {
+            return;
+        };
+        let finished = |w: &Workload| condition_true(w.status.as_ref(), condition_types::FINISHED);
+        if finished(previous).is_none() && finished(current).is_some() {
             self.metrics.finished(&labels.borrowed());
+            if let Some(seconds) = durations::execution(status) {
+                self.metrics.execution_time(&labels.borrowed(), seconds);
+            }
+        }
+        if let Some(times) = durations::ready(previous, current) {
+            self.metrics.pods_ready(&labels.borrowed(), times);
         }
     }
 
-    /// Replaces the queue gauges from the engine's report, its quota objects, and the pending
-    /// workloads with the LocalQueue each waits in and its reason.
-    pub fn queues(&self, report: &QueueReport, structure: &Structure, pending: &[PendingWorkload]) {
-        self.metrics
-            .set_queues(&queue_gauges::gauges(report, structure, pending));
+    /// Replaces the queue gauges from the engine's queue report, its quota objects, its pending
+    /// workloads (the LocalQueue each waits in, why, and what it asks for) and finished ones, and
+    /// the LocalQueues as read.
+    pub fn queues(&self, report: &QueueReport, engine: &Engine, local_queues: &LocalQueueObjects) {
+        let pending: Vec<PendingWorkload> = engine
+            .pending()
+            .map(|(workload, reason)| PendingWorkload {
+                namespace: &workload.namespace,
+                local_queue: &workload.queue_name,
+                reason,
+                pod_sets: &workload.pod_sets,
+            })
+            .collect();
+        let finished: Vec<FinishedWorkload> = engine
+            .finished()
+            .map(|workload| FinishedWorkload {
+                namespace: &workload.namespace,
+                local_queue: &workload.queue_name,
+            })
+            .collect();
+        let mut gauges = queue_gauges::gauges(report, engine.structure(), &pending, &finished);
+        for queue in &mut gauges.local_queues {
+            queue.labels = local_queue_labels(local_queues, &queue.namespace, &queue.name).cloned();
+        }
+        self.metrics.set_queues(&gauges);
     }
 }
+
+#[cfg(test)]
+mod tests;

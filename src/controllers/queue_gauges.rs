@@ -1,34 +1,46 @@
-//! The queue gauges' input, from the engine's queue report, its quota objects and the pending
-//! workloads: counts by status and reason, quota and usage per flavor and resource, and each
-//! Cohort's subtree totals.
+//! The queue gauges' input, from the engine's queue report, its quota objects and the pending and
+//! finished workloads: counts by status and reason, pending requests, quota and usage per flavor
+//! and resource, and each Cohort's subtree totals.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::metrics::{ClusterQueueGauge, CohortGauge, LocalQueueGauge, QueueGauges, ResourceGauge};
 use crate::api::keys::admitted_reasons;
+use crate::engine::model::PodSet;
 use crate::engine::quantity::Quantity;
 use crate::engine::queue_report::InactiveCause;
 use crate::engine::queue_report::QueueReport;
 use crate::engine::{PendingReason, Structure};
 
-/// A workload waiting: where and why.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A workload waiting: where, why and what it asks for.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PendingWorkload<'a> {
     pub namespace: &'a str,
     pub local_queue: &'a str,
     pub reason: PendingReason,
+    pub pod_sets: &'a [PodSet],
+}
+
+/// A finished workload that still exists, and the LocalQueue it was queued in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FinishedWorkload<'a> {
+    pub namespace: &'a str,
+    pub local_queue: &'a str,
 }
 
 fn amount(q: Quantity) -> f64 {
     q.nanos() as f64 / 1e9
 }
 
-/// Counts of one queue's pending workloads.
+/// Counts of one queue's pending and finished workloads.
 #[derive(Default)]
 struct Pending {
     active: usize,
     inadmissible: usize,
     unadmitted: BTreeMap<(String, String), usize>,
+    /// What its pending workloads ask for in all, by resource.
+    requests: BTreeMap<String, f64>,
+    finished: usize,
 }
 
 impl Pending {
@@ -48,6 +60,31 @@ impl Pending {
             ))
             .or_default() += count;
     }
+
+    fn add_requests(&mut self, requests: &BTreeMap<String, f64>) {
+        for (resource, amount) in requests {
+            *self.requests.entry(resource.clone()).or_default() += amount;
+        }
+    }
+}
+
+/// What a pending workload asks for in all (every pod of every pod set), by resource, as
+/// Kueue's pending-resources total counts it.
+fn add_total_requests(pod_sets: &[PodSet], totals: &mut BTreeMap<String, f64>) {
+    for pod_set in pod_sets {
+        for (resource, per_pod) in pod_set.requests.iter() {
+            *totals.entry(resource.clone()).or_default() +=
+                amount(*per_pod) * f64::from(pod_set.count);
+        }
+    }
+}
+
+/// One LocalQueue's workloads, counted before they are summed per queue.
+#[derive(Default)]
+struct QueueTally {
+    reasons: BTreeMap<PendingReason, usize>,
+    requests: BTreeMap<String, f64>,
+    finished: usize,
 }
 
 /// The cohort chain above `cohort`, itself first (a cycle stops the walk).
@@ -72,6 +109,7 @@ pub fn gauges(
     report: &QueueReport,
     structure: &Structure,
     pending: &[PendingWorkload],
+    finished: &[FinishedWorkload],
 ) -> QueueGauges {
     let active: BTreeSet<&str> = report
         .cluster_queues
@@ -81,17 +119,21 @@ pub fn gauges(
         .collect();
     // Counted per queue and reason first: there are as many pending workloads as the cluster
     // holds, and only a few queues and reasons.
-    let mut per_queue: BTreeMap<(&str, &str), BTreeMap<PendingReason, usize>> = BTreeMap::new();
+    let mut per_queue: BTreeMap<(&str, &str), QueueTally> = BTreeMap::new();
     for w in pending {
-        *per_queue
+        let tally = per_queue.entry((w.namespace, w.local_queue)).or_default();
+        *tally.reasons.entry(w.reason).or_default() += 1;
+        add_total_requests(w.pod_sets, &mut tally.requests);
+    }
+    for w in finished {
+        per_queue
             .entry((w.namespace, w.local_queue))
             .or_default()
-            .entry(w.reason)
-            .or_default() += 1;
+            .finished += 1;
     }
     let mut by_cq: BTreeMap<String, Pending> = BTreeMap::new();
     let mut by_lq: BTreeMap<(String, String), Pending> = BTreeMap::new();
-    for ((namespace, local_queue), reasons) in per_queue {
+    for ((namespace, local_queue), tally) in per_queue {
         let lq_key = (namespace.to_string(), local_queue.to_string());
         let Some(cq) = structure
             .local_queues
@@ -103,10 +145,13 @@ pub fn gauges(
         let queue_active = active.contains(cq.as_str());
         let cq_counts = by_cq.entry(cq).or_default();
         let lq_counts = by_lq.entry(lq_key).or_default();
-        for (reason, count) in reasons {
+        for (reason, count) in tally.reasons {
             cq_counts.add(reason, count, queue_active);
             lq_counts.add(reason, count, queue_active);
         }
+        cq_counts.add_requests(&tally.requests);
+        cq_counts.finished += tally.finished;
+        lq_counts.finished += tally.finished;
     }
 
     let mut cohorts: BTreeMap<String, CohortGauge> = BTreeMap::new();
@@ -186,6 +231,16 @@ pub fn gauges(
             }
         }
         let counts = by_cq.remove(&cq.name).unwrap_or_default();
+        // Every covered resource is reported, at 0 while nothing waits for it, as Kueue seeds it.
+        let mut resource_pending: BTreeMap<String, f64> = model
+            .iter()
+            .flat_map(|m| &m.resource_groups)
+            .flat_map(|g| &g.covered_resources)
+            .map(|resource| (resource.clone(), 0.0))
+            .collect();
+        for (resource, amount) in counts.requests {
+            *resource_pending.entry(resource).or_default() += amount;
+        }
         cluster_queues.push(ClusterQueueGauge {
             name: cq.name.clone(),
             parent_cohort: ancestors.first().cloned().unwrap_or_default(),
@@ -202,6 +257,8 @@ pub fn gauges(
             unadmitted: counts.unadmitted,
             reserving: cq.admitted,
             admitted: cq.admitted,
+            finished: counts.finished,
+            resource_pending,
             resources,
             weighted_share: cq.weighted_share,
         });
@@ -219,6 +276,8 @@ pub fn gauges(
                 namespace: lq.namespace.clone(),
                 name: lq.name.clone(),
                 cluster_queue: lq.cluster_queue.clone(),
+                // The LocalQueue object's labels are laid over by the metrics feed.
+                labels: None,
                 active: if cq_active && !lq.stopped {
                     "True"
                 } else {
@@ -229,6 +288,7 @@ pub fn gauges(
                 unadmitted: counts.unadmitted,
                 reserving: lq.admitted,
                 admitted: lq.admitted,
+                finished: counts.finished,
                 resources: lq
                     .usage
                     .iter()

@@ -1,5 +1,6 @@
 //! Feature gates, with Kueue's names and defaults, so behaviour Kueue keeps behind a gate is switched
-//! the same way in kuota (`--feature-gates TASBalancedPlacement=true,PartialAdmission=false`).
+//! the same way in kuota (`--feature-gates TASBalancedPlacement=true,PartialAdmission=false`). One
+//! gate is kuota's own, not Kueue's: `TASReplaceMultipleFailedNodes`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -9,7 +10,7 @@ use thiserror::Error;
 
 macro_rules! features {
     ($($variant:ident => $default:expr),+ $(,)?) => {
-        /// A gate kuota knows, spelled as in Kueue.
+        /// A gate kuota knows, spelled as in Kueue (or kuota's own, see the module doc).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Feature {
             $($variant),+
@@ -26,7 +27,8 @@ macro_rules! features {
                 }
             }
 
-            /// Whether the gate is on when nothing says otherwise (Kueue's default).
+            /// Whether the gate is on when nothing says otherwise (Kueue's default, for a gate of
+            /// Kueue's).
             fn default_enabled(self) -> bool {
                 match self {
                     $(Feature::$variant => $default),+
@@ -50,6 +52,10 @@ features! {
     TASReplaceNodeOnPodTermination => true,
     TASReplaceNodeDueToNotReadyOverFixedTime => false,
     TASReplaceNodeOnNodeTaints => true,
+    // kuota's own gate; Kueue has none of this name. On, every failed node of an admitted TAS
+    // workload is replaced in one pass. Off, as Kueue does (it replaces one failed node at a time
+    // and evicts with `NodeFailures` when another fails before the first is replaced), a workload
+    // with more than one failed node is evicted.
     TASReplaceMultipleFailedNodes => true,
     FlavorFungibility => true,
     FlavorFungibilityPreserveScanProgress => true,

@@ -314,7 +314,8 @@ pub struct Workload {
     pub queue_name: String,
     /// Effective priority (see [`resolve_priority`]).
     pub priority: i32,
-    /// Queue-order time: creation timestamp in milliseconds, or the order of appearance. Lower first.
+    /// Queue-order time in milliseconds, lower first: Kueue's queue-order timestamp (the creation
+    /// timestamp, or an eviction's time, see `state::queue_order`), or the order of appearance.
     pub creation: i64,
     /// `spec.active`; an inactive workload is never admitted and an admitted one is evicted.
     pub active: bool,
@@ -403,12 +404,25 @@ pub enum QuotaCheckStrategy {
     IgnoreUndeclared,
 }
 
+/// `waitForPodsReady.requeuingStrategy.timestamp`: which time orders a Workload requeued after a
+/// PodsReady timeout in its queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RequeuingTimestamp {
+    /// The time of the eviction (Kueue's default).
+    #[default]
+    Eviction,
+    /// The Workload's creation time.
+    Creation,
+}
+
 /// How the engine is configured.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineConfig {
     pub features: FeatureGates,
     pub fair_sharing: FairSharingConfig,
     pub quota_check: QuotaCheckStrategy,
+    /// Orders Workloads evicted by a PodsReady timeout (see `state::queue_order`).
+    pub requeuing_timestamp: RequeuingTimestamp,
     /// Safety bound for [`super::Engine::run_until_stable`].
     pub max_cycles: u64,
 }
@@ -419,6 +433,7 @@ impl Default for EngineConfig {
             features: FeatureGates::default(),
             fair_sharing: FairSharingConfig::default(),
             quota_check: QuotaCheckStrategy::default(),
+            requeuing_timestamp: RequeuingTimestamp::default(),
             max_cycles: 10_000,
         }
     }

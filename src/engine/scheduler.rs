@@ -189,9 +189,24 @@ impl Engine {
             .map(|w| (&w.model, w.pending.0))
     }
 
+    /// Every finished workload the engine still holds (until its Workload is deleted), in input
+    /// order: the queue gauges count these as Kueue's `finished_workloads`.
+    pub fn finished(&self) -> impl Iterator<Item = &Workload> {
+        self.c
+            .workloads
+            .iter()
+            .filter(|w| !w.removed && w.finished)
+            .map(|w| &w.model)
+    }
+
     /// The feature gates the engine decides under.
     pub fn features(&self) -> &super::features::FeatureGates {
         &self.config.features
+    }
+
+    /// Which time orders a Workload requeued after a PodsReady timeout.
+    pub fn requeuing_timestamp(&self) -> super::model::RequeuingTimestamp {
+        self.config.requeuing_timestamp
     }
 
     /// One workload's current state, when the engine holds it.

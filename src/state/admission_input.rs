@@ -11,6 +11,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use kube::ResourceExt;
 
 use super::limit_ranges::Violation;
+use super::queue_order::QueueOrdering;
 use super::syntax;
 use super::workload_resources::{ResourceContext, inadmissible_message, pod_set_resources};
 use crate::api::cluster_queue::{
@@ -399,10 +400,12 @@ pub struct WorkloadDefaults {
     pub resources: ResourceContext,
 }
 
-/// A `Workload`. Its `status.admission`, when set, is quota the workload holds.
+/// A `Workload`. Its `status.admission`, when set, is quota the workload holds; `ordering` gives
+/// its queue-order time.
 pub fn workload(
     workload: &api::Workload,
     defaults: WorkloadDefaults,
+    ordering: &QueueOrdering,
 ) -> Result<Workload, ModelError> {
     let namespace = workload.namespace().unwrap_or_default();
     let name = workload.name_any();
@@ -455,11 +458,14 @@ pub fn workload(
             .priority
             .or(defaults.class_priority)
             .unwrap_or(0),
-        creation: workload
-            .metadata
-            .creation_timestamp
-            .as_ref()
-            .map_or(defaults.creation, |t| t.0.as_millisecond()),
+        creation: ordering.time(
+            status,
+            workload
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map_or(defaults.creation, |t| t.0.as_millisecond()),
+        ),
         active: workload.spec.is_active(),
         // Kueue reads an empty value as no gate.
         admission_gated_by: annotations

@@ -8,6 +8,7 @@ use super::admission_input::{self, WorkloadDefaults};
 use super::cache::Applied;
 use super::cluster::{CachedWorkload, ClassRef, ClusterState, fingerprint};
 use super::pod_templates::PodTemplates;
+use super::queue_order::QueueOrdering;
 use crate::api;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind};
 use crate::engine::WorkloadKey;
@@ -51,15 +52,23 @@ impl ClusterState {
         };
         let reclaim = self.engine.features().enabled(Feature::ReclaimablePods);
         let gated = self.engine.features().enabled(Feature::AdmissionGatedBy);
-        let converted = admission_input::workload(workload, defaults).map(|mut model| {
-            if reclaim {
-                without_reclaimable(&mut model, workload);
-            }
-            if !gated {
-                model.admission_gated_by = None;
-            }
-            model
-        });
+        let ordering = QueueOrdering {
+            requeuing_timestamp: self.engine.requeuing_timestamp(),
+            priority_sorting_within_cohort: self
+                .engine
+                .features()
+                .enabled(Feature::PrioritySortingWithinCohort),
+        };
+        let converted =
+            admission_input::workload(workload, defaults, &ordering).map(|mut model| {
+                if reclaim {
+                    without_reclaimable(&mut model, workload);
+                }
+                if !gated {
+                    model.admission_gated_by = None;
+                }
+                model
+            });
         let cached = match &converted {
             Ok(model) => Ok(CachedWorkload {
                 fingerprint: fingerprint(model),

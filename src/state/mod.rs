@@ -17,6 +17,7 @@ mod cluster_workloads;
 pub mod limit_ranges;
 pub mod pod_requests;
 mod pod_templates;
+pub mod queue_order;
 pub mod syntax;
 pub mod topology_input;
 pub mod workload_resources;

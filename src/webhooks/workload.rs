@@ -12,6 +12,7 @@ use crate::api::{self, keys};
 use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::quantity::Quantity;
 use crate::state::admission_input::{self, WorkloadDefaults};
+use crate::state::queue_order::QueueOrdering;
 
 /// The rules a Workload breaks on CREATE and UPDATE; `old` is the stored object on UPDATE, which
 /// some rules tolerate (the UPDATE-only rules are [`super::workload_update`]'s).
@@ -26,7 +27,14 @@ pub fn validate(
         workload.name_any()
     );
     let mut findings = Findings::new("Workload", label);
-    findings.check(admission_input::workload(workload, WorkloadDefaults::default()).map(drop));
+    findings.check(
+        admission_input::workload(
+            workload,
+            WorkloadDefaults::default(),
+            &QueueOrdering::default(),
+        )
+        .map(drop),
+    );
     if workload.spec.pod_sets.iter().any(|p| p.min_count.is_some()) && elastic(gates, workload) {
         findings.add(
             "spec.podSets",

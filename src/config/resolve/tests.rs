@@ -268,6 +268,22 @@ fn engine_config_carries_gates_fair_sharing_and_quota_check() {
 }
 
 #[test]
+fn engine_config_carries_the_requeuing_timestamp() {
+    let creation = config(
+        "waitForPodsReady:\n  requeuingStrategy:\n    timestamp: Creation\n",
+        "",
+    );
+    assert_eq!(
+        creation.engine_config().requeuing_timestamp,
+        RequeuingTimestamp::Creation
+    );
+    assert_eq!(
+        config("", "").engine_config().requeuing_timestamp,
+        RequeuingTimestamp::Eviction
+    );
+}
+
+#[test]
 fn manage_jobs_without_queue_name_is_read() {
     assert!(config("manageJobsWithoutQueueName: true\n", "").manage_jobs_without_queue_name);
     let integrations = config(

@@ -355,6 +355,15 @@ impl AdmissionLoop {
         self.track_deactivation(&key, &workload);
         self.track_execution_time(&key, &workload);
         self.confirm(&key, &workload);
+        if let Some(previous) = self.workloads.get(&key) {
+            self.metrics.watched(
+                previous,
+                &workload,
+                &Time(k8s_openapi::jiff::Timestamp::now()),
+                self.state.engine().structure(),
+                &self.queues.local_queues,
+            );
+        }
         if self
             .stale
             .get(&key)
@@ -382,11 +391,6 @@ impl AdmissionLoop {
         }
         self.backoff.remove(&key);
         self.unready.seen(&key, &workload);
-        let was_finished = self.workloads.get(&key).is_some_and(is_finished);
-        if !was_finished && self.workloads.contains_key(&key) && is_finished(&workload) {
-            self.metrics
-                .finished(&workload, self.state.engine().structure());
-        }
         let seen = self.may_show(&key, workload.clone());
         match self.assumed.get(&key) {
             Some(assumption) => self

@@ -4,7 +4,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use tokio::time::Instant;
 
 use super::{AdmissionLoop, REPORT_PERIOD, WriteRequest};
-use crate::controllers::metrics_feed::PendingWorkload;
 use crate::controllers::queue_status::{self, QueueWrite};
 
 impl AdmissionLoop {
@@ -21,16 +20,8 @@ impl AdmissionLoop {
         self.last_report = Some(Instant::now());
         let now = Time(k8s_openapi::jiff::Timestamp::now());
         let report = self.state.engine().queue_report();
-        let engine = self.state.engine();
-        let pending: Vec<PendingWorkload> = engine
-            .pending()
-            .map(|(workload, reason)| PendingWorkload {
-                namespace: &workload.namespace,
-                local_queue: &workload.queue_name,
-                reason,
-            })
-            .collect();
-        self.metrics.queues(&report, engine.structure(), &pending);
+        self.metrics
+            .queues(&report, self.state.engine(), &self.queues.local_queues);
         let differing: Vec<(String, QueueWrite)> =
             queue_status::changed(&self.queues, &report, &now)
                 .into_iter()

@@ -91,6 +91,7 @@ impl AdmissionLoop {
                         &now,
                         &placement,
                         self.state.engine().structure(),
+                        &self.queues.local_queues,
                     );
                 }
                 self.events.record(&before, events);

@@ -1,17 +1,39 @@
 //! Registering metric families, each with `replica_role` as its first label, and the options
 //! that say which optional families are reported.
 
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use prometheus::{GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
 
+use crate::config::label_selector_matches;
+
 /// Which optional families are reported, as Kueue's `metrics` configuration says.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricsOptions {
     /// `metrics.localQueueMetrics.enable`.
     pub local_queue_metrics: bool,
+    /// `metrics.localQueueMetrics.localQueueSelector`: only LocalQueues whose labels match it
+    /// are reported; `None` reports every LocalQueue.
+    pub local_queue_selector: Option<LabelSelector>,
     /// `metrics.enableClusterQueueResources`.
     pub cluster_queue_resources: bool,
     /// Fair sharing is on: weighted shares are reported.
     pub fair_sharing: bool,
+}
+
+impl MetricsOptions {
+    /// Whether the `kueue_local_queue_*` series of a LocalQueue with `labels` are reported, as
+    /// Kueue's `ShouldExposeLocalQueueMetrics` decides; `None`: the LocalQueue is unknown, and
+    /// Kueue reports nothing for it.
+    pub fn reports_local_queue(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
+        self.local_queue_metrics
+            && labels.is_some_and(|labels| {
+                self.local_queue_selector
+                    .as_ref()
+                    .is_none_or(|selector| label_selector_matches(selector, labels))
+            })
+    }
 }
 
 /// Registers metric families on one registry; a name clash is a programming error caught by

@@ -35,6 +35,10 @@ pub struct ClusterQueueGauge {
     pub unadmitted: BTreeMap<(String, String), usize>,
     pub reserving: usize,
     pub admitted: usize,
+    /// Finished workloads that still exist.
+    pub finished: usize,
+    /// What its pending workloads ask for in all, by resource (every covered resource listed).
+    pub resource_pending: BTreeMap<String, f64>,
     pub resources: Vec<ResourceGauge>,
     pub weighted_share: Option<f64>,
 }
@@ -44,6 +48,9 @@ pub struct ClusterQueueGauge {
 pub struct LocalQueueGauge {
     pub namespace: String,
     pub name: String,
+    /// The LocalQueue's labels, matched against `localQueueSelector`; `None` when the
+    /// LocalQueue object is unknown.
+    pub labels: Option<BTreeMap<String, String>>,
     pub cluster_queue: String,
     /// `True`, `False` or `Unknown`.
     pub active: &'static str,
@@ -52,6 +59,8 @@ pub struct LocalQueueGauge {
     pub unadmitted: BTreeMap<(String, String), usize>,
     pub reserving: usize,
     pub admitted: usize,
+    /// Finished workloads that still exist.
+    pub finished: usize,
     /// (flavor, resource, reservation, usage).
     pub resources: Vec<(String, String, f64, f64)>,
 }
@@ -93,6 +102,8 @@ pub(super) struct Gauges {
     cq_reservation: GaugeVec,
     cq_usage: GaugeVec,
     cq_weighted_share: GaugeVec,
+    cq_finished: GaugeVec,
+    cq_resource_pending: GaugeVec,
     lq_pending: GaugeVec,
     lq_unadmitted: GaugeVec,
     lq_reserving: GaugeVec,
@@ -100,6 +111,7 @@ pub(super) struct Gauges {
     lq_status: GaugeVec,
     lq_reservation: GaugeVec,
     lq_usage: GaugeVec,
+    lq_finished: GaugeVec,
     cohort_info: GaugeVec,
     cohort_quota: GaugeVec,
     cohort_reservations: GaugeVec,
@@ -176,6 +188,16 @@ impl Gauges {
                 "Dominant resource share over fair-sharing weight",
                 &["cluster_queue", "cohort"],
             ),
+            cq_finished: f.gauge(
+                "kueue_finished_workloads",
+                "Finished workloads that still exist",
+                &cq,
+            ),
+            cq_resource_pending: f.gauge(
+                "kueue_cluster_queue_resource_pending",
+                "What the pending workloads ask for in all, not yet assigned to flavors",
+                &["cluster_queue", "resource"],
+            ),
             lq_pending: f.gauge(
                 "kueue_local_queue_pending_workloads",
                 "Pending workloads of the LocalQueue",
@@ -217,6 +239,11 @@ impl Gauges {
                 "Quota used by the LocalQueue's admitted workloads",
                 &lq_resource,
             ),
+            lq_finished: f.gauge(
+                "kueue_local_queue_finished_workloads",
+                "Finished workloads of the LocalQueue that still exist",
+                &lq,
+            ),
             cohort_info: f.gauge(
                 "kueue_cohort_info",
                 "The Cohort's place in its tree",
@@ -245,7 +272,7 @@ impl Gauges {
         }
     }
 
-    fn all(&self) -> [&GaugeVec; 24] {
+    fn all(&self) -> [&GaugeVec; 27] {
         [
             &self.pending,
             &self.unadmitted,
@@ -259,6 +286,8 @@ impl Gauges {
             &self.cq_reservation,
             &self.cq_usage,
             &self.cq_weighted_share,
+            &self.cq_finished,
+            &self.cq_resource_pending,
             &self.lq_pending,
             &self.lq_unadmitted,
             &self.lq_reserving,
@@ -266,6 +295,7 @@ impl Gauges {
             &self.lq_status,
             &self.lq_reservation,
             &self.lq_usage,
+            &self.lq_finished,
             &self.cohort_info,
             &self.cohort_quota,
             &self.cohort_reservations,
@@ -285,8 +315,8 @@ impl Gauges {
         for cq in &queues.cluster_queues {
             self.cluster_queue(role, options, cq);
         }
-        if options.local_queue_metrics {
-            for lq in &queues.local_queues {
+        for lq in &queues.local_queues {
+            if options.reports_local_queue(lq.labels.as_ref()) {
                 self.local_queue(role, lq);
             }
         }
@@ -326,7 +356,15 @@ impl Gauges {
         self.cq_info
             .with_label_values(&[role, name, &cq.parent_cohort, &cq.root_cohort])
             .set(1.0);
+        self.cq_finished
+            .with_label_values(&[role, name])
+            .set(cq.finished as f64);
         if options.cluster_queue_resources {
+            for (resource, amount) in &cq.resource_pending {
+                self.cq_resource_pending
+                    .with_label_values(&[role, name, resource])
+                    .set(*amount);
+            }
             for r in &cq.resources {
                 let labels = [
                     role,
@@ -380,6 +418,9 @@ impl Gauges {
         self.lq_admitted
             .with_label_values(&[role, name, namespace])
             .set(lq.admitted as f64);
+        self.lq_finished
+            .with_label_values(&[role, name, namespace])
+            .set(lq.finished as f64);
         for status in LOCAL_QUEUE_STATUSES {
             let value = if status == lq.active { 1.0 } else { 0.0 };
             self.lq_status

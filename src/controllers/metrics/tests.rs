@@ -1,4 +1,4 @@
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
 
@@ -9,16 +9,20 @@ fn metrics(options: MetricsOptions) -> Metrics {
 fn all_on() -> MetricsOptions {
     MetricsOptions {
         local_queue_metrics: true,
+        local_queue_selector: None,
         cluster_queue_resources: true,
         fair_sharing: true,
     }
 }
+
+static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
 
 const W: WorkloadLabels<'static> = WorkloadLabels {
     cluster_queue: "team",
     local_queue_namespace: "ns",
     local_queue: "lq",
     priority_class: "high",
+    local_queue_labels: Some(&NO_LABELS),
 };
 
 /// The sample lines of `name` (exact metric name, any labels).
@@ -40,6 +44,8 @@ fn queue(name: &str) -> ClusterQueueGauge {
         unadmitted: BTreeMap::from([(("NoReservation".into(), "WaitingForQuota".into()), 2)]),
         reserving: 3,
         admitted: 3,
+        finished: 1,
+        resource_pending: BTreeMap::from([("cpu".into(), 2.0)]),
         resources: vec![ResourceGauge {
             flavor: "default".into(),
             resource: "cpu".into(),
@@ -186,6 +192,7 @@ fn optional_families_follow_the_configuration() {
             namespace: "ns".into(),
             name: "lq".into(),
             cluster_queue: "a".into(),
+            labels: Some(BTreeMap::new()),
             active: "True",
             ..LocalQueueGauge::default()
         }],
@@ -216,4 +223,235 @@ fn cohort_subtree_series_at_zero_are_dropped() {
         ..QueueGauges::default()
     });
     assert_eq!(samples(&m.encode(), "kueue_cohort_subtree_quota").len(), 0);
+}
+
+/// `localQueueSelector`: only LocalQueues whose labels match have `kueue_local_queue_*` series,
+/// counters and gauges alike; an unknown LocalQueue has none, as in Kueue.
+#[test]
+fn only_local_queues_the_selector_matches_are_reported() {
+    let selector: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector =
+        yaml_serde::from_str("matchLabels: {observed: \"true\"}").unwrap();
+    let m = metrics(MetricsOptions {
+        local_queue_selector: Some(selector),
+        ..all_on()
+    });
+    let observed = BTreeMap::from([("observed".to_string(), "true".to_string())]);
+    let other = BTreeMap::from([("observed".to_string(), "false".to_string())]);
+    let in_queue =
+        |name: &'static str, labels: Option<&'static BTreeMap<String, String>>| WorkloadLabels {
+            local_queue: name,
+            local_queue_labels: labels,
+            ..W
+        };
+    let observed: &'static BTreeMap<String, String> = Box::leak(Box::new(observed));
+    let other: &'static BTreeMap<String, String> = Box::leak(Box::new(other));
+    for w in [
+        in_queue("seen", Some(observed)),
+        in_queue("unseen", Some(other)),
+        in_queue("unknown", None),
+    ] {
+        m.quota_reserved(&w, 1.0);
+        m.admitted(&w, 1.0, &[]);
+        m.evicted(&w, "Preempted", "", true);
+        m.finished(&w);
+    }
+    let gauge = |name: &str, labels: Option<&BTreeMap<String, String>>| LocalQueueGauge {
+        namespace: "ns".into(),
+        name: name.into(),
+        cluster_queue: "team".into(),
+        labels: labels.cloned(),
+        active: "True",
+        ..LocalQueueGauge::default()
+    };
+    m.set_queues(&QueueGauges {
+        local_queues: vec![
+            gauge("seen", Some(observed)),
+            gauge("unseen", Some(other)),
+            gauge("unknown", None),
+        ],
+        ..QueueGauges::default()
+    });
+    let text = m.encode();
+    let local_queue_series: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("kueue_local_queue_"))
+        .collect();
+    assert!(!local_queue_series.is_empty());
+    for line in &local_queue_series {
+        assert!(line.contains("name=\"seen\""), "{line}");
+    }
+    for family in [
+        "kueue_local_queue_admitted_workloads_total",
+        "kueue_local_queue_evicted_workloads_total",
+        "kueue_local_queue_finished_workloads_total",
+        "kueue_local_queue_status",
+    ] {
+        assert!(!samples(&text, family).is_empty(), "{family}");
+    }
+    // The ClusterQueue's series count every workload.
+    assert!(samples(&text, "kueue_admitted_workloads_total")[0].ends_with(" 3"));
+}
+
+/// Every metric of Kueue's `pkg/metrics/metrics.go`.
+const KUEUE_METRICS: [&str; 64] = [
+    "kueue_admission_attempt_duration_seconds",
+    "kueue_admission_attempts_total",
+    "kueue_admission_checks_wait_time_seconds",
+    "kueue_admission_cycle_preemption_skips",
+    "kueue_admission_wait_time_seconds",
+    "kueue_admitted_active_workloads",
+    "kueue_admitted_until_ready_wait_time_seconds",
+    "kueue_admitted_workloads_total",
+    "kueue_build_info",
+    "kueue_cluster_queue_borrowing_limit",
+    "kueue_cluster_queue_info",
+    "kueue_cluster_queue_lending_limit",
+    "kueue_cluster_queue_nominal_quota",
+    "kueue_cluster_queue_resource_pending",
+    "kueue_cluster_queue_resource_reservation",
+    "kueue_cluster_queue_resource_usage",
+    "kueue_cluster_queue_status",
+    "kueue_cluster_queue_weighted_share",
+    "kueue_cohort_info",
+    "kueue_cohort_subtree_admitted_active_workloads",
+    "kueue_cohort_subtree_admitted_workloads_total",
+    "kueue_cohort_subtree_quota",
+    "kueue_cohort_subtree_resource_reservations",
+    "kueue_cohort_weighted_share",
+    "kueue_evicted_workloads_once_total",
+    "kueue_evicted_workloads_total",
+    "kueue_execution_time_seconds",
+    "kueue_finished_workloads",
+    "kueue_finished_workloads_total",
+    "kueue_local_queue_admission_checks_wait_time_seconds",
+    "kueue_local_queue_admission_fair_sharing_usage",
+    "kueue_local_queue_admission_wait_time_seconds",
+    "kueue_local_queue_admitted_active_workloads",
+    "kueue_local_queue_admitted_until_ready_wait_time_seconds",
+    "kueue_local_queue_admitted_workloads_total",
+    "kueue_local_queue_evicted_workloads_total",
+    "kueue_local_queue_execution_time_seconds",
+    "kueue_local_queue_finished_workloads",
+    "kueue_local_queue_finished_workloads_total",
+    "kueue_local_queue_pending_workloads",
+    "kueue_local_queue_quota_reserved_wait_time_seconds",
+    "kueue_local_queue_quota_reserved_workloads_total",
+    "kueue_local_queue_ready_wait_time_seconds",
+    "kueue_local_queue_reserving_active_workloads",
+    "kueue_local_queue_resource_reservation",
+    "kueue_local_queue_resource_usage",
+    "kueue_local_queue_status",
+    "kueue_local_queue_unadmitted_workloads",
+    "kueue_pending_scheduling_hashes",
+    "kueue_pending_workloads",
+    "kueue_pod_scheduling_gate_removal_seconds",
+    "kueue_pods_ready_to_evicted_time_seconds",
+    "kueue_preempted_workloads_total",
+    "kueue_preemption_target_recomputations_total",
+    "kueue_quota_reserved_wait_time_seconds",
+    "kueue_quota_reserved_workloads_total",
+    "kueue_ready_wait_time_seconds",
+    "kueue_replaced_workload_slices_total",
+    "kueue_reserving_active_workloads",
+    "kueue_unadmitted_workloads",
+    "kueue_workload_creation_latency_seconds",
+    "kueue_workload_eviction_latency_seconds",
+    "multikueue_workloads_admitted_total",
+    "multikueue_workloads_dispatched_total",
+];
+
+/// The families of a registry in which every method kuota has was called: `(name, type)`.
+fn every_family() -> BTreeMap<String, String> {
+    let m = metrics(all_on());
+    m.admission_attempt(true, 0.1);
+    m.quota_reserved(&W, 1.0);
+    m.admitted(&W, 1.0, &["org"]);
+    m.evicted(&W, "Preempted", "", true);
+    m.preempted("team", "InClusterQueue");
+    m.finished(&W);
+    m.execution_time(&W, 60.0);
+    m.pods_ready(
+        &W,
+        ReadyTimes {
+            queued_for: 2.0,
+            admitted_for: Some(1.0),
+        },
+    );
+    m.pods_ready_to_evicted("team", "PodsReadyTimeout", "", 30.0);
+    m.quota_released_after_eviction("team", "PodsReadyTimeout", 0.0);
+    m.placement_quality("team", 2, Some("rack"));
+    m.node_replaced("team", 1.0);
+    m.set_queues(&QueueGauges {
+        cluster_queues: vec![queue("team")],
+        local_queues: vec![LocalQueueGauge {
+            namespace: "ns".into(),
+            name: "lq".into(),
+            cluster_queue: "team".into(),
+            labels: Some(BTreeMap::new()),
+            active: "True",
+            unadmitted: BTreeMap::from([(("NoReservation".into(), "WaitingForQuota".into()), 1)]),
+            resources: vec![("default".into(), "cpu".into(), 1.0, 1.0)],
+            ..LocalQueueGauge::default()
+        }],
+        cohorts: vec![CohortGauge {
+            name: "org".into(),
+            quota: BTreeMap::from([(("default".into(), "cpu".into()), 4.0)]),
+            reservations: BTreeMap::from([(("default".into(), "cpu".into()), 3.0)]),
+            weighted_share: Some(0.5),
+            ..CohortGauge::default()
+        }],
+    });
+    m.encode()
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split_once(' '))
+        .map(|(name, kind)| (name.to_string(), kind.to_string()))
+        .collect()
+}
+
+/// The metrics the module documentation lists as Kueue's and not exported.
+fn documented_as_missing() -> BTreeSet<String> {
+    include_str!("../metrics.rs")
+        .lines()
+        .take_while(|l| l.starts_with("//!"))
+        .filter(|l| l.starts_with("//! - "))
+        .flat_map(|l| l.split('`').skip(1).step_by(2))
+        .filter(|name| name.starts_with("kueue_") || name.starts_with("multikueue_"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Each of Kueue's metrics is exported (its name, with Kueue's type), or listed in the module
+/// documentation as missing, with why; none is both.
+#[test]
+fn every_kueue_metric_is_exported_or_documented_as_missing() {
+    let families = every_family();
+    let missing = documented_as_missing();
+    let kueue: BTreeSet<String> = KUEUE_METRICS.iter().map(|n| n.to_string()).collect();
+    assert!(
+        missing.is_subset(&kueue),
+        "documented names Kueue does not have: {:?}",
+        missing.difference(&kueue).collect::<Vec<_>>()
+    );
+    for name in &kueue {
+        assert_ne!(
+            families.contains_key(name),
+            missing.contains(name),
+            "{name}: exported and documented as missing, or neither"
+        );
+    }
+    let exported: Vec<&String> = kueue.iter().filter(|n| families.contains_key(*n)).collect();
+    assert_eq!(exported.len(), 55, "{exported:?}");
+    for (name, kind) in &families {
+        let expected = if name.ends_with("_seconds") {
+            "histogram"
+        } else if name.ends_with("_total") {
+            "counter"
+        } else {
+            "gauge"
+        };
+        if name.starts_with("kueue_") {
+            assert_eq!(kind, expected, "{name}");
+        }
+    }
 }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::engine::model::{
-    ClusterQueue, Cohort, FlavorQuotas, LocalQueue, ResourceGroup, ResourceQuota,
+    ClusterQueue, Cohort, FlavorQuotas, LocalQueue, PodSet, ResourceGroup, ResourceQuota,
 };
 use crate::engine::queue_report::{
     ClusterQueueReport, CohortReport, FlavorUsage, InactiveCause, LocalQueueReport, ResourceUsage,
@@ -109,6 +109,7 @@ fn pending(reason: PendingReason) -> PendingWorkload<'static> {
         namespace: "ns",
         local_queue: "lq",
         reason,
+        pod_sets: &[],
     }
 }
 
@@ -121,6 +122,7 @@ fn pending_workloads_count_as_active_until_evaluated() {
             pending(PendingReason::PendingEvaluation),
             pending(PendingReason::WaitingForQuota),
         ],
+        &[],
     );
     let a = &g.cluster_queues[0];
     assert_eq!((a.pending_active, a.pending_inadmissible), (1, 1));
@@ -146,7 +148,7 @@ fn pending_workloads_count_as_active_until_evaluated() {
 
 #[test]
 fn cohorts_total_their_subtree() {
-    let g = gauges(&report(), &structure(), &[]);
+    let g = gauges(&report(), &structure(), &[], &[]);
     let cohort = |name: &str| g.cohorts.iter().find(|c| c.name == name).expect("cohort");
     let key = ("default".to_string(), "cpu".to_string());
     // child: its own 2 and a's 4; root: child's subtree and b's 4.
@@ -169,4 +171,54 @@ fn cohorts_total_their_subtree() {
     );
     assert_eq!(a.resources[0].lending_limit, Some(0.5));
     assert_eq!(a.resources[0].borrowing_limit, None);
+}
+
+/// Kueue's `cluster_queue_resource_pending`: every pod of every pending workload's pod sets, per
+/// resource, with each covered resource listed at 0 while nothing waits for it; and its
+/// `finished_workloads`: the finished workloads that still exist, per ClusterQueue and LocalQueue.
+#[test]
+fn pending_requests_and_finished_workloads_are_counted_per_queue() {
+    let pod_set = |count: i32, cpu_milli: i64, gpus: i64| PodSet {
+        name: "main".into(),
+        count,
+        requests: [
+            ("cpu".to_string(), Quantity::from_milli(cpu_milli)),
+            ("nvidia.com/gpu".to_string(), Quantity::from_units(gpus)),
+        ]
+        .into_iter()
+        .collect(),
+        ..PodSet::default()
+    };
+    let first = [pod_set(4, 500, 1), pod_set(1, 250, 0)];
+    let second = [pod_set(2, 1000, 2)];
+    let waiting = |pod_sets| PendingWorkload {
+        pod_sets,
+        ..pending(PendingReason::WaitingForQuota)
+    };
+    let done = FinishedWorkload {
+        namespace: "ns",
+        local_queue: "lq",
+    };
+    let g = gauges(
+        &report(),
+        &structure(),
+        &[waiting(&first), waiting(&second)],
+        &[done, done],
+    );
+    let a = &g.cluster_queues[0];
+    assert_eq!(
+        a.resource_pending,
+        BTreeMap::from([
+            ("cpu".to_string(), 4.25),
+            ("nvidia.com/gpu".to_string(), 8.0)
+        ])
+    );
+    assert_eq!(a.finished, 2);
+    assert_eq!(g.local_queues[0].finished, 2);
+    let b = &g.cluster_queues[1];
+    assert_eq!(
+        b.resource_pending,
+        BTreeMap::from([("cpu".to_string(), 0.0)])
+    );
+    assert_eq!(b.finished, 0);
 }

@@ -66,3 +66,106 @@ fn locked_gates_keep_their_default() {
         .unwrap();
     assert!(gates.enabled(Feature::ManagedJobsNamespaceSelectorAlwaysRespected));
 }
+
+/// Kueue's gates (`pkg/features/kube_features.go`) with their defaults: every gate kuota knows is
+/// one of them with the same default, but for kuota's own `TASReplaceMultipleFailedNodes`.
+const KUEUE_GATES: &[(&str, bool)] = &[
+    ("AdmissionFairSharing", true),
+    ("AdmissionGatedBy", true),
+    ("AssignQueueLabelsForPods", true),
+    ("CleanupProvisioningRequestsOnEviction", true),
+    ("ConcurrentAdmission", false),
+    ("CustomMetricLabels", false),
+    ("DeferRayServiceFinalizationForRedisCleanup", true),
+    ("DisableWaitForPodsReady", false),
+    ("ElasticJobsViaWorkloadSlices", true),
+    ("ElasticJobsViaWorkloadSlicesWithTAS", false),
+    ("FailureRecoveryPolicy", false),
+    ("FairSharingPreemptWithinNominal", true),
+    ("FairSharingPrioritizeNonBorrowing", true),
+    ("FastQuotaReleaseInPodIntegration", false),
+    ("FinishOrphanedWorkloads", true),
+    ("FlavorFungibility", true),
+    ("FlavorFungibilityPreserveScanProgress", true),
+    ("KueueDRAIntegration", true),
+    ("KueueDRAIntegrationConsumableCapacity", false),
+    ("KueueDRAIntegrationExtendedResource", true),
+    ("KueueDRAIntegrationPartitionableDevices", true),
+    ("KueueDRARejectWorkloadsWhenDRADisabled", true),
+    ("LWSImmutableGroupSize", true),
+    ("LocalQueueMetrics", true),
+    ("ManagedJobsNamespaceSelectorAlwaysRespected", true),
+    ("MetricForWorkloadCreationLatency", true),
+    ("MetricsForCohorts", true),
+    ("MultiKueue", true),
+    ("MultiKueueAdaptersForCustomJobs", true),
+    ("MultiKueueClusterProfile", false),
+    ("MultiKueueIncrementalDispatcherConfig", true),
+    ("MultiKueueIncrementalDispatcherRespectConfigOrder", true),
+    ("MultiKueueKubeConfigPathValidation", true),
+    ("MultiKueueManagerQuotaAutomation", false),
+    ("MultiKueueOrchestratedPreemption", false),
+    ("MultiKueueRemoteSpecSync", true),
+    ("PartialAdmission", true),
+    ("PodIntegrationValidateGroupOwner", true),
+    ("PrioritizePreemptorWorkloads", false),
+    ("PriorityBoost", false),
+    ("PrioritySortingWithinCohort", true),
+    ("QuotaCheckStrategy", true),
+    ("ReclaimablePods", true),
+    ("RecomputeAssignmentUponPreemptionTargetsOverlap", true),
+    ("RejectUpdatesToCQWithInvalidOnFlavors", false),
+    ("RemoveFinalizersWithStrictPatch", true),
+    ("SchedulerLibraryIntegration", false),
+    ("SchedulingEquivalenceHashing", true),
+    ("ShortWorkloadNames", false),
+    ("SkipAncestorCheckForDeletedWorkloads", true),
+    ("SkipReassignmentForPodOwnedWorkloads", true),
+    ("SparkApplicationIntegration", false),
+    ("TASAssignmentsEncodingByHostnamePrefix", true),
+    ("TASBalancedPlacement", false),
+    ("TASCacheNodeMatchResults", true),
+    ("TASCacheTopologyTree", true),
+    ("TASCachingRemainingResources", true),
+    ("TASFailedNodeReplacement", true),
+    ("TASFailedNodeReplacementFailFast", true),
+    ("TASHandleOverlappingFlavors", true),
+    ("TASMultiLayerTopology", true),
+    ("TASProfileMixed", true),
+    ("TASRecomputeAssignmentWithinSchedulingCycle", true),
+    ("TASReplaceNodeDueToNotReadyOverFixedTime", false),
+    ("TASReplaceNodeOnNodeTaints", true),
+    ("TASReplaceNodeOnPodTermination", true),
+    ("TASRespectNodeAffinityPreferred", false),
+    ("TASValidateWorkloadSliceSize", true),
+    ("TLSOptions", true),
+    ("TopologyAwareScheduling", true),
+    ("UnadmittedWorkloadsExplicitStatus", false),
+    ("UnadmittedWorkloadsObservability", true),
+    ("ValidateRayAndSparkJobUpdates", true),
+    ("VectorizedResourceRequests", true),
+    ("VisibilityOnDemand", true),
+    ("WorkloadIdentifierAnnotations", true),
+    ("WorkloadPriorityClassDefaulting", true),
+    ("WorkloadRequestUseMergePatch", false),
+    ("WorkloadValidateResourcesAreNonNegative", true),
+    ("WorkloadValidationForPodSetMetadata", true),
+];
+
+#[test]
+fn every_gate_but_kuotas_own_is_kueues_with_its_default() {
+    let kueue: BTreeMap<&str, bool> = KUEUE_GATES.iter().copied().collect();
+    let mut own = Vec::new();
+    for feature in Feature::ALL {
+        match kueue.get(feature.name()) {
+            Some(default) => assert_eq!(
+                feature.default_enabled(),
+                *default,
+                "{feature}: Kueue's default"
+            ),
+            None => own.push(feature.name()),
+        }
+    }
+    assert_eq!(own, ["TASReplaceMultipleFailedNodes"]);
+    assert_eq!(Feature::ALL.len(), KUEUE_GATES.len() + own.len());
+}

@@ -2,8 +2,11 @@
 //! replacement decides: a node has failed as failure detection counts it (gone, not Ready, or with
 //! gate `TASReplaceNodeOnNodeTaints` a NoSchedule or NoExecute taint the workload does not
 //! tolerate for good); every failed node of a pod set is replaced inside the domain its request
-//! requires, or the workload is evicted (`NodeFailures`) and queued again. With
-//! `TASReplaceMultipleFailedNodes` off, more than one failed node evicts, as Kueue does.
+//! requires, or the workload is evicted (`NodeFailures`) and queued again. Replacing several
+//! failed nodes of one workload at once is kuota's own extension, behind its gate
+//! `TASReplaceMultipleFailedNodes` (on by default; Kueue has no such gate): Kueue replaces one
+//! failed node at a time and evicts the workload when another of its nodes fails before the first
+//! is replaced, which is what the gate off does with more than one failed node.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -50,7 +53,7 @@ pub struct NoReplacement {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NoReplacementCause {
-    /// More than one node failed and `TASReplaceMultipleFailedNodes` is off.
+    /// More than one node failed and kuota's gate `TASReplaceMultipleFailedNodes` is off.
     MultipleFailures,
     /// The topology has no replacement; the placement's own explanation.
     NoFit(String),
