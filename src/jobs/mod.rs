@@ -27,6 +27,7 @@
 mod batch_job;
 mod copied_labels;
 mod deployment;
+mod distinct_env;
 mod events;
 #[cfg(test)]
 pub(crate) mod fixtures;
