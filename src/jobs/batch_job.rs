@@ -23,9 +23,9 @@ use super::topology_request::{
 /// API group of batch/v1 Job.
 const JOB_GROUP: &str = "batch";
 /// apiVersion of batch/v1 Job.
-const JOB_API_VERSION: &str = "batch/v1";
+pub(super) const JOB_API_VERSION: &str = "batch/v1";
 /// Kind of batch/v1 Job.
-const JOB_KIND: &str = "Job";
+pub(super) const JOB_KIND: &str = "Job";
 /// Labels the batch Job controller writes on its pod templates. They identify one Job, not the
 /// pods' shape, so the Workload's copy of the template leaves them out.
 const BATCH_CONTROLLER_LABELS: [&str; 4] = [

@@ -5,6 +5,7 @@
 mod admission;
 mod copied_labels;
 mod deletion;
+mod job_workloads;
 mod jobs;
 mod node_health;
 mod observability;
