@@ -5,6 +5,7 @@
 //! answer is taken like a watch event, so the next step is decided on what was written; a
 //! conflict waits for the newer object, a transient failure is tried again after a second.
 
+mod hosts;
 mod inputs;
 mod settings;
 mod steps;
