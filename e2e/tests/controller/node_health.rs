@@ -5,15 +5,19 @@
 //! replaced only once the Job's pod there has stopped: while it may still run, nothing moves, even
 //! past Kueue's old 30 s timer. Two hosts failing together are both replaced; a rack without a
 //! spare host evicts the Workload, which is admitted again in another rack; a host back within
-//! 30 s changes nothing.
+//! 30 s changes nothing. The pod made for a failed host waits at the topology gate and is released
+//! onto the replacement host only: it is never sent to the failed host, deleted and made again.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Pod, Taint};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{DeleteParams, ListParams};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
 use kuota::api::Workload;
 use kuota::engine::topology::decode;
@@ -445,4 +449,68 @@ async fn a_host_back_within_30s_changes_nothing() -> Result<()> {
         "the Job's pods were replaced"
     );
     running.finish(&[]).await
+}
+
+/// Every pod of the Job a watch sees from now on, by UID, with the hosts its nodeSelector named.
+fn watch_pod_hosts(
+    client: &Client,
+    namespace: &str,
+) -> (
+    Arc<Mutex<BTreeMap<String, BTreeSet<String>>>>,
+    tokio::task::JoinHandle<()>,
+) {
+    let seen: Arc<Mutex<BTreeMap<String, BTreeSet<String>>>> = Arc::default();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let config = watcher::Config::default().labels("batch.kubernetes.io/job-name=racked");
+    let record = Arc::clone(&seen);
+    let task = tokio::spawn(async move {
+        let mut stream = watcher(pods, config).touched_objects().boxed();
+        while let Some(Ok(pod)) = stream.next().await {
+            let host = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_selector.as_ref())
+                .and_then(|s| s.get("kubernetes.io/hostname").cloned());
+            if let (Some(uid), Ok(mut seen)) = (pod.uid(), record.lock()) {
+                seen.entry(uid).or_default().extend(host);
+            }
+        }
+    });
+    (seen, task)
+}
+
+#[tokio::test]
+async fn the_pod_made_for_a_failed_host_waits_at_the_gate_and_runs_on_its_replacement() -> Result<()>
+{
+    let running = Running::start("nh-gate", 2, 4, 3).await?;
+    let failed = vec![running.hosts().await?[1].clone()];
+    let before: BTreeSet<String> = running_pods(&running.client, &running.ns.name)
+        .await?
+        .iter()
+        .filter_map(|p| p.uid())
+        .collect();
+    let (seen, watch) = watch_pod_hosts(&running.client, &running.ns.name);
+    nodes::mark_not_ready(&running.client, &failed[0]).await?;
+    evict_pods_on(&running, &failed).await?;
+    let after = running.until_replaced(&failed).await?;
+    running.until_running_on(&after).await?;
+    watch.abort();
+    let made: BTreeMap<String, BTreeSet<String>> = seen
+        .lock()
+        .map_err(|_| anyhow::anyhow!("the pod watch panicked"))?
+        .iter()
+        .filter(|(uid, _)| !before.contains(*uid))
+        .map(|(uid, hosts)| (uid.clone(), hosts.clone()))
+        .collect();
+    ensure!(
+        made.len() == 1,
+        "one pod made for the failed host {}, not: {made:?}",
+        failed[0]
+    );
+    ensure!(
+        made.values().all(|hosts| !hosts.contains(&failed[0])),
+        "a pod was sent to the failed host {}: {made:?}",
+        failed[0]
+    );
+    running.finish(&failed).await
 }
