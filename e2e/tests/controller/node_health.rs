@@ -41,10 +41,23 @@ struct Running {
     ns: TestNamespace,
     nodes: NodeSet,
     workload: String,
+    /// The Job's pod count.
+    pods: usize,
 }
 
 impl Running {
     async fn start(prefix: &str, racks: usize, hosts: usize, pods: u32) -> Result<Self> {
+        Self::start_sized(prefix, racks, hosts, pods, POD_CPU).await
+    }
+
+    /// As [`Running::start`], with pods of `cpu` each (8 a host).
+    async fn start_sized(
+        prefix: &str,
+        racks: usize,
+        hosts: usize,
+        pods: u32,
+        cpu: &str,
+    ) -> Result<Self> {
         controller::ensure_running().await?;
         let client = support::client().await?;
         let ns = TestNamespace::create(&client, prefix).await?;
@@ -56,7 +69,7 @@ impl Running {
             &job_yaml(
                 "racked",
                 pods,
-                POD_CPU,
+                cpu,
                 "1h",
                 &format!("kueue.x-k8s.io/podset-required-topology: {RACK_LABEL}"),
                 "",
@@ -69,6 +82,7 @@ impl Running {
             ns,
             nodes,
             workload,
+            pods: usize::try_from(pods)?,
         };
         kueue::until_admitted(&running.workloads(), &running.workload).await?;
         running.until_running_on(&running.hosts().await?).await?;
@@ -83,14 +97,14 @@ impl Running {
         hosts(&self.workloads().get(&self.workload).await?)
     }
 
-    /// Waits until one running pod of the Job is on each of `hosts` and returns them.
+    /// Waits until every pod of the Job runs, on `hosts` and on each of them, and returns them.
     async fn until_running_on(&self, hosts: &[String]) -> Result<Vec<Pod>> {
         let wanted: BTreeSet<&String> = hosts.iter().collect();
         let deadline = tokio::time::Instant::now() + RUNS;
         loop {
             let running = running_pods(&self.client, &self.ns.name).await?;
             let on: BTreeSet<&String> = running.iter().filter_map(node_of).collect();
-            if on == wanted && running.len() == hosts.len() {
+            if on == wanted && running.len() == self.pods {
                 return Ok(running);
             }
             ensure!(
@@ -482,15 +496,36 @@ fn watch_pod_hosts(
 #[tokio::test]
 async fn the_pod_made_for_a_failed_host_waits_at_the_gate_and_runs_on_its_replacement() -> Result<()>
 {
-    let running = Running::start("nh-gate", 2, 4, 3).await?;
-    let failed = vec![running.hosts().await?[1].clone()];
-    let before: BTreeSet<String> = running_pods(&running.client, &running.ns.name)
-        .await?
-        .iter()
-        .filter_map(|p| p.uid())
-        .collect();
+    // Two pods a host: one of them stops on a host that stopped reporting while the other still
+    // runs there, so the host has not failed yet and the stopped pod's successor must wait.
+    let running = Running::start_sized("nh-gate", 2, 4, 4, "3").await?;
+    let pods = running_pods(&running.client, &running.ns.name).await?;
+    let before: BTreeSet<String> = pods.iter().filter_map(|p| p.uid()).collect();
+    let mut by_host: BTreeMap<&String, Vec<&Pod>> = BTreeMap::new();
+    for pod in &pods {
+        if let Some(node) = node_of(pod) {
+            by_host.entry(node).or_default().push(pod);
+        }
+    }
+    let (failed, on_failed) = by_host
+        .into_iter()
+        .find(|(_, pods)| pods.len() == 2)
+        .context("a host running two of the pods")?;
+    let failed = vec![failed.clone()];
     let (seen, watch) = watch_pod_hosts(&running.client, &running.ns.name);
     nodes::mark_not_ready(&running.client, &failed[0]).await?;
+    let pod_api: Api<Pod> = Api::namespaced(running.client.clone(), &running.ns.name);
+    pod_api
+        .delete(&on_failed[0].name_any(), &DeleteParams::default())
+        .await?;
+    wait::holds_for(
+        &running.workloads(),
+        &running.workload,
+        "keep the host while a pod still runs there",
+        Duration::from_secs(10),
+        |w| hosts(w).is_ok_and(|h| h.contains(&failed[0])),
+    )
+    .await?;
     evict_pods_on(&running, &failed).await?;
     let after = running.until_replaced(&failed).await?;
     running.until_running_on(&after).await?;
@@ -503,13 +538,13 @@ async fn the_pod_made_for_a_failed_host_waits_at_the_gate_and_runs_on_its_replac
         .map(|(uid, hosts)| (uid.clone(), hosts.clone()))
         .collect();
     ensure!(
-        made.len() == 1,
-        "one pod made for the failed host {}, not: {made:?}",
+        made.values().all(|hosts| !hosts.contains(&failed[0])),
+        "a pod was sent to the failed host {}: {made:?}",
         failed[0]
     );
     ensure!(
-        made.values().all(|hosts| !hosts.contains(&failed[0])),
-        "a pod was sent to the failed host {}: {made:?}",
+        made.len() == 2,
+        "two pods made for the failed host {}, not: {made:?}",
         failed[0]
     );
     running.finish(&failed).await
