@@ -465,15 +465,12 @@ async fn a_host_back_within_30s_changes_nothing() -> Result<()> {
     running.finish(&[]).await
 }
 
-/// Every pod of the Job a watch sees from now on, by UID, with the hosts its nodeSelector named.
-fn watch_pod_hosts(
-    client: &Client,
-    namespace: &str,
-) -> (
-    Arc<Mutex<BTreeMap<String, BTreeSet<String>>>>,
-    tokio::task::JoinHandle<()>,
-) {
-    let seen: Arc<Mutex<BTreeMap<String, BTreeSet<String>>>> = Arc::default();
+/// The hosts each pod's nodeSelector named, by pod UID.
+type PodHosts = Arc<Mutex<BTreeMap<String, BTreeSet<String>>>>;
+
+/// Every pod of the Job a watch sees from now on, with the hosts its nodeSelector named.
+fn watch_pod_hosts(client: &Client, namespace: &str) -> (PodHosts, tokio::task::JoinHandle<()>) {
+    let seen = PodHosts::default();
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let config = watcher::Config::default().labels("batch.kubernetes.io/job-name=racked");
     let record = Arc::clone(&seen);
