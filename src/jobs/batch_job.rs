@@ -12,6 +12,7 @@ use crate::api::rare_list::RareList;
 use crate::api::workload::PodSet;
 use crate::api::{Workload, WorkloadSpec};
 
+use super::distinct_env::distinct_env;
 use super::names::{check_dns1123_subdomain, owner_workload_name};
 use super::priority::{MissingClass, PriorityLookup};
 use super::scope::queue_name;
@@ -22,9 +23,9 @@ use super::topology_request::{
 /// API group of batch/v1 Job.
 const JOB_GROUP: &str = "batch";
 /// apiVersion of batch/v1 Job.
-const JOB_API_VERSION: &str = "batch/v1";
+pub(super) const JOB_API_VERSION: &str = "batch/v1";
 /// Kind of batch/v1 Job.
-const JOB_KIND: &str = "Job";
+pub(super) const JOB_KIND: &str = "Job";
 /// Labels the batch Job controller writes on its pod templates. They identify one Job, not the
 /// pods' shape, so the Workload's copy of the template leaves them out.
 const BATCH_CONTROLLER_LABELS: [&str; 4] = [
@@ -177,7 +178,8 @@ pub(crate) fn max_execution_time(job: &Job, key: &str) -> Result<Option<i32>, Jo
 }
 
 /// The one pod set of a Job's Workload: `main`, the Job's pod count, the partial-admission
-/// floor, the template without the labels of one Job or one admission, and the topology request.
+/// floor, the template without the labels of one Job or one admission and with one environment
+/// variable per name, and the topology request.
 /// `key` names the Job in errors.
 pub(crate) fn job_pod_set(job: &Job, key: &str) -> Result<PodSet, JobError> {
     let spec = job.spec.as_ref();
@@ -194,7 +196,10 @@ pub(crate) fn job_pod_set(job: &Job, key: &str) -> Result<PodSet, JobError> {
         .map(|value| parse_min_parallelism(key, value, count))
         .transpose()?;
 
-    let template = spec.map(|s| s.template.clone()).unwrap_or_default();
+    let mut template = spec.map(|s| s.template.clone()).unwrap_or_default();
+    if let Some(pod_spec) = template.spec.as_mut() {
+        distinct_env(pod_spec);
+    }
     let no_annotations = BTreeMap::new();
     let template_annotations = template
         .metadata

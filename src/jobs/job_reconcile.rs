@@ -5,14 +5,15 @@
 //! over; a finished Job finishes its Workload; a Job without a Workload gets one (unless it names
 //! a prebuilt one, which it waits for); a Workload out of step is updated or replaced; `PodsReady` is
 //! kept; an evicted or unadmitted Workload stops the Job; an admitted one starts it, and its
-//! reclaimable pods are kept while it runs.
+//! reclaimable pods are kept while it runs. A Job being deleted takes no step: its Workloads, like
+//! those a Job deleted with `propagationPolicy: Orphan` leaves, are finished and released.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::Job;
 
 use super::admission_gate::{copy_gates, follow_gates};
-use super::batch_job::{JobError, workload_for_job};
+use super::batch_job::{JOB_API_VERSION, JOB_KIND, JobError, workload_for_job};
 use super::copied_labels::{add_labels, copied_labels};
 use super::events::{
     JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
@@ -29,7 +30,7 @@ use super::priority::PriorityLookup;
 use super::reclaimable::{job_reclaimable_pods, to_write};
 use super::scope::queue_name;
 use crate::api::Workload;
-use crate::api::keys::{condition_types, finalizers, finished_reasons};
+use crate::api::keys::{condition_types, finalizers, finished_reasons, labels};
 use crate::api::workload_status::ReclaimablePod;
 use crate::engine::features::{Feature, FeatureGates};
 
@@ -116,6 +117,11 @@ pub fn owned_by(workload: &Workload, job_uid: &str) -> bool {
 /// The next step for `job`, given the Workloads it owns. A Job naming a prebuilt Workload owns
 /// that one only.
 pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) -> JobStep {
+    // A Job being deleted is only finalized, as in Kueue: its Workloads are finished and
+    // released by [`workload_step`].
+    if job.metadata.deletion_timestamp.is_some() {
+        return JobStep::Idle;
+    }
     let prebuilt_owned;
     let owned = match context.prebuilt.map(|prebuilt| use_prebuilt(job, prebuilt)) {
         None => owned,
@@ -342,22 +348,65 @@ fn cannot_compose(error: JobError) -> JobStep {
     JobStep::CannotCompose { error, event }
 }
 
-/// Whether kuota may drop the Workload's `resource-in-use` finalizer: it is finished, or it is
-/// being deleted and its Job (if any) no longer runs under it.
-pub fn workload_finalizer_removable(workload: &Workload, job: Option<&Job>) -> bool {
-    let held = workload
-        .metadata
+/// Kueue's `Finished` message for a Workload whose owner is gone.
+const OWNER_NOT_FOUND_MESSAGE: &str = "The workload's owner no longer exists";
+
+/// The write the Job controller makes on a Workload itself, apart from its Job's steps.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorkloadStep {
+    /// Nothing to write.
+    Idle,
+    /// Set `Finished=True` with this reason and message: its Job is gone or being deleted.
+    Finish {
+        reason: &'static str,
+        message: String,
+    },
+    /// Drop the `resource-in-use` finalizer.
+    Release,
+}
+
+/// The write `workload` needs, given the Job its controller reference names (`None` when that
+/// Job is gone). Only Workloads of batch Jobs are looked at, and Workloads nothing owns, which
+/// are what a Job deleted with `propagationPolicy: Orphan` leaves: the garbage collector drops
+/// the owner reference, the `job-uid` label stays. As Kueue's `FinalizeOrphanedWorkload` (from
+/// its Job reconciler and its Workload reconciler) does, a Workload whose owner is gone or going
+/// is finished as `OwnerNotFound` (gate `FinishOrphanedWorkloads`, unless it is being deleted)
+/// so its quota is freed, then released; a finished Workload is released, and a deleted one
+/// once its Job no longer runs under it.
+pub fn workload_step(workload: &Workload, job: Option<&Job>, gates: &FeatureGates) -> WorkloadStep {
+    let meta = &workload.metadata;
+    let deleting = meta.deletion_timestamp.is_some();
+    let unowned = meta.owner_references.as_ref().is_none_or(Vec::is_empty);
+    let of_job = meta.owner_references.iter().flatten().any(|o| {
+        o.controller == Some(true) && o.kind == JOB_KIND && o.api_version == JOB_API_VERSION
+    });
+    let labelled = meta
+        .labels
+        .as_ref()
+        .is_some_and(|l| l.contains_key(labels::JOB_UID));
+    let finish_orphans = gates.enabled(Feature::FinishOrphanedWorkloads);
+    let orphaned = unowned && (deleting || (finish_orphans && labelled));
+    if !of_job && !orphaned {
+        return WorkloadStep::Idle;
+    }
+    let owner_gone = orphaned || job.is_none_or(|job| job.metadata.deletion_timestamp.is_some());
+    let finished = condition_true(workload, condition_types::FINISHED);
+    if owner_gone && finish_orphans && !deleting && !finished {
+        return WorkloadStep::Finish {
+            reason: finished_reasons::OWNER_NOT_FOUND,
+            message: OWNER_NOT_FOUND_MESSAGE.to_owned(),
+        };
+    }
+    let held = meta
         .finalizers
         .as_ref()
         .is_some_and(|f| f.iter().any(|f| f == finalizers::RESOURCE_IN_USE));
-    if !held {
-        return false;
+    let released = finished || owner_gone || (deleting && job.is_some_and(is_suspended));
+    if held && released {
+        WorkloadStep::Release
+    } else {
+        WorkloadStep::Idle
     }
-    if condition_true(workload, condition_types::FINISHED) {
-        return true;
-    }
-    workload.metadata.deletion_timestamp.is_some()
-        && job.is_none_or(|job| is_suspended(job) || job.metadata.deletion_timestamp.is_some())
 }
 
 fn key_of(workload: &Workload) -> String {

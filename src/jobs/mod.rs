@@ -9,7 +9,7 @@
 //!   admitted plain pods; [`job_finished`] / [`pods_finished`] end the Workload.
 //! - Keeping in step: [`workload_sync`] (Kueue's equivalence of a Job and its Workload).
 //! - The Job reconciler's next write: [`next_job_step`], one step of Kueue's order at a time;
-//!   [`workload_finalizer_removable`].
+//!   [`workload_step`], what a Workload needs itself (finished and released once its Job is gone).
 //! - Which jobs are managed: [`JobScope`] (`manageJobsWithoutQueueName`,
 //!   `managedJobsNamespaceSelector`, managed parents, the `default` LocalQueue).
 //! - The pod reconciler's next write: [`next_pod_step`], for a single pod or a whole group.
@@ -28,6 +28,7 @@ mod admission_gate;
 mod batch_job;
 mod copied_labels;
 mod deployment;
+mod distinct_env;
 mod events;
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -63,7 +64,7 @@ pub use job_lifecycle::{
     stop_job,
 };
 pub use job_reconcile::{
-    JobContext, JobStep, next_job_step, owned_by, workload_finalizer_removable,
+    JobContext, JobStep, WorkloadStep, next_job_step, owned_by, workload_step,
 };
 pub use job_sync::{WorkloadSync, job_matches_workload, workload_sync};
 pub use pod_group::{

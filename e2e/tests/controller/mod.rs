@@ -7,6 +7,7 @@ mod admission_gated;
 mod copied_labels;
 mod deletion;
 mod execution_time;
+mod job_workloads;
 mod jobs;
 mod limits;
 mod node_health;

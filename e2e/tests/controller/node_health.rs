@@ -5,15 +5,19 @@
 //! replaced only once the Job's pod there has stopped: while it may still run, nothing moves, even
 //! past Kueue's old 30 s timer. Two hosts failing together are both replaced; a rack without a
 //! spare host evicts the Workload, which is admitted again in another rack; a host back within
-//! 30 s changes nothing.
+//! 30 s changes nothing. The pod made for a failed host waits at the topology gate and is released
+//! onto the replacement host only: it is never sent to the failed host, deleted and made again.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Pod, Taint};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{DeleteParams, ListParams};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
 use kuota::api::Workload;
 use kuota::engine::topology::decode;
@@ -37,10 +41,23 @@ struct Running {
     ns: TestNamespace,
     nodes: NodeSet,
     workload: String,
+    /// The Job's pod count.
+    pods: usize,
 }
 
 impl Running {
     async fn start(prefix: &str, racks: usize, hosts: usize, pods: u32) -> Result<Self> {
+        Self::start_sized(prefix, racks, hosts, pods, POD_CPU).await
+    }
+
+    /// As [`Running::start`], with pods of `cpu` each (8 a host).
+    async fn start_sized(
+        prefix: &str,
+        racks: usize,
+        hosts: usize,
+        pods: u32,
+        cpu: &str,
+    ) -> Result<Self> {
         controller::ensure_running().await?;
         let client = support::client().await?;
         let ns = TestNamespace::create(&client, prefix).await?;
@@ -52,7 +69,7 @@ impl Running {
             &job_yaml(
                 "racked",
                 pods,
-                POD_CPU,
+                cpu,
                 "1h",
                 &format!("kueue.x-k8s.io/podset-required-topology: {RACK_LABEL}"),
                 "",
@@ -65,6 +82,7 @@ impl Running {
             ns,
             nodes,
             workload,
+            pods: usize::try_from(pods)?,
         };
         kueue::until_admitted(&running.workloads(), &running.workload).await?;
         running.until_running_on(&running.hosts().await?).await?;
@@ -79,14 +97,14 @@ impl Running {
         hosts(&self.workloads().get(&self.workload).await?)
     }
 
-    /// Waits until one running pod of the Job is on each of `hosts` and returns them.
+    /// Waits until every pod of the Job runs, on `hosts` and on each of them, and returns them.
     async fn until_running_on(&self, hosts: &[String]) -> Result<Vec<Pod>> {
         let wanted: BTreeSet<&String> = hosts.iter().collect();
         let deadline = tokio::time::Instant::now() + RUNS;
         loop {
             let running = running_pods(&self.client, &self.ns.name).await?;
             let on: BTreeSet<&String> = running.iter().filter_map(node_of).collect();
-            if on == wanted && running.len() == hosts.len() {
+            if on == wanted && running.len() == self.pods {
                 return Ok(running);
             }
             ensure!(
@@ -445,4 +463,86 @@ async fn a_host_back_within_30s_changes_nothing() -> Result<()> {
         "the Job's pods were replaced"
     );
     running.finish(&[]).await
+}
+
+/// The hosts each pod's nodeSelector named, by pod UID.
+type PodHosts = Arc<Mutex<BTreeMap<String, BTreeSet<String>>>>;
+
+/// Every pod of the Job a watch sees from now on, with the hosts its nodeSelector named.
+fn watch_pod_hosts(client: &Client, namespace: &str) -> (PodHosts, tokio::task::JoinHandle<()>) {
+    let seen = PodHosts::default();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let config = watcher::Config::default().labels("batch.kubernetes.io/job-name=racked");
+    let record = Arc::clone(&seen);
+    let task = tokio::spawn(async move {
+        let mut stream = watcher(pods, config).touched_objects().boxed();
+        while let Some(Ok(pod)) = stream.next().await {
+            let host = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_selector.as_ref())
+                .and_then(|s| s.get("kubernetes.io/hostname").cloned());
+            if let (Some(uid), Ok(mut seen)) = (pod.uid(), record.lock()) {
+                seen.entry(uid).or_default().extend(host);
+            }
+        }
+    });
+    (seen, task)
+}
+
+#[tokio::test]
+async fn the_pod_made_for_a_failed_host_waits_at_the_gate_and_runs_on_its_replacement() -> Result<()>
+{
+    // Two pods a host: one of them stops on a host that stopped reporting while the other still
+    // runs there, so the host has not failed yet and the stopped pod's successor must wait.
+    let running = Running::start_sized("nh-gate", 2, 4, 4, "3").await?;
+    let pods = running_pods(&running.client, &running.ns.name).await?;
+    let before: BTreeSet<String> = pods.iter().filter_map(|p| p.uid()).collect();
+    let mut by_host: BTreeMap<&String, Vec<&Pod>> = BTreeMap::new();
+    for pod in &pods {
+        if let Some(node) = node_of(pod) {
+            by_host.entry(node).or_default().push(pod);
+        }
+    }
+    let (failed, on_failed) = by_host
+        .into_iter()
+        .find(|(_, pods)| pods.len() == 2)
+        .context("a host running two of the pods")?;
+    let failed = vec![failed.clone()];
+    let (seen, watch) = watch_pod_hosts(&running.client, &running.ns.name);
+    nodes::mark_not_ready(&running.client, &failed[0]).await?;
+    let pod_api: Api<Pod> = Api::namespaced(running.client.clone(), &running.ns.name);
+    pod_api
+        .delete(&on_failed[0].name_any(), &DeleteParams::default())
+        .await?;
+    wait::holds_for(
+        &running.workloads(),
+        &running.workload,
+        "keep the host while a pod still runs there",
+        Duration::from_secs(10),
+        |w| hosts(w).is_ok_and(|h| h.contains(&failed[0])),
+    )
+    .await?;
+    evict_pods_on(&running, &failed).await?;
+    let after = running.until_replaced(&failed).await?;
+    running.until_running_on(&after).await?;
+    watch.abort();
+    let made: BTreeMap<String, BTreeSet<String>> = seen
+        .lock()
+        .map_err(|_| anyhow::anyhow!("the pod watch panicked"))?
+        .iter()
+        .filter(|(uid, _)| !before.contains(*uid))
+        .map(|(uid, hosts)| (uid.clone(), hosts.clone()))
+        .collect();
+    ensure!(
+        made.values().all(|hosts| !hosts.contains(&failed[0])),
+        "a pod was sent to the failed host {}: {made:?}",
+        failed[0]
+    );
+    ensure!(
+        made.len() == 2,
+        "two pods made for the failed host {}, not: {made:?}",
+        failed[0]
+    );
+    running.finish(&failed).await
 }

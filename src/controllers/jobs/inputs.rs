@@ -1,13 +1,14 @@
 //! What the Job integration reads, and its own watches: Jobs that name a queue (every Job with
 //! `manageJobsWithoutQueueName`), ResourceFlavors, priority classes, Namespaces (their
-//! labels, for `managedJobsNamespaceSelector`), and the pods kuota started (those carrying the
-//! `kueue.x-k8s.io/podset` label); Workloads come from the shared Workload watch. Each change
+//! labels, for `managedJobsNamespaceSelector`), the pods kuota started (those carrying the
+//! `kueue.x-k8s.io/podset` label), and Nodes (which hosts are ready, for the ungater); Workloads
+//! come from the shared Workload watch. Each change
 //! says which Jobs and Workloads need another look.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Namespace, Pod, PodSpec, PodStatus};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodSpec, PodStatus};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
@@ -16,6 +17,7 @@ use tokio::task::JoinSet;
 
 use super::super::watches::read_workloads::ReadWorkloads;
 use super::super::watches::{Change, SharedWorkload, slim, spawn};
+use super::hosts::{ReadyHosts, slim_node};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};
 use crate::config::NAMESPACE_NAME_LABEL;
@@ -31,10 +33,11 @@ pub enum JobInput {
     PriorityClass(Change<PriorityClass>),
     Pod(Change<Pod>),
     Namespace(Change<Namespace>),
+    Node(Change<Node>),
 }
 
 /// The kinds the Job integration watches.
-pub const WATCHED_KINDS: usize = 7;
+pub const WATCHED_KINDS: usize = 8;
 
 impl JobInput {
     /// Which watch delivered it (an index below [`WATCHED_KINDS`]), and whether it is a full list.
@@ -50,6 +53,7 @@ impl JobInput {
             JobInput::PriorityClass(c) => (4, reset(c)),
             JobInput::Pod(c) => (5, reset(c)),
             JobInput::Namespace(c) => (6, reset(c)),
+            JobInput::Node(c) => (7, reset(c)),
         }
     }
 }
@@ -108,6 +112,14 @@ pub fn spawn_all(
         inputs,
         JobInput::PriorityClass,
         slim,
+    );
+    spawn(
+        tasks,
+        Api::all(client.clone()),
+        all.clone(),
+        inputs,
+        JobInput::Node,
+        slim_node,
     );
     // Only pods kuota started carry the pod-set label; they are the ungater's to release.
     let started = all.labels(labels::POD_SET);
@@ -202,6 +214,7 @@ pub struct JobCaches {
     pods_of: BTreeMap<String, BTreeSet<String>>,
     /// Namespace labels, by name.
     namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    pub ready_hosts: ReadyHosts,
 }
 
 impl JobCaches {
@@ -219,6 +232,10 @@ impl JobCaches {
             }),
             JobInput::Namespace(change) => on_change(change, touched, |object, present, t| {
                 self.namespace(object, present, t)
+            }),
+            // A host turning ready or not may hold or free pods of any Workload.
+            JobInput::Node(change) => on_change(change, touched, |node, present, t| {
+                t.all |= self.ready_hosts.apply(&node, present);
             }),
             JobInput::ResourceFlavor(change) => {
                 touched.all = true;
@@ -267,6 +284,7 @@ impl JobCaches {
                 self.pods_of.clear();
             }
             JobInput::Namespace(_) => self.namespaces.clear(),
+            JobInput::Node(_) => self.ready_hosts.clear(),
             JobInput::ResourceFlavor(_) => self.flavors.clear(),
             JobInput::WorkloadPriorityClass(_) => self.workload_priority_classes.clear(),
             JobInput::PriorityClass(_) => self.priority_classes.clear(),

@@ -1,10 +1,11 @@
 //! Kueue's batch/v1 Job integration as a controller: its own watches feed [`JobCaches`]; while
 //! this replica leads, each Job that changed is reconciled one step at a time
-//! ([`crate::jobs::next_job_step`]), each Workload that changed has its finalizer and its gated
-//! pods seen to (the topology ungater; pods left on a replaced node are deleted), and the writes go through the [`Writer`]. A write's
+//! ([`crate::jobs::next_job_step`]), each Workload that changed is finished once its Job is gone
+//! and has its finalizer and its gated pods seen to (the topology ungater; pods left on a replaced node are deleted), and the writes go through the [`Writer`]. A write's
 //! answer is taken like a watch event, so the next step is decided on what was written; a
 //! conflict waits for the newer object, a transient failure is tried again after a second.
 
+mod hosts;
 mod inputs;
 mod settings;
 mod steps;
@@ -218,7 +219,7 @@ impl JobController {
                 self.dirty.workloads.insert(key);
                 continue;
             }
-            if let Some(write) = steps::finalizer_write(&self.caches, &key) {
+            if let Some(write) = steps::workload_write(&self.caches, &self.settings, &key) {
                 self.busy.insert(busy);
                 writes.push(write);
             }

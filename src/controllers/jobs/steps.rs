@@ -15,7 +15,7 @@ use super::ungater::Release;
 use crate::api::Workload;
 use crate::api::keys::{annotations, condition_types};
 use crate::api::workload_status::ReclaimablePod;
-use crate::jobs::{JobContext, JobEvent, JobStep, next_job_step, workload_finalizer_removable};
+use crate::jobs::{JobContext, JobEvent, JobStep, WorkloadStep, next_job_step, workload_step};
 use crate::status::conditions::{Desired, set_condition};
 
 /// One write to make.
@@ -244,20 +244,31 @@ pub fn write_for(
     })
 }
 
-/// The finalizer write the Workload `key` needs, if any.
-pub fn finalizer_write(caches: &JobCaches, key: &str) -> Option<Write> {
+/// The write the Workload `key` needs itself, if any: finished once its Job is gone, released
+/// once finished or deleted (only Workloads of Jobs, and those nothing owns any more: other
+/// integrations keep their own).
+pub fn workload_write(caches: &JobCaches, settings: &JobSettings, key: &str) -> Option<Write> {
     let workload = caches.workloads.get(key)?;
-    // Only Workloads of Jobs: other integrations keep their own.
-    let of_job = workload
-        .owner_references()
-        .iter()
-        .any(|o| o.controller == Some(true) && o.kind == "Job" && o.api_version == "batch/v1");
-    if !of_job || !workload_finalizer_removable(workload, caches.job_of(workload)) {
-        return None;
-    }
+    let action = match workload_step(workload, caches.job_of(workload), &settings.gates) {
+        WorkloadStep::Idle => return None,
+        WorkloadStep::Finish { reason, message } => {
+            let finished = condition(
+                workload,
+                Desired {
+                    type_: condition_types::FINISHED,
+                    status: true,
+                    reason,
+                    message,
+                    observed_generation: workload.metadata.generation,
+                },
+            )?;
+            Action::Condition(Box::new(workload.clone()), Box::new(finished))
+        }
+        WorkloadStep::Release => Action::ReleaseWorkload(Box::new(workload.clone())),
+    };
     Some(Write {
         busy_key: format!("Workload/{key}"),
-        action: Action::ReleaseWorkload(Box::new(workload.clone())),
+        action,
         events: None,
     })
 }

@@ -54,6 +54,7 @@ fn first_lists(namespace: &str) -> Vec<JobInput> {
         JobInput::PriorityClass(Change::Reset(Vec::new())),
         JobInput::Pod(Change::Reset(Vec::new())),
         JobInput::Namespace(Change::Reset(vec![ns])),
+        JobInput::Node(Change::Reset(Vec::new())),
     ]
 }
 

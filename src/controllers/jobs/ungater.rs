@@ -1,6 +1,7 @@
 //! Kueue's topology ungater, run over the Job integration's caches: the pods of an admitted
 //! TAS Workload to release next. A pod whose release is still in flight counts as released
-//! into the domain it was given, so a later choice never puts a second pod in that slot.
+//! into the domain it was given, so a later choice never puts a second pod in that slot; a pod
+//! whose domain is a host that is not ready stays gated (see [`super::hosts`]).
 
 use std::collections::BTreeMap;
 
@@ -8,6 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 
 use super::inputs::JobCaches;
+use crate::engine::topology::model::HOSTNAME_LABEL;
 use crate::jobs::{PodView, pods_to_ungate};
 
 /// A pod to release and the nodeSelector it gets.
@@ -50,6 +52,13 @@ pub fn releases(
     };
     chosen
         .into_iter()
+        // A pod whose host is not ready waits at the gate for that host's replacement.
+        .filter(|ungate| {
+            ungate
+                .node_selector
+                .get(HOSTNAME_LABEL)
+                .is_none_or(|host| caches.ready_hosts.ready(host))
+        })
         .filter_map(|ungate| {
             let pod_key = format!("{namespace}/{}", ungate.pod);
             let pod = caches.pods.get(&pod_key)?.clone();
@@ -61,3 +70,6 @@ pub fn releases(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

@@ -482,3 +482,30 @@ fn no_class_at_all_gives_priority_zero_without_a_reference() {
     assert_eq!(spec.priority_class_ref, None);
     assert_eq!(spec.priority, Some(0));
 }
+
+#[test]
+fn a_variable_listed_twice_is_written_once_with_its_last_value_and_the_job_keeps_both() {
+    let env = json!([
+        {"name": "TEST_ENV", "value": "test1"},
+        {"name": "OTHER", "value": "kept"},
+        {"name": "TEST_ENV", "value": "test2"}
+    ]);
+    let twice = job(json!({"spec": {"template": {"spec": {
+        "initContainers": [{"name": "init", "image": "busybox", "env": env}],
+        "containers": [{"name": "main", "image": "busybox", "env": env}]
+    }}}}));
+    let workload = build(&twice).unwrap();
+    let spec = main_pod_set(&workload).template.spec.clone().unwrap();
+    let once: Vec<k8s_openapi::api::core::v1::EnvVar> = serde_json::from_value(json!([
+        {"name": "TEST_ENV", "value": "test2"},
+        {"name": "OTHER", "value": "kept"}
+    ]))
+    .unwrap();
+    assert_eq!(spec.containers[0].env.as_ref(), Some(&once));
+    assert_eq!(spec.init_containers.unwrap()[0].env.as_ref(), Some(&once));
+    let kept = twice.spec.unwrap().template.spec.unwrap().containers[0]
+        .env
+        .clone()
+        .unwrap();
+    assert_eq!(kept.len(), 3);
+}

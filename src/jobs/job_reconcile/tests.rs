@@ -290,14 +290,20 @@ fn a_changed_suspended_job_updates_its_pending_workload_keeping_it_inactive() {
     assert_eq!(updated.spec.active, Some(false));
 }
 
-#[test]
-fn the_finalizer_goes_when_the_workload_finished_or_is_deleted_with_its_job_stopped() {
-    let held = json!({"metadata": {"finalizers": ["kueue.x-k8s.io/resource-in-use"]}});
-    let admitted = workload(held.clone());
-    assert!(!workload_finalizer_removable(&admitted, Some(&running(4))));
+fn workload_step_of(workload: &Workload, job: Option<&Job>) -> WorkloadStep {
+    workload_step(workload, job, &FeatureGates::default())
+}
 
-    let mut finished = admitted.clone();
-    if let Some(status) = finished.status.as_mut() {
+fn orphan_finish() -> WorkloadStep {
+    WorkloadStep::Finish {
+        reason: "OwnerNotFound",
+        message: "The workload's owner no longer exists".to_owned(),
+    }
+}
+
+/// `workload` with `Finished=True`.
+fn finished(mut workload: Workload) -> Workload {
+    if let Some(status) = workload.status.as_mut() {
         status.conditions.push(
             serde_json::from_value(condition(
                 "Finished",
@@ -308,20 +314,111 @@ fn the_finalizer_goes_when_the_workload_finished_or_is_deleted_with_its_job_stop
             .unwrap(),
         );
     }
-    assert!(workload_finalizer_removable(&finished, Some(&running(4))));
+    workload
+}
 
-    let mut deleting = admitted.clone();
-    deleting.metadata.deletion_timestamp = finished
-        .status
-        .as_ref()
-        .map(|s| s.conditions[2].last_transition_time.clone());
-    assert!(!workload_finalizer_removable(&deleting, Some(&running(4))));
-    assert!(workload_finalizer_removable(
-        &deleting,
-        Some(&job(json!({})))
-    ));
-    assert!(workload_finalizer_removable(&deleting, None));
-    assert!(!workload_finalizer_removable(&pending(), None));
+/// `workload` being deleted.
+fn deleting(mut workload: Workload) -> Workload {
+    workload.metadata.deletion_timestamp =
+        Some(serde_json::from_value(json!("2026-01-01T00:03:00Z")).unwrap());
+    workload
+}
+
+#[test]
+fn the_finalizer_goes_when_the_workload_finished_or_is_deleted_with_its_job_stopped() {
+    let held = json!({"metadata": {"finalizers": ["kueue.x-k8s.io/resource-in-use"]}});
+    let admitted = workload(held.clone());
+    assert_eq!(
+        workload_step_of(&admitted, Some(&running(4))),
+        WorkloadStep::Idle
+    );
+    assert_eq!(
+        workload_step_of(&finished(admitted.clone()), Some(&running(4))),
+        WorkloadStep::Release
+    );
+    let deleted = deleting(admitted.clone());
+    assert_eq!(
+        workload_step_of(&deleted, Some(&running(4))),
+        WorkloadStep::Idle
+    );
+    assert_eq!(
+        workload_step_of(&deleted, Some(&job(json!({})))),
+        WorkloadStep::Release
+    );
+    assert_eq!(workload_step_of(&deleted, None), WorkloadStep::Release);
+    assert_eq!(
+        workload_step_of(&workload(json!({})), Some(&running(4))),
+        WorkloadStep::Idle
+    );
+}
+
+#[test]
+fn a_workload_whose_job_is_gone_or_going_is_finished_as_owner_not_found_then_released() {
+    let held = workload(json!({"metadata": {"finalizers": ["kueue.x-k8s.io/resource-in-use"]}}));
+    assert_eq!(workload_step_of(&held, None), orphan_finish());
+    let mut going = running(4);
+    going.metadata.deletion_timestamp =
+        Some(serde_json::from_value(json!("2026-01-01T00:03:00Z")).unwrap());
+    assert_eq!(workload_step_of(&held, Some(&going)), orphan_finish());
+    assert_eq!(
+        workload_step_of(&finished(held.clone()), None),
+        WorkloadStep::Release
+    );
+
+    // Without `FinishOrphanedWorkloads` the finalizer goes at once, the Workload unfinished.
+    let off = FeatureGates::default().with(Feature::FinishOrphanedWorkloads, false);
+    assert_eq!(workload_step(&held, None, &off), WorkloadStep::Release);
+}
+
+#[test]
+fn a_workload_its_job_orphaned_is_finished_then_released() {
+    // The garbage collector took the owner reference away; the job-uid label stays.
+    let orphaned = workload(json!({"metadata": {
+        "ownerReferences": null,
+        "labels": {"kueue.x-k8s.io/job-uid": "6f1c2d4e-0000-4000-8000-000000000001"},
+        "finalizers": ["kueue.x-k8s.io/resource-in-use"]
+    }}));
+    assert_eq!(workload_step_of(&orphaned, None), orphan_finish());
+    assert_eq!(
+        workload_step_of(&finished(orphaned.clone()), None),
+        WorkloadStep::Release
+    );
+    // Being deleted, it is released without being finished.
+    assert_eq!(
+        workload_step_of(&deleting(orphaned.clone()), None),
+        WorkloadStep::Release
+    );
+
+    // A Workload nothing ever owned (no job-uid label) is left alone until it is deleted.
+    let standalone = workload(json!({"metadata": {
+        "ownerReferences": null,
+        "finalizers": ["kueue.x-k8s.io/resource-in-use"]
+    }}));
+    assert_eq!(workload_step_of(&standalone, None), WorkloadStep::Idle);
+    assert_eq!(
+        workload_step_of(&deleting(standalone), None),
+        WorkloadStep::Release
+    );
+}
+
+#[test]
+fn a_workload_of_another_kind_of_owner_is_left_to_its_integration() {
+    let of_pod = workload(json!({"metadata": {
+        "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "pod-uid",
+                             "controller": true}],
+        "labels": {"kueue.x-k8s.io/job-uid": "pod-uid"},
+        "finalizers": ["kueue.x-k8s.io/resource-in-use"]
+    }}));
+    assert_eq!(workload_step_of(&of_pod, None), WorkloadStep::Idle);
+}
+
+#[test]
+fn a_job_being_deleted_takes_no_step_of_its_own() {
+    let mut going = job(json!({}));
+    going.metadata.deletion_timestamp =
+        Some(serde_json::from_value(json!("2026-01-01T00:03:00Z")).unwrap());
+    assert_eq!(step(&going, &[&workload(json!({}))], false), JobStep::Idle);
+    assert_eq!(step(&going, &[], false), JobStep::Idle);
 }
 
 #[test]

@@ -154,3 +154,31 @@ fn an_unreadable_job_is_an_error() {
     }}}));
     assert!(workload_sync(&broken, &pending(), &flavors(), &FeatureGates::default()).is_err());
 }
+
+/// The sample container with `env`.
+fn with_env(env: serde_json::Value) -> serde_json::Value {
+    json!({"spec": {"template": {"spec": {"containers": [{
+        "name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}, "env": env
+    }]}}}})
+}
+
+#[test]
+fn a_job_listing_a_variable_twice_matches_the_workload_holding_its_last_value() {
+    let twice = with_env(json!([
+        {"name": "A", "value": "first"}, {"name": "B", "value": "b"}, {"name": "A", "value": "last"}
+    ]));
+    let once = with_env(json!([{"name": "A", "value": "last"}, {"name": "B", "value": "b"}]));
+    let mut stored = pending();
+    let mut admitted = workload(json!({}));
+    for workload in [&mut stored, &mut admitted] {
+        let template: k8s_openapi::api::core::v1::PodTemplateSpec =
+            serde_json::from_value(once["spec"]["template"].clone()).unwrap();
+        let pod_set = &mut workload.spec.pod_sets[0];
+        std::sync::Arc::make_mut(&mut pod_set.template).spec = template.spec;
+    }
+    assert_eq!(sync(&job(twice.clone()), &stored), WorkloadSync::InSync);
+
+    let infos = pod_set_infos(&admitted, &flavors(), &FeatureGates::default()).unwrap();
+    let started = start_job(&job(twice), &infos).unwrap();
+    assert_eq!(sync(&started, &admitted), WorkloadSync::InSync);
+}

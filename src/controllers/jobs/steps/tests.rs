@@ -122,3 +122,41 @@ fn a_job_naming_a_queue_is_managed_whatever_its_namespace() {
         Some(Some("lq".to_string()))
     );
 }
+
+#[test]
+fn a_workload_its_deleted_job_orphaned_is_finished_as_owner_not_found() {
+    let mut caches = caches(vec![namespace("ml", json!({}))], vec![]);
+    let orphaned: Workload = serde_json::from_value(json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "job-train-1a2b3", "namespace": "ml", "resourceVersion": "7",
+                     "labels": {"kueue.x-k8s.io/job-uid": "uid-ml"},
+                     "finalizers": ["kueue.x-k8s.io/resource-in-use"]},
+        "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}]},
+    }))
+    .expect("a Workload");
+    let mut touched = Touched::default();
+    caches.take_input(
+        JobInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(orphaned)))),
+        &mut touched,
+    );
+    assert!(
+        touched.workloads.contains("ml/job-train-1a2b3"),
+        "{touched:?}"
+    );
+    let write = workload_write(&caches, &JobSettings::default(), "ml/job-train-1a2b3")
+        .expect("the orphaned Workload is finished");
+    let Action::Condition(_, finished) = write.action else {
+        panic!("a Finished condition, not {:?}", write.action);
+    };
+    assert_eq!(
+        (
+            finished.type_.as_str(),
+            finished.status.as_str(),
+            finished.reason.as_str()
+        ),
+        ("Finished", "True", "OwnerNotFound")
+    );
+    assert_eq!(finished.message, "The workload's owner no longer exists");
+}
