@@ -308,8 +308,9 @@ pub struct Workload {
     pub name: String,
     pub uid: String,
     /// The `kueue.x-k8s.io/job-uid` label: the UID of the job the workload stands for, named in the
-    /// messages of the workloads it preempts, as Kueue's preemption message does.
-    pub job_uid: Option<String>,
+    /// messages of the workloads it preempts, as Kueue's preemption message does. Shared text,
+    /// one word smaller than a `String` in every workload's slot.
+    pub job_uid: Option<Arc<str>>,
     /// `spec.queueName`: a LocalQueue in the workload's namespace.
     pub queue_name: String,
     /// Effective priority (see [`resolve_priority`]).

@@ -451,7 +451,10 @@ pub fn workload(
         .unwrap_or_default();
     Ok(Workload {
         uid: workload.metadata.uid.clone().unwrap_or(defaults.uid),
-        job_uid: workload.labels().get(keys::labels::JOB_UID).cloned(),
+        job_uid: workload
+            .labels()
+            .get(keys::labels::JOB_UID)
+            .map(|uid| Arc::from(uid.as_str())),
         queue_name: workload.spec.queue_name.clone().unwrap_or_default(),
         priority: workload
             .spec
