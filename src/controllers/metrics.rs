@@ -22,6 +22,7 @@
 //! kuota runs no admission checks, so `kueue_admission_checks_wait_time_seconds` observes 0 at
 //! every admission, as Kueue does for a workload without checks.
 
+mod buckets;
 mod families;
 mod gauges;
 mod workload_times;
@@ -31,31 +32,13 @@ use std::sync::{Mutex, PoisonError, RwLock};
 
 use prometheus::{Encoder, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
 
+use buckets::{B14, DEF, DOMAIN_BUCKETS, REPLACEMENT_BUCKETS, b16};
 use families::Families;
 pub use families::MetricsOptions;
 use gauges::Gauges;
 pub use gauges::{ClusterQueueGauge, CohortGauge, LocalQueueGauge, QueueGauges, ResourceGauge};
 pub use workload_times::ReadyTimes;
 use workload_times::WorkloadTimes;
-
-/// Kueue's bucket sets, in seconds.
-const B14: [f64; 14] = [
-    1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0, 640.0, 1280.0, 2560.0, 5120.0, 10240.0,
-];
-const B16_EXTRA: [f64; 2] = [20480.0, 40960.0];
-const DEF: [f64; 11] = [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
-/// Seconds from a node's failure to its replacement being written.
-const REPLACEMENT_BUCKETS: [f64; 12] = [
-    0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0,
-];
-/// Domains a placement uses at the topology's lowest level.
-const DOMAIN_BUCKETS: [f64; 10] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
-
-fn b16() -> Vec<f64> {
-    B14.iter().chain(&B16_EXTRA).copied().collect()
-}
 
 /// Which replica this is, as the `replica_role` label says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,8 +5,8 @@
 
 use prometheus::HistogramVec;
 
+use super::buckets::{B14, b16};
 use super::families::Families;
-use super::{B14, b16};
 
 pub(super) struct WorkloadTimes {
     execution: HistogramVec,
