@@ -1,0 +1,155 @@
+//! Workload priority on the real control plane: a Job's WorkloadPriorityClass, created a moment
+//! before the Job, gives its Workload the class's value, so it preempts lower-priority work in the
+//! one flavor it selects, and the preempted Job is admitted again into the other flavor.
+
+use anyhow::Result;
+use k8s_openapi::api::batch::v1::Job;
+use kube::{Api, Client, ResourceExt};
+use kuota::api::Workload;
+
+use super::jobs::workload_of;
+use crate::support::kueue::{self, apply_yaml};
+use crate::support::{self, TestNamespace, controller, unique_name, wait};
+
+/// Flavors `on-demand-<id>` and `spot-<id>`, each offering 1 cpu and selecting nodes by
+/// `instance-type`, in one ClusterQueue that preempts lower priorities, and LocalQueue `lq`.
+/// Returns the two flavors' `instance-type` values.
+async fn two_flavor_queue(client: &Client, namespace: &str) -> Result<(String, String)> {
+    let id = unique_name("two");
+    let (on_demand, spot) = (format!("on-demand-{id}"), format!("spot-{id}"));
+    apply_yaml(
+        client,
+        namespace,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {on_demand}}}
+spec: {{nodeLabels: {{instance-type: {on_demand}}}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {spot}}}
+spec: {{nodeLabels: {{instance-type: {spot}}}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq-{id}}}
+spec:
+  namespaceSelector: {{}}
+  preemption: {{withinClusterQueue: LowerPriority}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: {on_demand}
+      resources: [{{name: cpu, nominalQuota: \"1\"}}]
+    - name: {spot}
+      resources: [{{name: cpu, nominalQuota: \"1\"}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq}}
+spec: {{clusterQueue: cq-{id}}}
+"
+        ),
+    )
+    .await?;
+    Ok((on_demand, spot))
+}
+
+/// A suspended one-pod Job in `lq` asking for `cpu`, with extra labels and pod template spec
+/// entries (YAML flow-map entries, each ending in a comma).
+fn job(name: &str, cpu: &str, labels: &str, pod_spec: &str) -> String {
+    format!(
+        "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  labels: {{kueue.x-k8s.io/queue-name: lq, {labels}}}
+spec:
+  suspend: true
+  template:
+    spec:
+      {pod_spec}
+      restartPolicy: Never
+      containers:
+      - {{name: c, image: busybox, resources: {{requests: {{cpu: \"{cpu}\"}}}}}}
+"
+    )
+}
+
+/// The `instance-type` node selector of a running Job; `None` while it is suspended.
+fn running_on(job: &Job) -> Option<String> {
+    let spec = job.spec.as_ref()?;
+    if spec.suspend == Some(true) {
+        return None;
+    }
+    spec.template
+        .spec
+        .as_ref()?
+        .node_selector
+        .as_ref()?
+        .get("instance-type")
+        .cloned()
+}
+
+async fn until_running_on(jobs: &Api<Job>, name: &str, flavor: &str) -> Result<Job> {
+    wait::until(
+        jobs,
+        name,
+        &format!("run on {flavor}"),
+        kueue::DECIDED,
+        |job| running_on(job).as_deref() == Some(flavor),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_job_of_a_class_made_just_before_it_preempts_in_its_flavor_and_the_victim_moves()
+-> Result<()> {
+    controller::ensure_running().await?;
+    let client = support::client().await?;
+    let ns = TestNamespace::create(&client, "prio-flavor").await?;
+    let (on_demand, spot) = two_flavor_queue(&client, &ns.name).await?;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
+
+    apply_yaml(&client, &ns.name, &job("victim", "200m", "", "")).await?;
+    let high = unique_name("high");
+    apply_yaml(
+        &client,
+        &ns.name,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {high}}}
+value: 300
+"
+        ),
+    )
+    .await?;
+    until_running_on(&jobs, "victim", &on_demand).await?;
+
+    apply_yaml(
+        &client,
+        &ns.name,
+        &job(
+            "urgent",
+            "1",
+            &format!("kueue.x-k8s.io/priority-class: {high},"),
+            &format!("nodeSelector: {{instance-type: {on_demand}}}"),
+        ),
+    )
+    .await?;
+    let urgent = workload_of(&client, &ns.name, "urgent").await?;
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    wait::until(
+        &workloads,
+        &urgent.name_any(),
+        "have priority 300",
+        kueue::DECIDED,
+        |w| w.spec.priority == Some(300),
+    )
+    .await?;
+    until_running_on(&jobs, "urgent", &on_demand).await?;
+    until_running_on(&jobs, "victim", &spot).await?;
+    ns.delete().await
+}
