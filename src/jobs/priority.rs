@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 
-use crate::api::WorkloadPriorityClass;
+use crate::api::keys::condition_types;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind, PriorityClassRef};
+use crate::api::{Workload, WorkloadPriorityClass};
 
 /// The priority classes a job's Workload may name: WorkloadPriorityClasses, pod PriorityClasses,
 /// and which PriorityClass is the global default. The caller fills it from its cache or input.
@@ -140,6 +141,54 @@ impl PriorityLookup {
             },
         })
     }
+}
+
+/// Kueue's `UpdateWorkloadPriority` for one existing Workload of a job whose
+/// `kueue.x-k8s.io/priority-class` label is `job_class`: the priority to write when the Workload
+/// names another WorkloadPriorityClass than the label (or none while the label names one), in
+/// any state. A Workload whose priority comes from a pod PriorityClass does not follow the label,
+/// and one that reserved quota without a class keeps it that way (the API server refuses to add
+/// a `priorityClassRef` then). `None`: nothing to change.
+pub(crate) fn priority_change(
+    workload: &Workload,
+    job_class: Option<&str>,
+    lookup: &PriorityLookup,
+) -> Result<Option<ResolvedPriority>, MissingClass> {
+    let current = workload.spec.priority_class_ref.as_deref();
+    let follows_label = match current {
+        None => !quota_reserved(workload),
+        Some(class) => is_workload_priority_class(class),
+    };
+    let current_name = current.map_or("", |class| class.name.as_str());
+    if !follows_label || current_name == job_class.unwrap_or_default() {
+        return Ok(None);
+    }
+    let pod_priority_class = workload.spec.pod_sets.iter().find_map(|ps| {
+        ps.template
+            .spec
+            .as_ref()?
+            .priority_class_name
+            .as_deref()
+            .filter(|name| !name.is_empty())
+    });
+    let resolved = lookup.resolve(job_class, pod_priority_class)?;
+    let unchanged =
+        workload.spec.priority == Some(resolved.value) && current == resolved.class.as_ref();
+    Ok((!unchanged).then_some(resolved))
+}
+
+fn is_workload_priority_class(class: &PriorityClassRef) -> bool {
+    class.group == PriorityClassGroup::Kueue
+        && class.kind == PriorityClassKind::WorkloadPriorityClass
+}
+
+fn quota_reserved(workload: &Workload) -> bool {
+    workload.status.as_ref().is_some_and(|status| {
+        status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == condition_types::QUOTA_RESERVED && c.status == "True")
+    })
 }
 
 /// A reference to a WorkloadPriorityClass.

@@ -153,3 +153,105 @@ value: 300
     until_running_on(&jobs, "victim", &spot).await?;
     ns.delete().await
 }
+
+/// WorkloadPriorityClasses `<prefix>-<name>` of the given values; returns their names.
+async fn classes<const N: usize>(
+    client: &Client,
+    namespace: &str,
+    values: [(&str, i32); N],
+) -> Result<[String; N]> {
+    let names = values.map(|(name, _)| unique_name(name));
+    for ((_, value), name) in values.iter().zip(&names) {
+        apply_yaml(
+            client,
+            namespace,
+            &format!(
+                "apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {name}}}
+value: {value}
+"
+            ),
+        )
+        .await?;
+    }
+    Ok(names)
+}
+
+#[tokio::test]
+async fn relabelling_a_pending_job_with_a_higher_class_raises_its_workload_and_it_preempts()
+-> Result<()> {
+    controller::ensure_running().await?;
+    let client = support::client().await?;
+    let ns = TestNamespace::create(&client, "prio-relabel").await?;
+    let (on_demand, _) = two_flavor_queue(&client, &ns.name).await?;
+    let [low, mid, high] = classes(
+        &client,
+        &ns.name,
+        [("low", 100), ("mid", 200), ("high", 300)],
+    )
+    .await?;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
+    let on_demand_only = format!("nodeSelector: {{instance-type: {on_demand}}}");
+
+    apply_yaml(
+        &client,
+        &ns.name,
+        &job(
+            "one",
+            "1",
+            &format!("kueue.x-k8s.io/priority-class: {mid},"),
+            &on_demand_only,
+        ),
+    )
+    .await?;
+    until_running_on(&jobs, "one", &on_demand).await?;
+    apply_yaml(
+        &client,
+        &ns.name,
+        &job(
+            "two",
+            "1",
+            &format!("kueue.x-k8s.io/priority-class: {low},"),
+            &on_demand_only,
+        ),
+    )
+    .await?;
+    let two = workload_of(&client, &ns.name, "two").await?;
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    wait::until(
+        &workloads,
+        &two.name_any(),
+        "wait for quota",
+        kueue::DECIDED,
+        |w| kueue::pending_reason(w).is_some(),
+    )
+    .await?;
+
+    let relabel =
+        serde_json::json!({"metadata": {"labels": {"kueue.x-k8s.io/priority-class": high}}});
+    jobs.patch(
+        "two",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&relabel),
+    )
+    .await?;
+    wait::until(
+        &workloads,
+        &two.name_any(),
+        "have priority 300",
+        kueue::DECIDED,
+        |w| {
+            w.spec.priority == Some(300)
+                && w.spec.priority_class_ref.as_ref().map(|c| c.name.as_str())
+                    == Some(high.as_str())
+        },
+    )
+    .await?;
+    until_running_on(&jobs, "two", &on_demand).await?;
+    wait::until(&jobs, "one", "be suspended", kueue::DECIDED, |job| {
+        job.spec.as_ref().and_then(|s| s.suspend) == Some(true)
+    })
+    .await?;
+    ns.delete().await
+}
