@@ -3,10 +3,36 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::api::keys::condition_types;
+use crate::api::keys::{condition_types, labels};
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind, PriorityClassRef};
 use crate::api::{Workload, WorkloadPriorityClass};
+
+/// Kueue's `WorkloadPriorityClassDefaulting`: the WorkloadPriorityClass a job naming none is
+/// labelled with, when it exists.
+pub const DEFAULT_WORKLOAD_PRIORITY_CLASS: &str = "default";
+
+/// Labels `meta` (a job, pod or Deployment as its webhook receives it) with the `default`
+/// WorkloadPriorityClass when it names no class and `default_exists`; returns whether it did. The
+/// label then wins over a pod PriorityClass and the global default, as in Kueue, which sets it
+/// whatever the pod template names. The caller checks the feature gate and that no owner
+/// managed by kuota takes care of the object.
+pub fn default_workload_priority_class(meta: &mut ObjectMeta, default_exists: bool) -> bool {
+    let named = meta
+        .labels
+        .as_ref()
+        .and_then(|all| all.get(labels::PRIORITY_CLASS))
+        .is_some_and(|name| !name.is_empty());
+    if named || !default_exists {
+        return false;
+    }
+    meta.labels.get_or_insert_default().insert(
+        labels::PRIORITY_CLASS.to_owned(),
+        DEFAULT_WORKLOAD_PRIORITY_CLASS.to_owned(),
+    );
+    true
+}
 
 /// The priority classes a job's Workload may name: WorkloadPriorityClasses, pod PriorityClasses,
 /// and which PriorityClass is the global default. The caller fills it from its cache or input.
