@@ -1,6 +1,8 @@
 //! Workload priority on the real control plane: a Job's WorkloadPriorityClass, created a moment
 //! before the Job, gives its Workload the class's value, so it preempts lower-priority work in the
-//! one flavor it selects, and the preempted Job is admitted again into the other flavor.
+//! one flavor it selects, and the preempted Job is admitted again into the other flavor; a
+//! pending Job relabelled with another class moves its Workload to it; a class's new value
+//! reaches the Workloads naming it, pending or admitted.
 
 use anyhow::Result;
 use k8s_openapi::api::batch::v1::Job;
@@ -252,6 +254,76 @@ async fn relabelling_a_pending_job_with_a_higher_class_raises_its_workload_and_i
     wait::until(&jobs, "one", "be suspended", kueue::DECIDED, |job| {
         job.spec.as_ref().and_then(|s| s.suspend) == Some(true)
     })
+    .await?;
+    ns.delete().await
+}
+
+#[tokio::test]
+async fn a_class_value_change_reaches_its_pending_and_admitted_workloads() -> Result<()> {
+    controller::ensure_running().await?;
+    let client = support::client().await?;
+    let ns = TestNamespace::create(&client, "prio-value").await?;
+    let (on_demand, _) = two_flavor_queue(&client, &ns.name).await?;
+    let [class] = classes(&client, &ns.name, [("team", 100)]).await?;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
+    let labels = format!("kueue.x-k8s.io/priority-class: {class},");
+    let on_demand_only = format!("nodeSelector: {{instance-type: {on_demand}}}");
+    apply_yaml(
+        &client,
+        &ns.name,
+        &job("runs", "1", &labels, &on_demand_only),
+    )
+    .await?;
+    until_running_on(&jobs, "runs", &on_demand).await?;
+    apply_yaml(
+        &client,
+        &ns.name,
+        &job("waits", "1", &labels, &on_demand_only),
+    )
+    .await?;
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let (runs, waits) = (
+        workload_of(&client, &ns.name, "runs").await?,
+        workload_of(&client, &ns.name, "waits").await?,
+    );
+    wait::until(
+        &workloads,
+        &waits.name_any(),
+        "wait for quota",
+        kueue::DECIDED,
+        |w| kueue::pending_reason(w).is_some(),
+    )
+    .await?;
+
+    apply_yaml(
+        &client,
+        &ns.name,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {class}}}
+value: 500
+"
+        ),
+    )
+    .await?;
+    for name in [runs.name_any(), waits.name_any()] {
+        wait::until(
+            &workloads,
+            &name,
+            "have priority 500",
+            kueue::DECIDED,
+            |w| w.spec.priority == Some(500),
+        )
+        .await?;
+    }
+    wait::until(
+        &workloads,
+        &runs.name_any(),
+        "stay admitted",
+        kueue::DECIDED,
+        kueue::admitted,
+    )
     .await?;
     ns.delete().await
 }
