@@ -21,6 +21,8 @@ mod certificates;
 mod deployments;
 #[path = "deploy/metrics.rs"]
 mod metrics;
+#[path = "deploy/priority.rs"]
+mod priority;
 #[path = "deploy/release.rs"]
 mod release;
 
@@ -295,6 +297,7 @@ async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     pods_are_gated_and_checked(&client, &release).await?;
     admits_with_chart_permissions(&client, &release).await?;
     deployments::replicas_are_admitted_one_pod_at_a_time(&client, &release).await?;
+    priority::jobs_take_the_default_workload_priority_class(&client, &release).await?;
     calls_outside_rbac_are_denied(&release).await?;
     metrics::served_to_metrics_readers_only(&client, &release).await?;
     certificates::rotation_stays_trusted(&client, &release).await?;

@@ -9,6 +9,7 @@ use crate::controllers::{
     self, CertificateSource, MetricsCertificate, MetricsSecurity, ProbePaths, Settings,
     WebhookServing,
 };
+use crate::engine::model::EngineConfig;
 use crate::jobs::{JobScope, OwnerKind};
 use crate::tls::TlsSettings;
 use crate::webhooks::{NamespaceView, PodSettings, Webhooks};
@@ -159,7 +160,11 @@ fn settings(
         )
     });
     Ok(Settings {
-        engine: config.engine_config(),
+        // The controller reads every eviction it writes back, which queues the Workload again.
+        engine: EngineConfig {
+            requeue_evicted_when_read: true,
+            ..config.engine_config()
+        },
         health,
         metrics_addr: config::socket_addr(&config.metrics.bind_address)?,
         metrics_security: metrics_security(config, metrics_secure),

@@ -4,6 +4,7 @@
 //! controller` builds its [`Settings`] from Kueue's configuration file and calls [`run`].
 
 pub mod admission;
+mod class_values;
 mod error;
 pub mod events;
 pub mod jobs;
@@ -188,6 +189,13 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             None => std::future::pending().await,
         }
     };
+    let class_values = class_values::start(
+        &client,
+        writer.clone(),
+        leading.clone(),
+        &mut workloads,
+        &mut watches,
+    );
     tokio::spawn(admission::write_all(writer, to_write, results));
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
     let node_health = node_health::start(
@@ -241,6 +249,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         () = job_integration => Err(ControllerError::LoopStopped),
         () = pod_integration => Err(ControllerError::LoopStopped),
         () = retention => Err(ControllerError::LoopStopped),
+        () = class_values => Err(ControllerError::LoopStopped),
         Some(served) = servers.join_next() => match served {
             Ok(result) => result,
             Err(_) => Err(ControllerError::LoopStopped),

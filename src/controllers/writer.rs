@@ -358,6 +358,29 @@ impl Writer {
         .await
     }
 
+    /// Sets `spec.priority` of a Workload to its WorkloadPriorityClass's `value`, as Kueue's
+    /// WorkloadPriorityClass controller does, fenced by `read`'s resource version.
+    pub async fn workload_priority(
+        &self,
+        read: &Workload,
+        value: i32,
+    ) -> Result<Workload, WriteError> {
+        let (namespace, name) = (read.namespace().unwrap_or_default(), read.name_any());
+        let api: Api<Workload> = Api::namespaced(self.client.clone(), &namespace);
+        let body = json!({
+            "metadata": {"resourceVersion": read.resource_version()},
+            "spec": {"priority": value},
+        });
+        let params = PatchParams {
+            field_manager: Some(field_managers::KUEUE.to_string()),
+            ..PatchParams::default()
+        };
+        self.send(&format!("Workload {namespace}/{name}"), || async {
+            api.patch(&name, &params, &Patch::Merge(&body)).await
+        })
+        .await
+    }
+
     /// Replaces a ClusterQueue's status.
     pub async fn cluster_queue_status(&self, queue: &ClusterQueue) -> Result<(), WriteError> {
         let api: Api<ClusterQueue> = Api::all(self.client.clone());

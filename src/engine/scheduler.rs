@@ -431,7 +431,8 @@ impl Engine {
         Some(holding.admission)
     }
 
-    /// Evicts an admitted workload: releases its quota at once and queues it again.
+    /// Evicts an admitted workload: releases its quota at once and queues it again (with
+    /// `requeue_evicted_when_read`, once its next version is upserted).
     pub(super) fn evict(
         &mut self,
         index: u32,
@@ -456,6 +457,7 @@ impl Engine {
         );
         let key = w.key();
         if w.blocked.is_none()
+            && !self.config.requeue_evicted_when_read
             && let Some(cq) = w.cq
         {
             let queue_key = w.queue_key(index);

@@ -88,6 +88,14 @@ impl JobEvent {
         )
     }
 
+    /// The Workload's priority class now follows the job's label.
+    pub fn updated_workload_priority(workload_key: &str) -> Self {
+        Self::normal(
+            job_event_reasons::UPDATED_WORKLOAD,
+            format!("Updated workload priority class: {workload_key}"),
+        )
+    }
+
     /// The job's WorkloadPriorityClass does not exist; its Workload waits.
     pub fn workload_priority_class_not_found(name: &str) -> Self {
         Self::warning(

@@ -26,7 +26,7 @@ use super::job_sync::{WorkloadSync, workload_sync};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
 use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
 use super::prebuilt::{OUT_OF_SYNC_MESSAGE, Prebuilt, PrebuiltUse, use_prebuilt};
-use super::priority::PriorityLookup;
+use super::priority::{MissingClass, PriorityLookup, priority_change};
 use super::reclaimable::{job_reclaimable_pods, to_write};
 use super::scope::queue_name;
 use crate::api::Workload;
@@ -69,6 +69,9 @@ pub enum JobStep {
     /// Write this Workload, whose `queueName` now follows the Job's queue-name label (Kueue's
     /// `QueueNameChange`, without an event).
     ChangeQueue(Box<Workload>),
+    /// Write this Workload, whose priority class and priority now follow the Job's
+    /// `kueue.x-k8s.io/priority-class` label; `UpdatedWorkload`.
+    ChangePriority(Box<Workload>),
     /// Write this prebuilt Workload, now controlled by the Job (no event, as in Kueue).
     AdoptWorkload(Box<Workload>),
     /// Delete the Workload (a duplicate, or one that cannot follow the Job).
@@ -205,6 +208,9 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
             event: JobEvent::updated_admission_gates(&gates),
         };
     }
+    if let Some(step) = priority_step(job, workload, context.priorities) {
+        return step;
+    }
     if context.wait_for_pods_ready && condition_true(workload, condition_types::QUOTA_RESERVED) {
         let condition = pods_ready_condition(workload, job_pods_ready(job));
         if !condition.is_current(workload) {
@@ -335,6 +341,39 @@ fn start(job: &Job, workload: &Workload, context: JobContext<'_>) -> JobStep {
         },
         // A flavor not read yet, or an admission check still deciding: the next change retries.
         Err(_) => JobStep::Idle,
+    }
+}
+
+/// Kueue's priority update of a Job's Workload after its priority-class label changed.
+fn priority_step(job: &Job, workload: &Workload, priorities: &PriorityLookup) -> Option<JobStep> {
+    let class = job
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|all| all.get(labels::PRIORITY_CLASS))
+        .map(String::as_str)
+        .filter(|name| !name.is_empty());
+    match priority_change(workload, class, priorities) {
+        Ok(None) => None,
+        Ok(Some(resolved)) => {
+            let mut changed = workload.clone();
+            changed.spec.priority_class_ref = resolved.class.map(Box::new);
+            changed.spec.priority = Some(resolved.value);
+            Some(JobStep::ChangePriority(Box::new(changed)))
+        }
+        Err(missing) => {
+            let job = format!(
+                "{}/{}",
+                job.metadata.namespace.as_deref().unwrap_or_default(),
+                job.metadata.name.as_deref().unwrap_or_default()
+            );
+            Some(cannot_compose(match missing {
+                MissingClass::WorkloadPriorityClass(name) => {
+                    JobError::WorkloadPriorityClassNotFound { job, name }
+                }
+                MissingClass::PriorityClass(name) => JobError::PriorityClassNotFound { job, name },
+            }))
+        }
     }
 }
 

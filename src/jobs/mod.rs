@@ -80,7 +80,9 @@ pub use pods_ready::{
     PodsReadyCondition, PodsReadyTimeout, pods_ready_condition, pods_ready_timeout, requeue_backoff,
 };
 pub use prebuilt::{Prebuilt, prebuilt_workload_name};
-pub use priority::PriorityLookup;
+pub use priority::{
+    DEFAULT_WORKLOAD_PRIORITY_CLASS, PriorityLookup, default_workload_priority_class,
+};
 pub use scope::{JobScope, OwnerKind, queue_name};
 pub use stray_pods::pods_off_assignment;
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};

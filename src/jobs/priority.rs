@@ -3,9 +3,36 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::api::WorkloadPriorityClass;
+use crate::api::keys::{condition_types, labels};
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind, PriorityClassRef};
+use crate::api::{Workload, WorkloadPriorityClass};
+
+/// Kueue's `WorkloadPriorityClassDefaulting`: the WorkloadPriorityClass a job naming none is
+/// labelled with, when it exists.
+pub const DEFAULT_WORKLOAD_PRIORITY_CLASS: &str = "default";
+
+/// Labels `meta` (a job, pod or Deployment as its webhook receives it) with the `default`
+/// WorkloadPriorityClass when it names no class and `default_exists`; returns whether it did. The
+/// label then wins over a pod PriorityClass and the global default, as in Kueue, which sets it
+/// whatever the pod template names. The caller checks the feature gate and that no owner
+/// managed by kuota takes care of the object.
+pub fn default_workload_priority_class(meta: &mut ObjectMeta, default_exists: bool) -> bool {
+    let named = meta
+        .labels
+        .as_ref()
+        .and_then(|all| all.get(labels::PRIORITY_CLASS))
+        .is_some_and(|name| !name.is_empty());
+    if named || !default_exists {
+        return false;
+    }
+    meta.labels.get_or_insert_default().insert(
+        labels::PRIORITY_CLASS.to_owned(),
+        DEFAULT_WORKLOAD_PRIORITY_CLASS.to_owned(),
+    );
+    true
+}
 
 /// The priority classes a job's Workload may name: WorkloadPriorityClasses, pod PriorityClasses,
 /// and which PriorityClass is the global default. The caller fills it from its cache or input.
@@ -140,6 +167,54 @@ impl PriorityLookup {
             },
         })
     }
+}
+
+/// Kueue's `UpdateWorkloadPriority` for one existing Workload of a job whose
+/// `kueue.x-k8s.io/priority-class` label is `job_class`: the priority to write when the Workload
+/// names another WorkloadPriorityClass than the label (or none while the label names one), in
+/// any state. A Workload whose priority comes from a pod PriorityClass does not follow the label,
+/// and one that reserved quota without a class keeps it that way (the API server refuses to add
+/// a `priorityClassRef` then). `None`: nothing to change.
+pub(crate) fn priority_change(
+    workload: &Workload,
+    job_class: Option<&str>,
+    lookup: &PriorityLookup,
+) -> Result<Option<ResolvedPriority>, MissingClass> {
+    let current = workload.spec.priority_class_ref.as_deref();
+    let follows_label = match current {
+        None => !quota_reserved(workload),
+        Some(class) => is_workload_priority_class(class),
+    };
+    let current_name = current.map_or("", |class| class.name.as_str());
+    if !follows_label || current_name == job_class.unwrap_or_default() {
+        return Ok(None);
+    }
+    let pod_priority_class = workload.spec.pod_sets.iter().find_map(|ps| {
+        ps.template
+            .spec
+            .as_ref()?
+            .priority_class_name
+            .as_deref()
+            .filter(|name| !name.is_empty())
+    });
+    let resolved = lookup.resolve(job_class, pod_priority_class)?;
+    let unchanged =
+        workload.spec.priority == Some(resolved.value) && current == resolved.class.as_ref();
+    Ok((!unchanged).then_some(resolved))
+}
+
+fn is_workload_priority_class(class: &PriorityClassRef) -> bool {
+    class.group == PriorityClassGroup::Kueue
+        && class.kind == PriorityClassKind::WorkloadPriorityClass
+}
+
+fn quota_reserved(workload: &Workload) -> bool {
+    workload.status.as_ref().is_some_and(|status| {
+        status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == condition_types::QUOTA_RESERVED && c.status == "True")
+    })
 }
 
 /// A reference to a WorkloadPriorityClass.

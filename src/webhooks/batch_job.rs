@@ -1,5 +1,6 @@
 //! Kueue's webhooks for batch/v1 Jobs. Defaulting sends a Job naming no queue to its namespace's
-//! `default` LocalQueue when there is one, and suspends a Job kuota manages (it names a queue, or
+//! `default` LocalQueue when there is one, labels a Job naming no WorkloadPriorityClass with the
+//! one named `default` when it exists, and suspends a Job kuota manages (it names a queue, or
 //! `manageJobsWithoutQueueName` is on in a selected namespace; see [`crate::jobs::JobScope`]), so no pod
 //! starts before its Workload is admitted; validation refuses the labels and annotations the Job
 //! integration could not turn into a Workload, with the integration's own checks
@@ -66,6 +67,7 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
             DEFAULT_LOCAL_QUEUE.to_owned(),
         );
     }
+    webhooks.default_priority_class(&mut defaulted.metadata);
     if settings
         .scope
         .manages(&defaulted.metadata, &namespace_labels)

@@ -34,9 +34,12 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         namespace_labels: &namespace_labels,
         default_local_queue_exists: settings.namespaces.has_default_local_queue(namespace),
     };
-    let Some(defaulted) = default_deployment(&deployment, facts) else {
+    let mut labelled = deployment.clone();
+    webhooks.default_priority_class(&mut labelled.metadata);
+    let defaulted = default_deployment(&labelled, facts).unwrap_or(labelled);
+    if defaulted == deployment {
         return Verdict::Allow;
-    };
+    }
     match (
         serde_json::to_value(&deployment),
         serde_json::to_value(&defaulted),

@@ -1,7 +1,9 @@
-//! The namespace facts Kueue's Pod webhook reads besides the pod: the namespace's labels (Kueue
-//! GETs the Namespace to match `managedJobsNamespaceSelector`) and whether the namespace has a
-//! LocalQueue named `default` (Kueue asks its queue manager). kuota keeps both in memory from two
-//! metadata-only watches that every replica serving webhooks runs, so a call waits on no request.
+//! The cluster facts Kueue's job and Pod webhooks read besides the object: the namespace's labels
+//! (Kueue GETs the Namespace to match `managedJobsNamespaceSelector`), whether the namespace has a
+//! LocalQueue named `default` (Kueue asks its queue manager), and whether a WorkloadPriorityClass
+//! named `default` exists (Kueue GETs it, `WorkloadPriorityClassDefaulting`). kuota keeps them in
+//! memory from metadata-only watches that every replica serving webhooks runs, so a call waits
+//! on no request.
 
 use std::collections::BTreeMap;
 
@@ -13,16 +15,18 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, Client};
 
-use crate::api::LocalQueue;
+use crate::api::{LocalQueue, WorkloadPriorityClass};
 use crate::config::NAMESPACE_NAME_LABEL;
-use crate::jobs::DEFAULT_LOCAL_QUEUE;
+use crate::jobs::{DEFAULT_LOCAL_QUEUE, DEFAULT_WORKLOAD_PRIORITY_CLASS};
 
-/// Namespace labels and default LocalQueues, as the watches last delivered them. Without watches
-/// (the default) every namespace is judged by its name alone and none has a default LocalQueue.
+/// Namespace labels, default LocalQueues and the default WorkloadPriorityClass, as the watches
+/// last delivered them. Without watches (the default) every namespace is judged by its name alone,
+/// none has a default LocalQueue and there is no default class.
 #[derive(Clone, Debug, Default)]
 pub struct NamespaceView {
     namespaces: Option<Store<PartialObjectMeta<Namespace>>>,
     default_queues: Option<Store<PartialObjectMeta<LocalQueue>>>,
+    default_class: Option<Store<PartialObjectMeta<WorkloadPriorityClass>>>,
 }
 
 impl NamespaceView {
@@ -49,11 +53,22 @@ impl NamespaceView {
         })
     }
 
-    /// A view kept current by the returned future, which runs the two watches (retrying with
+    /// Whether a WorkloadPriorityClass named `default` exists, which a job naming no class is
+    /// labelled with.
+    pub fn has_default_workload_priority_class(&self) -> bool {
+        self.default_class.as_ref().is_some_and(|store| {
+            store
+                .get(&ObjectRef::new(DEFAULT_WORKLOAD_PRIORITY_CLASS))
+                .is_some()
+        })
+    }
+
+    /// A view kept current by the returned future, which runs the three watches (retrying with
     /// backoff after errors) until the process ends.
     pub fn watch(client: &Client) -> (Self, impl Future<Output = ()> + Send + 'static) {
         let (namespaces, namespace_writer) = reflector::store();
         let (default_queues, queue_writer) = reflector::store();
+        let (default_class, class_writer) = reflector::store();
         let namespace_events = reflector::reflector(
             namespace_writer,
             watcher::watcher(
@@ -70,6 +85,15 @@ impl NamespaceView {
             )
             .default_backoff(),
         );
+        let class_events = reflector::reflector(
+            class_writer,
+            watcher::watcher(
+                Api::<PartialObjectMeta<WorkloadPriorityClass>>::all(client.clone()),
+                watcher::Config::default()
+                    .fields(&format!("metadata.name={DEFAULT_WORKLOAD_PRIORITY_CLASS}")),
+            )
+            .default_backoff(),
+        );
         let watching = async move {
             let namespaces = namespace_events.for_each(|event| async move {
                 if let Err(error) = event {
@@ -81,11 +105,17 @@ impl NamespaceView {
                     tracing::warn!(%error, "the Pod webhook's LocalQueue watch failed; retrying");
                 }
             });
-            futures::join!(namespaces, queues);
+            let classes = class_events.for_each(|event| async move {
+                if let Err(error) = event {
+                    tracing::warn!(%error, "the webhooks' WorkloadPriorityClass watch failed; retrying");
+                }
+            });
+            futures::join!(namespaces, queues, classes);
         };
         let view = NamespaceView {
             namespaces: Some(namespaces),
             default_queues: Some(default_queues),
+            default_class: Some(default_class),
         };
         (view, watching)
     }
@@ -120,6 +150,24 @@ impl NamespaceView {
         NamespaceView {
             namespaces: Some(namespace_store),
             default_queues: Some(queue_store),
+            default_class: None,
         }
+    }
+
+    /// This view, with a WorkloadPriorityClass named `default`.
+    #[cfg(test)]
+    pub fn with_default_workload_priority_class(mut self) -> Self {
+        use kube::api::ObjectMeta;
+        use kube::core::PartialObjectMetaExt;
+
+        let (store, mut writer) = reflector::store();
+        let class = ObjectMeta {
+            name: Some(DEFAULT_WORKLOAD_PRIORITY_CLASS.to_owned()),
+            ..ObjectMeta::default()
+        }
+        .into_response_partial();
+        writer.apply_watcher_event(&watcher::Event::Apply(class));
+        self.default_class = Some(store);
+        self
     }
 }

@@ -40,13 +40,16 @@ fn label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
 }
 
 /// Whether kuota may take the pod over at all; the queue decides afterwards.
-fn in_scope(pod: &Pod, namespace: &str, settings: &PodSettings) -> bool {
-    let by_parent = pod
-        .metadata
+/// A parent (a Deployment) suspends the pod: it carries `pod-suspending-parent`.
+fn by_parent(pod: &Pod) -> bool {
+    pod.metadata
         .annotations
         .as_ref()
-        .is_some_and(|a| a.contains_key(annotations::POD_SUSPENDING_PARENT));
-    if by_parent {
+        .is_some_and(|a| a.contains_key(annotations::POD_SUSPENDING_PARENT))
+}
+
+fn in_scope(pod: &Pod, namespace: &str, settings: &PodSettings) -> bool {
+    if by_parent(pod) {
         return true;
     }
     settings.plain_pods
@@ -58,7 +61,8 @@ fn in_scope(pod: &Pod, namespace: &str, settings: &PodSettings) -> bool {
 
 /// Kueue's Pod defaulting on CREATE: the admission gate, the managed label and finalizer (not
 /// on a parent-suspended pod), the topology gate and index label under TAS, the role hash, and
-/// the namespace's `default` LocalQueue for a pod that names none.
+/// the namespace's `default` LocalQueue for a pod that names none, and the `default`
+/// WorkloadPriorityClass for one naming no class.
 pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     if request.operation != Operation::Create || !enabled(webhooks) {
         return Verdict::Allow;
@@ -77,9 +81,13 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         default_local_queue_exists: settings.namespaces.has_default_local_queue(namespace),
         topology_aware_scheduling: webhooks.gates.enabled(Feature::TopologyAwareScheduling),
     };
-    let Some(defaulted) = default_pod(&pod, defaulting) else {
+    let Some(mut defaulted) = default_pod(&pod, defaulting) else {
         return Verdict::Allow;
     };
+    // A pod its parent suspends takes its class from the parent's template.
+    if !by_parent(&pod) {
+        webhooks.default_priority_class(&mut defaulted.metadata);
+    }
     match (serde_json::to_value(&pod), serde_json::to_value(&defaulted)) {
         (Ok(old), Ok(new)) => Verdict::Patch(patch::diff(&old, &new)),
         (Err(error), _) | (_, Err(error)) => {

@@ -2,9 +2,11 @@
 
 use std::collections::BTreeSet;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
 use super::namespaces::NamespaceView;
-use crate::engine::features::FeatureGates;
-use crate::jobs::JobScope;
+use crate::engine::features::{Feature, FeatureGates};
+use crate::jobs::{JobScope, default_workload_priority_class};
 
 /// What the webhooks need to decide: the feature gates in force (`PartialAdmission` decides
 /// whether a Workload keeps `minCount`, other gates switch rules on or off as in Kueue).
@@ -29,4 +31,20 @@ pub struct PodSettings {
     pub scope: JobScope,
     /// Namespace labels and the namespaces holding a LocalQueue named `default`.
     pub namespaces: NamespaceView,
+}
+
+impl Webhooks {
+    /// Kueue's `ApplyDefaultWorkloadPriorityClass` (gate `WorkloadPriorityClassDefaulting`): an
+    /// object naming no WorkloadPriorityClass, whose owner no enabled integration manages, is
+    /// labelled with the one named `default` when it exists.
+    pub(super) fn default_priority_class(&self, meta: &mut ObjectMeta) {
+        if self.gates.enabled(Feature::WorkloadPriorityClassDefaulting)
+            && !self.pods.scope.has_managed_parent(meta)
+        {
+            default_workload_priority_class(
+                meta,
+                self.pods.namespaces.has_default_workload_priority_class(),
+            );
+        }
+    }
 }

@@ -14,6 +14,7 @@ mod node_health;
 mod observability;
 mod pods;
 mod prebuilt;
+mod priority;
 mod reclaimable;
 mod tas;
 mod versus_simulate;

@@ -193,6 +193,14 @@ pub fn write_for(
         JobStep::FollowAdmissionGates { workload, event: e } => {
             (Action::ReplaceWorkload(workload), on_job(Some(e)))
         }
+        JobStep::ChangePriority(workload) => {
+            let updated = JobEvent::updated_workload_priority(&format!(
+                "{}/{}",
+                workload.namespace().unwrap_or_default(),
+                workload.name_any()
+            ));
+            (Action::ReplaceWorkload(workload), on_job(Some(updated)))
+        }
         JobStep::ChangeQueue(workload) | JobStep::AdoptWorkload(workload) => {
             (Action::ReplaceWorkload(workload), on_job(None))
         }

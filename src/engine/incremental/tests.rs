@@ -568,3 +568,64 @@ fn every_workload_is_found_under_its_key_through_adds_replacements_and_removals(
     assert!(!engine.remove_workload(&key("w0")));
     assert_eq!(engine.table_len(), 300);
 }
+
+/// Flavors `on-demand` and `spot` of 1 cpu each, selecting nodes by `instance-type`, in one
+/// ClusterQueue that preempts lower priorities.
+fn two_flavors(config: EngineConfig) -> Engine {
+    let mut snapshot = snapshot(1, WithinClusterQueue::LowerPriority);
+    let flavor = |name: &str| ResourceFlavor {
+        name: name.into(),
+        node_labels: [("instance-type".to_string(), name.to_string())].into(),
+        ..Default::default()
+    };
+    snapshot.resource_flavors = vec![flavor("on-demand"), flavor("spot")];
+    snapshot.cluster_queues[0].resource_groups[0].flavors = ["on-demand", "spot"]
+        .map(|name| FlavorQuotas {
+            name: name.into(),
+            resources: vec![ResourceQuota::nominal("cpu", Quantity::from_units(1))],
+        })
+        .to_vec();
+    Engine::new(&snapshot, config).unwrap()
+}
+
+/// Kueue requeues a preempted Workload only once its Job stopped and its reservation was cleared;
+/// re-admitted in the same run, its admission would be rewritten in place while its Job still
+/// ran on the flavor it left. With `requeue_evicted_when_read` it waits for its next version.
+#[test]
+fn an_evicted_workload_waits_for_its_next_version_before_it_is_admitted_again() {
+    let mut engine = two_flavors(EngineConfig {
+        requeue_evicted_when_read: true,
+        ..EngineConfig::default()
+    });
+    let mut victim = admitted(workload("victim", 0));
+    victim.admission.as_mut().unwrap().pod_set_assignments[0].flavors =
+        SmallMap::from([("cpu".to_string(), "on-demand".to_string())]);
+    engine.upsert_workload(victim).unwrap();
+    let mut urgent = workload("urgent", 300);
+    urgent.pod_sets[0].node_selector = [("instance-type".into(), "on-demand".into())].into();
+    engine.upsert_workload(urgent).unwrap();
+    engine.run_until_stable();
+    assert!(matches!(
+        status(&engine, "urgent"),
+        WorkloadStatus::Admitted(_)
+    ));
+    assert!(
+        matches!(status(&engine, "victim"), WorkloadStatus::Pending { .. }),
+        "{:?}",
+        status(&engine, "victim")
+    );
+
+    // The eviction is written and read back: the victim queues again, and fits on spot.
+    engine.upsert_workload(workload("victim", 0)).unwrap();
+    engine.run_until_stable();
+    let WorkloadStatus::Admitted(admission) = status(&engine, "victim") else {
+        panic!("victim not admitted again: {:?}", status(&engine, "victim"));
+    };
+    assert_eq!(
+        admission.pod_set_assignments[0]
+            .flavors
+            .get("cpu")
+            .map(String::as_str),
+        Some("spot")
+    );
+}

@@ -549,3 +549,47 @@ fn a_jobs_admission_gates_are_copied_and_their_removal_followed() {
     assert_eq!(event.reason, job_event_reasons::UPDATED_WORKLOAD);
     assert_eq!(event.note, "Updated workload AdmissionGatedBy to \"\"");
 }
+
+#[test]
+fn a_pending_workload_follows_its_suspended_jobs_relabelled_class() {
+    let (flavors, gates) = (flavors(), FeatureGates::default());
+    let mut priorities = PriorityLookup::new();
+    priorities.add_workload_priority_class("low", 100);
+    priorities.add_workload_priority_class("high", 300);
+    let context = JobContext {
+        flavors: &flavors,
+        priorities: &priorities,
+        gates: &gates,
+        wait_for_pods_ready: false,
+        label_keys_to_copy: &[],
+        prebuilt: None,
+    };
+    let class =
+        |name: &str| json!({"metadata": {"labels": {"kueue.x-k8s.io/priority-class": name}}});
+    let low = workload(
+        json!({"status": null, "spec": {"priority": 100, "priorityClassRef":
+        {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "low"}}}),
+    );
+    assert_eq!(
+        next_job_step(&job(class("low")), &[&low], context),
+        JobStep::Idle
+    );
+    let JobStep::ChangePriority(raised) = next_job_step(&job(class("high")), &[&low], context)
+    else {
+        panic!("the Workload follows the Job's class");
+    };
+    assert_eq!(raised.spec.priority, Some(300));
+    assert_eq!(
+        raised.spec.priority_class_ref.map(|c| c.name).as_deref(),
+        Some("high")
+    );
+    let JobStep::CannotCompose { event, .. } =
+        next_job_step(&job(class("urgent")), &[&low], context)
+    else {
+        panic!("a class that does not exist is reported");
+    };
+    assert_eq!(
+        event.reason,
+        job_event_reasons::WORKLOAD_PRIORITY_CLASS_NOT_FOUND
+    );
+}

@@ -1,6 +1,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::engine::features::Feature;
 use crate::jobs::OwnerKind;
 use crate::jobs::fixtures::default_scope;
 use crate::webhooks::NamespaceView;
@@ -296,5 +297,52 @@ fn the_queue_name_stays_in_a_namespace_with_a_default_local_queue() {
              namespace with default queue"
                 .into()
         )
+    );
+}
+
+#[test]
+fn a_job_naming_no_class_takes_the_default_workload_priority_class_when_it_exists() {
+    let mut webhooks = with_jobs();
+    webhooks.pods.namespaces = NamespaceView::default().with_default_workload_priority_class();
+    // Also over a pod PriorityClass, as in Kueue.
+    let mut plain = job(queued(), json!({}), Some(true));
+    plain["spec"]["template"]["spec"]["priorityClassName"] = json!("pods-high");
+    assert_eq!(
+        default(&webhooks, &request("CREATE", &plain, None)),
+        Verdict::Patch(vec![PatchOp::add(
+            "/metadata/labels/kueue.x-k8s.io~1priority-class",
+            json!("default")
+        )])
+    );
+    let named = job(
+        json!({"kueue.x-k8s.io/queue-name": "lq", "kueue.x-k8s.io/priority-class": "high"}),
+        json!({}),
+        Some(true),
+    );
+    assert_eq!(
+        default(&webhooks, &request("CREATE", &named, None)),
+        Verdict::Allow,
+        "a class named is kept"
+    );
+    let mut owned = plain.clone();
+    owned["metadata"]["ownerReferences"] = json!([{"apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet", "name": "set", "uid": "u", "controller": true}]);
+    assert_eq!(
+        default(&webhooks, &request("CREATE", &owned, None)),
+        Verdict::Allow,
+        "a Job of a managed JobSet is its parent's"
+    );
+    webhooks
+        .gates
+        .set(Feature::WorkloadPriorityClassDefaulting, false);
+    assert_eq!(
+        default(&webhooks, &request("CREATE", &plain, None)),
+        Verdict::Allow,
+        "the gate is off"
+    );
+    assert_eq!(
+        default(&with_jobs(), &request("CREATE", &plain, None)),
+        Verdict::Allow,
+        "no class named default"
     );
 }

@@ -217,3 +217,31 @@ fn with_the_integration_disabled_both_webhooks_do_nothing() {
     );
     assert_eq!(validated(&webhooks, &queued, None), Verdict::Allow);
 }
+
+#[test]
+fn a_deployment_naming_no_class_and_its_pods_take_the_default_workload_priority_class() {
+    let mut webhooks = with_deployments();
+    webhooks.pods.namespaces = NamespaceView::default().with_default_workload_priority_class();
+    let queued = deployment(json!({"kueue.x-k8s.io/queue-name": "lq"}));
+    let out = defaulted(&webhooks, "CREATE", &queued, None);
+    assert_eq!(
+        out["metadata"]["labels"]["kueue.x-k8s.io/priority-class"],
+        json!("default")
+    );
+    assert_eq!(
+        out["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/priority-class"],
+        json!("default")
+    );
+    let named = deployment(json!({"kueue.x-k8s.io/queue-name": "lq",
+                                  "kueue.x-k8s.io/priority-class": "high"}));
+    let out = defaulted(&webhooks, "CREATE", &named, None);
+    assert_eq!(
+        out["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/priority-class"],
+        json!("high")
+    );
+    let plain = defaulted(&with_deployments(), "CREATE", &queued, None);
+    assert_eq!(
+        plain["metadata"]["labels"].get("kueue.x-k8s.io/priority-class"),
+        None
+    );
+}

@@ -352,3 +352,23 @@ fn the_group_name_is_fixed_once_set() {
         "metadata.labels[kueue.x-k8s.io/pod-group-name]: Invalid value: \"other\": field is immutable"
     );
 }
+
+#[test]
+fn a_pod_naming_no_class_takes_the_default_workload_priority_class_unless_a_parent_suspends_it() {
+    let mut webhooks = with_pods();
+    webhooks.pods.namespaces = NamespaceView::default().with_default_workload_priority_class();
+    let out = defaulted(&webhooks, &pod(queued(), json!({})));
+    assert_eq!(
+        out["metadata"]["labels"]["kueue.x-k8s.io/priority-class"],
+        json!("default")
+    );
+    let by_parent = pod(
+        json!({}),
+        json!({"kueue.x-k8s.io/pod-suspending-parent": "deployment"}),
+    );
+    let out = defaulted(&webhooks, &by_parent);
+    assert_eq!(
+        out["metadata"]["labels"].get("kueue.x-k8s.io/priority-class"),
+        None
+    );
+}
