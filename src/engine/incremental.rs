@@ -143,7 +143,7 @@ impl Engine {
         let held = as_held(&workload);
         let replaced = match self.c.slot_of(&key) {
             Some(index) if self.current_model(index) == held => {
-                self.requeue_evicted(index);
+                self.requeue_evicted_at(index);
                 return Ok(());
             }
             Some(index) => Some((index, self.vacate(index))),
@@ -357,9 +357,21 @@ impl Engine {
     }
 
     /// Usage or the queue of `cq` changed: its tree is looked at again in the next cycle.
+    /// Queues again every workload evicted under `requeue_evicted_when_read` since the last call
+    /// that no read of it has queued yet. The controller calls it before each pass: a victim is
+    /// never re-admitted in the run that evicted it, and never waits on a read that may not come
+    /// (an eviction that needed no write, or one whose read changed nothing the cache keeps).
+    pub fn requeue_evicted(&mut self) {
+        for key in std::mem::take(&mut self.evicted_unqueued) {
+            if let Some(index) = self.c.slot_of(&key) {
+                self.requeue_evicted_at(index);
+            }
+        }
+    }
+
     /// Queues a workload evicted under `requeue_evicted_when_read` again once a version of it is
     /// read back (its eviction was written), even one that changes nothing else.
-    fn requeue_evicted(&mut self, index: u32) {
+    fn requeue_evicted_at(&mut self, index: u32) {
         let w = &self.c.workloads[index as usize];
         if !self.config.requeue_evicted_when_read
             || w.last_eviction.is_none()

@@ -430,7 +430,9 @@ pub struct EngineConfig {
     /// its eviction is written and read back, as Kueue requeues an evicted Workload only after
     /// its Job stopped and its reservation was cleared: re-admitted in the run that evicted it,
     /// it would be written as a move of its admission while its Job still runs on the old
-    /// flavor. Off, it queues at once, so `kuota simulate` shows where it goes next.
+    /// flavor. A workload no read has queued is queued by the next [`super::Engine::requeue_evicted`],
+    /// which the controller calls before each pass. Off, it queues at once, so `kuota simulate`
+    /// shows where it goes next.
     pub requeue_evicted_when_read: bool,
 }
 

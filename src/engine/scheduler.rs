@@ -49,6 +49,9 @@ pub struct Engine {
     pub(super) prelude_all: bool,
     /// ...or only at these, added or replaced since the last cycle.
     pub(super) prelude_pending: Vec<u32>,
+    /// Workloads evicted under `requeue_evicted_when_read` since [`Engine::requeue_evicted`]
+    /// was last called.
+    pub(super) evicted_unqueued: Vec<WorkloadKey>,
     /// The time admissions are reserved at (see [`Engine::set_now`]).
     pub(super) now: i64,
 }
@@ -107,6 +110,7 @@ impl Engine {
             quiet: false,
             prelude_all: true,
             prelude_pending: Vec::new(),
+            evicted_unqueued: Vec::new(),
             now: 0,
         }
     }
@@ -432,7 +436,8 @@ impl Engine {
     }
 
     /// Evicts an admitted workload: releases its quota at once and queues it again (with
-    /// `requeue_evicted_when_read`, once its next version is upserted).
+    /// `requeue_evicted_when_read`, once its next version is upserted or at the latest at the
+    /// next [`Engine::requeue_evicted`]).
     pub(super) fn evict(
         &mut self,
         index: u32,
@@ -456,8 +461,9 @@ impl Engine {
             Arc::from("evicted and queued again"),
         );
         let key = w.key();
-        if w.blocked.is_none()
-            && !self.config.requeue_evicted_when_read
+        if self.config.requeue_evicted_when_read {
+            self.evicted_unqueued.push(key.clone());
+        } else if w.blocked.is_none()
             && let Some(cq) = w.cq
         {
             let queue_key = w.queue_key(index);

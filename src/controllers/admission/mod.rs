@@ -436,6 +436,7 @@ impl AdmissionLoop {
         // candidates by.
         let now = k8s_openapi::jiff::Timestamp::now().as_second();
         self.state.engine().set_now(now.saturating_mul(1000));
+        self.state.engine().requeue_evicted();
         for _ in 0..MAX_CYCLES_PER_PASS {
             let out = self.state.engine().cycle();
             let touched = out
