@@ -30,7 +30,7 @@ pub use configuration::{
 };
 pub use duration::{DurationError, GoDuration};
 pub use error::{ConfigError, FieldError};
-pub use framework::{Framework, GroupVersionKind};
+pub use framework::{Framework, GroupVersionKind, MANAGED as MANAGED_FRAMEWORKS};
 pub use resolve::defaults;
 pub use selector::matches as label_selector_matches;
 pub use validate::NAMESPACE_NAME_LABEL;

@@ -72,8 +72,42 @@ integrations:
 "#;
 
 #[test]
-fn kueue_shipped_configuration_loads() {
-    let loaded = parse_ok(SHIPPED);
+fn kueue_shipped_configuration_is_refused_for_its_unmanaged_frameworks() {
+    let errors = field_errors(SHIPPED, "");
+    let refused: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| match e {
+            FieldError::Invalid { field, value, .. } => (field.as_str(), value.as_str()),
+            other => panic!("unexpected {other}"),
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            ("integrations.frameworks[1]", "\"kubeflow.org/mpijob\""),
+            ("integrations.frameworks[2]", "\"ray.io/rayjob\""),
+            ("integrations.frameworks[3]", "\"ray.io/raycluster\""),
+            ("integrations.frameworks[4]", "\"ray.io/rayservice\""),
+            ("integrations.frameworks[5]", "\"jobset.x-k8s.io/jobset\""),
+            ("integrations.frameworks[6]", "\"workload.codeflare.dev/appwrapper\""),
+            ("integrations.frameworks[7]", "\"trainer.kubeflow.org/trainjob\""),
+            ("integrations.frameworks[10]", "\"statefulset\""),
+            ("integrations.frameworks[11]", "\"leaderworkerset.x-k8s.io/leaderworkerset\""),
+        ]
+    );
+}
+
+/// Kueue's shipped file with the frameworks kuota manages.
+fn shipped_with_managed_frameworks() -> String {
+    let (head, _) = SHIPPED
+        .split_once("  frameworks:")
+        .unwrap_or_else(|| panic!("no frameworks in the shipped file"));
+    format!("{head}  frameworks: [batch/job, pod, deployment]\n")
+}
+
+#[test]
+fn kueue_shipped_configuration_loads_with_the_managed_frameworks() {
+    let loaded = parse_ok(&shipped_with_managed_frameworks());
     assert_eq!(loaded.ignored, ["controller.groupKindConcurrency"]);
     let config = &loaded.config;
     assert_eq!(config.health.health_probe_bind_address, ":8081");
@@ -86,17 +120,11 @@ fn kueue_shipped_configuration_loads() {
     );
     assert_eq!(config.client_connection.qps, 300.0);
     assert_eq!(config.client_connection.burst, 500);
-    let frameworks: Vec<&str> = config
-        .integrations
-        .frameworks
-        .iter()
-        .map(|f| f.name())
-        .collect();
-    assert_eq!(frameworks.len(), 12);
-    assert!(config.integrations.enabled(Framework::Pod));
-    assert!(config.integrations.enabled(Framework::LeaderWorkerSet));
+    assert_eq!(
+        config.integrations.frameworks,
+        [Framework::BatchJob, Framework::Pod, Framework::Deployment].into()
+    );
     assert!(config.integrations.implicit_frameworks.is_empty());
-    assert!(!config.integrations.enabled(Framework::PyTorchJob));
     // Every block the shipped file leaves out keeps Kueue's default.
     assert_eq!(
         config.wait_for_pods_ready.as_ref().map(|w| w.timeout),
