@@ -90,6 +90,11 @@ fn default_configuration_loads_with_kuotas_loader() {
     assert_eq!(config.metrics.bind_address, ":8443");
     assert_eq!(config.webhook.port, 9443);
     assert_eq!(config.namespace, "kuota-system");
+    assert_eq!(
+        config.integrations.frameworks,
+        kuota::config::MANAGED_FRAMEWORKS.iter().copied().collect(),
+        "the chart enables exactly the frameworks kuota manages"
+    );
 }
 
 #[test]

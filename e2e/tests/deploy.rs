@@ -1,4 +1,5 @@
-//! kuota installed with Helm (`e2e/cluster deploy`): the chart's objects, the chart's RBAC (the
+//! kuota installed with Helm (`e2e/cluster deploy`): the chart's objects, webhooks for Kueue's kinds
+//! and the managed job kinds only, the chart's RBAC (the
 //! controller runs under a token of the chart's ServiceAccount), the API server calling the
 //! webhooks through the chart's Service with the certificate kuota manages, Deployments' pods
 //! admitted one at a time, and `/metrics` served over HTTPS to metrics readers only.
@@ -26,7 +27,12 @@ mod priority;
 #[path = "deploy/release.rs"]
 mod release;
 
+use std::collections::BTreeSet;
+
 use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, RuleWithOperations, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
@@ -287,12 +293,61 @@ async fn calls_outside_rbac_are_denied(release: &Release) -> Result<()> {
     Ok(())
 }
 
+/// The resources the installed webhook configurations send to kuota: Kueue's own kinds and the
+/// job kinds kuota manages, none other. A kind kuota does not queue has no webhook, so nothing
+/// answers "allowed, unchanged" for it.
+async fn webhooks_cover_only_managed_kinds(client: &Client, release: &Release) -> Result<()> {
+    fn resources<'a>(
+        rules: impl Iterator<Item = &'a Option<Vec<RuleWithOperations>>>,
+    ) -> BTreeSet<String> {
+        rules
+            .flatten()
+            .flatten()
+            .flat_map(|rule| rule.resources.iter().flatten().cloned())
+            .collect()
+    }
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let mutating = mutating
+        .get(&format!(
+            "{}-mutating-webhook-configuration",
+            release.fullname
+        ))
+        .await
+        .context("read the mutating webhook configuration")?;
+    let validating = validating
+        .get(&format!(
+            "{}-validating-webhook-configuration",
+            release.fullname
+        ))
+        .await
+        .context("read the validating webhook configuration")?;
+    let mutated = resources(mutating.webhooks.iter().flatten().map(|w| &w.rules));
+    let validated = resources(validating.webhooks.iter().flatten().map(|w| &w.rules));
+    let kueue = ["clusterqueues", "resourceflavors", "workloads"];
+    let jobs = ["jobs", "pods", "deployments"];
+    let expected: BTreeSet<String> = kueue.iter().chain(&jobs).map(|r| r.to_string()).collect();
+    ensure!(mutated == expected, "mutating webhooks cover {mutated:?}");
+    let expected: BTreeSet<String> = kueue
+        .iter()
+        .chain(&jobs)
+        .chain(&["cohorts", "workloads/status"])
+        .map(|r| r.to_string())
+        .collect();
+    ensure!(
+        validated == expected,
+        "validating webhooks cover {validated:?}"
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     let client = support::client().await?;
     let release = Release::deploy("kuota", "kuota-system", &[]).await?;
     // The first calls right after `deploy` returned: no window in which the webhook fails.
     webhooks_answer(&client, &release).await?;
+    webhooks_cover_only_managed_kinds(&client, &release).await?;
     jobs_are_suspended_and_checked(&client, &release).await?;
     pods_are_gated_and_checked(&client, &release).await?;
     admits_with_chart_permissions(&client, &release).await?;

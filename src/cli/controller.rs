@@ -225,7 +225,7 @@ async fn start(args: &ControllerArgs) -> Result<(), StartError> {
     for field in &loaded.ignored {
         tracing::warn!(
             field,
-            "configuration field accepted but not acted on by kuota yet"
+            "configuration field accepted and ignored: without it kuota admits and counts the same"
         );
     }
     let settings = settings(&loaded.config, !args.no_webhooks, args.metrics_secure)?;

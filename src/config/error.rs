@@ -66,6 +66,9 @@ pub enum FieldError {
     },
     #[error("{field}: Duplicate value: {value:?}")]
     Duplicate { field: String, value: String },
+    /// A field of Kueue's that kuota refuses to run with.
+    #[error("{field}: Forbidden: {detail}")]
+    Forbidden { field: String, detail: String },
 }
 
 impl FieldError {
@@ -75,7 +78,8 @@ impl FieldError {
             FieldError::Required { field, .. }
             | FieldError::Invalid { field, .. }
             | FieldError::NotSupported { field, .. }
-            | FieldError::Duplicate { field, .. } => field,
+            | FieldError::Duplicate { field, .. }
+            | FieldError::Forbidden { field, .. } => field,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The built-in job integrations `integrations.frameworks` names, with the kind of each one's job
 //! object (two names for one kind would be duplicates, and an external framework must not repeat
-//! one).
+//! one), and [`MANAGED`]: the ones kuota integrates.
 
 macro_rules! frameworks {
     ($($variant:ident = $name:literal: $group:literal / $version:literal, $kind:literal;)+) => {
@@ -56,7 +56,17 @@ frameworks! {
     LeaderWorkerSet = "leaderworkerset.x-k8s.io/leaderworkerset": "leaderworkerset.x-k8s.io" / "v1", "LeaderWorkerSet";
 }
 
+/// The frameworks kuota integrates: their jobs are suspended, queued and admitted against quota.
+/// Every other framework Kueue knows is refused in `integrations.frameworks`, since its jobs would
+/// start at once outside quota. An integration adds its framework here.
+pub const MANAGED: &[Framework] = &[Framework::BatchJob, Framework::Pod, Framework::Deployment];
+
 impl Framework {
+    /// Whether kuota integrates this framework (it is in [`MANAGED`]).
+    pub fn is_managed(self) -> bool {
+        MANAGED.contains(&self)
+    }
+
     /// Every built-in framework.
     pub fn all() -> impl Iterator<Item = Framework> {
         Framework::ALL.iter().copied()

@@ -27,8 +27,12 @@ pub enum Shape {
     Struct(&'static [(&'static str, Shape)]),
 }
 
-/// A block whose form is [`InertShape::SHAPE`]; decoding checks the form and keeps nothing.
-pub struct Inert<S>(PhantomData<S>);
+/// A block whose form is [`InertShape::SHAPE`]; decoding checks the form and keeps only whether
+/// the block says anything (`null`, `[]` and `{}` say nothing).
+pub struct Inert<S> {
+    set: bool,
+    shape: PhantomData<S>,
+}
 
 /// Names the form of one inert block.
 pub trait InertShape {
@@ -36,25 +40,37 @@ pub trait InertShape {
 }
 
 impl<S> Inert<S> {
-    /// The same presence under another version's form (`v1beta1` blocks converted to `v1beta2`).
+    /// The same block under another version's form (`v1beta1` blocks converted to `v1beta2`).
     pub fn retag<T>(self) -> Inert<T> {
-        Inert(PhantomData)
+        Inert {
+            set: self.set,
+            shape: PhantomData,
+        }
+    }
+
+    /// Whether the block holds a value: a scalar, or a non-empty list or map.
+    pub fn is_set(&self) -> bool {
+        self.set
     }
 }
 
 impl<'de, S: InertShape> Deserialize<'de> for Inert<S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        ShapeSeed(S::SHAPE).deserialize(deserializer)?;
-        Ok(Inert(PhantomData))
+        let set = ShapeSeed(S::SHAPE).deserialize(deserializer)?;
+        Ok(Inert {
+            set,
+            shape: PhantomData,
+        })
     }
 }
 
 struct ShapeSeed(Shape);
 
+/// Decodes a value of the shape; the result says whether it holds anything.
 impl<'de> DeserializeSeed<'de> for ShapeSeed {
-    type Value = ();
+    type Value = bool;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
         deserializer.deserialize_any(ShapeVisitor(self.0))
     }
 }
@@ -75,9 +91,13 @@ impl ShapeVisitor {
         )
     }
 
-    fn scalar<E: de::Error>(&self, kind: ScalarKind, unexpected: de::Unexpected) -> Result<(), E> {
+    fn scalar<E: de::Error>(
+        &self,
+        kind: ScalarKind,
+        unexpected: de::Unexpected,
+    ) -> Result<bool, E> {
         if self.accepts(kind) {
-            Ok(())
+            Ok(true)
         } else {
             Err(E::invalid_type(unexpected, self))
         }
@@ -93,7 +113,7 @@ enum ScalarKind {
 }
 
 impl<'de> Visitor<'de> for ShapeVisitor {
-    type Value = ();
+    type Value = bool;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self.0 {
@@ -108,47 +128,50 @@ impl<'de> Visitor<'de> for ShapeVisitor {
         })
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<bool, E> {
         self.scalar(ScalarKind::Bool, de::Unexpected::Bool(v))
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<bool, E> {
         self.scalar(ScalarKind::Int, de::Unexpected::Signed(v))
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<bool, E> {
         self.scalar(ScalarKind::Int, de::Unexpected::Unsigned(v))
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<bool, E> {
         self.scalar(ScalarKind::Float, de::Unexpected::Float(v))
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
         if let Shape::Duration = self.0 {
-            return v.parse::<GoDuration>().map(drop).map_err(E::custom);
+            return v.parse::<GoDuration>().map(|_| true).map_err(E::custom);
         }
         self.scalar(ScalarKind::Str, de::Unexpected::Str(v))
     }
 
     /// `null` leaves a Go field at its zero value, whatever its type.
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
+    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+        Ok(false)
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
+    fn visit_none<E: de::Error>(self) -> Result<bool, E> {
+        Ok(false)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
         let Shape::List(item) = self.0 else {
             return Err(de::Error::invalid_type(de::Unexpected::Seq, &self));
         };
-        while seq.next_element_seed(ShapeSeed(*item))?.is_some() {}
-        Ok(())
+        let mut set = false;
+        while seq.next_element_seed(ShapeSeed(*item))?.is_some() {
+            set = true;
+        }
+        Ok(set)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
         if !matches!(self.0, Shape::Map(_) | Shape::Struct(_)) {
             return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
         }
@@ -159,7 +182,7 @@ impl<'de> Visitor<'de> for ShapeVisitor {
             }
             map.next_value_seed(ShapeSeed(value_shape))?;
         }
-        Ok(())
+        Ok(!seen.is_empty())
     }
 }
 

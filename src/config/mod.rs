@@ -4,13 +4,16 @@
 //! The file is decoded strictly (unknown or duplicated fields are errors), in `v1beta2` or the older
 //! `v1beta1`; Kueue's defaults and presence rules are applied; feature gates come from
 //! `--feature-gates` or the file, never both; startup validation covers every field kuota acts on.
-//! Fields kuota accepts without acting on them are reported in [`Loaded::ignored`].
+//! [`handling`] records what kuota does with each of Kueue's fields and gates: fields and gates
+//! kuota refuses fail loading, those it accepts without acting on them are reported in
+//! [`Loaded::ignored`].
 
 mod configuration;
 mod duration;
 mod error;
 mod framework;
 mod gates;
+mod handling;
 mod inert;
 mod resolve;
 mod selector;
@@ -30,7 +33,8 @@ pub use configuration::{
 };
 pub use duration::{DurationError, GoDuration};
 pub use error::{ConfigError, FieldError};
-pub use framework::{Framework, GroupVersionKind};
+pub use framework::{Framework, GroupVersionKind, MANAGED as MANAGED_FRAMEWORKS};
+pub use handling::{FIELDS, Handling};
 pub use resolve::defaults;
 pub use selector::matches as label_selector_matches;
 pub use validate::NAMESPACE_NAME_LABEL;
@@ -54,8 +58,10 @@ pub const SERVICE_ACCOUNT_NAMESPACE_FILE: &str =
 #[derive(Clone, Debug, PartialEq)]
 pub struct Loaded {
     pub config: Configuration,
-    /// Dotted paths (`multiKueue`, `controller.groupKindConcurrency`) of fields present in the file
-    /// that kuota accepts but ignores for now; the caller logs them once.
+    /// Fields set in the file (dotted paths such as `controller.groupKindConcurrency`) and gates
+    /// set away from their default (`featureGates.VisibilityOnDemand`) that kuota accepts without
+    /// acting on them, because their absence changes no admission and no count; the caller logs
+    /// them once.
     pub ignored: Vec<String>,
 }
 
@@ -169,18 +175,37 @@ fn decode<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, ConfigError> {
     })
 }
 
-/// Resolves a decoded file; `ignored` starts with the fields its version's conversion dropped.
+/// Resolves a decoded file; `dropped` holds the fields its version's conversion dropped. Set fields
+/// kuota refuses are reported with every other failing field.
 fn from_decoded(
     file: FileConfiguration,
     origin: Origin,
     cli_feature_gates: &str,
     default_namespace: &str,
-    mut ignored: Vec<String>,
+    dropped: Vec<&'static str>,
 ) -> Result<Loaded, ConfigError> {
-    ignored.extend(file.ignored_fields());
+    let mut refused = Vec::new();
+    let mut ignored = Vec::new();
+    for path in dropped.into_iter().chain(file.set_unhandled_fields()) {
+        match handling::field(path) {
+            Some(Handling::Refused(reason)) => refused.push(FieldError::Forbidden {
+                field: path.to_string(),
+                detail: reason.to_string(),
+            }),
+            Some(Handling::ActedOn | Handling::Harmless) | None => ignored.push(path.to_string()),
+        }
+    }
     let gates = gates::resolve(cli_feature_gates, file.feature_gates.as_ref())?;
-    let config = resolve::resolve(file, origin, default_namespace, gates)?;
-    Ok(Loaded { config, ignored })
+    ignored.extend(gates::ignored(&gates));
+    match resolve::resolve(file, origin, default_namespace, gates) {
+        Ok(config) if refused.is_empty() => Ok(Loaded { config, ignored }),
+        Ok(_) => Err(ConfigError::Invalid(refused)),
+        Err(ConfigError::Invalid(errors)) => {
+            refused.extend(errors);
+            Err(ConfigError::Invalid(refused))
+        }
+        Err(other) => Err(other),
+    }
 }
 
 /// The pod's namespace from its service account, else `kueue-system`.

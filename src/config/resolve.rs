@@ -187,6 +187,9 @@ fn wait_for_pods_ready(
     }
 }
 
+/// The only `leaderElection.resourceLock` client-go still builds.
+const LEASES_LOCK: &str = "leases";
+
 /// component-base defaults (zero durations take the recommended values); while electing, the
 /// durations must satisfy client-go's leader-elector rules or the manager would fail to start.
 fn leader_election(block: types::LeaderElection, problems: &mut Problems) -> LeaderElection {
@@ -214,6 +217,12 @@ fn leader_election(block: types::LeaderElection, problems: &mut Problems) -> Lea
             format!("{:?}", renew.to_string()),
             "renewDeadline must be greater than retryPeriod*JitterFactor (1.2)",
         );
+    }
+    // client-go builds only Lease locks; Kueue's manager fails to start with any other kind.
+    if let Some(lock) = block.resource_lock.as_deref().filter(|l| !l.is_empty())
+        && lock != LEASES_LOCK
+    {
+        problems.not_supported(&format!("{FIELD}.resourceLock"), lock, &[LEASES_LOCK]);
     }
     LeaderElection {
         leader_elect,

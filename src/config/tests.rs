@@ -72,8 +72,51 @@ integrations:
 "#;
 
 #[test]
-fn kueue_shipped_configuration_loads() {
-    let loaded = parse_ok(SHIPPED);
+fn kueue_shipped_configuration_is_refused_for_its_unmanaged_frameworks() {
+    let errors = field_errors(SHIPPED, "");
+    let refused: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| match e {
+            FieldError::Invalid { field, value, .. } => (field.as_str(), value.as_str()),
+            other => panic!("unexpected {other}"),
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            ("integrations.frameworks[1]", "\"kubeflow.org/mpijob\""),
+            ("integrations.frameworks[2]", "\"ray.io/rayjob\""),
+            ("integrations.frameworks[3]", "\"ray.io/raycluster\""),
+            ("integrations.frameworks[4]", "\"ray.io/rayservice\""),
+            ("integrations.frameworks[5]", "\"jobset.x-k8s.io/jobset\""),
+            (
+                "integrations.frameworks[6]",
+                "\"workload.codeflare.dev/appwrapper\""
+            ),
+            (
+                "integrations.frameworks[7]",
+                "\"trainer.kubeflow.org/trainjob\""
+            ),
+            ("integrations.frameworks[10]", "\"statefulset\""),
+            (
+                "integrations.frameworks[11]",
+                "\"leaderworkerset.x-k8s.io/leaderworkerset\""
+            ),
+        ]
+    );
+}
+
+/// Kueue's shipped file with the frameworks kuota manages.
+fn shipped_with_managed_frameworks() -> String {
+    let (head, _) = SHIPPED
+        .split_once("  frameworks:")
+        .unwrap_or_else(|| panic!("no frameworks in the shipped file"));
+    format!("{head}  frameworks: [batch/job, pod, deployment]\n")
+}
+
+#[test]
+fn kueue_shipped_configuration_loads_with_the_managed_frameworks() {
+    let loaded = parse_ok(&shipped_with_managed_frameworks());
     assert_eq!(loaded.ignored, ["controller.groupKindConcurrency"]);
     let config = &loaded.config;
     assert_eq!(config.health.health_probe_bind_address, ":8081");
@@ -86,17 +129,11 @@ fn kueue_shipped_configuration_loads() {
     );
     assert_eq!(config.client_connection.qps, 300.0);
     assert_eq!(config.client_connection.burst, 500);
-    let frameworks: Vec<&str> = config
-        .integrations
-        .frameworks
-        .iter()
-        .map(|f| f.name())
-        .collect();
-    assert_eq!(frameworks.len(), 12);
-    assert!(config.integrations.enabled(Framework::Pod));
-    assert!(config.integrations.enabled(Framework::LeaderWorkerSet));
+    assert_eq!(
+        config.integrations.frameworks,
+        [Framework::BatchJob, Framework::Pod, Framework::Deployment].into()
+    );
     assert!(config.integrations.implicit_frameworks.is_empty());
-    assert!(!config.integrations.enabled(Framework::PyTorchJob));
     // Every block the shipped file leaves out keeps Kueue's default.
     assert_eq!(
         config.wait_for_pods_ready.as_ref().map(|w| w.timeout),
@@ -451,14 +488,138 @@ fn a_tas_profile_needs_tas() {
 }
 
 #[test]
-fn kueue_gates_unknown_to_the_engine_are_accepted() {
+fn harmless_gates_are_accepted_and_reported() {
     let text = with_header(
-        "featureGates:\n  TASCacheTopologyTree: false\n  ConcurrentAdmission: true\n  \
+        "featureGates:\n  TASCacheTopologyTree: false\n  PartialAdmission: false\n  \
          VisibilityOnDemand: false\n  TLSOptions: true\n",
     );
-    let gates = parse_ok(&text).config.feature_gates;
-    assert!(!gates.enabled(Feature::TASCacheTopologyTree));
-    assert!(gates.enabled(Feature::ConcurrentAdmission));
+    let loaded = parse_ok(&text);
+    assert!(
+        !loaded
+            .config
+            .feature_gates
+            .enabled(Feature::TASCacheTopologyTree)
+    );
+    assert!(
+        !loaded
+            .config
+            .feature_gates
+            .enabled(Feature::PartialAdmission)
+    );
+    assert_eq!(
+        loaded.ignored,
+        [
+            "featureGates.VisibilityOnDemand",
+            "featureGates.TASCacheTopologyTree"
+        ],
+        "gates kuota acts on and gates at their default are not reported"
+    );
+}
+
+#[test]
+fn a_gate_whose_other_value_kuota_lacks_is_refused() {
+    let text =
+        with_header("featureGates:\n  ConcurrentAdmission: true\n  KueueDRAIntegration: false\n");
+    let errors = field_errors(&text, "");
+    let refused: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| match e {
+            FieldError::Invalid { field, value, .. } => (field.as_str(), value.as_str()),
+            other => panic!("unexpected {other}"),
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            ("featureGates", "KueueDRAIntegration=false"),
+            ("featureGates", "ConcurrentAdmission=true"),
+        ]
+    );
+    assert!(
+        errors[1]
+            .to_string()
+            .contains("so it would admit or preempt otherwise than asked"),
+        "{}",
+        errors[0]
+    );
+    let cli = field_errors(HEADER, "PrioritizePreemptorWorkloads=true");
+    assert_eq!(cli[0].field(), "--feature-gates");
+    assert!(parse(HEADER, "ConcurrentAdmission=false", DEFAULT_NAMESPACE).is_ok());
+}
+
+#[test]
+fn fields_that_would_change_admission_or_counting_are_refused() {
+    let text = with_header(
+        "multiKueue:\n  gcInterval: 1m\nadmissionFairSharing:\n  usageHalfLifeTime: 168h\n\
+         resources:\n  excludeResourcePrefixes: [example.com/]\n  transformations:\n  \
+         - input: nvidia.com/mig-1g.5gb\n    strategy: Replace\n    outputs: {example.com/gpu: 1}\n  \
+         deviceClassMappings:\n  - name: example.com/gpu\n    deviceClassNames: [gpu.example.com]\n\
+         waitForPodsReady:\n  timeout: -1m\n",
+    );
+    let errors = field_errors(&text, "");
+    let fields: Vec<&str> = errors.iter().map(FieldError::field).collect();
+    assert_eq!(
+        fields,
+        [
+            "multiKueue",
+            "admissionFairSharing",
+            "resources.excludeResourcePrefixes",
+            "resources.transformations",
+            "resources.deviceClassMappings",
+            "waitForPodsReady.timeout",
+            "waitForPodsReady.recoveryTimeout",
+        ]
+    );
+    assert_eq!(
+        errors[3].to_string(),
+        "resources.transformations: Forbidden: kuota does not transform resources before \
+         counting them, so quota would count other resources than asked"
+    );
+}
+
+#[test]
+fn empty_refused_blocks_set_nothing() {
+    let text = with_header(
+        "multiKueue: {}\nadmissionFairSharing: {}\nresources:\n  excludeResourcePrefixes: []\n  \
+         transformations: []\n  deviceClassMappings: []\n",
+    );
+    assert!(parse_ok(&text).ignored.is_empty());
+}
+
+#[test]
+fn harmless_fields_are_reported() {
+    let text = with_header(
+        "tls:\n  minVersion: VersionTLS13\npprofBindAddress: :8082\nvisibilityServer:\n  \
+         bindPort: 8082\ncontroller:\n  cacheSyncTimeout: 120000000000\nmetrics:\n  \
+         customLabels:\n  - name: team\n",
+    );
+    assert_eq!(
+        parse_ok(&text).ignored,
+        [
+            "visibilityServer",
+            "tls",
+            "pprofBindAddress",
+            "controller.cacheSyncTimeout",
+            "metrics.customLabels"
+        ]
+    );
+}
+
+#[test]
+fn the_only_leader_election_lock_is_a_lease() {
+    for lock in ["leases", ""] {
+        let text = with_header(&format!("leaderElection:\n  resourceLock: {lock:?}\n"));
+        assert!(parse_ok(&text).ignored.is_empty(), "{lock:?}");
+    }
+    let text = with_header("leaderElection:\n  resourceLock: configmapsleases\n");
+    assert_eq!(
+        field_errors(&text, ""),
+        [FieldError::NotSupported {
+            field: "leaderElection.resourceLock".into(),
+            value: "\"configmapsleases\"".into(),
+            supported: vec!["leases".into()],
+        }]
+    );
 }
 
 #[test]

@@ -45,55 +45,73 @@ pub struct FileConfiguration {
 }
 
 impl FileConfiguration {
-    /// Dotted paths of the fields present in the file that kuota accepts but does not act on.
-    pub fn ignored_fields(&self) -> Vec<String> {
+    /// Dotted paths of the fields set in the file whose handling the loader looks up in
+    /// [`super::handling::FIELDS`]: those kuota refuses or ignores. An empty list or block sets
+    /// nothing.
+    pub fn set_unhandled_fields(&self) -> Vec<&'static str> {
         let controller = self.controller.as_ref();
         let metrics = self.metrics.as_ref();
         let resources = self.resources.as_ref();
-        let present = [
-            ("multiKueue", self.multi_kueue.is_some()),
+        let set = [
+            (
+                "multiKueue",
+                self.multi_kueue.as_ref().is_some_and(Inert::is_set),
+            ),
             (
                 "admissionFairSharing",
-                self.admission_fair_sharing.is_some(),
+                self.admission_fair_sharing
+                    .as_ref()
+                    .is_some_and(Inert::is_set),
             ),
-            ("visibilityServer", self.visibility_server.is_some()),
-            ("tls", self.tls.is_some()),
-            ("pprofBindAddress", self.pprof_bind_address.is_some()),
+            (
+                "visibilityServer",
+                self.visibility_server.as_ref().is_some_and(Inert::is_set),
+            ),
+            ("tls", self.tls.as_ref().is_some_and(Inert::is_set)),
+            (
+                "pprofBindAddress",
+                self.pprof_bind_address
+                    .as_ref()
+                    .is_some_and(|a| !a.is_empty()),
+            ),
             (
                 "controller.groupKindConcurrency",
-                controller.is_some_and(|c| c.group_kind_concurrency.is_some()),
+                controller
+                    .and_then(|c| c.group_kind_concurrency.as_ref())
+                    .is_some_and(Inert::is_set),
             ),
             (
                 "controller.cacheSyncTimeout",
                 controller.is_some_and(|c| c.cache_sync_timeout.is_some()),
             ),
             (
-                "leaderElection.resourceLock",
-                self.leader_election
-                    .as_ref()
-                    .is_some_and(|l| l.resource_lock.is_some()),
-            ),
-            (
                 "metrics.customLabels",
-                metrics.is_some_and(|m| m.custom_labels.is_some()),
+                metrics
+                    .and_then(|m| m.custom_labels.as_ref())
+                    .is_some_and(Inert::is_set),
             ),
             (
                 "resources.excludeResourcePrefixes",
-                resources.is_some_and(|r| r.exclude_resource_prefixes.is_some()),
+                resources
+                    .and_then(|r| r.exclude_resource_prefixes.as_ref())
+                    .is_some_and(|prefixes| !prefixes.is_empty()),
             ),
             (
                 "resources.transformations",
-                resources.is_some_and(|r| r.transformations.is_some()),
+                resources
+                    .and_then(|r| r.transformations.as_ref())
+                    .is_some_and(Inert::is_set),
             ),
             (
                 "resources.deviceClassMappings",
-                resources.is_some_and(|r| r.device_class_mappings.is_some()),
+                resources
+                    .and_then(|r| r.device_class_mappings.as_ref())
+                    .is_some_and(Inert::is_set),
             ),
         ];
-        present
-            .into_iter()
-            .filter(|(_, present)| *present)
-            .map(|(path, _)| path.to_string())
+        set.into_iter()
+            .filter(|(_, set)| *set)
+            .map(|(path, _)| path)
             .collect()
     }
 }

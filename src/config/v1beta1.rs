@@ -93,18 +93,19 @@ struct ResourcesV1beta1 {
 }
 
 impl FileConfigurationV1beta1 {
-    /// Fields that exist only in `v1beta1` and that the conversion drops, when the file has them.
-    pub fn dropped_fields(&self) -> Vec<String> {
+    /// Fields set in the file that exist only in `v1beta1` and that the conversion drops.
+    pub fn dropped_fields(&self) -> Vec<&'static str> {
         let mut dropped = Vec::new();
-        if self.queue_visibility.is_some() {
-            dropped.push("queueVisibility".to_string());
+        if self.queue_visibility.as_ref().is_some_and(Inert::is_set) {
+            dropped.push("queueVisibility");
         }
         if self
             .integrations
             .as_ref()
-            .is_some_and(|i| i.pod_options.is_some())
+            .and_then(|i| i.pod_options.as_ref())
+            .is_some_and(Inert::is_set)
         {
-            dropped.push("integrations.podOptions".to_string());
+            dropped.push("integrations.podOptions");
         }
         dropped
     }

@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use super::configuration::{Integrations, WorkloadRetention};
 use super::duration::GoDuration;
 use super::error::FieldError;
-use super::framework::{Framework, GroupVersionKind};
+use super::framework::{Framework, GroupVersionKind, MANAGED};
 use super::selector;
 use super::types;
 use crate::engine::features::{Feature, FeatureGates};
@@ -73,8 +73,8 @@ impl Problems {
     }
 }
 
-/// `integrations`: known, non-duplicated frameworks (gate-guarded ones only with their gate),
-/// well-formed external kinds that duplicate nothing, and the frameworks implied by the listed ones.
+/// `integrations`: known, non-duplicated frameworks that kuota manages (gate-guarded ones only
+/// with their gate), well-formed external kinds that duplicate nothing, and the frameworks implied by the listed ones.
 pub fn integrations(
     block: types::Integrations,
     gates: &FeatureGates,
@@ -95,6 +95,9 @@ pub fn integrations(
         };
         if !frameworks.insert(framework) {
             problems.duplicate(&field, name);
+        }
+        if !framework.is_managed() {
+            problems.invalid(&field, format_args!("{name:?}"), &unmanaged_detail());
         }
         if framework == Framework::SparkApplication
             && !gates.enabled(Feature::SparkApplicationIntegration)
@@ -133,6 +136,16 @@ pub fn integrations(
         external_frameworks,
         label_keys_to_copy: block.label_keys_to_copy.unwrap_or_default(),
     }
+}
+
+/// Why a framework Kueue knows but kuota does not integrate is refused.
+fn unmanaged_detail() -> String {
+    let managed: Vec<String> = MANAGED.iter().map(|f| format!("{:?}", f.name())).collect();
+    format!(
+        "kuota does not manage this framework, so its jobs would run outside quota; kuota \
+         manages {}",
+        managed.join(", ")
+    )
 }
 
 /// `Kind.version.group` (the group may itself hold dots), as Kubernetes' `ParseKindArg` reads it.

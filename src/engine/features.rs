@@ -129,6 +129,11 @@ features! {
 }
 
 impl Feature {
+    /// Every known gate.
+    pub fn all() -> impl Iterator<Item = Feature> {
+        Feature::ALL.iter().copied()
+    }
+
     /// Whether the gate is GA and locked to its default, as Kueue marks it: setting it to the other
     /// value is an error.
     fn locked(self) -> bool {

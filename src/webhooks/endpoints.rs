@@ -2,11 +2,11 @@
 //! (`/mutate-<group with dots as dashes>-<version>-<lowercase kind>`, `/validate-...`; the core
 //! group is empty, hence `/mutate--v1-pod`).
 //!
-//! Kueue registers every job integration's pair of paths whether or not the framework is enabled,
-//! because its webhook configurations list them all with `failurePolicy: Fail`; a framework without
-//! webhook logic answers allow with no patch. [`INTEGRATIONS`] is that table: an integration has
-//! its defaulting and validation as its `default` and `validate` functions (batch/v1 Job, Pod and
-//! apps/v1 Deployment so far).
+//! Kueue registers every job integration's pair of paths whether or not the framework is enabled.
+//! kuota serves the paths of the frameworks it manages, enabled or not, and no others: a webhook
+//! that answered "allowed, unchanged" for a kind kuota does not queue would let its jobs start
+//! outside quota. [`INTEGRATIONS`] is that table: an integration has its defaulting and validation
+//! as its `default` and `validate` functions.
 
 use super::review::{AdmissionRequest, Verdict};
 use super::settings::Webhooks;
@@ -51,29 +51,7 @@ pub struct Integration {
     pub validate: JobWebhook,
 }
 
-/// Kueue's answer for a framework without webhook logic: allowed, unchanged.
-fn allow(_: &Webhooks, _: &AdmissionRequest) -> Verdict {
-    Verdict::Allow
-}
-
-/// A framework whose webhooks allow everything unchanged (no logic in kuota yet).
-const fn plain(
-    framework: &'static str,
-    group: &'static str,
-    version: &'static str,
-    kind: &'static str,
-) -> Integration {
-    Integration {
-        framework,
-        group,
-        version,
-        kind,
-        default: allow,
-        validate: allow,
-    }
-}
-
-/// Every job integration Kueue serves webhooks for.
+/// The webhooks of every framework kuota manages (`config::MANAGED_FRAMEWORKS`).
 pub static INTEGRATIONS: &[Integration] = &[
     Integration {
         framework: "batch/job",
@@ -99,56 +77,6 @@ pub static INTEGRATIONS: &[Integration] = &[
         default: deployment::default,
         validate: deployment::validate,
     },
-    plain("statefulset", "apps", "v1", "statefulset"),
-    plain(
-        "leaderworkerset.x-k8s.io/leaderworkerset",
-        "leaderworkerset.x-k8s.io",
-        "v1",
-        "leaderworkerset",
-    ),
-    plain(
-        "jobset.x-k8s.io/jobset",
-        "jobset.x-k8s.io",
-        "v1alpha2",
-        "jobset",
-    ),
-    plain("kubeflow.org/mpijob", "kubeflow.org", "v2beta1", "mpijob"),
-    plain(
-        "kubeflow.org/pytorchjob",
-        "kubeflow.org",
-        "v1",
-        "pytorchjob",
-    ),
-    plain("kubeflow.org/tfjob", "kubeflow.org", "v1", "tfjob"),
-    plain(
-        "kubeflow.org/xgboostjob",
-        "kubeflow.org",
-        "v1",
-        "xgboostjob",
-    ),
-    plain("kubeflow.org/paddlejob", "kubeflow.org", "v1", "paddlejob"),
-    plain("kubeflow.org/jaxjob", "kubeflow.org", "v1", "jaxjob"),
-    plain(
-        "trainer.kubeflow.org/trainjob",
-        "trainer.kubeflow.org",
-        "v1alpha1",
-        "trainjob",
-    ),
-    plain("ray.io/rayjob", "ray.io", "v1", "rayjob"),
-    plain("ray.io/raycluster", "ray.io", "v1", "raycluster"),
-    plain("ray.io/rayservice", "ray.io", "v1", "rayservice"),
-    plain(
-        "workload.codeflare.dev/appwrapper",
-        "workload.codeflare.dev",
-        "v1beta2",
-        "appwrapper",
-    ),
-    plain(
-        "sparkoperator.k8s.io/sparkapplication",
-        "sparkoperator.k8s.io",
-        "v1beta2",
-        "sparkapplication",
-    ),
 ];
 
 /// What a path serves.

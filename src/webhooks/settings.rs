@@ -23,8 +23,8 @@ pub struct Webhooks {
 /// The configuration and cluster facts Kueue's Pod and Job webhooks decide with.
 #[derive(Clone, Debug, Default)]
 pub struct PodSettings {
-    /// `pod` is listed in `integrations.frameworks`. When it is only implied (by `deployment`,
-    /// `statefulset` or `leaderworkerset`), Kueue takes over only the pods a parent suspends.
+    /// `pod` is listed in `integrations.frameworks`. When it is only implied (by `deployment`),
+    /// Kueue takes over only the pods a parent suspends.
     pub plain_pods: bool,
     /// `manageJobsWithoutQueueName`, `managedJobsNamespaceSelector` and the parent kinds
     /// enabled integrations manage.

@@ -29,41 +29,15 @@ const NAMESPACED: [&str; 11] = [
     "Issuer",
 ];
 
-/// Kueue's webhooks (path, operations), as its manager registers them.
-const MUTATING: [(&str, &[&str]); 21] = [
+/// The webhooks (path, operations) of Kueue's kinds and of the frameworks kuota manages, as
+/// Kueue's manager registers them.
+const MUTATING: [(&str, &[&str]); 6] = [
     ("/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-workload", &["CREATE"]),
     ("/mutate-batch-v1-job", &["CREATE"]),
     ("/mutate--v1-pod", &["CREATE"]),
     ("/mutate-apps-v1-deployment", &["CREATE", "UPDATE"]),
-    ("/mutate-apps-v1-statefulset", &["CREATE", "UPDATE"]),
-    (
-        "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset",
-        &["CREATE", "UPDATE"],
-    ),
-    ("/mutate-jobset-x-k8s-io-v1alpha2-jobset", &["CREATE"]),
-    ("/mutate-kubeflow-org-v2beta1-mpijob", &["CREATE"]),
-    ("/mutate-kubeflow-org-v1-pytorchjob", &["CREATE"]),
-    ("/mutate-kubeflow-org-v1-tfjob", &["CREATE"]),
-    ("/mutate-kubeflow-org-v1-xgboostjob", &["CREATE"]),
-    ("/mutate-kubeflow-org-v1-paddlejob", &["CREATE"]),
-    ("/mutate-kubeflow-org-v1-jaxjob", &["CREATE"]),
-    (
-        "/mutate-trainer-kubeflow-org-v1alpha1-trainjob",
-        &["CREATE"],
-    ),
-    ("/mutate-ray-io-v1-rayjob", &["CREATE"]),
-    ("/mutate-ray-io-v1-raycluster", &["CREATE"]),
-    ("/mutate-ray-io-v1-rayservice", &["CREATE"]),
-    (
-        "/mutate-workload-codeflare-dev-v1beta2-appwrapper",
-        &["CREATE"],
-    ),
-    (
-        "/mutate-sparkoperator-k8s-io-v1beta2-sparkapplication",
-        &["CREATE"],
-    ),
 ];
 
 /// Every mutating path but ClusterQueue's is also validated, and Cohorts are validated only.
@@ -267,6 +241,39 @@ fn webhooks_call_the_release_service_on_kueues_paths() {
                     &json!({"name": "webhook-server", "containerPort": 9443, "protocol": "TCP"})
                 )
         );
+    }
+}
+
+/// A webhook that answered "allowed, unchanged" would let a kind kuota does not queue start
+/// outside quota, so the chart registers exactly the paths kuota serves, and its configuration
+/// enables exactly the frameworks kuota manages.
+#[test]
+fn webhooks_and_frameworks_are_exactly_those_kuota_manages() {
+    let served: BTreeSet<String> = kuota::webhooks::Endpoint::all()
+        .into_iter()
+        .map(kuota::webhooks::Endpoint::path)
+        .collect();
+    let managed: BTreeSet<kuota::config::Framework> =
+        kuota::config::MANAGED_FRAMEWORKS.iter().copied().collect();
+    for case in &CASES {
+        let rendered = render(case, &[], "");
+        let registered: BTreeSet<String> = [
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ]
+        .into_iter()
+        .flat_map(|kind| webhooks(&rendered, case, kind))
+        .map(|hook| {
+            hook["clientConfig"]["service"]["path"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+        assert_eq!(registered, served, "release {}", case.release);
+        let loaded = kuota::config::parse(&rendered.config_text(case.fullname), "", "x")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(loaded.config.integrations.frameworks, managed);
     }
 }
 

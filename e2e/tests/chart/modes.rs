@@ -155,14 +155,7 @@ integrations:
     ] {
         for hook in &rendered.of_kind(kind)[0]["webhooks"].as_array().unwrap()[..] {
             let name = hook["name"].as_str().unwrap();
-            let policy = if [
-                "mpod.kb.io",
-                "vpod.kb.io",
-                "mstatefulset.kb.io",
-                "vstatefulset.kb.io",
-            ]
-            .contains(&name)
-            {
+            let policy = if ["mpod.kb.io", "vpod.kb.io"].contains(&name) {
                 "Ignore"
             } else {
                 "Fail"

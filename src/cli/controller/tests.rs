@@ -80,8 +80,9 @@ fn no_webhooks_serves_none() {
 #[test]
 fn the_pod_webhook_reads_the_integrations_and_the_managed_namespaces() {
     let config = configuration(
-        "manageJobsWithoutQueueName: true\nintegrations:\n  frameworks: [batch/job, pod, \
-         jobset.x-k8s.io/jobset]\n  externalFrameworks: [AppWrapper.v1beta2.workload.codeflare.dev]\n",
+        "manageJobsWithoutQueueName: true\nintegrations:\n  frameworks: [batch/job, pod]\n  \
+         externalFrameworks: [JobSet.v1alpha2.jobset.x-k8s.io, \
+         AppWrapper.v1beta2.workload.codeflare.dev]\n",
     );
     let pods = settings(&config, true, true)
         .unwrap()

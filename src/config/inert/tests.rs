@@ -71,3 +71,26 @@ fn null_stands_for_the_zero_value() {
     );
     assert_eq!(check::<QueueVisibility>("clusterQueues:\n"), Ok(()));
 }
+
+#[test]
+fn a_block_is_set_only_when_it_holds_something() {
+    let set = |text: &str| {
+        serde_path_to_error::deserialize::<_, Inert<Transformations>>(
+            yaml_serde::Deserializer::from_str(text),
+        )
+        .map(|block| block.is_set())
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert!(!set("[]\n"));
+    assert!(!set("null\n"));
+    assert!(set("- input: cpu\n"));
+    let afs = |text: &str| {
+        serde_path_to_error::deserialize::<_, Inert<AdmissionFairSharing>>(
+            yaml_serde::Deserializer::from_str(text),
+        )
+        .map(|block| block.is_set())
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert!(!afs("{}\n"));
+    assert!(afs("usageHalfLifeTime: 1h\n"));
+}

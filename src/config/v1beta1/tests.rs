@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use crate::config::{DEFAULT_NAMESPACE, Loaded, parse};
+use crate::config::{ConfigError, DEFAULT_NAMESPACE, Loaded, parse};
 use crate::engine::model::FairPreemptionStrategy;
 
 const HEADER: &str = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n";
@@ -77,12 +77,24 @@ fn fields_dropped_by_the_conversion_are_reported_as_ignored() {
     let loaded = load(
         "queueVisibility:\n  clusterQueues:\n    maxCount: 10\n  updateIntervalSeconds: 5\n\
          integrations:\n  frameworks: [batch/job]\n  podOptions:\n    namespaceSelector:\n      \
-         matchLabels: {a: b}\nmultiKueue:\n  gcInterval: 1m\n",
+         matchLabels: {a: b}\n",
     );
     assert_eq!(
         loaded.ignored,
-        ["queueVisibility", "integrations.podOptions", "multiKueue"]
+        ["queueVisibility", "integrations.podOptions"]
     );
+}
+
+#[test]
+fn a_multi_kueue_block_is_refused() {
+    let text = format!("{HEADER}multiKueue:\n  gcInterval: 1m\n");
+    match parse(&text, "", DEFAULT_NAMESPACE) {
+        Err(ConfigError::Invalid(errors)) => {
+            assert_eq!(errors.len(), 1);
+            assert_eq!(errors[0].field(), "multiKueue");
+        }
+        other => panic!("expected multiKueue to be refused, got {other:?}"),
+    }
 }
 
 #[test]

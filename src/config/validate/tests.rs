@@ -45,24 +45,46 @@ fn an_empty_framework_list_means_batch_job() {
 }
 
 #[test]
-fn pod_based_frameworks_enable_pod_implicitly() {
-    for name in [
-        "deployment",
-        "statefulset",
-        "leaderworkerset.x-k8s.io/leaderworkerset",
-    ] {
-        let (resolved, errors) = integrations_of(&[name], &[], &FeatureGates::default());
-        assert!(errors.is_empty());
-        assert!(resolved.enabled(Framework::Pod), "{name}");
-        assert_eq!(
-            resolved.implicit_frameworks,
-            BTreeSet::from([Framework::Pod])
-        );
-    }
+fn deployment_enables_pod_implicitly() {
+    let (resolved, errors) = integrations_of(&["deployment"], &[], &FeatureGates::default());
+    assert!(errors.is_empty());
+    assert!(resolved.enabled(Framework::Pod));
+    assert_eq!(
+        resolved.implicit_frameworks,
+        BTreeSet::from([Framework::Pod])
+    );
     let (listed, _) = integrations_of(&["deployment", "pod"], &[], &FeatureGates::default());
     assert!(listed.implicit_frameworks.is_empty());
     let (jobs_only, _) = integrations_of(&["batch/job"], &[], &FeatureGates::default());
     assert!(!jobs_only.enabled(Framework::Pod));
+}
+
+#[test]
+fn the_managed_frameworks_are_accepted() {
+    let names: Vec<&str> = MANAGED.iter().map(|f| f.name()).collect();
+    assert_eq!(names, ["batch/job", "pod", "deployment"]);
+    let (resolved, errors) = integrations_of(&names, &[], &FeatureGates::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(resolved.frameworks, MANAGED.iter().copied().collect());
+}
+
+#[test]
+fn a_framework_kuota_does_not_manage_is_refused_naming_the_managed_ones() {
+    let gates = FeatureGates::default().with(Feature::SparkApplicationIntegration, true);
+    for framework in Framework::all().filter(|f| !f.is_managed()) {
+        let (_, errors) = integrations_of(&["batch/job", framework.name()], &[], &gates);
+        assert_eq!(
+            errors,
+            [FieldError::Invalid {
+                field: "integrations.frameworks[1]".into(),
+                value: format!("{:?}", framework.name()),
+                detail: "kuota does not manage this framework, so its jobs would run outside \
+                         quota; kuota manages \"batch/job\", \"pod\", \"deployment\""
+                    .into(),
+            }],
+            "{framework:?}"
+        );
+    }
 }
 
 #[test]
@@ -72,12 +94,12 @@ fn spark_needs_its_gate() {
         &[],
         &FeatureGates::default(),
     );
-    assert_eq!(errors[0].field(), "integrations.frameworks[0]");
-    let gates = FeatureGates::default().with(Feature::SparkApplicationIntegration, true);
-    let (resolved, errors) =
-        integrations_of(&["sparkoperator.k8s.io/sparkapplication"], &[], &gates);
-    assert!(errors.is_empty());
-    assert!(resolved.enabled(Framework::SparkApplication));
+    assert_eq!(errors.len(), 2);
+    assert!(
+        errors[1]
+            .to_string()
+            .contains("enable SparkApplicationIntegration")
+    );
 }
 
 #[test]

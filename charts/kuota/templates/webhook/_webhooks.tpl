@@ -1,8 +1,8 @@
 {{/*
-Every webhook Kueue registers (its path, rules and operations), so that a cluster moved from Kueue
-to kuota sees the same admission configuration. jobType webhooks take the managed-jobs namespace
-selector; a webhook with a framework fails open while that framework is not configured, as in
-Kueue's chart.
+The webhooks of Kueue's own kinds and of the job frameworks kuota manages, with Kueue's paths, rules
+and operations. A framework kuota does not manage has no webhook: kuota refuses to enable it.
+jobType webhooks take the managed-jobs namespace selector; a webhook with a framework fails open
+while that framework is not configured, as in Kueue's chart.
 */}}
 {{- define "kuota.webhooks" -}}
 - {kind: clusterqueue, group: kueue.x-k8s.io, version: v1beta2, resource: clusterqueues, mutate: [CREATE], validate: [CREATE, UPDATE]}
@@ -12,21 +12,6 @@ Kueue's chart.
 - {kind: job, group: batch, version: v1, resource: jobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
 - {kind: pod, group: "", version: v1, resource: pods, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: pod}
 - {kind: deployment, group: apps, version: v1, resource: deployments, mutate: [CREATE, UPDATE], validate: [CREATE, UPDATE], jobType: true, framework: deployment}
-- {kind: statefulset, group: apps, version: v1, resource: statefulsets, mutate: [CREATE, UPDATE], validate: [CREATE, UPDATE], jobType: true, framework: statefulset}
-- {kind: leaderworkerset, group: leaderworkerset.x-k8s.io, version: v1, resource: leaderworkersets, mutate: [CREATE, UPDATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: jobset, group: jobset.x-k8s.io, version: v1alpha2, resource: jobsets, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: mpijob, group: kubeflow.org, version: v2beta1, resource: mpijobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: pytorchjob, group: kubeflow.org, version: v1, resource: pytorchjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: tfjob, group: kubeflow.org, version: v1, resource: tfjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: xgboostjob, group: kubeflow.org, version: v1, resource: xgboostjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: paddlejob, group: kubeflow.org, version: v1, resource: paddlejobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: jaxjob, group: kubeflow.org, version: v1, resource: jaxjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: trainjob, group: trainer.kubeflow.org, version: v1alpha1, resource: trainjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: rayjob, group: ray.io, version: v1, resource: rayjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: raycluster, group: ray.io, version: v1, resource: rayclusters, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: rayservice, group: ray.io, version: v1, resource: rayservices, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: appwrapper, group: workload.codeflare.dev, version: v1beta2, resource: appwrappers, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
-- {kind: sparkapplication, group: sparkoperator.k8s.io, version: v1beta2, resource: sparkapplications, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
 {{- end }}
 
 {{/*
