@@ -11,7 +11,7 @@
 //! - `kueue_pending_scheduling_hashes`: kuota's equivalence classes of identical workloads live
 //!   for one cycle and are not Kueue's hashes; their count would not be Kueue's.
 //! - `kueue_local_queue_admission_fair_sharing_usage`: admission fair sharing is not implemented
-//!   (`admissionFairSharing` is accepted and has no effect).
+//!   (a configuration setting `admissionFairSharing` is refused).
 //! - `kueue_replaced_workload_slices_total`: elastic workload slices are not implemented.
 //! - `kueue_workload_creation_latency_seconds`, `kueue_pod_scheduling_gate_removal_seconds`: the
 //!   Job and pod integrations do not measure the time from a job's creation to its Workload's, nor
