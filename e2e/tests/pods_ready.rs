@@ -75,38 +75,15 @@ async fn a_job_whose_pods_never_become_ready_is_evicted_requeued_then_deactivate
         )
         .await?;
     }
-    let (flavor, cq) = (unique_name("rf"), unique_name("cq"));
+    queues(&client, &ns.name, &id, "16").await?;
     apply_yaml(
         &client,
         &ns.name,
-        &format!(
-            "apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: {flavor}}}
-spec:
-  nodeLabels: {{e2e.kuota.dev/test: {id}}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: {cq}}}
-spec:
-  namespaceSelector: {{}}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: {flavor}
-      resources: [{{name: cpu, nominalQuota: \"16\"}}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: lq}}
-spec: {{clusterQueue: {cq}}}
----
-apiVersion: batch/v1
+        "apiVersion: batch/v1
 kind: Job
 metadata:
   name: stuck
-  labels: {{kueue.x-k8s.io/queue-name: lq}}
+  labels: {kueue.x-k8s.io/queue-name: lq}
 spec:
   parallelism: 2
   completions: 2
@@ -115,23 +92,15 @@ spec:
     spec:
       restartPolicy: Never
       containers:
-      - {{name: c, image: busybox, resources: {{requests: {{cpu: \"1\"}}}}}}
-"
-        ),
+      - {name: c, image: busybox, resources: {requests: {cpu: \"1\"}}}
+",
     )
     .await?;
 
     let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
     let job = wait::until_exists(&jobs, "stuck", kueue::DECIDED).await?;
-    let uid = job.uid().context("a stored Job has a UID")?;
     let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
-    let selector = ListParams::default().labels(&format!("kueue.x-k8s.io/job-uid={uid}"));
-    let name = loop {
-        if let Some(w) = workloads.list(&selector).await?.items.into_iter().next() {
-            break w.name_any();
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
+    let name = workload_of(&workloads, &job).await?;
     kueue::until_admitted(&workloads, &name).await?;
     wait::until(&jobs, "stuck", "start", kueue::DECIDED, |j| {
         j.spec.as_ref().and_then(|s| s.suspend) == Some(false)
@@ -233,36 +202,7 @@ async fn a_job_whose_workload_a_user_deactivated_is_kept(client: &kube::Client) 
         .labels
         .insert("e2e.kuota.dev/test".into(), id.clone());
     healthy.create(&client).await?;
-    let (flavor, cq) = (unique_name("rf"), unique_name("cq"));
-    apply_yaml(
-        &client,
-        &ns.name,
-        &format!(
-            "apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: {flavor}}}
-spec:
-  nodeLabels: {{e2e.kuota.dev/test: {id}}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: {cq}}}
-spec:
-  namespaceSelector: {{}}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: {flavor}
-      resources: [{{name: cpu, nominalQuota: \"4\"}}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: lq}}
-spec: {{clusterQueue: {cq}}}
-"
-        ),
-    )
-    .await?;
+    queues(&client, &ns.name, &id, "4").await?;
     let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
     jobs.create(
         &Default::default(),
@@ -273,15 +213,8 @@ spec: {{clusterQueue: {cq}}}
     )
     .await?;
     let job = wait::until_exists(&jobs, "kept", kueue::DECIDED).await?;
-    let uid = job.uid().context("a stored Job has a UID")?;
     let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
-    let selector = ListParams::default().labels(&format!("kueue.x-k8s.io/job-uid={uid}"));
-    let name = loop {
-        if let Some(w) = workloads.list(&selector).await?.items.into_iter().next() {
-            break w.name_any();
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
+    let name = workload_of(&workloads, &job).await?;
     kueue::until_admitted(&workloads, &name).await?;
     wait::until(&jobs, "kept", "start", kueue::DECIDED, |j| {
         j.spec.as_ref().and_then(|s| s.suspend) == Some(false)
@@ -318,4 +251,51 @@ spec: {{clusterQueue: {cq}}}
     .await?;
     ns.delete().await?;
     healthy.delete(&client).await
+}
+
+/// A ResourceFlavor for the nodes labelled `e2e.kuota.dev/test: <id>`, a ClusterQueue with `cpu`
+/// of it, and LocalQueue `lq` in `namespace`.
+async fn queues(client: &kube::Client, namespace: &str, id: &str, cpu: &str) -> Result<()> {
+    let (flavor, cq) = (unique_name("rf"), unique_name("cq"));
+    apply_yaml(
+        client,
+        namespace,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {flavor}}}
+spec:
+  nodeLabels: {{e2e.kuota.dev/test: {id}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {cq}}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: {flavor}
+      resources: [{{name: cpu, nominalQuota: \"{cpu}\"}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq}}
+spec: {{clusterQueue: {cq}}}
+"
+        ),
+    )
+    .await
+}
+
+/// The name of the Workload kuota made for `job`, once there is one.
+async fn workload_of(workloads: &Api<Workload>, job: &Job) -> Result<String> {
+    let uid = job.uid().context("a stored Job has a UID")?;
+    let selector = ListParams::default().labels(&format!("kueue.x-k8s.io/job-uid={uid}"));
+    loop {
+        if let Some(w) = workloads.list(&selector).await?.items.into_iter().next() {
+            return Ok(w.name_any());
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }

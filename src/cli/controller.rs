@@ -162,7 +162,7 @@ fn settings(
     Ok(Settings {
         // The controller reads every eviction it writes back, which queues the Workload again.
         engine: EngineConfig {
-            requeue_evicted_when_read: true,
+            requeue_evicted_next_pass: true,
             ..config.engine_config()
         },
         health,

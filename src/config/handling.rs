@@ -158,7 +158,6 @@ pub fn gate(feature: Feature) -> Handling {
         | AdmissionGatedBy
         | QuotaCheckStrategy
         | ReclaimablePods
-        | PriorityBoost
         | DisableWaitForPodsReady
         | LocalQueueMetrics
         | ManagedJobsNamespaceSelectorAlwaysRespected
@@ -180,7 +179,8 @@ pub fn gate(feature: Feature) -> Handling {
         | RecomputeAssignmentUponPreemptionTargetsOverlap
         | ConcurrentAdmission
         | FastQuotaReleaseInPodIntegration
-        | SchedulerLibraryIntegration => Refused(ORDER),
+        | SchedulerLibraryIntegration
+        | PriorityBoost => Refused(ORDER),
         KueueDRAIntegration | KueueDRARejectWorkloadsWhenDRADisabled => Refused(DRA),
         AdmissionFairSharing
         | SchedulingEquivalenceHashing

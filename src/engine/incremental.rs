@@ -132,8 +132,7 @@ impl Engine {
     }
 
     /// Adds a workload, or replaces the one of the same namespace and name. A replacement that
-    /// changes nothing the engine uses is a no-op (but for an evicted workload waiting
-    /// to be read back, which queues again); otherwise the old version's quota is released and
+    /// changes nothing the engine uses is a no-op; otherwise the old version's quota is released and
     /// the new one is queued (or, when it carries an admission, counted) as the object says, keeping
     /// what the engine remembers about it (its last eviction and pending reason). A replacement
     /// takes the slot of the version it replaces, so updates leave no slot behind.
@@ -142,10 +141,7 @@ impl Engine {
         let key = WorkloadKey::new(&workload.namespace, &workload.name);
         let held = as_held(&workload);
         let replaced = match self.c.slot_of(&key) {
-            Some(index) if self.current_model(index) == held => {
-                self.requeue_evicted_at(index);
-                return Ok(());
-            }
+            Some(index) if self.current_model(index) == held => return Ok(()),
             Some(index) => Some((index, self.vacate(index))),
             None => None,
         };
@@ -356,41 +352,31 @@ impl Engine {
         self.prelude_all = true;
     }
 
-    /// Usage or the queue of `cq` changed: its tree is looked at again in the next cycle.
-    /// Queues again every workload evicted under `requeue_evicted_when_read` since the last call
-    /// that no read of it has queued yet. The controller calls it before each pass: a victim is
-    /// never re-admitted in the run that evicted it, and never waits on a read that may not come
-    /// (an eviction that needed no write, or one whose read changed nothing the cache keeps).
+    /// Queues again every workload evicted under `requeue_evicted_next_pass` since the last call.
+    /// The controller calls it before each pass, so a victim is never re-admitted in the run that
+    /// evicted it (its eviction is written first), and never waits on a read that may not come.
     pub fn requeue_evicted(&mut self) {
         for key in std::mem::take(&mut self.evicted_unqueued) {
-            if let Some(index) = self.c.slot_of(&key) {
-                self.requeue_evicted_at(index);
+            let Some(index) = self.c.slot_of(&key) else {
+                continue;
+            };
+            let w = &self.c.workloads[index as usize];
+            if w.last_eviction.is_none() || w.holding.is_some() || w.blocked.is_some() || w.finished
+            {
+                continue;
+            }
+            let Some(cq) = w.cq else {
+                continue;
+            };
+            let queue_key = w.queue_key(index);
+            if self.c.queues[cq as usize].pending.insert(queue_key) {
+                self.touch(cq);
+                self.quiet = false;
             }
         }
     }
 
-    /// Queues a workload evicted under `requeue_evicted_when_read` again once a version of it is
-    /// read back (its eviction was written), even one that changes nothing else.
-    fn requeue_evicted_at(&mut self, index: u32) {
-        let w = &self.c.workloads[index as usize];
-        if !self.config.requeue_evicted_when_read
-            || w.last_eviction.is_none()
-            || w.holding.is_some()
-            || w.blocked.is_some()
-            || w.finished
-        {
-            return;
-        }
-        let Some(cq) = w.cq else {
-            return;
-        };
-        let queue_key = w.queue_key(index);
-        if self.c.queues[cq as usize].pending.insert(queue_key) {
-            self.touch(cq);
-            self.quiet = false;
-        }
-    }
-
+    /// Usage or the queue of `cq` changed: its tree is looked at again in the next cycle.
     fn touch(&mut self, cq: u32) {
         let root = self.c.tree.root(NodeId(cq)).index();
         self.generations[root] += 1;

@@ -426,14 +426,12 @@ pub struct EngineConfig {
     pub requeuing_timestamp: RequeuingTimestamp,
     /// Safety bound for [`super::Engine::run_until_stable`].
     pub max_cycles: u64,
-    /// An evicted workload queues again only when its next version is upserted, that is once
-    /// its eviction is written and read back, as Kueue requeues an evicted Workload only after
-    /// its Job stopped and its reservation was cleared: re-admitted in the run that evicted it,
-    /// it would be written as a move of its admission while its Job still runs on the old
-    /// flavor. A workload no read has queued is queued by the next [`super::Engine::requeue_evicted`],
-    /// which the controller calls before each pass. Off, it queues at once, so `kuota simulate`
-    /// shows where it goes next.
-    pub requeue_evicted_when_read: bool,
+    /// An evicted workload queues again only at the next [`super::Engine::requeue_evicted`],
+    /// which the controller calls before each pass, as Kueue requeues an evicted Workload only
+    /// after its Job stopped: re-admitted in the run that evicted it, it would be written as a
+    /// move of its admission while its Job still runs on the old flavor. Off, it queues at once,
+    /// so `kuota simulate` shows where it goes next.
+    pub requeue_evicted_next_pass: bool,
 }
 
 impl Default for EngineConfig {
@@ -444,7 +442,7 @@ impl Default for EngineConfig {
             quota_check: QuotaCheckStrategy::default(),
             requeuing_timestamp: RequeuingTimestamp::default(),
             max_cycles: 10_000,
-            requeue_evicted_when_read: false,
+            requeue_evicted_next_pass: false,
         }
     }
 }

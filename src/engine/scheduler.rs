@@ -49,7 +49,7 @@ pub struct Engine {
     pub(super) prelude_all: bool,
     /// ...or only at these, added or replaced since the last cycle.
     pub(super) prelude_pending: Vec<u32>,
-    /// Workloads evicted under `requeue_evicted_when_read` since [`Engine::requeue_evicted`]
+    /// Workloads evicted under `requeue_evicted_next_pass` since [`Engine::requeue_evicted`]
     /// was last called.
     pub(super) evicted_unqueued: Vec<WorkloadKey>,
     /// The time admissions are reserved at (see [`Engine::set_now`]).
@@ -436,8 +436,7 @@ impl Engine {
     }
 
     /// Evicts an admitted workload: releases its quota at once and queues it again (with
-    /// `requeue_evicted_when_read`, once its next version is upserted or at the latest at the
-    /// next [`Engine::requeue_evicted`]).
+    /// `requeue_evicted_next_pass`, at the next [`Engine::requeue_evicted`]).
     pub(super) fn evict(
         &mut self,
         index: u32,
@@ -461,7 +460,7 @@ impl Engine {
             Arc::from("evicted and queued again"),
         );
         let key = w.key();
-        if self.config.requeue_evicted_when_read {
+        if self.config.requeue_evicted_next_pass {
             self.evicted_unqueued.push(key.clone());
         } else if w.blocked.is_none()
             && let Some(cq) = w.cq

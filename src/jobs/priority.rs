@@ -8,6 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::api::keys::{condition_types, labels};
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind, PriorityClassRef};
 use crate::api::{Workload, WorkloadPriorityClass};
+use crate::status::conditions::is_true;
 
 /// Kueue's `WorkloadPriorityClassDefaulting`: the WorkloadPriorityClass a job naming none is
 /// labelled with, when it exists.
@@ -209,12 +210,10 @@ fn is_workload_priority_class(class: &PriorityClassRef) -> bool {
 }
 
 fn quota_reserved(workload: &Workload) -> bool {
-    workload.status.as_ref().is_some_and(|status| {
-        status
-            .conditions
-            .iter()
-            .any(|c| c.type_ == condition_types::QUOTA_RESERVED && c.status == "True")
-    })
+    workload
+        .status
+        .as_ref()
+        .is_some_and(|status| is_true(&status.conditions, condition_types::QUOTA_RESERVED))
 }
 
 /// A reference to a WorkloadPriorityClass.

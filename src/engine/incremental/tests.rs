@@ -589,12 +589,13 @@ fn two_flavors(config: EngineConfig) -> Engine {
 }
 
 /// Kueue requeues a preempted Workload only once its Job stopped and its reservation was cleared;
-/// re-admitted in the same run, its admission would be rewritten in place while its Job still
-/// ran on the flavor it left. With `requeue_evicted_when_read` it waits for its next version.
+/// re-admitted in the run that evicted it, its admission would be rewritten in place while its
+/// Job still ran on the flavor it left. With `requeue_evicted_next_pass` the victim waits, even
+/// through a read that changes nothing, until `requeue_evicted` queues it before the next pass.
 #[test]
-fn an_evicted_workload_waits_for_its_next_version_before_it_is_admitted_again() {
+fn an_evicted_workload_is_queued_again_only_before_the_next_pass() {
     let mut engine = two_flavors(EngineConfig {
-        requeue_evicted_when_read: true,
+        requeue_evicted_next_pass: true,
         ..EngineConfig::default()
     });
     let mut victim = admitted(workload("victim", 0));
@@ -609,48 +610,13 @@ fn an_evicted_workload_waits_for_its_next_version_before_it_is_admitted_again() 
         status(&engine, "urgent"),
         WorkloadStatus::Admitted(_)
     ));
+    engine.upsert_workload(workload("victim", 0)).unwrap();
+    engine.run_until_stable();
     assert!(
         matches!(status(&engine, "victim"), WorkloadStatus::Pending { .. }),
         "{:?}",
         status(&engine, "victim")
     );
-
-    // The eviction is written and read back: the victim queues again, and fits on spot.
-    engine.upsert_workload(workload("victim", 0)).unwrap();
-    engine.run_until_stable();
-    let WorkloadStatus::Admitted(admission) = status(&engine, "victim") else {
-        panic!("victim not admitted again: {:?}", status(&engine, "victim"));
-    };
-    assert_eq!(
-        admission.pod_set_assignments[0]
-            .flavors
-            .get("cpu")
-            .map(String::as_str),
-        Some("spot")
-    );
-}
-
-/// An evicted workload that no read queues again (its eviction needed no write, or the read
-/// changed nothing the cache keeps) is queued by the next `requeue_evicted`, never in the run that
-/// evicted it, so it cannot wait forever.
-#[test]
-fn an_evicted_workload_no_read_queues_is_queued_before_the_next_pass() {
-    let mut engine = two_flavors(EngineConfig {
-        requeue_evicted_when_read: true,
-        ..EngineConfig::default()
-    });
-    let mut victim = admitted(workload("victim", 0));
-    victim.admission.as_mut().unwrap().pod_set_assignments[0].flavors =
-        SmallMap::from([("cpu".to_string(), "on-demand".to_string())]);
-    engine.upsert_workload(victim).unwrap();
-    let mut urgent = workload("urgent", 300);
-    urgent.pod_sets[0].node_selector = [("instance-type".into(), "on-demand".into())].into();
-    engine.upsert_workload(urgent).unwrap();
-    engine.run_until_stable();
-    assert!(matches!(
-        status(&engine, "victim"),
-        WorkloadStatus::Pending { .. }
-    ));
 
     engine.requeue_evicted();
     engine.run_until_stable();
