@@ -5,6 +5,7 @@
 
 pub mod admission;
 mod class_values;
+pub mod clock;
 mod error;
 pub mod events;
 pub mod jobs;
