@@ -9,26 +9,7 @@ use super::topology::quality::PlacementQuality;
 use crate::api::keys::{evicted_reasons, preempted_reasons, quota_reserved_reasons};
 
 /// A workload's identity: namespace and name.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WorkloadKey {
-    pub namespace: String,
-    pub name: String,
-}
-
-impl WorkloadKey {
-    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
-        WorkloadKey {
-            namespace: namespace.into(),
-            name: name.into(),
-        }
-    }
-}
-
-impl fmt::Display for WorkloadKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
+pub type WorkloadKey = crate::api::ObjectKey;
 
 macro_rules! reasons {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $spelling:path),+ $(,)? }) => {
