@@ -11,7 +11,7 @@ use crate::controllers::{
 };
 use crate::engine::model::EngineConfig;
 use crate::jobs::{JobScope, OwnerKind};
-use crate::tls::TlsSettings;
+use crate::tls::{ServerTls, TlsSettings};
 use crate::webhooks::{NamespaceView, PodSettings, Webhooks};
 
 /// Where Kueue's manager reads the metrics server's certificate when it does not manage
@@ -211,6 +211,8 @@ fn settings(
                 label_keys_to_copy: config.integrations.label_keys_to_copy.clone(),
             }),
         workload_retention: config.workload_retention,
+        tls: ServerTls::new(&config.tls)?,
+        cache_sync_timeout: config.cache_sync_timeout,
         webhooks: if serve_webhooks {
             Some(webhook_serving(config)?)
         } else {

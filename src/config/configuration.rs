@@ -10,6 +10,7 @@ use super::framework::{Framework, GroupVersionKind};
 use crate::engine::features::FeatureGates;
 pub use crate::engine::model::RequeuingTimestamp;
 use crate::engine::model::{EngineConfig, FairSharingConfig, QuotaCheckStrategy};
+use crate::tls::TlsOptions;
 
 /// Kueue's manager configuration, resolved.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +40,10 @@ pub struct Configuration {
     pub quota_check: QuotaCheckStrategy,
     /// `objectRetentionPolicies.workloads`.
     pub workload_retention: WorkloadRetention,
+    /// `tls`: what the webhook and metrics servers offer.
+    pub tls: TlsOptions,
+    /// `controller.cacheSyncTimeout`: how long the first lists may take.
+    pub cache_sync_timeout: Duration,
 }
 
 /// `objectRetentionPolicies.workloads`: how long Workloads that ended are kept; `None` keeps

@@ -43,6 +43,9 @@ pub enum ConfigError {
     /// Startup validation failed; every failing field is listed.
     #[error("{}", FieldErrors(.0))]
     Invalid(Vec<FieldError>),
+    /// A `tls` block Kueue accepts of which kuota can serve nothing.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsOptionsError),
     #[error("bind address {address:?}: {reason}")]
     BindAddress { address: String, reason: String },
 }

@@ -311,16 +311,8 @@ inert_blocks! {
     ]);
     /// `visibilityServer`.
     VisibilityServer = Shape::Struct(&[("bindAddress", Shape::Str), ("bindPort", Shape::Int)]);
-    /// `tls`.
-    Tls = Shape::Struct(&[
-        ("minVersion", Shape::Str),
-        ("cipherSuites", STRINGS),
-        ("curvePreferences", Shape::List(&Shape::Int)),
-    ]);
     /// `controller.groupKindConcurrency`.
     GroupKindConcurrency = Shape::Map(&Shape::Int);
-    /// `controller.cacheSyncTimeout`: a Go `time.Duration`, which JSON spells in nanoseconds.
-    Nanoseconds = Shape::Int;
     /// `metrics.customLabels` of `v1beta2`.
     CustomLabels = Shape::List(&Shape::Struct(&[
         CUSTOM_LABEL_COMMON[0],

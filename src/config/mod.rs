@@ -17,6 +17,7 @@ mod handling;
 mod inert;
 mod resolve;
 mod selector;
+mod tls;
 mod types;
 mod v1beta1;
 mod validate;

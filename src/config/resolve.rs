@@ -10,6 +10,7 @@ use super::configuration::{
 use super::duration::GoDuration;
 use super::error::ConfigError;
 use super::selector;
+use super::tls;
 use super::types::{self, FileConfiguration};
 use super::validate::{self, KUBE_SYSTEM, NAMESPACE_NAME_LABEL, Problems};
 use crate::engine::features::{Feature, FeatureGates};
@@ -86,6 +87,11 @@ pub fn resolve(
     let workload_retention = validate::workload_retention(retention, &mut problems);
     let quota_check = validate::quota_check(file.resources.as_ref(), &gates, &mut problems);
     let client_connection = file.client_connection.unwrap_or_default();
+    let tls = tls::tls(file.tls, &mut problems);
+    let cache_sync_timeout = tls::cache_sync_timeout(
+        file.controller.as_ref().and_then(|c| c.cache_sync_timeout),
+        &mut problems,
+    );
     let configuration = Configuration {
         manage_jobs_without_queue_name: file.manage_jobs_without_queue_name.unwrap_or(false),
         managed_jobs_namespace_selector,
@@ -107,6 +113,8 @@ pub fn resolve(
         fair_sharing,
         quota_check,
         workload_retention,
+        tls,
+        cache_sync_timeout,
         namespace,
     };
     if problems.0.is_empty() {

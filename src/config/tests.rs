@@ -283,6 +283,8 @@ fn no_file_gives_kueue_defaults() {
         fair_sharing: FairSharingConfig::default(),
         quota_check: QuotaCheckStrategy::BlockUndeclared,
         workload_retention: WorkloadRetention::default(),
+        tls: crate::tls::TlsOptions::default(),
+        cache_sync_timeout: Duration::from_secs(120),
     };
     assert_eq!(loaded.config, expected);
 }
@@ -597,11 +599,39 @@ fn harmless_fields_are_reported() {
         parse_ok(&text).ignored,
         [
             "visibilityServer",
-            "tls",
             "pprofBindAddress",
-            "controller.cacheSyncTimeout",
             "metrics.customLabels"
         ]
+    );
+}
+
+#[test]
+fn tls_and_the_cache_sync_timeout_are_acted_on_in_either_version() {
+    for header in ["v1beta2", "v1beta1"] {
+        let text = format!(
+            "apiVersion: config.kueue.x-k8s.io/{header}\nkind: Configuration\ntls:\n  \
+             minVersion: VersionTLS12\n  cipherSuites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n  \
+             curvePreferences: [29]\ncontroller:\n  cacheSyncTimeout: 30000000000\n"
+        );
+        let loaded = parse_ok(&text);
+        assert!(loaded.ignored.is_empty(), "{header}: {:?}", loaded.ignored);
+        assert_eq!(
+            loaded.config.tls,
+            crate::tls::TlsOptions {
+                min_version: crate::tls::TlsVersion::Tls12,
+                cipher_suites: vec!["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into()],
+                curve_preferences: vec![29],
+            }
+        );
+        assert_eq!(loaded.config.cache_sync_timeout, Duration::from_secs(30));
+    }
+    let text = with_header("tls:\n  minVersion: VersionTLS11\n");
+    assert_eq!(
+        field_errors(&text, "")
+            .iter()
+            .map(FieldError::field)
+            .collect::<Vec<_>>(),
+        ["tls.minVersion"]
     );
 }
 

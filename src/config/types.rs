@@ -28,7 +28,7 @@ pub struct FileConfiguration {
     pub health: Option<Health>,
     pub pprof_bind_address: Option<String>,
     pub controller: Option<Controller>,
-    pub tls: Option<Inert<inert::Tls>>,
+    pub tls: Option<Tls>,
     pub manage_jobs_without_queue_name: Option<bool>,
     pub managed_jobs_namespace_selector: Option<LabelSelector>,
     pub internal_cert_management: Option<InternalCertManagement>,
@@ -67,7 +67,6 @@ impl FileConfiguration {
                 "visibilityServer",
                 self.visibility_server.as_ref().is_some_and(Inert::is_set),
             ),
-            ("tls", self.tls.as_ref().is_some_and(Inert::is_set)),
             (
                 "pprofBindAddress",
                 self.pprof_bind_address
@@ -79,10 +78,6 @@ impl FileConfiguration {
                 controller
                     .and_then(|c| c.group_kind_concurrency.as_ref())
                     .is_some_and(Inert::is_set),
-            ),
-            (
-                "controller.cacheSyncTimeout",
-                controller.is_some_and(|c| c.cache_sync_timeout.is_some()),
             ),
             (
                 "metrics.customLabels",
@@ -173,7 +168,17 @@ pub struct Health {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Controller {
     pub group_kind_concurrency: Option<Inert<inert::GroupKindConcurrency>>,
-    pub cache_sync_timeout: Option<Inert<inert::Nanoseconds>>,
+    /// A Go `time.Duration`, which JSON spells in nanoseconds.
+    pub cache_sync_timeout: Option<i64>,
+}
+
+/// `tls`: what the webhook and metrics servers offer.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Tls {
+    pub min_version: Option<String>,
+    pub cipher_suites: Option<Vec<String>>,
+    pub curve_preferences: Option<Vec<i32>>,
 }
 
 /// `objectRetentionPolicies`.

@@ -33,7 +33,7 @@ pub struct FileConfigurationV1beta1 {
     health: Option<Health>,
     pprof_bind_address: Option<String>,
     controller: Option<Controller>,
-    tls: Option<Inert<inert::Tls>>,
+    tls: Option<super::types::Tls>,
     manage_jobs_without_queue_name: Option<bool>,
     managed_jobs_namespace_selector: Option<LabelSelector>,
     internal_cert_management: Option<InternalCertManagement>,

@@ -17,6 +17,11 @@ pub enum ControllerError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "the watches did not deliver their first lists within controller.cacheSyncTimeout \
+         ({0:?}); the watch errors logged before say why"
+    )]
+    CacheSyncTimeout(std::time::Duration),
     #[error("the admission loop stopped")]
     LoopStopped,
     #[error("leadership of Lease {lease} lost")]

@@ -25,6 +25,7 @@ pub mod writer;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use kube::Client;
 use tokio::sync::{mpsc, watch};
@@ -76,11 +77,17 @@ pub struct Settings {
     pub pods: Option<pods::PodSettings>,
     /// `objectRetentionPolicies.workloads`: how long Workloads that ended are kept.
     pub workload_retention: crate::config::WorkloadRetention,
+    /// Kueue's `tls`: what the webhook and metrics servers offer.
+    pub tls: crate::tls::ServerTls,
+    /// Kueue's `controller.cacheSyncTimeout`: how long the watches may take to deliver their
+    /// first lists before the controller gives up.
+    pub cache_sync_timeout: Duration,
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C (then `Ok`), or until a part of it fails.
 pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerError> {
     let ready = Ready::default();
+    let ready_within = ready.clone();
     let candidate = settings
         .leader
         .clone()
@@ -101,7 +108,9 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     ));
     let mut servers = JoinSet::new();
     let certificate = match settings.webhooks.clone() {
-        Some(serving) => Some(webhook_serving::start(&client, serving, &mut servers).await?),
+        Some(serving) => Some(
+            webhook_serving::start(&client, serving, settings.tls.clone(), &mut servers).await?,
+        ),
         None => None,
     };
     if let Some((addr, paths)) = settings.health.clone() {
@@ -114,7 +123,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     if let Some(addr) = settings.metrics_addr {
         let serving =
             serve::MetricsServing::start(&client, &settings.metrics_security, &mut servers)?;
-        servers.spawn(serve::metrics(addr, metrics.clone(), serving).await?);
+        servers.spawn(serve::metrics(addr, metrics.clone(), serving, settings.tls.clone()).await?);
     }
 
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
@@ -251,6 +260,9 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         () = pod_integration => Err(ControllerError::LoopStopped),
         () = retention => Err(ControllerError::LoopStopped),
         () = class_values => Err(ControllerError::LoopStopped),
+        () = unlisted_after(ready_within.clone(), settings.cache_sync_timeout) => {
+            Err(ControllerError::CacheSyncTimeout(settings.cache_sync_timeout))
+        }
         Some(served) = servers.join_next() => match served {
             Ok(result) => result,
             Err(_) => Err(ControllerError::LoopStopped),
@@ -270,6 +282,15 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     };
     tenure.end();
     stopped
+}
+
+/// Resolves once `timeout` has passed without every watch delivering its first list (Kueue's
+/// `controller.cacheSyncTimeout`: its manager stops then); never once they have.
+async fn unlisted_after(ready: Ready, timeout: Duration) {
+    tokio::time::sleep(timeout).await;
+    if ready.get() {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// Resolves on SIGTERM (how Kubernetes stops a pod) or Ctrl-C.

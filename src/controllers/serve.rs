@@ -20,7 +20,9 @@ use super::admission::Ready;
 use super::error::ControllerError;
 use super::metrics::Metrics;
 use super::metrics_auth::MetricsAuth;
-use crate::tls::{CertStore, FILE_CHECK_PERIOD, self_signed_store, serve_https, watch_dir};
+use crate::tls::{
+    CertStore, FILE_CHECK_PERIOD, ServerTls, self_signed_store, serve_https, watch_dir,
+};
 
 /// The one path the metrics server answers.
 const METRICS_PATH: &str = "/metrics";
@@ -167,6 +169,7 @@ pub async fn metrics(
     addr: SocketAddr,
     metrics: Arc<Metrics>,
     serving: MetricsServing,
+    tls: ServerTls,
 ) -> Result<BoxFuture<'static, Result<(), ControllerError>>, ControllerError> {
     let listener = listen("metrics", addr).await?;
     match serving {
@@ -198,7 +201,7 @@ pub async fn metrics(
             );
             tracing::info!(%addr, "serving metrics over HTTPS to authorized callers");
             Ok(Box::pin(async move {
-                serve_https(listener, certs.resolver(), app, "metrics")
+                serve_https(listener, certs.resolver(), &tls, app, "metrics")
                     .await
                     .map_err(ControllerError::MetricsTls)
             }))

@@ -9,7 +9,7 @@ use kube::Client;
 use tokio::task::JoinSet;
 
 use super::error::ControllerError;
-use crate::tls::{self, CertStore, TlsSettings};
+use crate::tls::{self, CertStore, ServerTls, TlsSettings};
 use crate::webhooks::{self, NamespaceView, Webhooks};
 
 /// Where the webhook server listens, where its certificate comes from, what it decides with.
@@ -34,6 +34,7 @@ pub enum CertificateSource {
 pub async fn start(
     client: &Client,
     serving: WebhookServing,
+    tls: ServerTls,
     servers: &mut JoinSet<Result<(), ControllerError>>,
 ) -> Result<CertStore, ControllerError> {
     let store = CertStore::new();
@@ -43,7 +44,7 @@ pub async fn start(
     let (namespaces, watching) = NamespaceView::watch(client);
     decide_with.pods.namespaces = namespaces;
     tokio::spawn(watching);
-    let server = webhooks::listen(serving.addr, store.resolver(), decide_with).await?;
+    let server = webhooks::listen(serving.addr, store.resolver(), tls, decide_with).await?;
     servers.spawn(async move { server.await.map_err(ControllerError::from) });
     match serving.certificates {
         CertificateSource::Managed(settings) => {

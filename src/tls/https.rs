@@ -10,10 +10,11 @@ use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use rustls::ServerConfig;
 use rustls::server::ResolvesServerCert;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
+
+use super::options::ServerTls;
 
 /// How long a client may take to complete the TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -22,15 +23,16 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// Pause after a failed `accept` (e.g. out of file descriptors) before trying again.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
-/// Serves `app` over TLS on a bound listener until the process ends; fails only if TLS cannot
-/// be set up. `what` names the server in logs.
+/// Serves `app` over TLS (as `tls` sets it up) on a bound listener until the process ends;
+/// fails only if TLS cannot be set up. `what` names the server in logs.
 pub async fn serve_https(
     listener: TcpListener,
     certs: Arc<dyn ResolvesServerCert>,
+    tls: &ServerTls,
     app: Router,
     what: &'static str,
 ) -> Result<(), rustls::Error> {
-    let acceptor = TlsAcceptor::from(Arc::new(tls_config(certs)?));
+    let acceptor = TlsAcceptor::from(Arc::new(tls.server_config(certs)?));
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -48,16 +50,6 @@ pub async fn serve_https(
             what,
         ));
     }
-}
-
-fn tls_config(certs: Arc<dyn ResolvesServerCert>) -> Result<ServerConfig, rustls::Error> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_cert_resolver(certs);
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
 }
 
 async fn connection(

@@ -33,6 +33,7 @@ mod https;
 mod in_memory;
 mod manage;
 mod material;
+mod options;
 mod settings;
 mod store;
 #[cfg(test)]
@@ -43,6 +44,10 @@ pub use files::{FILE_CHECK_PERIOD, watch_dir};
 pub use https::serve_https;
 pub use in_memory::self_signed_store;
 pub use manage::manage;
+pub use options::{
+    ServerTls, TlsOptions, TlsOptionsError, TlsVersion, go_cipher_suite, go_cipher_suite_names,
+    is_go_curve,
+};
 pub use settings::{
     KUEUE_CONVERSION_CRDS, KUEUE_SECRET_NAME, KUEUE_SERVICE_NAME, Lifetimes, TlsSettings,
 };

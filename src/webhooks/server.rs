@@ -17,7 +17,7 @@ use super::endpoints::Endpoint;
 use super::error::WebhookError;
 use super::review::{self, Verdict};
 use super::settings::Webhooks;
-use crate::tls::serve_https;
+use crate::tls::{ServerTls, serve_https};
 
 /// controller-runtime's limit on an AdmissionReview body: an UPDATE carries two objects.
 const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
@@ -26,13 +26,14 @@ const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
 pub async fn listen(
     addr: SocketAddr,
     certs: Arc<dyn ResolvesServerCert>,
+    tls: ServerTls,
     webhooks: Webhooks,
 ) -> Result<impl Future<Output = Result<(), WebhookError>>, WebhookError> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| WebhookError::Listen { addr, source })?;
     tracing::info!(%addr, "serving admission webhooks");
-    Ok(serve(listener, certs, webhooks))
+    Ok(serve(listener, certs, tls, webhooks))
 }
 
 /// Serves the webhooks on a bound listener until the process ends; fails only if TLS cannot be set
@@ -40,9 +41,17 @@ pub async fn listen(
 pub async fn serve(
     listener: TcpListener,
     certs: Arc<dyn ResolvesServerCert>,
+    tls: ServerTls,
     webhooks: Webhooks,
 ) -> Result<(), WebhookError> {
-    Ok(serve_https(listener, certs, router(webhooks), "admission webhooks").await?)
+    Ok(serve_https(
+        listener,
+        certs,
+        &tls,
+        router(webhooks),
+        "admission webhooks",
+    )
+    .await?)
 }
 
 /// One POST route per webhook path.

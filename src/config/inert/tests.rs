@@ -60,7 +60,6 @@ fn refuses_duplicates_and_wrong_types() {
     assert!(check::<MultiKueue>("gcInterval: 60\n").is_err());
     assert!(check::<MultiKueue>("gcInterval: 1 minute\n").is_err());
     assert!(check::<GroupKindConcurrency>("Pod: five\n").is_err());
-    assert!(check::<Tls>("cipherSuites: TLS_AES_128_GCM_SHA256\n").is_err());
 }
 
 #[test]

@@ -46,7 +46,12 @@ fn certificate() -> (CertificateDer<'static>, Arc<CertifiedKey>) {
 async fn start(resolver: Arc<Swappable>) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
     let addr = listener.local_addr().expect("an address");
-    tokio::spawn(serve(listener, resolver, Webhooks::default()));
+    tokio::spawn(serve(
+        listener,
+        resolver,
+        crate::tls::ServerTls::default(),
+        Webhooks::default(),
+    ));
     addr
 }
 
