@@ -199,8 +199,8 @@ impl Violation {
     }
 }
 
-/// The rules an adjusted pod template breaks: requests above limits in any container (Kueue's
-/// `ValidateResources`), then, with LimitRanges, each container's smaller and larger of request
+/// The rules an adjusted pod template breaks: requests above limits in any container or in the
+/// pod-level resources (Kueue's `ValidateResources`), then, with LimitRanges, each container's smaller and larger of request
 /// and limit against the `Container` min and max, and the pod's total requests against the `Pod`
 /// ones (`limitrange.Summary.ValidatePodSpec`).
 pub fn violations(resources: &PodResources, limits: Option<&LimitSummary>) -> Vec<Violation> {
@@ -218,7 +218,11 @@ pub fn violations(resources: &PodResources, limits: Option<&LimitSummary>) -> Ve
         init.chain(regular)
     };
     let mut found = Vec::new();
-    for (field, container) in containers() {
+    let pod_level = resources
+        .pod_level
+        .iter()
+        .map(|p| ("resources".to_string(), p));
+    for (field, container) in containers().chain(pod_level) {
         let over = greater_keys(&container.requests, &container.limits);
         push(&mut found, &field, over, ResourceRule::RequestsAboveLimits);
     }

@@ -1,6 +1,7 @@
 //! A pod's effective requests, as the scheduler and Kueue count them: containers summed, init
 //! containers as a floor (each one runs alone, beside the sidecars started before it), sidecars
-//! added, pod overhead added, and a limit standing in for a missing request.
+//! added, pod-level requests (KEP-2837's `spec.resources`) replacing that sum for CPU, memory and
+//! hugepages, pod overhead added, and a limit standing in for a missing request.
 //!
 //! A Workload's pod template is counted after Kueue's resource adjustments
 //! (`workload.AdjustResources`): the overhead of the RuntimeClass it names when it sets none, then
@@ -9,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Container, PodSpec};
+use k8s_openapi::api::core::v1::{Container, PodSpec, ResourceRequirements};
 
 use crate::engine::quantity::{Quantity, QuantityError};
 
@@ -54,6 +55,8 @@ pub struct PodResources {
     /// Each init container and whether it is a sidecar (`restartPolicy: Always`).
     pub init_containers: Vec<(ContainerResources, bool)>,
     pub containers: Vec<ContainerResources>,
+    /// `spec.resources`, when the pod sets resources for itself as a whole.
+    pub pod_level: Option<ContainerResources>,
     pub overhead: Requests,
 }
 
@@ -76,6 +79,11 @@ impl PodResources {
                 container(c, &format!("initContainers[{i}]")).map(|r| (r, sidecar))
             })
             .collect::<Result<_, _>>()?;
+        let pod_level = spec
+            .resources
+            .as_ref()
+            .map(|resources| resource_lists(resources, "resources"))
+            .transpose()?;
         let mut overhead = Requests::new();
         for (name, amount) in spec.overhead.iter().flatten() {
             overhead.insert(name.clone(), parse(amount, &format!("overhead.{name}"))?);
@@ -83,6 +91,7 @@ impl PodResources {
         Ok(PodResources {
             init_containers,
             containers,
+            pod_level,
             overhead,
         })
     }
@@ -102,6 +111,10 @@ impl PodResources {
             }
             let limits = resources.limits.clone();
             keep_first(&mut resources.requests, &limits);
+        }
+        if let Some(pod_level) = &mut self.pod_level {
+            let limits = pod_level.limits.clone();
+            keep_first(&mut pod_level.requests, &limits);
         }
     }
 
@@ -133,6 +146,13 @@ impl PodResources {
         }
         add_all(&mut regular, &sidecars);
         max_all(&mut regular, &floor);
+        // The scheduler's rule (component-helpers `PodRequests`): a pod-level request of a
+        // resource pods may set as a whole stands for the pod, whatever its containers ask.
+        for (name, amount) in self.pod_level.iter().flat_map(|p| &p.requests) {
+            if is_pod_level_resource(name) {
+                regular.insert(name.clone(), *amount);
+            }
+        }
         add_all(&mut regular, &self.overhead);
         regular.retain(|_, amount| !amount.is_zero());
         regular
@@ -147,17 +167,29 @@ pub fn pod_requests(spec: &PodSpec) -> Result<Requests, RequestError> {
     Ok(resources.total())
 }
 
+/// The resources a pod may request as a whole (Kubernetes' `IsSupportedPodLevelResource`).
+fn is_pod_level_resource(name: &str) -> bool {
+    name == "cpu" || name == "memory" || name.starts_with("hugepages-")
+}
+
 fn container(container: &Container, path: &str) -> Result<ContainerResources, RequestError> {
+    match &container.resources {
+        Some(resources) => resource_lists(resources, &format!("{path}.resources")),
+        None => Ok(ContainerResources::default()),
+    }
+}
+
+fn resource_lists(
+    resources: &ResourceRequirements,
+    path: &str,
+) -> Result<ContainerResources, RequestError> {
     let mut read = ContainerResources::default();
-    let Some(resources) = &container.resources else {
-        return Ok(read);
-    };
     for (list, entries, into) in [
         ("requests", &resources.requests, &mut read.requests),
         ("limits", &resources.limits, &mut read.limits),
     ] {
         for (name, amount) in entries.iter().flatten() {
-            let field = format!("{path}.resources.{list}.{name}");
+            let field = format!("{path}.{list}.{name}");
             into.insert(name.clone(), parse(amount, &field)?);
         }
     }

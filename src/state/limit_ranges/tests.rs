@@ -230,3 +230,24 @@ spec: {limits: [{type: Container, max: {cpu: \"4\"}, min: {cpu: \"1\"}}]}",
     );
     assert!(found.is_empty(), "{found:?}");
 }
+
+#[test]
+fn pod_level_requests_above_pod_level_limits_break_the_rules() {
+    let mut resources = pod("containers: [{name: a}]
+resources: {requests: {memory: 2Gi}, limits: {memory: 1Gi}}");
+    resources.adjust(Adjustments::default());
+    let found = violations(&resources, None);
+    assert_eq!(
+        found,
+        vec![Violation {
+            field: "resources".into(),
+            resources: vec!["memory".into()],
+            rule: ResourceRule::RequestsAboveLimits,
+        }]
+    );
+    assert_eq!(
+        found[0].render("spec.podSets[0].template.spec"),
+        "spec.podSets[0].template.spec.resources: Invalid value: [\"memory\"]: \
+         requests must not exceed its limits"
+    );
+}
