@@ -36,6 +36,7 @@ mod job_lifecycle;
 mod job_reconcile;
 mod job_sync;
 pub(crate) mod names;
+mod pod_follow;
 mod pod_group;
 mod pod_reconcile;
 mod pod_set_info;
@@ -67,6 +68,7 @@ pub use job_reconcile::{
     JobContext, JobStep, WorkloadStep, next_job_step, owned_by, workload_step,
 };
 pub use job_sync::{WorkloadSync, job_matches_workload, workload_sync};
+pub use pod_follow::FollowStep;
 pub use pod_group::{
     DEFAULT_LOCAL_QUEUE, FieldError, FieldErrorKind, PodDefaulting, default_pod, pod_group_name,
     pod_group_total_count, role_hash, validate_pod, validate_pod_update,

@@ -3,7 +3,8 @@
 //! reads the result back and asks again. Kueue's order: a pod being deleted (single) or a unit
 //! without pods lets go of its Workload; a Workload being deleted or finished lets go of the
 //! pods; a group's Workload adopts new members and sheds surplus ones, and says whether it waits
-//! for replacements of failed pods (`WaitingForReplacementPods`); finished pods finish the
+//! for replacements of failed pods (`WaitingForReplacementPods`); the Workload follows its pods'
+//! admission gates and priority class; finished pods finish the
 //! Workload; `PodsReady` is kept; an eviction deletes the running pods; an admitted group's
 //! succeeded pods are written as reclaimable; an admission ungates the gated ones; pods running
 //! without an admission are deleted. Without a Workload, one is built once the pods allow (the
@@ -15,8 +16,10 @@ use crate::api::Condition;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
+use super::admission_gate::copy_gates;
 use super::copied_labels::{add_labels, group_labels};
 use super::events::{JobEvent, STOP_MISSING_WORKLOAD, STOP_NOT_ADMITTED, STOP_WORKLOAD_DELETED};
+use super::pod_follow::{FollowStep, follow_pod};
 use super::pod_group::{annotation, pod_group_name, role_hash};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
 use super::pod_workload::{
@@ -110,6 +113,8 @@ pub enum PodStep {
     Finalize(Vec<Pod>),
     /// Drop the Workload's `resource-in-use` finalizer.
     ReleaseWorkload(Box<Workload>),
+    /// Write the Workload with what it follows from its pods (admission gates, priority).
+    Follow(FollowStep),
 }
 
 /// The next step for `pods` (one single pod, or every pod of a group that the cluster holds)
@@ -210,6 +215,11 @@ fn without_workload(pods: &[Pod], group: bool, context: PodContext<'_>) -> PodSt
                     ));
                 }
             }
+            if context.gates.enabled(Feature::AdmissionGatedBy)
+                && let Some(first) = members.first()
+            {
+                copy_gates(&first.metadata, &mut workload);
+            }
             if group {
                 workload.metadata.owner_references = Some(
                     pods.iter()
@@ -261,6 +271,13 @@ fn with_workload(
                 workload: Box::new(workload.clone()),
                 condition,
             };
+        }
+    }
+    if let Some(pod) = pods.first() {
+        match follow_pod(pod, workload, context.gates, context.priorities) {
+            Some(Ok(step)) => return PodStep::Follow(step),
+            Some(Err(warning)) => return PodStep::CannotCompose(warning),
+            None => {}
         }
     }
     if let Some((success, message)) = pods_finished(pods) {

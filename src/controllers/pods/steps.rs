@@ -13,7 +13,7 @@ use super::inputs::Unit;
 use crate::api::Workload;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::ReclaimablePod;
-use crate::jobs::{JobEvent, PodStep};
+use crate::jobs::{FollowStep, JobEvent, PodStep};
 use crate::status::conditions::{Desired, set_condition};
 
 /// Kueue's pod condition on pods it is about to delete.
@@ -251,6 +251,13 @@ pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Planned {
             .collect(),
         PodStep::ReleaseWorkload(workload) => {
             vec![item(Action::ReleaseWorkload(workload), None)]
+        }
+        PodStep::Follow(FollowStep::AdmissionGates { workload, event }) => {
+            vec![item(Action::ReplaceWorkload(workload), on_first(event))]
+        }
+        PodStep::Follow(FollowStep::Priority(workload)) => {
+            let updated = JobEvent::updated_workload_priority(&workload_key(&workload));
+            vec![item(Action::ReplaceWorkload(workload), on_first(updated))]
         }
     };
     Planned::Write(Write {
