@@ -297,51 +297,47 @@ pub fn stray_pods(caches: &JobCaches, key: &ObjectKey) -> Vec<(ObjectKey, Pod)> 
 
 /// Carries out `write` and returns its answer.
 pub async fn carry_out(write: Write, writer: Writer) -> Done {
-    {
-        let read_version = write.action.read_version();
-        let result = match write.action {
-            Action::CreateWorkload(w) => writer
-                .create_workload(&w)
-                .await
-                .map(|w| Outcome::Workload(Box::new(w))),
-            Action::ReplaceWorkload(w) => writer
-                .replace_workload(&w)
-                .await
-                .map(|w| Outcome::Workload(Box::new(w))),
-            Action::DeleteWorkload(w) => {
-                writer.delete_workload(&w).await.map(|()| Outcome::Deleted)
-            }
-            Action::Condition(w, c) => writer
-                .workload_condition(&w, &c)
-                .await
-                .map(|w| Outcome::Workload(Box::new(w))),
-            Action::ReclaimablePods(w, pods) => writer
-                .workload_reclaimable_pods(&w, &pods)
-                .await
-                .map(|w| Outcome::Workload(Box::new(w))),
-            Action::ReleaseWorkload(w) => writer
-                .release_workload(&w)
-                .await
-                .map(|w| Outcome::Workload(Box::new(w))),
-            Action::ReplaceJob(job) => writer
-                .replace_job(&job)
-                .await
-                .map(|j| Outcome::Job(Box::new(j))),
-            Action::ClearStartTime(job) => writer
-                .clear_job_start_time(&job)
-                .await
-                .map(|j| Outcome::Job(Box::new(j))),
-            Action::DeletePod(pod) => writer.delete_pod(&pod).await.map(|_| Outcome::Deleted),
-            Action::Ungate(release) => writer
-                .ungate_pod(&release.pod, &release.node_selector)
-                .await
-                .map(|p| Outcome::Pod(Box::new(p))),
-        };
-        Done {
-            events: write.events,
-            read_version,
-            result,
-        }
+    let read_version = write.action.read_version();
+    let result = match write.action {
+        Action::CreateWorkload(w) => writer
+            .create_workload(&w)
+            .await
+            .map(|w| Outcome::Workload(Box::new(w))),
+        Action::ReplaceWorkload(w) => writer
+            .replace_workload(&w)
+            .await
+            .map(|w| Outcome::Workload(Box::new(w))),
+        Action::DeleteWorkload(w) => writer.delete_workload(&w).await.map(|()| Outcome::Deleted),
+        Action::Condition(w, c) => writer
+            .workload_condition(&w, &c)
+            .await
+            .map(|w| Outcome::Workload(Box::new(w))),
+        Action::ReclaimablePods(w, pods) => writer
+            .workload_reclaimable_pods(&w, &pods)
+            .await
+            .map(|w| Outcome::Workload(Box::new(w))),
+        Action::ReleaseWorkload(w) => writer
+            .release_workload(&w)
+            .await
+            .map(|w| Outcome::Workload(Box::new(w))),
+        Action::ReplaceJob(job) => writer
+            .replace_job(&job)
+            .await
+            .map(|j| Outcome::Job(Box::new(j))),
+        Action::ClearStartTime(job) => writer
+            .clear_job_start_time(&job)
+            .await
+            .map(|j| Outcome::Job(Box::new(j))),
+        Action::DeletePod(pod) => writer.delete_pod(&pod).await.map(|_| Outcome::Deleted),
+        Action::Ungate(release) => writer
+            .ungate_pod(&release.pod, &release.node_selector)
+            .await
+            .map(|p| Outcome::Pod(Box::new(p))),
+    };
+    Done {
+        events: write.events,
+        read_version,
+        result,
     }
 }
 
