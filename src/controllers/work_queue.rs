@@ -229,6 +229,13 @@ impl<T: Task> WorkQueue<T> {
         }
     }
 
+    /// A loop that decides on every replica, for a task whose writes only inform a loop that is
+    /// itself leader-gated (node health reporting to admission).
+    pub fn ungated(task: T, clock: Clock) -> Self {
+        let (_, always) = watch::channel(true);
+        Self::new(task, always, clock)
+    }
+
     /// Runs until the inputs close.
     pub async fn run(mut self, mut inputs: mpsc::Receiver<T::Input>) {
         let mut writing: JoinSet<(T::Key, T::Answer)> = JoinSet::new();
