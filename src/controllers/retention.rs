@@ -202,3 +202,6 @@ fn deletion_answered(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
