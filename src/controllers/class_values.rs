@@ -2,31 +2,26 @@
 //! watch and the shared Workload watch: when a class is created (or listed, or this replica
 //! starts to lead) or its `value` changes, every Workload naming it in `spec.priorityClassRef`
 //! whose `spec.priority` differs gets the value, pending or admitted; the admission loop reads
-//! the new priority from the Workload as written. Only the leader writes, each write fenced by
-//! the version read.
+//! the new priority from the Workload as written. It runs in the [`WorkQueue`]: only the leader
+//! writes, each write fenced by the version read and a failed one tried again after a backoff.
 
 mod stale;
 
-use std::time::Duration;
-
-use kube::{Api, Client, ResourceExt};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use kube::{Api, Client};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
-use tokio::time::Instant;
 
 use self::stale::StaleValues;
+use super::clock::{Clock, Reading};
 use super::watches::{self, Change, Fanout, SharedWorkload};
+use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
-use crate::api::{Workload, WorkloadPriorityClass};
+use crate::api::{ObjectKey, Workload, WorkloadPriorityClass};
 
 /// Watch changes waiting for the task.
 const INPUT_DEPTH: usize = 1024;
-/// Writes in flight at once; the rest wait for their turn.
-const IN_FLIGHT: usize = 16;
-/// Wait after a failed write before anything is written again.
-const RETRY_AFTER: Duration = Duration::from_secs(1);
-/// The longest the task sleeps without looking again.
-const IDLE: Duration = Duration::from_secs(3600);
 
 /// What the task reads.
 #[derive(Debug)]
@@ -54,80 +49,77 @@ pub fn start(
         ClassInput::Class,
         watches::slim,
     );
-    run(writer, leading, received)
+    let task = ClassTask {
+        stale: StaleValues::default(),
+        writer,
+    };
+    WorkQueue::new(task, leading, Clock::system()).run(received)
 }
 
-async fn run(
+/// The rules: a Workload whose copy of its class's value is stale gets the value.
+struct ClassTask {
+    stale: StaleValues,
     writer: Writer,
-    mut leading: watch::Receiver<bool>,
-    mut inputs: mpsc::Receiver<ClassInput>,
-) {
-    let mut stale = StaleValues::default();
-    let mut writing: JoinSet<(SharedWorkload, Result<Workload, WriteError>)> = JoinSet::new();
-    // After a failed write nothing is written until then: the watch may bring the newer version.
-    let mut paused_until: Option<Instant> = None;
-    loop {
-        if paused_until.is_some_and(|until| Instant::now() >= until) {
-            paused_until = None;
-        }
-        if *leading.borrow() && paused_until.is_none() {
-            for (workload, value) in stale.take_due(IN_FLIGHT.saturating_sub(writing.len())) {
-                let writer = writer.clone();
-                writing.spawn(async move {
-                    let result = writer.workload_priority(&workload, value).await;
-                    (workload, result)
-                });
-            }
-        }
-        let wake = paused_until.unwrap_or_else(|| Instant::now() + IDLE);
-        tokio::select! {
-            input = inputs.recv() => match input {
-                Some(ClassInput::Class(change)) => stale.take_class(change),
-                Some(ClassInput::Workload(change)) => stale.take_workload(change),
-                None => return,
-            },
-            Some(done) = writing.join_next() => {
-                if let Ok((workload, result)) = done
-                    && answered(&mut stale, &workload, result)
-                {
-                    paused_until = Some(Instant::now() + RETRY_AFTER);
-                }
-            }
-            changed = leading.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-                if *leading.borrow() {
-                    stale.look_again();
-                }
-            }
-            () = tokio::time::sleep_until(wake) => {}
+}
+
+impl Task for ClassTask {
+    type Input = ClassInput;
+    type Key = ObjectKey;
+    type Write = (SharedWorkload, i32);
+    type Answer = Result<Workload, WriteError>;
+
+    /// Writes in flight at once; the rest wait for their turn.
+    const MAX_IN_FLIGHT: usize = 16;
+
+    fn take(&mut self, input: ClassInput, _now: Reading, dirty: &mut Dirty<ObjectKey>) {
+        match input {
+            ClassInput::Class(change) => self.stale.take_class(change, dirty),
+            ClassInput::Workload(change) => self.stale.take_workload(change),
         }
     }
-}
 
-/// Takes a write's answer; returns whether it failed and its class waits for a retry.
-fn answered(
-    stale: &mut StaleValues,
-    workload: &SharedWorkload,
-    result: Result<Workload, WriteError>,
-) -> bool {
-    let key = format!(
-        "{}/{}",
-        workload.namespace().unwrap_or_default(),
-        workload.name_any()
-    );
-    let failed = match result {
-        Ok(_) => {
-            tracing::info!(workload = %key, "Workload priority follows its WorkloadPriorityClass");
-            false
+    fn listed(&self) -> bool {
+        self.stale.listed()
+    }
+
+    fn keys(&self) -> Vec<ObjectKey> {
+        self.stale.keys()
+    }
+
+    fn decide(
+        &mut self,
+        key: &ObjectKey,
+        _now: Reading,
+        writes: &mut Writes<'_, ObjectKey, (SharedWorkload, i32)>,
+    ) {
+        if let Some(stale) = self.stale.stale(key) {
+            writes.send(key.clone(), stale);
         }
-        Err(WriteError::NotFound(_)) => false,
-        Err(error) => {
-            tracing::debug!(workload = %key, %error, "Workload priority not updated yet");
-            true
+    }
+
+    fn write(&self, (workload, value): (SharedWorkload, i32)) -> BoxFuture<'static, Self::Answer> {
+        let writer = self.writer.clone();
+        async move { writer.workload_priority(&workload, value).await }.boxed()
+    }
+
+    fn answered(
+        &mut self,
+        key: &ObjectKey,
+        answer: Self::Answer,
+        _now: Reading,
+        _dirty: &mut Dirty<ObjectKey>,
+    ) -> Verdict {
+        match answer {
+            Ok(_) => {
+                tracing::info!(workload = %key, "Workload priority follows its WorkloadPriorityClass");
+                Verdict::Settled
+            }
+            Err(WriteError::NotFound(_)) => Verdict::Settled,
+            Err(error) => {
+                // Tried again on the version the watch brings meanwhile.
+                tracing::debug!(workload = %key, %error, "Workload priority not updated yet");
+                Verdict::Retry
+            }
         }
-    };
-    stale.answered(workload, failed);
-    failed
+    }
 }

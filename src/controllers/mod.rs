@@ -21,6 +21,7 @@ mod retention;
 mod serve;
 pub mod watches;
 mod webhook_serving;
+pub mod work_queue;
 pub mod writer;
 
 use std::net::SocketAddr;

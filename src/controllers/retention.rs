@@ -3,36 +3,37 @@
 //! true for `afterFinished` (fenced on the Workload read, UID and resource version, so one that
 //! changed meanwhile is looked at again), and the Job of each Workload Kueue deactivated once
 //! `afterDeactivatedByKueue` has passed since the eviction (fenced on the Job's UID), recording
-//! Kueue's `Deleted` event on what it deleted. The Job and pod integrations neither stop nor
-//! recreate anything for a finished job whose Workload is gone.
+//! Kueue's `Deleted` event on what it deleted. It runs in the [`WorkQueue`], each Workload's
+//! deadline its own. The Job and pod integrations neither stop nor recreate anything for a
+//! finished job whose Workload is gone.
 
 mod schedule;
 
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt;
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
+use tokio::time::Instant;
 
 use self::schedule::{Expired, Schedule};
+use super::clock::{Clock, Reading};
 use super::events::{EventSink, WorkloadEvent};
 use super::watches::{Change, Fanout, SharedWorkload};
+use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
-use crate::api::Workload;
+use crate::api::{ObjectKey, Workload};
 use crate::config::WorkloadRetention;
 
 /// Watch changes waiting for the task.
 const INPUT_DEPTH: usize = 1024;
-/// Deletions in flight at once; the rest wait for their turn.
-const IN_FLIGHT: usize = 16;
 /// Wait before a deletion that failed for a transient reason or a conflict is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// Wait before a deletion the API server refused is tried again.
 const REFUSED_RETRY_AFTER: Duration = Duration::from_secs(60);
-/// The longest the task sleeps without looking again.
-const IDLE: Duration = Duration::from_secs(3600);
 
 /// Kueue's event on what was deleted at the end of a retention period.
 fn deleted_event(expired: &Expired) -> WorkloadEvent {
@@ -58,79 +59,125 @@ pub fn start(
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     workloads.subscribe(&inputs, std::convert::identity);
-    run(Schedule::new(policy), writer, events, leading, received)
+    let task = RetentionTask {
+        schedule: Schedule::new(policy),
+        writer,
+        events,
+        listed: false,
+    };
+    WorkQueue::new(task, leading, Clock::system()).run(received)
 }
 
-async fn run(
-    mut schedule: Schedule,
+/// The rules: a Workload whose retention period ended is deleted, or its Job.
+struct RetentionTask {
+    schedule: Schedule,
     writer: Writer,
     events: EventSink,
-    mut leading: watch::Receiver<bool>,
-    mut inputs: mpsc::Receiver<Change<SharedWorkload>>,
-) {
-    let mut deleting: JoinSet<(SharedWorkload, Expired, Result<(), WriteError>)> = JoinSet::new();
-    loop {
-        let now = Timestamp::now();
-        if *leading.borrow() {
-            for (workload, expired) in
-                schedule.take_due(now, IN_FLIGHT.saturating_sub(deleting.len()))
-            {
-                let writer = writer.clone();
-                deleting.spawn(async move {
-                    let result = match &expired {
-                        Expired::Workload => writer.delete_workload(&workload).await,
-                        Expired::Job { name, uid } => {
-                            let namespace = workload.namespace().unwrap_or_default();
-                            writer.delete_job(&namespace, name, uid).await
-                        }
-                    };
-                    (workload, expired, result)
-                });
-            }
+    /// Whether the Workload watch delivered its first list.
+    listed: bool,
+}
+
+impl Task for RetentionTask {
+    type Input = Change<SharedWorkload>;
+    type Key = ObjectKey;
+    type Write = (SharedWorkload, Expired);
+    type Answer = (SharedWorkload, Expired, Result<(), WriteError>);
+
+    /// Deletions in flight at once; the rest wait for their turn.
+    const MAX_IN_FLIGHT: usize = 16;
+
+    fn take(
+        &mut self,
+        change: Change<SharedWorkload>,
+        _now: Reading,
+        _dirty: &mut Dirty<ObjectKey>,
+    ) {
+        self.listed |= matches!(change, Change::Reset(_));
+        // What the change makes due is marked by `due`, at its time.
+        self.schedule.take(change);
+    }
+
+    fn listed(&self) -> bool {
+        self.listed
+    }
+
+    fn keys(&self) -> Vec<ObjectKey> {
+        self.schedule.keys()
+    }
+
+    fn due(&mut self, now: Reading, dirty: &mut Dirty<ObjectKey>) -> Option<Instant> {
+        dirty.extend(self.schedule.due_keys(now.wall));
+        let next = self.schedule.next_after(now.wall)?;
+        let wait = Duration::try_from(next.duration_since(now.wall)).unwrap_or(Duration::ZERO);
+        Some(now.instant + wait)
+    }
+
+    fn decide(
+        &mut self,
+        key: &ObjectKey,
+        now: Reading,
+        writes: &mut Writes<'_, ObjectKey, (SharedWorkload, Expired)>,
+    ) {
+        if let Some(due) = self.schedule.due(key, now.wall) {
+            writes.send(key.clone(), due);
         }
-        let sleep = match schedule.next() {
-            Some(at) if *leading.borrow() && deleting.len() < IN_FLIGHT => {
-                Duration::try_from(at.duration_since(now)).unwrap_or(Duration::ZERO)
-            }
-            _ => IDLE,
-        };
-        tokio::select! {
-            change = inputs.recv() => match change {
-                Some(change) => schedule.take(change),
-                None => return,
-            },
-            Some(done) = deleting.join_next() => {
-                if let Ok((workload, expired, result)) = done {
-                    answered(&mut schedule, &events, &workload, &expired, result);
+    }
+
+    fn write(
+        &self,
+        (workload, expired): (SharedWorkload, Expired),
+    ) -> BoxFuture<'static, Self::Answer> {
+        let writer = self.writer.clone();
+        async move {
+            let result = match &expired {
+                Expired::Workload => writer.delete_workload(&workload).await,
+                Expired::Job { name, uid } => {
+                    let namespace = workload.namespace().unwrap_or_default();
+                    writer.delete_job(&namespace, name, uid).await
                 }
-            }
-            changed = leading.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-            }
-            () = tokio::time::sleep(sleep) => {}
+            };
+            (workload, expired, result)
         }
+        .boxed()
+    }
+
+    /// Done once deleted or gone; otherwise the Workload's deadline moves to the retry (the
+    /// schedule keeps the retries, each after its own wait).
+    fn answered(
+        &mut self,
+        key: &ObjectKey,
+        (workload, expired, result): Self::Answer,
+        now: Reading,
+        _dirty: &mut Dirty<ObjectKey>,
+    ) -> Verdict {
+        let retry_after = deletion_answered(&self.events, &workload, &expired, result);
+        let retry_at = retry_after.map(|after| {
+            now.wall
+                .checked_add(SignedDuration::try_from(after).unwrap_or_default())
+                .unwrap_or(Timestamp::MAX)
+        });
+        self.schedule.answered(key, retry_at);
+        Verdict::Settled
     }
 }
 
-fn answered(
-    schedule: &mut Schedule,
+/// Logs and records the answer to a deletion; returns when to try again, if at all.
+fn deletion_answered(
     events: &EventSink,
     workload: &SharedWorkload,
     expired: &Expired,
     result: Result<(), WriteError>,
-) {
+) -> Option<Duration> {
     let namespace = workload.namespace().unwrap_or_default();
-    let retry_after = match result {
+    match result {
         Ok(()) => {
             match expired {
                 Expired::Workload => {
-                    tracing::info!(workload = %format!("{namespace}/{}", workload.name_any()), "finished Workload deleted after its retention period");
+                    tracing::info!(workload = %ObjectKey::of(&**workload), "finished Workload deleted after its retention period");
                     events.record(workload, vec![deleted_event(expired)]);
                 }
                 Expired::Job { name, uid } => {
-                    tracing::info!(job = %format!("{namespace}/{name}"), "Job of a deactivated Workload deleted after its retention period");
+                    tracing::info!(job = %ObjectKey::new(namespace.clone(), name.clone()), "Job of a deactivated Workload deleted after its retention period");
                     let job = ObjectReference {
                         api_version: Some("batch/v1".to_owned()),
                         kind: Some("Job".to_owned()),
@@ -153,11 +200,8 @@ fn answered(
             tracing::debug!(%error, "not deleted at the end of its retention period yet");
             Some(RETRY_AFTER)
         }
-    };
-    let retry_at = retry_after.map(|after| {
-        Timestamp::now()
-            .checked_add(SignedDuration::try_from(after).unwrap_or_default())
-            .unwrap_or(Timestamp::MAX)
-    });
-    schedule.answered(workload, retry_at);
+    }
 }
+
+#[cfg(test)]
+mod tests;

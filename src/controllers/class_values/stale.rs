@@ -4,36 +4,25 @@
 //! `spec.priority` of every Workload whose `spec.priorityClassRef` names it, whatever the
 //! Workload's state; a deleted class changes nothing.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use kube::ResourceExt;
 
-use crate::api::WorkloadPriorityClass;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind};
+use crate::api::{ObjectKey, WorkloadPriorityClass};
 use crate::controllers::watches::{Change, SharedWorkload};
+use crate::controllers::work_queue::Dirty;
 
-/// The classes, the Workloads naming each, and the classes to look at again.
+/// The classes and the Workloads naming each.
 #[derive(Debug, Default)]
 pub struct StaleValues {
     values: BTreeMap<String, i32>,
-    /// Workloads by the class they name, each by `namespace/name`.
-    by_class: BTreeMap<String, BTreeMap<String, SharedWorkload>>,
+    /// Workloads by the class they name.
+    by_class: BTreeMap<String, BTreeMap<ObjectKey, SharedWorkload>>,
     /// The class each held Workload names.
-    class_of: BTreeMap<String, String>,
-    /// Classes created or changed whose Workloads have not all been handed out since.
-    due: BTreeSet<String>,
-    /// Workloads whose write is in flight.
-    writing: BTreeSet<String>,
+    class_of: BTreeMap<ObjectKey, String>,
     classes_listed: bool,
     workloads_listed: bool,
-}
-
-fn key(workload: &SharedWorkload) -> String {
-    format!(
-        "{}/{}",
-        workload.namespace().unwrap_or_default(),
-        workload.name_any()
-    )
 }
 
 /// The WorkloadPriorityClass `workload` takes its priority from, if any.
@@ -45,36 +34,46 @@ fn named_class(workload: &SharedWorkload) -> Option<&str> {
 }
 
 impl StaleValues {
-    /// A change of the WorkloadPriorityClass watch.
-    pub fn take_class(&mut self, change: Change<WorkloadPriorityClass>) {
+    /// A change of the WorkloadPriorityClass watch; marks the Workloads of a class created,
+    /// listed or whose value changed.
+    pub fn take_class(
+        &mut self,
+        change: Change<WorkloadPriorityClass>,
+        dirty: &mut Dirty<ObjectKey>,
+    ) {
         match change {
             Change::Apply(class) => {
                 let name = class.name_any();
                 if self.values.insert(name.clone(), class.spec.value) != Some(class.spec.value) {
-                    self.due.insert(name);
+                    dirty.extend(
+                        self.by_class
+                            .get(&name)
+                            .into_iter()
+                            .flatten()
+                            .map(|(key, _)| key.clone()),
+                    );
                 }
             }
             Change::Delete(class) => {
-                let name = class.name_any();
-                self.values.remove(&name);
-                self.due.remove(&name);
+                self.values.remove(&class.name_any());
             }
             Change::Reset(classes) => {
                 self.values = classes
                     .iter()
                     .map(|class| (class.name_any(), class.spec.value))
                     .collect();
-                self.due = self.values.keys().cloned().collect();
                 self.classes_listed = true;
+                dirty.all();
             }
         }
     }
 
-    /// A change of the shared Workload watch.
+    /// A change of the shared Workload watch. It marks nothing: Kueue looks again at a class's
+    /// Workloads only when the class changes.
     pub fn take_workload(&mut self, change: Change<SharedWorkload>) {
         match change {
             Change::Apply(workload) => self.hold(*workload),
-            Change::Delete(workload) => self.forget(&key(&workload)),
+            Change::Delete(workload) => self.forget(&ObjectKey::of(&**workload)),
             Change::Reset(workloads) => {
                 self.by_class.clear();
                 self.class_of.clear();
@@ -86,60 +85,27 @@ impl StaleValues {
         }
     }
 
-    /// A new leader looks at every class again.
-    pub fn look_again(&mut self) {
-        self.due = self.values.keys().cloned().collect();
+    /// Whether both kinds are listed: a class listed first must not be taken as done before
+    /// its Workloads are read.
+    pub fn listed(&self) -> bool {
+        self.classes_listed && self.workloads_listed
     }
 
-    /// The Workloads to write, with the value each gets, at most `limit`; each is handed out once
-    /// until [`StaleValues::answered`]. Nothing before both kinds are listed: a class listed
-    /// first must not be taken as done before its Workloads are read.
-    pub fn take_due(&mut self, limit: usize) -> Vec<(SharedWorkload, i32)> {
-        let mut out = Vec::new();
-        if !(self.classes_listed && self.workloads_listed) {
-            return out;
-        }
-        let due: Vec<String> = self.due.iter().cloned().collect();
-        for class in due {
-            let Some(&value) = self.values.get(&class) else {
-                self.due.remove(&class);
-                continue;
-            };
-            let stale: Vec<(&String, &SharedWorkload)> = self
-                .by_class
-                .get(&class)
-                .into_iter()
-                .flatten()
-                .filter(|(key, w)| w.spec.priority != Some(value) && !self.writing.contains(*key))
-                .collect();
-            let mut handed_all = true;
-            let mut handed = Vec::new();
-            for (key, workload) in stale {
-                if out.len() == limit {
-                    handed_all = false;
-                    break;
-                }
-                out.push((workload.clone(), value));
-                handed.push(key.clone());
-            }
-            self.writing.extend(handed);
-            if handed_all {
-                self.due.remove(&class);
-            }
-        }
-        out
+    /// Every Workload naming a class.
+    pub fn keys(&self) -> Vec<ObjectKey> {
+        self.class_of.keys().cloned().collect()
     }
 
-    /// The write of `workload` was answered; one that failed looks at its class again.
-    pub fn answered(&mut self, workload: &SharedWorkload, failed: bool) {
-        self.writing.remove(&key(workload));
-        if failed && let Some(class) = named_class(workload) {
-            self.due.insert(class.to_owned());
-        }
+    /// The Workload `key` with the value it should carry, when its copy is stale.
+    pub fn stale(&self, key: &ObjectKey) -> Option<(SharedWorkload, i32)> {
+        let class = self.class_of.get(key)?;
+        let value = *self.values.get(class)?;
+        let workload = self.by_class.get(class)?.get(key)?;
+        (workload.spec.priority != Some(value)).then(|| (workload.clone(), value))
     }
 
     fn hold(&mut self, workload: SharedWorkload) {
-        let key = key(&workload);
+        let key = ObjectKey::of(&*workload);
         self.forget(&key);
         if let Some(class) = named_class(&workload).map(str::to_owned) {
             self.class_of.insert(key.clone(), class.clone());
@@ -150,7 +116,7 @@ impl StaleValues {
         }
     }
 
-    fn forget(&mut self, key: &str) {
+    fn forget(&mut self, key: &ObjectKey) {
         if let Some(class) = self.class_of.remove(key)
             && let Some(held) = self.by_class.get_mut(&class)
         {

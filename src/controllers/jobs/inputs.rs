@@ -19,7 +19,7 @@ use super::super::watches::read_workloads::ReadWorkloads;
 use super::super::watches::{Change, SharedWorkload, slim, spawn};
 use super::hosts::{ReadyHosts, slim_node};
 use crate::api::keys::{annotations, labels};
-use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};
+use crate::api::{ObjectKey, ResourceFlavor, Workload, WorkloadPriorityClass};
 use crate::config::NAMESPACE_NAME_LABEL;
 use crate::jobs::{FlavorInfo, Prebuilt, PriorityLookup, prebuilt_workload_name};
 
@@ -163,18 +163,15 @@ pub(super) fn slim_pod(pod: Pod) -> Pod {
     slim
 }
 
-fn key<K: ResourceExt>(object: &K) -> String {
-    format!(
-        "{}/{}",
-        object.namespace().unwrap_or_default(),
-        object.name_any()
-    )
+/// The Workload a pod was started for.
+pub fn workload_of(pod: &Pod) -> Option<ObjectKey> {
+    let name = pod.annotations().get(annotations::WORKLOAD)?;
+    Some(ObjectKey::new(pod.namespace().unwrap_or_default(), name))
 }
 
-/// The `namespace/name` of the Workload a pod was started for.
-fn workload_of(pod: &Pod) -> Option<String> {
-    let name = pod.annotations().get(annotations::WORKLOAD)?;
-    Some(format!("{}/{name}", pod.namespace().unwrap_or_default()))
+/// The key [`ReadWorkloads`] finds a Workload by.
+fn read_key(key: &ObjectKey) -> String {
+    format!("{}/{}", key.namespace, key.name)
 }
 
 /// The UID of the Job controlling `workload`.
@@ -186,11 +183,11 @@ fn controller_uid(workload: &Workload) -> Option<String> {
         .map(|o| o.uid.clone())
 }
 
-/// Jobs and Workloads a change asks to look at again (`namespace/name`).
+/// Jobs and Workloads a change asks to look at again.
 #[derive(Debug, Default)]
 pub struct Touched {
-    pub jobs: BTreeSet<String>,
-    pub workloads: BTreeSet<String>,
+    pub jobs: BTreeSet<ObjectKey>,
+    pub workloads: BTreeSet<ObjectKey>,
     /// Every Job: what all of them read changed (a flavor, a priority class, a full list).
     pub all: bool,
 }
@@ -198,20 +195,20 @@ pub struct Touched {
 /// The Job integration's view of the cluster.
 #[derive(Debug, Default)]
 pub struct JobCaches {
-    pub jobs: BTreeMap<String, Job>,
-    job_by_uid: BTreeMap<String, String>,
-    pub workloads: ReadWorkloads,
+    pub jobs: BTreeMap<ObjectKey, Job>,
+    job_by_uid: BTreeMap<String, ObjectKey>,
+    workloads: ReadWorkloads,
     /// Workloads by the UID of the Job controlling them.
-    owned: BTreeMap<String, BTreeSet<String>>,
-    /// Jobs by the prebuilt Workload (`namespace/name`) they name.
-    prebuilt_for: BTreeMap<String, BTreeSet<String>>,
+    owned: BTreeMap<String, BTreeSet<ObjectKey>>,
+    /// Jobs by the prebuilt Workload they name.
+    prebuilt_for: BTreeMap<ObjectKey, BTreeSet<ObjectKey>>,
     pub flavors: BTreeMap<String, FlavorInfo>,
     workload_priority_classes: BTreeMap<String, WorkloadPriorityClass>,
     priority_classes: BTreeMap<String, PriorityClass>,
     pub priorities: PriorityLookup,
-    pub pods: BTreeMap<String, Pod>,
+    pub pods: BTreeMap<ObjectKey, Pod>,
     /// Pods by the Workload they were started for.
-    pods_of: BTreeMap<String, BTreeSet<String>>,
+    pods_of: BTreeMap<ObjectKey, BTreeSet<ObjectKey>>,
     /// Namespace labels, by name.
     namespaces: BTreeMap<String, BTreeMap<String, String>>,
     pub ready_hosts: ReadyHosts,
@@ -311,16 +308,17 @@ impl JobCaches {
         touched: &mut Touched,
     ) {
         let cached = match &input {
-            JobInput::Job(Change::Apply(job)) => {
-                self.jobs.get(&key(&**job)).map(|j| j.resource_version())
-            }
+            JobInput::Job(Change::Apply(job)) => self
+                .jobs
+                .get(&ObjectKey::of(&**job))
+                .map(|j| j.resource_version()),
             JobInput::Workload(Change::Apply(w)) => self
-                .workloads
-                .get(&key(&***w))
+                .read_workload(&ObjectKey::of(&***w))
                 .map(|w| w.resource_version()),
-            JobInput::Pod(Change::Apply(pod)) => {
-                self.pods.get(&key(&**pod)).map(|p| p.resource_version())
-            }
+            JobInput::Pod(Change::Apply(pod)) => self
+                .pods
+                .get(&ObjectKey::of(&**pod))
+                .map(|p| p.resource_version()),
             _ => return,
         };
         let unchanged = match (cached, read_version) {
@@ -341,7 +339,7 @@ impl JobCaches {
     }
 
     fn job(&mut self, job: Job, present: bool, touched: &mut Touched) {
-        let key = key(&job);
+        let key = ObjectKey::of(&job);
         if present && is_older(&job, self.jobs.get(&key)) {
             return;
         }
@@ -374,15 +372,15 @@ impl JobCaches {
     }
 
     fn workload(&mut self, workload: SharedWorkload, present: bool, touched: &mut Touched) {
-        let key = key(&*workload);
-        if present && is_older(&*workload, self.workloads.get(&key)) {
+        let key = ObjectKey::of(&*workload);
+        if present && is_older(&*workload, self.read_workload(&key)) {
             return;
         }
         touched.workloads.insert(key.clone());
         if let Some(jobs) = self.prebuilt_for.get(&key) {
             touched.jobs.extend(jobs.iter().cloned());
         }
-        if let Some(previous) = self.workloads.remove(&key)
+        if let Some(previous) = self.workloads.remove(&read_key(&key))
             && let Some(uid) = controller_uid(&previous)
             && let Some(owned) = self.owned.get_mut(&uid)
         {
@@ -402,7 +400,7 @@ impl JobCaches {
     }
 
     fn pod(&mut self, pod: Pod, present: bool, touched: &mut Touched) {
-        let key = key(&pod);
+        let key = ObjectKey::of(&pod);
         if present && is_older(&pod, self.pods.get(&key)) {
             return;
         }
@@ -425,11 +423,10 @@ impl JobCaches {
     /// A namespace's labels changed: whether its Jobs are managed may have too.
     fn namespace(&mut self, namespace: Namespace, present: bool, touched: &mut Touched) {
         let name = namespace.name_any();
-        let prefix = format!("{name}/");
         touched.jobs.extend(
             self.jobs
-                .range(prefix.clone()..)
-                .take_while(|(key, _)| key.starts_with(&prefix))
+                .range(ObjectKey::new(name.clone(), "")..)
+                .take_while(|(key, _)| key.namespace == name)
                 .map(|(key, _)| key.clone()),
         );
         if present {
@@ -457,7 +454,7 @@ impl JobCaches {
     /// The prebuilt Workload `job` names, as kuota sees it; `None` when it names none.
     pub fn prebuilt_of(&self, job: &Job) -> Option<Prebuilt<'_>> {
         let key = prebuilt_key(job)?;
-        Some(match self.workloads.get(&key) {
+        Some(match self.read_workload(&key) {
             Some(workload) => Prebuilt::Found(workload),
             None => Prebuilt::Missing,
         })
@@ -470,12 +467,25 @@ impl JobCaches {
             .get(&uid)
             .into_iter()
             .flatten()
-            .filter_map(|key| self.workloads.get(key))
+            .filter_map(|key| self.read_workload(key))
+            .collect()
+    }
+
+    /// The Workload `key`, as last read.
+    pub fn read_workload(&self, key: &ObjectKey) -> Option<&Workload> {
+        self.workloads.get(&read_key(key))
+    }
+
+    /// The key of every Workload held, in order.
+    pub fn workload_keys(&self) -> BTreeSet<ObjectKey> {
+        self.workloads
+            .keys()
+            .filter_map(|read| self.workloads.get(&read).map(ObjectKey::of))
             .collect()
     }
 
     /// The pods started for the Workload `key`.
-    pub fn pods_of(&self, key: &str) -> Vec<&Pod> {
+    pub fn pods_of(&self, key: &ObjectKey) -> Vec<&Pod> {
         self.pods_of
             .get(key)
             .into_iter()
@@ -485,10 +495,10 @@ impl JobCaches {
     }
 }
 
-/// The `namespace/name` of the prebuilt Workload `job` names.
-fn prebuilt_key(job: &Job) -> Option<String> {
+/// The prebuilt Workload `job` names.
+fn prebuilt_key(job: &Job) -> Option<ObjectKey> {
     let name = prebuilt_workload_name(job)?;
-    Some(format!("{}/{name}", job.namespace().unwrap_or_default()))
+    Some(ObjectKey::new(job.namespace().unwrap_or_default(), name))
 }
 
 /// Whether `candidate` is an older version of the object than `known`: a write's answer can
@@ -532,90 +542,4 @@ fn on_change<K>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn workload(version: &str, admitted: bool) -> Workload {
-        let mut w: Workload = serde_json::from_value(serde_json::json!({
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "Workload",
-            "metadata": {"name": "w", "namespace": "ns", "resourceVersion": version},
-            "spec": {"podSets": [{"name": "main", "count": 1,
-                "template": {"spec": {"containers": [{"name": "c"}]}}}]},
-        }))
-        .expect("test workload");
-        if admitted {
-            w.metadata.labels = Some(BTreeMap::from([("admitted".into(), "yes".into())]));
-        }
-        w
-    }
-
-    #[test]
-    fn a_write_answer_older_than_the_watched_object_is_ignored() {
-        let mut caches = JobCaches::default();
-        let mut touched = Touched::default();
-        let apply =
-            |w: Workload| JobInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(w))));
-        caches.take_input(apply(workload("7", true)), &mut touched);
-        caches.take_input(apply(workload("5", false)), &mut touched);
-        assert!(
-            caches
-                .workloads
-                .get("ns/w")
-                .expect("held")
-                .labels()
-                .contains_key("admitted")
-        );
-        caches.take_input(apply(workload("9", false)), &mut touched);
-        assert!(
-            !caches
-                .workloads
-                .get("ns/w")
-                .expect("held")
-                .labels()
-                .contains_key("admitted")
-        );
-    }
-
-    #[test]
-    fn a_prebuilt_workload_appearing_asks_again_for_the_job_naming_it() {
-        let mut caches = JobCaches::default();
-        let mut job: Job = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "j", "namespace": "ns", "uid": "uid-j", "resourceVersion": "1",
-                         "labels": {"kueue.x-k8s.io/prebuilt-workload-name": "w"}},
-        }))
-        .expect("test job");
-        let mut touched = Touched::default();
-        caches.take_input(
-            JobInput::Job(Change::Apply(Box::new(job.clone()))),
-            &mut touched,
-        );
-        assert_eq!(caches.prebuilt_of(&job), Some(Prebuilt::Missing));
-
-        let mut touched = Touched::default();
-        let made = workload("3", false);
-        caches.take_input(
-            JobInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(made.clone())))),
-            &mut touched,
-        );
-        assert!(touched.jobs.contains("ns/j"), "{touched:?}");
-        assert_eq!(caches.prebuilt_of(&job), Some(Prebuilt::Found(&made)));
-
-        // Renamed away from it: the Workload's changes no longer concern the Job.
-        job.metadata.resource_version = Some("2".into());
-        job.metadata.labels = None;
-        caches.take_input(
-            JobInput::Job(Change::Apply(Box::new(job.clone()))),
-            &mut touched,
-        );
-        let mut touched = Touched::default();
-        caches.take_input(
-            JobInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(workload(
-                "4", true,
-            ))))),
-            &mut touched,
-        );
-        assert!(!touched.jobs.contains("ns/j"), "{touched:?}");
-        assert_eq!(caches.prebuilt_of(&job), None);
-    }
-}
+mod tests;

@@ -1,9 +1,11 @@
 //! Kueue's batch/v1 Job integration as a controller: its own watches feed [`JobCaches`]; while
 //! this replica leads, each Job that changed is reconciled one step at a time
 //! ([`crate::jobs::next_job_step`]), each Workload that changed is finished once its Job is gone
-//! and has its finalizer and its gated pods seen to (the topology ungater; pods left on a replaced node are deleted), and the writes go through the [`Writer`]. A write's
-//! answer is taken like a watch event, so the next step is decided on what was written; a
-//! conflict waits for the newer object, a transient failure is tried again after a second.
+//! and has its finalizer and its gated pods seen to (the topology ungater; pods left on a
+//! replaced node are deleted), and the writes go through the [`Writer`]. It runs in the
+//! [`WorkQueue`]: a write's answer is taken like a watch event, so the next step is decided on
+//! what was written; a conflict waits for the newer object, a transient failure is tried again
+//! after a backoff.
 
 mod hosts;
 mod inputs;
@@ -11,25 +13,25 @@ mod settings;
 mod steps;
 mod ungater;
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+use std::collections::BTreeMap;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use kube::Client;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
-use tokio::time::Instant;
 
 pub use self::inputs::JobInput;
-use self::inputs::{JobCaches, Touched, WATCHED_KINDS};
+use self::inputs::{JobCaches, Touched, WATCHED_KINDS, workload_of};
 pub use self::settings::JobSettings;
 use self::steps::{Done, Outcome, Write};
+use super::clock::{Clock, Reading};
 use super::events::EventSink;
 use super::watches::{Change, Fanout, slim, slim_workload};
+use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
-use crate::api::Workload;
+use crate::api::{ObjectKey, Workload};
 
-/// Wait before a write that failed for a transient reason is tried again.
-const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// Watch changes waiting for the Job controller.
 const INPUT_DEPTH: usize = 4096;
 
@@ -51,203 +53,154 @@ pub fn start(
         &inputs,
         watches,
     );
-    JobController::new(settings, writer, events, leading).run(received)
+    WorkQueue::new(
+        JobTask::new(settings, writer, events),
+        leading,
+        Clock::system(),
+    )
+    .run(received)
 }
 
-struct JobController {
+/// What the Job integration decides for and keeps busy while its write is in flight.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Object {
+    Job(ObjectKey),
+    Workload(ObjectKey),
+    /// A pod of a Workload; looking at it again looks at its Workload.
+    Pod(ObjectKey),
+}
+
+/// The Job integration's rules.
+struct JobTask {
     caches: JobCaches,
     settings: JobSettings,
     writer: Writer,
     events: EventSink,
-    leading: watch::Receiver<bool>,
     /// Which watches delivered their first full list.
     listed: [bool; WATCHED_KINDS],
-    /// Jobs and Workloads to look at again.
-    dirty: Touched,
-    /// Objects with a write in flight (`Job/…`, `Workload/…`, `Pod/…`): nothing else is decided
-    /// for them until its answer is back.
-    busy: BTreeSet<String>,
     /// Pods being released, with the nodeSelector they get.
-    releasing: BTreeMap<String, BTreeMap<String, String>>,
-    /// Objects whose last write failed for a transient reason, and when to try again.
-    retries: BTreeMap<String, Instant>,
+    releasing: BTreeMap<ObjectKey, BTreeMap<String, String>>,
     /// The Job version whose composition error was last reported, so each is reported once.
-    reported: BTreeMap<String, Option<String>>,
+    reported: BTreeMap<ObjectKey, Option<String>>,
 }
 
-impl JobController {
-    fn new(
-        settings: JobSettings,
-        writer: Writer,
-        events: EventSink,
-        leading: watch::Receiver<bool>,
-    ) -> Self {
-        JobController {
+impl JobTask {
+    fn new(settings: JobSettings, writer: Writer, events: EventSink) -> Self {
+        JobTask {
             caches: JobCaches::default(),
             settings,
             writer,
             events,
-            leading,
             listed: [false; WATCHED_KINDS],
-            dirty: Touched::default(),
-            busy: BTreeSet::new(),
             releasing: BTreeMap::new(),
-            retries: BTreeMap::new(),
             reported: BTreeMap::new(),
         }
     }
 
-    async fn run(mut self, mut inputs: mpsc::Receiver<JobInput>) {
-        let (done_tx, mut done) = mpsc::channel::<Done>(INPUT_DEPTH);
-        let mut tick = tokio::time::interval(RETRY_AFTER);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut elected = self.leading.clone();
-        let mut election_open = true;
-        let mut led = false;
-        loop {
-            tokio::select! {
-                input = inputs.recv() => match input {
-                    Some(input) => self.take(input),
-                    None => return,
-                },
-                Some(answer) = done.recv() => self.answered(answer),
-                _ = tick.tick() => self.due_retries(),
-                changed = elected.changed(), if election_open => {
-                    election_open = changed.is_ok();
-                }
+    /// The Workload's own write, and its pods' deletions and releases (each pod once at a time).
+    fn decide_workload(
+        &mut self,
+        key: &ObjectKey,
+        now: Reading,
+        writes: &mut Writes<'_, Object, Write>,
+    ) {
+        if let Some(write) = steps::workload_write(&self.caches, &self.settings, key, now) {
+            writes.send(Object::Workload(key.clone()), write);
+        }
+        for (pod_key, pod) in steps::stray_pods(&self.caches, key) {
+            let busy = Object::Pod(pod_key.clone());
+            if !writes.busy(&busy) {
+                tracing::info!(workload = %key, pod = %pod_key, "pod left on a replaced node; deleted");
+                writes.send(busy, Write::delete_pod(pod));
             }
-            while let Ok(input) = inputs.try_recv() {
-                self.take(input);
+        }
+        for release in ungater::releases(&self.caches, key, &self.releasing) {
+            let busy = Object::Pod(release.pod_key.clone());
+            if !writes.busy(&busy) {
+                self.releasing
+                    .insert(release.pod_key.clone(), release.node_selector.clone());
+                writes.send(busy, Write::ungate(release));
             }
-            while let Ok(answer) = done.try_recv() {
-                self.answered(answer);
-            }
-            self.decide_if_leading(&mut led, &done_tx);
         }
     }
+}
 
-    /// Decides, once this replica leads and every watch has listed, for what changed since the
-    /// last pass; while it follows, what changes is kept for its first pass as the leader.
-    fn decide_if_leading(&mut self, led: &mut bool, done: &mpsc::Sender<Done>) {
-        let leads = *self.leading.borrow();
-        if leads && !*led {
-            // A new leader looks at everything once: what the last one left half done.
-            self.dirty.all = true;
-        }
-        *led = leads;
-        if leads && self.listed.iter().all(|l| *l) {
-            self.pass(done);
-        }
+/// Marks what `touched` names.
+fn mark(touched: Touched, dirty: &mut Dirty<Object>) {
+    if touched.all {
+        dirty.all();
     }
+    dirty.extend(touched.jobs.into_iter().map(Object::Job));
+    dirty.extend(touched.workloads.into_iter().map(Object::Workload));
+}
 
-    fn take(&mut self, input: JobInput) {
+impl Task for JobTask {
+    type Input = JobInput;
+    type Key = Object;
+    type Write = Write;
+    type Answer = Done;
+
+    fn take(&mut self, input: JobInput, _now: Reading, dirty: &mut Dirty<Object>) {
         let (source, reset) = input.source();
         if reset {
             self.listed[source] = true;
         }
-        self.caches.take_input(input, &mut self.dirty);
+        let mut touched = Touched::default();
+        self.caches.take_input(input, &mut touched);
+        mark(touched, dirty);
     }
 
-    fn due_retries(&mut self) {
-        let now = Instant::now();
-        let due: Vec<String> = self
-            .retries
-            .iter()
-            .filter(|(_, at)| **at <= now)
-            .map(|(key, _)| key.clone())
-            .collect();
-        for key in due {
-            self.retries.remove(&key);
-            self.mark(&key);
-        }
+    fn listed(&self) -> bool {
+        self.listed.iter().all(|l| *l)
     }
 
-    /// Marks the Job or Workload behind a busy key for another look.
-    fn mark(&mut self, busy_key: &str) {
-        match busy_key.split_once('/') {
-            Some(("Job", key)) => {
-                self.dirty.jobs.insert(key.to_owned());
-            }
-            Some(("Workload", key)) => {
-                self.dirty.workloads.insert(key.to_owned());
-            }
-            Some(("Pod", key)) => {
-                if let Some(workload) = self.caches.pods.get(key).and_then(steps::workload_key) {
-                    self.dirty.workloads.insert(workload);
+    fn keys(&self) -> Vec<Object> {
+        let jobs = self.caches.jobs.keys().cloned().map(Object::Job);
+        let workloads = self.caches.workload_keys().into_iter();
+        jobs.chain(workloads.map(Object::Workload)).collect()
+    }
+
+    fn decide(&mut self, key: &Object, now: Reading, writes: &mut Writes<'_, Object, Write>) {
+        match key {
+            Object::Job(key) => {
+                let Some(job) = self.caches.jobs.get(key) else {
+                    return;
+                };
+                let step = steps::job_step(job, &self.caches, &self.settings);
+                let write = steps::write_for(step, job, key, &mut self.reported, &self.events, now);
+                if let Some(write) = write {
+                    writes.send(Object::Job(key.clone()), write);
                 }
             }
-            _ => {}
-        }
-    }
-
-    /// Decides for every Job and Workload that changed and sends the writes.
-    fn pass(&mut self, done: &mpsc::Sender<Done>) {
-        let dirty = std::mem::take(&mut self.dirty);
-        let (jobs, workloads): (Vec<String>, Vec<String>) = if dirty.all {
-            (self.caches.jobs.keys().cloned().collect(), {
-                let mut keys: Vec<String> = self.caches.workloads.keys().collect();
-                keys.sort_unstable();
-                keys
-            })
-        } else {
-            (
-                dirty.jobs.into_iter().collect(),
-                dirty.workloads.into_iter().collect(),
-            )
-        };
-        let mut writes = Vec::new();
-        for key in jobs {
-            let busy = format!("Job/{key}");
-            if self.busy.contains(&busy) {
-                // Looked at again once its write is answered.
-                self.dirty.jobs.insert(key);
-                continue;
-            }
-            let Some(job) = self.caches.jobs.get(&key) else {
-                continue;
-            };
-            let step = steps::job_step(job, &self.caches, &self.settings);
-            if let Some(write) = steps::write_for(step, job, &key, &mut self.reported, &self.events)
-            {
-                self.busy.insert(busy);
-                writes.push(write);
-            }
-        }
-        for key in workloads {
-            let busy = format!("Workload/{key}");
-            if self.busy.contains(&busy) {
-                self.dirty.workloads.insert(key);
-                continue;
-            }
-            if let Some(write) = steps::workload_write(&self.caches, &self.settings, &key) {
-                self.busy.insert(busy);
-                writes.push(write);
-            }
-            for (pod_key, pod) in steps::stray_pods(&self.caches, &key) {
-                if self.busy.insert(format!("Pod/{pod_key}")) {
-                    tracing::info!(workload = %key, pod = %pod_key, "pod left on a replaced node; deleted");
-                    writes.push(Write::delete_pod(&pod_key, pod));
-                }
-            }
-            for release in ungater::releases(&self.caches, &key, &self.releasing) {
-                let busy = format!("Pod/{}", release.pod_key);
-                if self.busy.insert(busy) {
-                    self.releasing
-                        .insert(release.pod_key.clone(), release.node_selector.clone());
-                    writes.push(Write::ungate(release));
+            Object::Workload(key) => self.decide_workload(key, now, writes),
+            Object::Pod(key) => {
+                let Some(workload) = self.caches.pods.get(key).and_then(workload_of) else {
+                    return;
+                };
+                let busy = Object::Workload(workload.clone());
+                if writes.busy(&busy) {
+                    writes.later(busy);
+                } else {
+                    self.decide_workload(&workload, now, writes);
                 }
             }
         }
-        for write in writes {
-            steps::send(write, self.writer.clone(), done.clone());
-        }
+    }
+
+    fn write(&self, write: Write) -> BoxFuture<'static, Done> {
+        steps::carry_out(write, self.writer.clone()).boxed()
     }
 
     /// Takes a write's answer: the object as written is taken like a watch event, unless the
     /// watch has already brought a newer version.
-    fn answered(&mut self, answer: Done) {
-        self.busy.remove(&answer.busy_key);
-        if let Some(pod) = answer.busy_key.strip_prefix("Pod/") {
+    fn answered(
+        &mut self,
+        key: &Object,
+        answer: Done,
+        _now: Reading,
+        dirty: &mut Dirty<Object>,
+    ) -> Verdict {
+        if let Object::Pod(pod) = key {
             self.releasing.remove(pod);
         }
         match answer.result {
@@ -256,41 +209,41 @@ impl JobController {
                     self.events.record_on(regarding, events);
                 }
                 let input = match outcome {
-                    Outcome::Job(job) => Some(JobInput::Job(watches_apply(slim(*job)))),
-                    Outcome::Workload(workload) => Some(JobInput::Workload(watches_apply(
+                    Outcome::Job(job) => Some(JobInput::Job(applied(slim(*job)))),
+                    Outcome::Workload(workload) => Some(JobInput::Workload(applied(
                         std::sync::Arc::new(slim_workload(*workload)),
                     ))),
-                    Outcome::Pod(pod) => Some(JobInput::Pod(watches_apply(inputs::slim_pod(*pod)))),
+                    Outcome::Pod(pod) => Some(JobInput::Pod(applied(inputs::slim_pod(*pod)))),
                     Outcome::Deleted => None,
                 };
                 if let Some(input) = input {
-                    self.caches.take_written(
-                        input,
-                        answer.read_version.as_deref(),
-                        &mut self.dirty,
-                    );
+                    let mut touched = Touched::default();
+                    self.caches
+                        .take_written(input, answer.read_version.as_deref(), &mut touched);
+                    mark(touched, dirty);
                 }
-                self.mark(&answer.busy_key);
+                Verdict::Landed
             }
             Err(error) if error.is_transient() => {
-                tracing::warn!(object = %answer.busy_key, %error, "write failed; trying again");
-                self.retries
-                    .insert(answer.busy_key, Instant::now() + RETRY_AFTER);
+                tracing::warn!(object = ?key, %error, "write failed; trying again");
+                Verdict::Retry
             }
             Err(error @ WriteError::Refused { .. }) => {
                 // The same write would be refused again; the object's next change asks anew.
-                tracing::warn!(object = %answer.busy_key, %error, "write refused");
+                tracing::warn!(object = ?key, %error, "write refused");
+                Verdict::Settled
             }
             Err(error) => {
                 // A conflict or a missing object: the watch brings the newer state, and the
                 // change it brings asks for another look.
-                tracing::debug!(object = %answer.busy_key, %error, "write not made");
+                tracing::debug!(object = ?key, %error, "write not made");
+                Verdict::Settled
             }
         }
     }
 }
 
-fn watches_apply<K>(object: K) -> Change<K> {
+fn applied<K>(object: K) -> Change<K> {
     Change::Apply(Box::new(object))
 }
 

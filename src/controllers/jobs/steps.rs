@@ -5,16 +5,16 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Resource, ResourceExt};
-use tokio::sync::mpsc;
 
+use super::super::clock::Reading;
 use super::super::events::{EventSink, WorkloadEvent};
 use super::super::writer::{WriteError, Writer};
 use super::inputs::JobCaches;
 use super::settings::JobSettings;
 use super::ungater::Release;
-use crate::api::Workload;
-use crate::api::keys::{annotations, condition_types};
+use crate::api::keys::condition_types;
 use crate::api::workload_status::ReclaimablePod;
+use crate::api::{ObjectKey, Workload};
 use crate::jobs::{JobContext, JobEvent, JobStep, WorkloadStep, next_job_step, workload_step};
 use crate::status::conditions::{Desired, set_condition};
 
@@ -37,18 +37,16 @@ pub enum Action {
     DeletePod(Box<Pod>),
 }
 
-/// A write, the object it keeps busy, and the events to record once it has landed.
+/// A write and the events to record once it has landed.
 #[derive(Debug)]
 pub struct Write {
-    busy_key: String,
     action: Action,
     events: Option<(ObjectReference, Vec<WorkloadEvent>)>,
 }
 
 impl Write {
-    pub fn delete_pod(pod_key: &str, pod: Pod) -> Self {
+    pub fn delete_pod(pod: Pod) -> Self {
         Write {
-            busy_key: format!("Pod/{pod_key}"),
             action: Action::DeletePod(Box::new(pod)),
             events: None,
         }
@@ -56,7 +54,6 @@ impl Write {
 
     pub fn ungate(release: Release) -> Self {
         Write {
-            busy_key: format!("Pod/{}", release.pod_key),
             action: Action::Ungate(Box::new(release)),
             events: None,
         }
@@ -75,7 +72,6 @@ pub enum Outcome {
 /// A write's answer.
 #[derive(Debug)]
 pub struct Done {
-    pub busy_key: String,
     pub events: Option<(ObjectReference, Vec<WorkloadEvent>)>,
     /// The resource version the write was decided on (`None` for a create).
     pub read_version: Option<String>,
@@ -97,12 +93,6 @@ impl Action {
             Action::DeletePod(pod) => pod.resource_version(),
         }
     }
-}
-
-/// The `namespace/name` of the Workload a pod was started for.
-pub fn workload_key(pod: &Pod) -> Option<String> {
-    let name = pod.annotations().get(annotations::WORKLOAD)?;
-    Some(format!("{}/{name}", pod.namespace().unwrap_or_default()))
 }
 
 /// The next step of `job`; none for a Job kuota does not manage (Kueue's reconciler ignores a
@@ -140,27 +130,28 @@ fn event(event: JobEvent) -> WorkloadEvent {
 }
 
 /// `type_` set on `workload` as Kueue sets it (its time moves only when its status flips).
-fn condition(workload: &Workload, desired: Desired<'_>) -> Option<Condition> {
-    let now = Time(k8s_openapi::jiff::Timestamp::now());
+fn condition(workload: &Workload, desired: Desired<'_>, now: &Time) -> Option<Condition> {
     let type_ = desired.type_.to_owned();
     let mut conditions = workload
         .status
         .as_ref()
         .map(|s| s.conditions.clone())
         .unwrap_or_default();
-    set_condition(&mut conditions, desired, &now);
+    set_condition(&mut conditions, desired, now);
     conditions.into_iter().find(|c| c.type_ == type_)
 }
 
-/// The write `step` asks for on `job` (`key` is its `namespace/name`). A composition error is
-/// recorded on the Job at once, once per version of it.
+/// The write `step` asks for on the Job `key`. A composition error is recorded on the Job at
+/// once, once per version of it.
 pub fn write_for(
     step: JobStep,
     job: &Job,
-    key: &str,
-    reported: &mut std::collections::BTreeMap<String, Option<String>>,
+    key: &ObjectKey,
+    reported: &mut std::collections::BTreeMap<ObjectKey, Option<String>>,
     events: &EventSink,
+    now: Reading,
 ) -> Option<Write> {
+    let now = now.time();
     let regarding = job.object_ref(&());
     let on_job = |e: Option<JobEvent>| e.map(|e| (regarding.clone(), vec![event(e)]));
     let (action, events_after) = match step {
@@ -168,9 +159,9 @@ pub fn write_for(
         JobStep::CannotCompose { error, event: e } => {
             let version = job.resource_version();
             if reported.get(key) != Some(&version) {
-                tracing::warn!(job = key, %error, "no Workload for the Job");
+                tracing::warn!(job = %key, %error, "no Workload for the Job");
                 events.record_on(regarding, vec![event(e)]);
-                reported.insert(key.to_owned(), version);
+                reported.insert(key.clone(), version);
             }
             return None;
         }
@@ -221,6 +212,7 @@ pub fn write_for(
                     message,
                     observed_generation: workload.metadata.generation,
                 },
+                &now,
             )?;
             let note = JobEvent::finished_workload(&format!(
                 "{}/{}",
@@ -239,14 +231,14 @@ pub fn write_for(
             workload,
             condition: ready,
         } => {
-            let written = condition(&workload, ready.desired(workload.metadata.generation))?;
+            let desired = ready.desired(workload.metadata.generation);
+            let written = condition(&workload, desired, &now)?;
             (Action::Condition(workload, Box::new(written)), None)
         }
         JobStep::UpdateJob { job, event: e } => (Action::ReplaceJob(job), on_job(e)),
         JobStep::ClearStartTime => (Action::ClearStartTime(Box::new(job.clone())), None),
     };
     Some(Write {
-        busy_key: format!("Job/{key}"),
         action,
         events: events_after,
     })
@@ -255,8 +247,13 @@ pub fn write_for(
 /// The write the Workload `key` needs itself, if any: finished once its Job is gone, released
 /// once finished or deleted (only Workloads of Jobs, and those nothing owns any more: other
 /// integrations keep their own).
-pub fn workload_write(caches: &JobCaches, settings: &JobSettings, key: &str) -> Option<Write> {
-    let workload = caches.workloads.get(key)?;
+pub fn workload_write(
+    caches: &JobCaches,
+    settings: &JobSettings,
+    key: &ObjectKey,
+    now: Reading,
+) -> Option<Write> {
+    let workload = caches.read_workload(key)?;
     let action = match workload_step(workload, caches.job_of(workload), &settings.gates) {
         WorkloadStep::Idle => return None,
         WorkloadStep::Finish { reason, message } => {
@@ -269,21 +266,21 @@ pub fn workload_write(caches: &JobCaches, settings: &JobSettings, key: &str) -> 
                     message,
                     observed_generation: workload.metadata.generation,
                 },
+                &now.time(),
             )?;
             Action::Condition(Box::new(workload.clone()), Box::new(finished))
         }
         WorkloadStep::Release => Action::ReleaseWorkload(Box::new(workload.clone())),
     };
     Some(Write {
-        busy_key: format!("Workload/{key}"),
         action,
         events: None,
     })
 }
 
 /// The pods of the Workload `key` to delete: those left on a host its assignment dropped.
-pub fn stray_pods(caches: &JobCaches, key: &str) -> Vec<(String, Pod)> {
-    let Some(workload) = caches.workloads.get(key) else {
+pub fn stray_pods(caches: &JobCaches, key: &ObjectKey) -> Vec<(ObjectKey, Pod)> {
+    let Some(workload) = caches.read_workload(key) else {
         return Vec::new();
     };
     let namespace = workload.namespace().unwrap_or_default();
@@ -291,64 +288,57 @@ pub fn stray_pods(caches: &JobCaches, key: &str) -> Vec<(String, Pod)> {
     crate::jobs::pods_off_assignment(workload, &pods)
         .into_iter()
         .filter_map(|name| {
-            let pod_key = format!("{namespace}/{name}");
+            let pod_key = ObjectKey::new(namespace.clone(), name);
             let pod = caches.pods.get(&pod_key)?.clone();
             Some((pod_key, pod))
         })
         .collect()
 }
 
-/// Carries out `write` in the background and sends its answer to `done`.
-pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {
-    tokio::spawn(async move {
-        let read_version = write.action.read_version();
-        let result = match write.action {
-            Action::CreateWorkload(w) => writer
-                .create_workload(&w)
-                .await
-                .map(|w| Outcome::Workload(Box::new(w))),
-            Action::ReplaceWorkload(w) => writer
-                .replace_workload(&w)
-                .await
-                .map(|w| Outcome::Workload(Box::new(w))),
-            Action::DeleteWorkload(w) => {
-                writer.delete_workload(&w).await.map(|()| Outcome::Deleted)
-            }
-            Action::Condition(w, c) => writer
-                .workload_condition(&w, &c)
-                .await
-                .map(|w| Outcome::Workload(Box::new(w))),
-            Action::ReclaimablePods(w, pods) => writer
-                .workload_reclaimable_pods(&w, &pods)
-                .await
-                .map(|w| Outcome::Workload(Box::new(w))),
-            Action::ReleaseWorkload(w) => writer
-                .release_workload(&w)
-                .await
-                .map(|w| Outcome::Workload(Box::new(w))),
-            Action::ReplaceJob(job) => writer
-                .replace_job(&job)
-                .await
-                .map(|j| Outcome::Job(Box::new(j))),
-            Action::ClearStartTime(job) => writer
-                .clear_job_start_time(&job)
-                .await
-                .map(|j| Outcome::Job(Box::new(j))),
-            Action::DeletePod(pod) => writer.delete_pod(&pod).await.map(|_| Outcome::Deleted),
-            Action::Ungate(release) => writer
-                .ungate_pod(&release.pod, &release.node_selector)
-                .await
-                .map(|p| Outcome::Pod(Box::new(p))),
-        };
-        let _ = done
-            .send(Done {
-                busy_key: write.busy_key,
-                events: write.events,
-                read_version,
-                result,
-            })
-            .await;
-    });
+/// Carries out `write` and returns its answer.
+pub async fn carry_out(write: Write, writer: Writer) -> Done {
+    let read_version = write.action.read_version();
+    let result = match write.action {
+        Action::CreateWorkload(w) => writer
+            .create_workload(&w)
+            .await
+            .map(|w| Outcome::Workload(Box::new(w))),
+        Action::ReplaceWorkload(w) => writer
+            .replace_workload(&w)
+            .await
+            .map(|w| Outcome::Workload(Box::new(w))),
+        Action::DeleteWorkload(w) => writer.delete_workload(&w).await.map(|()| Outcome::Deleted),
+        Action::Condition(w, c) => writer
+            .workload_condition(&w, &c)
+            .await
+            .map(|w| Outcome::Workload(Box::new(w))),
+        Action::ReclaimablePods(w, pods) => writer
+            .workload_reclaimable_pods(&w, &pods)
+            .await
+            .map(|w| Outcome::Workload(Box::new(w))),
+        Action::ReleaseWorkload(w) => writer
+            .release_workload(&w)
+            .await
+            .map(|w| Outcome::Workload(Box::new(w))),
+        Action::ReplaceJob(job) => writer
+            .replace_job(&job)
+            .await
+            .map(|j| Outcome::Job(Box::new(j))),
+        Action::ClearStartTime(job) => writer
+            .clear_job_start_time(&job)
+            .await
+            .map(|j| Outcome::Job(Box::new(j))),
+        Action::DeletePod(pod) => writer.delete_pod(&pod).await.map(|_| Outcome::Deleted),
+        Action::Ungate(release) => writer
+            .ungate_pod(&release.pod, &release.node_selector)
+            .await
+            .map(|p| Outcome::Pod(Box::new(p))),
+    };
+    Done {
+        events: write.events,
+        read_version,
+        result,
+    }
 }
 
 #[cfg(test)]

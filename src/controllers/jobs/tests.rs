@@ -25,9 +25,8 @@ fn job(namespace: &str) -> Job {
 }
 
 /// A controller managing Jobs that name no queue in every namespace. Its writer's tenure has
-/// not begun, so the writes it decides are refused before anything is sent; nothing listens on
-/// the client's address.
-fn controller(leading: watch::Receiver<bool>) -> JobController {
+/// not begun, so a write it sent would be refused; nothing listens on the client's address.
+fn controller(leading: watch::Receiver<bool>) -> WorkQueue<JobTask> {
     let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URL"));
     let client = Client::try_from(config).expect("a client");
     let settings = JobSettings {
@@ -39,7 +38,8 @@ fn controller(leading: watch::Receiver<bool>) -> JobController {
     };
     let (events, _) = EventSink::detached();
     let writer = Writer::new(client, -1.0, 1, Tenure::none());
-    JobController::new(settings, writer, events, leading)
+    let clock = Clock::manual(k8s_openapi::jiff::Timestamp::from_second(1_700_000_000).unwrap());
+    WorkQueue::new(JobTask::new(settings, writer, events), leading, clock)
 }
 
 /// Every watch's first list: one namespace, nothing else.
@@ -62,21 +62,18 @@ fn first_lists(namespace: &str) -> Vec<JobInput> {
 async fn a_job_created_while_this_replica_waits_to_lead_is_decided_once_it_leads() {
     let (election, leading) = watch::channel(false);
     let mut controller = controller(leading);
-    let (done, _answers) = mpsc::channel(16);
-    let mut led = false;
     for input in first_lists("ml") {
         controller.take(input);
     }
-    controller.decide_if_leading(&mut led, &done);
+    assert!(controller.turn().is_empty());
     controller.take(JobInput::Job(Change::Apply(Box::new(job("ml")))));
-    controller.decide_if_leading(&mut led, &done);
-    assert!(controller.busy.is_empty(), "a follower sends nothing");
+    assert!(controller.turn().is_empty(), "a follower sends nothing");
 
     election.send_replace(true);
-    controller.decide_if_leading(&mut led, &done);
-    assert!(
-        controller.busy.contains("Job/ml/plain"),
-        "the new leader's first pass sends nothing for the Job: {:?}",
-        controller.busy
+    let sent: Vec<Object> = controller.turn().into_iter().map(|(key, _)| key).collect();
+    assert_eq!(
+        sent,
+        [Object::Job(ObjectKey::new("ml", "plain"))],
+        "the new leader's first pass creates the Job's Workload"
     );
 }

@@ -9,25 +9,26 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 
 use super::inputs::JobCaches;
+use crate::api::ObjectKey;
 use crate::engine::topology::model::HOSTNAME_LABEL;
 use crate::jobs::{PodView, pods_to_ungate};
 
 /// A pod to release and the nodeSelector it gets.
 #[derive(Debug)]
 pub struct Release {
-    pub pod_key: String,
+    pub pod_key: ObjectKey,
     pub pod: Pod,
     pub node_selector: BTreeMap<String, String>,
 }
 
-/// The pods of the Workload `key` to release now. `in_flight` maps pod keys to the nodeSelector
-/// a release still being written gives them.
+/// The pods of the Workload `key` to release now. `in_flight` maps pods to the nodeSelector a
+/// release still being written gives them.
 pub fn releases(
     caches: &JobCaches,
-    key: &str,
-    in_flight: &BTreeMap<String, BTreeMap<String, String>>,
+    key: &ObjectKey,
+    in_flight: &BTreeMap<ObjectKey, BTreeMap<String, String>>,
 ) -> Vec<Release> {
-    let Some(workload) = caches.workloads.get(key) else {
+    let Some(workload) = caches.read_workload(key) else {
         return Vec::new();
     };
     let namespace = workload.namespace().unwrap_or_default();
@@ -36,7 +37,9 @@ pub fn releases(
         .iter()
         .map(|pod| {
             let mut view = PodView::of(pod);
-            if let Some(selector) = in_flight.get(&format!("{namespace}/{}", view.name)) {
+            if let Some(selector) =
+                in_flight.get(&ObjectKey::new(namespace.clone(), view.name.clone()))
+            {
                 view.topology_gated = false;
                 view.node_selector.extend(selector.clone());
             }
@@ -46,7 +49,7 @@ pub fn releases(
     let chosen = match pods_to_ungate(workload, &views) {
         Ok(chosen) => chosen,
         Err(error) => {
-            tracing::warn!(workload = key, %error, "pods not released into their domains");
+            tracing::warn!(workload = %key, %error, "pods not released into their domains");
             return Vec::new();
         }
     };
@@ -60,7 +63,7 @@ pub fn releases(
                 .is_none_or(|host| caches.ready_hosts.ready(host))
         })
         .filter_map(|ungate| {
-            let pod_key = format!("{namespace}/{}", ungate.pod);
+            let pod_key = ObjectKey::new(namespace.clone(), ungate.pod);
             let pod = caches.pods.get(&pod_key)?.clone();
             Some(Release {
                 pod_key,

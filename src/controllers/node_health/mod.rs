@@ -4,26 +4,32 @@
 //! which of its nodes have failed (timing the Ready delay where a gate asks for one) and tells the
 //! admission loop (an empty list: none any more). It decides failures only; the replacement or
 //! eviction is the admission loop's, made in the one engine state admission places into, so the
-//! two never claim the same capacity.
+//! two never claim the same capacity. It runs in the [`WorkQueue`] on every replica, not only the
+//! leader: what it tells the admission loop is acted on by the leader alone.
 
 mod facts;
 mod pods;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Node, Pod, Toleration};
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 
 use self::facts::node_facts;
 use self::pods::{ProgressingPods, slim_pod};
+use super::clock::{Clock, Reading};
 use super::watches::{Change, Fanout, SharedWorkload, slim, spawn};
+use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use crate::api::keys::labels;
-use crate::api::{ResourceFlavor, Workload};
+use crate::api::{ObjectKey, ResourceFlavor, Workload};
 use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::topology::model::HOSTNAME_LABEL;
 use crate::engine::topology::node_failure::{
@@ -32,8 +38,8 @@ use crate::engine::topology::node_failure::{
 
 /// Watch changes waiting for the node-health loop.
 const INPUT_DEPTH: usize = 1024;
-/// The longest the loop sleeps without looking again (no deadline pending).
-const IDLE: Duration = Duration::from_secs(3600);
+/// How long after a deadline the loop looks: deadlines are in whole seconds of the API's times.
+const AFTER_DEADLINE: Duration = Duration::from_millis(100);
 
 /// The nodes of one admitted Workload (`namespace/name`) that have failed; empty when none has
 /// (any more).
@@ -91,7 +97,7 @@ pub fn start(
             slim_pod,
         );
     }
-    NodeHealthLoop::new(gates, reports).run(received)
+    WorkQueue::ungated(NodeHealthTask::new(gates, reports), Clock::system()).run(received)
 }
 
 /// Whether failure detection asks where a Workload's pods stand: a node that is not Ready waits for
@@ -102,7 +108,7 @@ fn reads_pods(gates: &FeatureGates) -> bool {
             || gates.enabled(Feature::TASReplaceNodeOnNodeTaints))
 }
 
-struct NodeHealthLoop {
+struct NodeHealthTask {
     gates: FeatureGates,
     reports: mpsc::Sender<NodeFailures>,
     /// Nodes by hostname.
@@ -112,20 +118,22 @@ struct NodeHealthLoop {
     /// Each ResourceFlavor's tolerations.
     flavors: BTreeMap<String, Vec<Toleration>>,
     /// The admitted Workloads with hostname-level assignments, as read.
-    workloads: BTreeMap<String, SharedWorkload>,
+    workloads: BTreeMap<ObjectKey, SharedWorkload>,
     /// The failed nodes last reported per Workload.
-    reported: BTreeMap<String, Vec<String>>,
+    reported: BTreeMap<ObjectKey, Vec<String>>,
+    /// When each Workload's verdict changes by the passing of time alone.
+    rechecks: BTreeMap<ObjectKey, Timestamp>,
     /// Where the pods kuota started still progress.
     pods: ProgressingPods,
     /// Whether each watch (Nodes, Workloads, ResourceFlavors, pods) has listed once.
     listed: [bool; 4],
 }
 
-impl NodeHealthLoop {
-    /// The loop before its watches have listed; the pods count as listed when it reads none.
+impl NodeHealthTask {
+    /// The task before its watches have listed; the pods count as listed when it reads none.
     fn new(gates: FeatureGates, reports: mpsc::Sender<NodeFailures>) -> Self {
         let watch_pods = reads_pods(&gates);
-        NodeHealthLoop {
+        NodeHealthTask {
             gates,
             reports,
             nodes: BTreeMap::new(),
@@ -133,82 +141,10 @@ impl NodeHealthLoop {
             flavors: BTreeMap::new(),
             workloads: BTreeMap::new(),
             reported: BTreeMap::new(),
+            rechecks: BTreeMap::new(),
             pods: ProgressingPods::default(),
             listed: [false, false, false, !watch_pods],
         }
-    }
-
-    async fn run(mut self, mut inputs: mpsc::Receiver<HealthInput>) {
-        let mut recheck: Option<Timestamp> = None;
-        loop {
-            let mut changed = false;
-            let sleep = recheck.map_or(IDLE, |at| {
-                Duration::try_from(at.duration_since(Timestamp::now()))
-                    .unwrap_or(Duration::ZERO)
-                    // The deadline is in whole seconds of the API's times: look just after it.
-                    .saturating_add(Duration::from_millis(100))
-            });
-            tokio::select! {
-                input = inputs.recv() => match input {
-                    Some(input) => changed |= self.take(input, Timestamp::now()),
-                    None => return,
-                },
-                () = tokio::time::sleep(sleep) => changed = true,
-            }
-            while let Ok(input) = inputs.try_recv() {
-                changed |= self.take(input, Timestamp::now());
-            }
-            if changed && self.listed.iter().all(|l| *l) {
-                recheck = self.pass(Timestamp::now()).await;
-            }
-        }
-    }
-
-    /// Takes one change in; false when it cannot change any verdict (a pod update that leaves
-    /// where every Workload's pods progress as it was), so no pass is needed for it.
-    fn take(&mut self, input: HealthInput, now: Timestamp) -> bool {
-        match input {
-            HealthInput::Node(change) => self.node_change(change, now),
-            HealthInput::Workload(change) => {
-                if matches!(change, Change::Reset(_)) {
-                    self.listed[1] = true;
-                    self.workloads.clear();
-                }
-                for (workload, present) in objects(change) {
-                    let key = format!(
-                        "{}/{}",
-                        workload.namespace().unwrap_or_default(),
-                        workload.name_any()
-                    );
-                    if present && has_host_assignment(&workload) {
-                        self.workloads.insert(key, workload);
-                    } else {
-                        self.workloads.remove(&key);
-                    }
-                }
-            }
-            HealthInput::Pod(Change::Reset(list)) => {
-                self.listed[3] = true;
-                self.pods.reset(&list);
-            }
-            HealthInput::Pod(Change::Apply(pod)) => return self.pods.apply(&pod),
-            HealthInput::Pod(Change::Delete(pod)) => return self.pods.delete(&pod),
-            HealthInput::ResourceFlavor(change) => {
-                if matches!(change, Change::Reset(_)) {
-                    self.listed[2] = true;
-                    self.flavors.clear();
-                }
-                for (flavor, present) in objects(change) {
-                    if present {
-                        let tolerations = flavor.spec.tolerations.clone();
-                        self.flavors.insert(flavor.name_any(), tolerations);
-                    } else {
-                        self.flavors.remove(&flavor.name_any());
-                    }
-                }
-            }
-        }
-        true
     }
 
     fn node_change(&mut self, change: Change<Node>, now: Timestamp) {
@@ -239,68 +175,33 @@ impl NodeHealthLoop {
         }
     }
 
-    /// Finds the failed nodes of every watched Workload at `now`, reports what changed, and
-    /// returns when to look again.
-    async fn pass(&mut self, now: Timestamp) -> Option<Timestamp> {
-        let mut recheck: Option<Timestamp> = None;
-        let mut found: BTreeMap<String, Vec<FailedNode>> = BTreeMap::new();
-        for (key, workload) in &self.workloads {
-            let pod_sets: Vec<AssignedPodSet> = match assigned_pod_sets(workload, &self.flavors) {
-                Ok(pod_sets) => pod_sets,
-                Err(error) => {
-                    tracing::debug!(workload = %key, %error, "assignment not read");
-                    continue;
-                }
-            };
-            if pod_sets.is_empty() {
-                continue;
+    /// The failed nodes of the Workload `key` at `now`; its recheck is kept for [`Task::due`].
+    fn failed(&mut self, key: &ObjectKey, now: Timestamp) -> Vec<FailedNode> {
+        self.rechecks.remove(key);
+        let Some(workload) = self.workloads.get(key) else {
+            return Vec::new();
+        };
+        let pod_sets: Vec<AssignedPodSet> = match assigned_pod_sets(workload, &self.flavors) {
+            Ok(pod_sets) => pod_sets,
+            Err(error) => {
+                tracing::debug!(workload = %key, %error, "assignment not read");
+                return Vec::new();
             }
-            let verdict = workload_nodes(
-                &pod_sets,
-                |host| self.lookup(host),
-                |node| self.pods.on(key, node),
-                &self.gates,
-                now,
-            );
-            if let Some(at) = verdict.recheck_at {
-                recheck = Some(recheck.map_or(at, |r| r.min(at)));
-            }
-            if !verdict.failed.is_empty() {
-                found.insert(key.clone(), verdict.failed);
-            }
+        };
+        if pod_sets.is_empty() {
+            return Vec::new();
         }
-        let mut reports = Vec::new();
-        for (key, failed) in &found {
-            let names: Vec<String> = failed.iter().map(|f| f.name.clone()).collect();
-            if self.reported.get(key) != Some(&names) {
-                tracing::info!(workload = %key, nodes = ?names, "assigned nodes failed");
-                reports.push(NodeFailures {
-                    workload: key.clone(),
-                    failed: failed.clone(),
-                });
-                self.reported.insert(key.clone(), names);
-            }
+        let verdict = workload_nodes(
+            &pod_sets,
+            |host| self.lookup(host),
+            |node| self.pods.on(key, node),
+            &self.gates,
+            now,
+        );
+        if let Some(at) = verdict.recheck_at {
+            self.rechecks.insert(key.clone(), at);
         }
-        let recovered: Vec<String> = self
-            .reported
-            .keys()
-            .filter(|key| !found.contains_key(*key))
-            .cloned()
-            .collect();
-        for key in recovered {
-            self.reported.remove(&key);
-            reports.push(NodeFailures {
-                workload: key,
-                failed: Vec::new(),
-            });
-        }
-        for report in reports {
-            if self.reports.send(report).await.is_err() {
-                tracing::error!("the admission loop stopped; node failures are not acted on");
-            }
-        }
-        self.forget_unassigned_tombstones();
-        recheck
+        verdict.failed
     }
 
     fn lookup(&self, host: &str) -> NodeLookup<'_> {
@@ -321,7 +222,7 @@ impl NodeHealthLoop {
         if self.gone.is_empty() {
             return;
         }
-        let assigned: std::collections::BTreeSet<String> = self
+        let assigned: BTreeSet<String> = self
             .workloads
             .values()
             .filter_map(|w| assigned_pod_sets(w, &self.flavors).ok())
@@ -329,6 +230,153 @@ impl NodeHealthLoop {
             .flat_map(|p| p.hosts)
             .collect();
         self.gone.retain(|host, _| assigned.contains(host));
+    }
+}
+
+impl Task for NodeHealthTask {
+    type Input = HealthInput;
+    type Key = ObjectKey;
+    type Write = NodeFailures;
+    type Answer = ();
+
+    /// Marks what a change may move: a pod update that leaves where every Workload's pods
+    /// progress as it was marks nothing.
+    fn take(&mut self, input: HealthInput, now: Reading, dirty: &mut Dirty<ObjectKey>) {
+        match input {
+            HealthInput::Node(change) => self.node_change(change, now.wall),
+            HealthInput::Workload(change) => {
+                if matches!(change, Change::Reset(_)) {
+                    self.listed[1] = true;
+                    dirty.extend(std::mem::take(&mut self.workloads).into_keys());
+                }
+                for (workload, present) in objects(change) {
+                    let key = ObjectKey::of(&*workload);
+                    if present && has_host_assignment(&workload) {
+                        self.workloads.insert(key.clone(), workload);
+                    } else {
+                        self.workloads.remove(&key);
+                    }
+                    dirty.insert(key);
+                }
+                return;
+            }
+            HealthInput::Pod(Change::Reset(list)) => {
+                self.listed[3] = true;
+                self.pods.reset(&list);
+            }
+            HealthInput::Pod(Change::Apply(pod)) => {
+                if !self.pods.apply(&pod) {
+                    return;
+                }
+            }
+            HealthInput::Pod(Change::Delete(pod)) => {
+                if !self.pods.delete(&pod) {
+                    return;
+                }
+            }
+            HealthInput::ResourceFlavor(change) => {
+                if matches!(change, Change::Reset(_)) {
+                    self.listed[2] = true;
+                    self.flavors.clear();
+                }
+                for (flavor, present) in objects(change) {
+                    if present {
+                        let tolerations = flavor.spec.tolerations.clone();
+                        self.flavors.insert(flavor.name_any(), tolerations);
+                    } else {
+                        self.flavors.remove(&flavor.name_any());
+                    }
+                }
+            }
+        }
+        dirty.all();
+    }
+
+    fn listed(&self) -> bool {
+        self.listed.iter().all(|l| *l)
+    }
+
+    fn keys(&self) -> Vec<ObjectKey> {
+        let reported = self.reported.keys();
+        self.workloads.keys().chain(reported).cloned().collect()
+    }
+
+    fn due(&mut self, now: Reading, dirty: &mut Dirty<ObjectKey>) -> Option<Instant> {
+        let (due, later): (Vec<_>, Vec<_>) =
+            self.rechecks.iter().partition(|(_, at)| **at <= now.wall);
+        dirty.extend(due.into_iter().map(|(key, _)| key.clone()));
+        let next = later.into_iter().map(|(_, at)| *at).min()?;
+        let wait = Duration::try_from(next.duration_since(now.wall)).unwrap_or(Duration::ZERO);
+        Some(now.instant + wait + AFTER_DEADLINE)
+    }
+
+    /// The Workload's failed nodes, reported when they differ from the last report (an empty
+    /// report once none has failed any more, or the Workload is gone).
+    fn decide(
+        &mut self,
+        key: &ObjectKey,
+        now: Reading,
+        writes: &mut Writes<'_, ObjectKey, NodeFailures>,
+    ) {
+        let failed = self.failed(key, now.wall);
+        let names: Vec<String> = failed.iter().map(|f| f.name.clone()).collect();
+        if failed.is_empty() {
+            if self.reported.remove(key).is_some() {
+                writes.send(
+                    key.clone(),
+                    NodeFailures {
+                        workload: key.to_string(),
+                        failed,
+                    },
+                );
+            }
+        } else if self.reported.get(key) != Some(&names) {
+            tracing::info!(workload = %key, nodes = ?names, "assigned nodes failed");
+            self.reported.insert(key.clone(), names);
+            writes.send(
+                key.clone(),
+                NodeFailures {
+                    workload: key.to_string(),
+                    failed,
+                },
+            );
+        }
+    }
+
+    fn decide_all(
+        &mut self,
+        keys: Vec<ObjectKey>,
+        now: Reading,
+        writes: &mut Writes<'_, ObjectKey, NodeFailures>,
+    ) {
+        for key in keys {
+            if writes.busy(&key) {
+                writes.later(key);
+            } else {
+                self.decide(&key, now, writes);
+            }
+        }
+        self.forget_unassigned_tombstones();
+    }
+
+    fn write(&self, report: NodeFailures) -> BoxFuture<'static, ()> {
+        let reports = self.reports.clone();
+        async move {
+            if reports.send(report).await.is_err() {
+                tracing::error!("the admission loop stopped; node failures are not acted on");
+            }
+        }
+        .boxed()
+    }
+
+    fn answered(
+        &mut self,
+        _key: &ObjectKey,
+        (): (),
+        _now: Reading,
+        _dirty: &mut Dirty<ObjectKey>,
+    ) -> Verdict {
+        Verdict::Settled
     }
 }
 

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Pod, PodSpec, PodStatus};
 use kube::ResourceExt;
 
+use crate::api::ObjectKey;
 use crate::api::keys::annotations;
 use crate::engine::topology::node_failure::PodsOnNode;
 
@@ -34,26 +35,26 @@ pub fn slim_pod(pod: Pod) -> Pod {
     slim
 }
 
-/// Where a progressing pod is: its Workload (`namespace/name`) and its node.
+/// Where a progressing pod is: its Workload and its node.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Place {
-    workload: String,
+    workload: ObjectKey,
     node: String,
 }
 
 /// The progressing pods of every Workload, by node.
 #[derive(Debug, Default)]
 pub struct ProgressingPods {
-    /// Each progressing pod by `namespace/name`.
-    pods: BTreeMap<String, Place>,
+    /// Each progressing pod.
+    pods: BTreeMap<ObjectKey, Place>,
     /// Per Workload, how many of its pods progress on each node.
-    on_nodes: BTreeMap<String, BTreeMap<String, usize>>,
+    on_nodes: BTreeMap<ObjectKey, BTreeMap<String, usize>>,
 }
 
 impl ProgressingPods {
     /// Takes in `pod` as it is now; returns whether where it progresses changed.
     pub fn apply(&mut self, pod: &Pod) -> bool {
-        let key = pod_key(pod);
+        let key = ObjectKey::of(pod);
         let place = progressing_place(pod);
         if self.pods.get(&key) == place.as_ref() {
             return false;
@@ -73,7 +74,7 @@ impl ProgressingPods {
 
     /// Forgets `pod`; returns whether it was progressing.
     pub fn delete(&mut self, pod: &Pod) -> bool {
-        self.forget(&pod_key(pod))
+        self.forget(&ObjectKey::of(pod))
     }
 
     /// Replaces everything with `pods`, a full list.
@@ -85,8 +86,8 @@ impl ProgressingPods {
         }
     }
 
-    /// How the pods of `workload` (`namespace/name`) stand on the node named `node`.
-    pub fn on(&self, workload: &str, node: &str) -> PodsOnNode {
+    /// How the pods of `workload` stand on the node named `node`.
+    pub fn on(&self, workload: &ObjectKey, node: &str) -> PodsOnNode {
         let progressing = self
             .on_nodes
             .get(workload)
@@ -98,7 +99,7 @@ impl ProgressingPods {
         }
     }
 
-    fn forget(&mut self, key: &str) -> bool {
+    fn forget(&mut self, key: &ObjectKey) -> bool {
         let Some(place) = self.pods.remove(key) else {
             return false;
         };
@@ -118,10 +119,6 @@ impl ProgressingPods {
     }
 }
 
-fn pod_key(pod: &Pod) -> String {
-    format!("{}/{}", pod.namespace().unwrap_or_default(), pod.name_any())
-}
-
 /// Where `pod` progresses: bound to a node, started for a Workload, not being deleted, and
 /// neither `Succeeded` nor `Failed`. `None` for any other pod.
 fn progressing_place(pod: &Pod) -> Option<Place> {
@@ -139,7 +136,7 @@ fn progressing_place(pod: &Pod) -> Option<Place> {
         .filter(|n| !n.is_empty())?;
     let workload = pod.annotations().get(annotations::WORKLOAD)?;
     Some(Place {
-        workload: format!("{}/{workload}", pod.namespace().unwrap_or_default()),
+        workload: ObjectKey::new(pod.namespace().unwrap_or_default(), workload),
         node,
     })
 }
@@ -170,26 +167,41 @@ mod tests {
             pod("c", "w", None, "Pending"),
             pod("d", "v", Some("n2"), "Running"),
         ]);
-        assert_eq!(index.on("ns/w", "n1"), PodsOnNode::Progressing);
-        assert_eq!(index.on("ns/w", "n2"), PodsOnNode::Stopped);
-        assert_eq!(index.on("ns/v", "n2"), PodsOnNode::Progressing);
+        assert_eq!(
+            index.on(&ObjectKey::new("ns", "w"), "n1"),
+            PodsOnNode::Progressing
+        );
+        assert_eq!(
+            index.on(&ObjectKey::new("ns", "w"), "n2"),
+            PodsOnNode::Stopped
+        );
+        assert_eq!(
+            index.on(&ObjectKey::new("ns", "v"), "n2"),
+            PodsOnNode::Progressing
+        );
         assert!(
             !index.apply(&pod("b", "w", Some("n1"), "Running")),
             "b still progresses where it did"
         );
         assert!(index.apply(&pod("a", "w", Some("n1"), "Succeeded")));
         assert_eq!(
-            index.on("ns/w", "n1"),
+            index.on(&ObjectKey::new("ns", "w"), "n1"),
             PodsOnNode::Progressing,
             "b still runs"
         );
         let mut deleting = pod("b", "w", Some("n1"), "Running");
         deleting.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH));
         assert!(index.apply(&deleting));
-        assert_eq!(index.on("ns/w", "n1"), PodsOnNode::Stopped);
+        assert_eq!(
+            index.on(&ObjectKey::new("ns", "w"), "n1"),
+            PodsOnNode::Stopped
+        );
         assert!(index.delete(&pod("d", "v", Some("n2"), "Running")));
         assert!(!index.delete(&pod("d", "v", Some("n2"), "Running")));
-        assert_eq!(index.on("ns/v", "n2"), PodsOnNode::Stopped);
+        assert_eq!(
+            index.on(&ObjectKey::new("ns", "v"), "n2"),
+            PodsOnNode::Stopped
+        );
         assert!(index.pods.is_empty() && index.on_nodes.is_empty());
     }
 
@@ -198,10 +210,19 @@ mod tests {
         let mut index = ProgressingPods::default();
         index.apply(&pod("a", "w", Some("n1"), "Running"));
         index.apply(&pod("a", "w", Some("n2"), "Running"));
-        assert_eq!(index.on("ns/w", "n1"), PodsOnNode::Stopped);
-        assert_eq!(index.on("ns/w", "n2"), PodsOnNode::Progressing);
+        assert_eq!(
+            index.on(&ObjectKey::new("ns", "w"), "n1"),
+            PodsOnNode::Stopped
+        );
+        assert_eq!(
+            index.on(&ObjectKey::new("ns", "w"), "n2"),
+            PodsOnNode::Progressing
+        );
         index.reset(&[]);
-        assert_eq!(index.on("ns/w", "n2"), PodsOnNode::Stopped);
+        assert_eq!(
+            index.on(&ObjectKey::new("ns", "w"), "n2"),
+            PodsOnNode::Stopped
+        );
     }
 
     #[test]

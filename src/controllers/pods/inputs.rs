@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use super::super::watches::read_workloads::ReadWorkloads;
 use super::super::watches::{Change, SharedWorkload, slim, spawn};
 use crate::api::keys::{annotations, labels};
-use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};
+use crate::api::{ObjectKey, ResourceFlavor, Workload, WorkloadPriorityClass};
 use crate::jobs::{FlavorInfo, PriorityLookup, pod_group_name};
 
 /// A change delivered by one of the pod integration's watches.
@@ -155,12 +155,9 @@ fn unit_of_workload(workload: &Workload) -> Option<Unit> {
         })
 }
 
-fn key<K: ResourceExt>(object: &K) -> String {
-    format!(
-        "{}/{}",
-        object.namespace().unwrap_or_default(),
-        object.name_any()
-    )
+/// The key [`ReadWorkloads`] finds a Workload by.
+fn read_key(key: &ObjectKey) -> String {
+    format!("{}/{}", key.namespace, key.name)
 }
 
 /// Units a change asks to look at again.
@@ -178,12 +175,12 @@ pub struct PodCaches {
     /// framework (`deployment`), a managed pod without the `pod-suspending-parent` annotation
     /// is not kuota's, as in Kueue, and is kept out of the caches.
     plain_pods: bool,
-    pods: BTreeMap<String, Pod>,
+    pods: BTreeMap<ObjectKey, Pod>,
     /// Pod keys by unit.
-    members: BTreeMap<Unit, BTreeSet<String>>,
+    members: BTreeMap<Unit, BTreeSet<ObjectKey>>,
     workloads: ReadWorkloads,
     /// Keys of the Workloads that run a unit.
-    unit_workloads: BTreeMap<Unit, BTreeSet<String>>,
+    unit_workloads: BTreeMap<Unit, BTreeSet<ObjectKey>>,
     pub flavors: BTreeMap<String, FlavorInfo>,
     workload_priority_classes: BTreeMap<String, WorkloadPriorityClass>,
     priority_classes: BTreeMap<String, PriorityClass>,
@@ -250,12 +247,13 @@ impl PodCaches {
         touched: &mut Touched,
     ) {
         let cached = match &input {
-            PodInput::Pod(Change::Apply(pod) | Change::Delete(pod)) => {
-                self.pods.get(&key(&**pod)).map(|p| p.resource_version())
-            }
+            PodInput::Pod(Change::Apply(pod) | Change::Delete(pod)) => self
+                .pods
+                .get(&ObjectKey::of(&**pod))
+                .map(|p| p.resource_version()),
             PodInput::Workload(Change::Apply(w) | Change::Delete(w)) => self
                 .workloads
-                .get(&key(&***w))
+                .get(&read_key(&ObjectKey::of(&***w)))
                 .map(|w| w.resource_version()),
             _ => return,
         };
@@ -294,7 +292,7 @@ impl PodCaches {
 
     fn pod(&mut self, pod: Pod, present: bool, touched: &mut Touched) {
         let present = present && (self.plain_pods || suspended_by_parent(&pod));
-        let key = key(&pod);
+        let key = ObjectKey::of(&pod);
         let unit = unit_of_pod(&pod);
         if let Some(previous) = self.pods.remove(&key) {
             // A pod's group never changes (the webhook forbids it); its unit is looked up
@@ -319,8 +317,8 @@ impl PodCaches {
     }
 
     fn workload(&mut self, workload: SharedWorkload, present: bool, touched: &mut Touched) {
-        let key = key(&*workload);
-        if let Some(previous) = self.workloads.remove(&key)
+        let key = ObjectKey::of(&*workload);
+        if let Some(previous) = self.workloads.remove(&read_key(&key))
             && let Some(unit) = unit_of_workload(&previous)
         {
             if let Some(keys) = self.unit_workloads.get_mut(&unit) {
@@ -383,7 +381,10 @@ impl PodCaches {
             // Without pods, only a Workload made for the group is the group's to let go of.
             return self
                 .workloads
-                .get(&format!("{}/{}", unit.namespace, unit.name))
+                .get(&read_key(&ObjectKey::new(
+                    unit.namespace.clone(),
+                    unit.name.clone(),
+                )))
                 .filter(|w| !pods.is_empty() || unit_of_workload(w).as_ref() == Some(unit))
                 .into_iter()
                 .collect();
@@ -393,7 +394,7 @@ impl PodCaches {
             .get(unit)
             .into_iter()
             .flatten()
-            .filter_map(|key| self.workloads.get(key))
+            .filter_map(|key| self.workloads.get(&read_key(key)))
             .collect();
         match pods.first().and_then(|p| p.metadata.uid.as_deref()) {
             Some(uid) => run

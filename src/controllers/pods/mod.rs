@@ -2,34 +2,34 @@
 //! replica leads, each single pod or pod group that changed is reconciled one step at a time
 //! ([`crate::jobs::next_pod_step`]) and the writes go through the [`Writer`]. A step may write
 //! several pods (a group is started or stopped at once); the unit stays busy until every call
-//! is answered, and each answer is taken like a watch event. A conflict waits for the newer
-//! object, a transient failure is tried again after a second.
+//! is answered, and each answer is taken like a watch event. It runs in the [`WorkQueue`]: a
+//! conflict waits for the newer object, a transient failure is tried again after a backoff.
 
 mod inputs;
 mod steps;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
-use tokio::time::Instant;
 
 pub use self::inputs::PodInput;
 use self::inputs::{PodCaches, Touched, Unit, WATCHED_KINDS};
-use self::steps::{Done, Outcome, Planned};
+use self::steps::{Answer, Outcome, Planned, Write};
+use super::clock::{Clock, Reading};
 use super::events::{EventSink, WorkloadEvent};
 use super::watches::{Change, Fanout, slim_workload};
+use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
 use crate::api::Workload;
 use crate::engine::features::FeatureGates;
 use crate::jobs::{PodContext, PodStep, next_pod_step};
 
-/// Wait before a write that failed for a transient reason is tried again.
-const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// Watch changes waiting for the pod controller.
 const INPUT_DEPTH: usize = 4096;
 
@@ -58,151 +58,30 @@ pub fn start(
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     workloads.subscribe(&inputs, PodInput::Workload);
     inputs::spawn_all(client, &inputs, watches);
-    let controller = PodController {
+    let task = PodTask {
         caches: PodCaches::new(settings.plain_pods),
         settings,
         writer,
         events,
-        leading,
         listed: [false; WATCHED_KINDS],
-        dirty: Touched::default(),
-        busy: BTreeSet::new(),
-        retries: BTreeMap::new(),
         reported: BTreeMap::new(),
     };
-    controller.run(received)
+    WorkQueue::new(task, leading, Clock::system()).run(received)
 }
 
-struct PodController {
+/// The pod integration's rules.
+struct PodTask {
     caches: PodCaches,
     settings: PodSettings,
     writer: Writer,
     events: EventSink,
-    leading: watch::Receiver<bool>,
     /// Which watches delivered their first full list.
     listed: [bool; WATCHED_KINDS],
-    /// Units to look at again.
-    dirty: Touched,
-    /// Units with a write in flight: nothing else is decided for them until it is answered.
-    busy: BTreeSet<Unit>,
-    /// Units whose last write failed for a transient reason, and when to try again.
-    retries: BTreeMap<Unit, Instant>,
     /// The composition warning last recorded for a unit, so each is recorded once.
     reported: BTreeMap<Unit, String>,
 }
 
-impl PodController {
-    async fn run(mut self, mut inputs: mpsc::Receiver<PodInput>) {
-        let (done_tx, mut done) = mpsc::channel::<Done>(INPUT_DEPTH);
-        let mut tick = tokio::time::interval(RETRY_AFTER);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut elected = self.leading.clone();
-        let mut election_open = true;
-        let mut led = false;
-        loop {
-            tokio::select! {
-                input = inputs.recv() => match input {
-                    Some(input) => self.take(input),
-                    None => return,
-                },
-                Some(answer) = done.recv() => self.answered(answer),
-                _ = tick.tick() => self.due_retries(),
-                changed = elected.changed(), if election_open => {
-                    election_open = changed.is_ok();
-                }
-            }
-            while let Ok(input) = inputs.try_recv() {
-                self.take(input);
-            }
-            while let Ok(answer) = done.try_recv() {
-                self.answered(answer);
-            }
-            let leads = *self.leading.borrow();
-            if leads && !led {
-                // A new leader looks at everything once: what the last one left half done.
-                self.dirty.all = true;
-            }
-            led = leads;
-            if leads && self.listed.iter().all(|l| *l) {
-                self.pass(&done_tx);
-            }
-        }
-    }
-
-    fn take(&mut self, input: PodInput) {
-        let (source, reset) = input.source();
-        if reset {
-            self.listed[source] = true;
-        }
-        self.caches.take_input(input, &mut self.dirty);
-    }
-
-    fn due_retries(&mut self) {
-        let now = Instant::now();
-        let due: Vec<Unit> = self
-            .retries
-            .iter()
-            .filter(|(_, at)| **at <= now)
-            .map(|(unit, _)| unit.clone())
-            .collect();
-        for unit in due {
-            self.retries.remove(&unit);
-            self.dirty.units.insert(unit);
-        }
-    }
-
-    /// Decides for every unit that changed and sends the writes.
-    fn pass(&mut self, done: &mpsc::Sender<Done>) {
-        let dirty = std::mem::take(&mut self.dirty);
-        let units = if dirty.all {
-            self.caches.units()
-        } else {
-            dirty.units
-        };
-        for unit in units {
-            if self.busy.contains(&unit) {
-                // Looked at again once its write is answered.
-                self.dirty.units.insert(unit);
-                continue;
-            }
-            let pods = self.caches.pods_of(&unit);
-            let context = PodContext {
-                flavors: &self.caches.flavors,
-                priorities: &self.caches.priorities,
-                gates: &self.settings.gates,
-                wait_for_pods_ready: self.settings.wait_for_pods_ready,
-                label_keys_to_copy: &self.settings.label_keys_to_copy,
-            };
-            let workloads = self.caches.workloads_of(&unit, &pods);
-            if pods.is_empty() && workloads.is_empty() {
-                // The unit is gone: nothing to remember about it.
-                self.reported.remove(&unit);
-                continue;
-            }
-            let step = if pods.is_empty() {
-                // Every Workload the unit left behind, one after the other.
-                workloads
-                    .iter()
-                    .map(|w| next_pod_step(&pods, Some(w), context))
-                    .find(|s| *s != PodStep::Idle)
-                    .unwrap_or(PodStep::Idle)
-            } else {
-                next_pod_step(&pods, workloads.first().copied(), context)
-            };
-            match steps::write_for(step, &unit, &pods) {
-                Planned::Write(write) => {
-                    self.busy.insert(unit);
-                    steps::send(write, self.writer.clone(), done.clone());
-                }
-                Planned::Nothing => {}
-                Planned::Warning(warning) => {
-                    let (regarding, event) = *warning;
-                    self.warn(&unit, regarding, event);
-                }
-            }
-        }
-    }
-
+impl PodTask {
     /// Records a composition warning on the unit's first pod, unless it was the last one.
     fn warn(&mut self, unit: &Unit, regarding: ObjectReference, event: WorkloadEvent) {
         if self.reported.get(unit) == Some(&event.note) {
@@ -212,16 +91,99 @@ impl PodController {
         self.reported.insert(unit.clone(), event.note.clone());
         self.events.record_on(regarding, vec![event]);
     }
+}
+
+/// Marks what `touched` names.
+fn mark(touched: Touched, dirty: &mut Dirty<Unit>) {
+    if touched.all {
+        dirty.all();
+    }
+    dirty.extend(touched.units);
+}
+
+impl Task for PodTask {
+    type Input = PodInput;
+    type Key = Unit;
+    type Write = Write;
+    type Answer = Vec<Answer>;
+
+    fn take(&mut self, input: PodInput, _now: Reading, dirty: &mut Dirty<Unit>) {
+        let (source, reset) = input.source();
+        if reset {
+            self.listed[source] = true;
+        }
+        let mut touched = Touched::default();
+        self.caches.take_input(input, &mut touched);
+        mark(touched, dirty);
+    }
+
+    fn listed(&self) -> bool {
+        self.listed.iter().all(|l| *l)
+    }
+
+    fn keys(&self) -> Vec<Unit> {
+        self.caches.units().into_iter().collect()
+    }
+
+    fn decide(&mut self, unit: &Unit, now: Reading, writes: &mut Writes<'_, Unit, Write>) {
+        let pods = self.caches.pods_of(unit);
+        let context = PodContext {
+            flavors: &self.caches.flavors,
+            priorities: &self.caches.priorities,
+            gates: &self.settings.gates,
+            wait_for_pods_ready: self.settings.wait_for_pods_ready,
+            label_keys_to_copy: &self.settings.label_keys_to_copy,
+        };
+        let workloads = self.caches.workloads_of(unit, &pods);
+        if pods.is_empty() && workloads.is_empty() {
+            // The unit is gone: nothing to remember about it.
+            self.reported.remove(unit);
+            return;
+        }
+        let step = if pods.is_empty() {
+            // Every Workload the unit left behind, one after the other.
+            workloads
+                .iter()
+                .map(|w| next_pod_step(&pods, Some(w), context))
+                .find(|s| *s != PodStep::Idle)
+                .unwrap_or(PodStep::Idle)
+        } else {
+            next_pod_step(&pods, workloads.first().copied(), context)
+        };
+        match steps::write_for(step, &pods, now) {
+            Planned::Write(write) => {
+                writes.send(unit.clone(), write);
+            }
+            Planned::Nothing => {}
+            Planned::Warning(warning) => {
+                let (regarding, event) = *warning;
+                self.warn(unit, regarding, event);
+            }
+        }
+    }
+
+    fn write(&self, write: Write) -> BoxFuture<'static, Vec<Answer>> {
+        steps::carry_out(write, self.writer.clone()).boxed()
+    }
 
     /// Takes a write's answers: each object as written is taken like a watch event, unless the
     /// watch has already brought a newer version.
-    fn answered(&mut self, done: Done) {
-        self.busy.remove(&done.unit);
-        self.reported.remove(&done.unit);
-        for answer in done.answers {
+    fn answered(
+        &mut self,
+        unit: &Unit,
+        answers: Vec<Answer>,
+        _now: Reading,
+        dirty: &mut Dirty<Unit>,
+    ) -> Verdict {
+        self.reported.remove(unit);
+        let mut verdict = Verdict::Settled;
+        for answer in answers {
             match answer.result {
                 Ok(outcome) => {
-                    self.dirty.units.insert(done.unit.clone());
+                    dirty.insert(unit.clone());
+                    if verdict == Verdict::Settled {
+                        verdict = Verdict::Landed;
+                    }
                     if let Some((regarding, events)) = answer.events {
                         self.events.record_on(regarding, events);
                     }
@@ -234,27 +196,26 @@ impl PodController {
                         }
                         Outcome::PodGone(pod) => PodInput::Pod(Change::Delete(pod)),
                     };
-                    self.caches.take_written(
-                        input,
-                        answer.read_version.as_deref(),
-                        &mut self.dirty,
-                    );
+                    let mut touched = Touched::default();
+                    self.caches
+                        .take_written(input, answer.read_version.as_deref(), &mut touched);
+                    mark(touched, dirty);
                 }
                 Err(error) if error.is_transient() => {
-                    tracing::warn!(unit = %done.unit, %error, "write failed; trying again");
-                    self.retries
-                        .insert(done.unit.clone(), Instant::now() + RETRY_AFTER);
+                    tracing::warn!(%unit, %error, "write failed; trying again");
+                    verdict = Verdict::Retry;
                 }
                 Err(error @ WriteError::Refused { .. }) => {
                     // The same write would be refused again; the object's next change asks anew.
-                    tracing::warn!(unit = %done.unit, %error, "write refused");
+                    tracing::warn!(%unit, %error, "write refused");
                 }
                 Err(error) => {
                     // A conflict or a missing object: the watch brings the newer state, and the
                     // change it brings asks for another look.
-                    tracing::debug!(unit = %done.unit, %error, "write not made");
+                    tracing::debug!(%unit, %error, "write not made");
                 }
             }
         }
+        verdict
     }
 }

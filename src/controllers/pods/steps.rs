@@ -5,11 +5,10 @@ use crate::api::Condition;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Resource, ResourceExt};
-use tokio::sync::mpsc;
 
+use super::super::clock::Reading;
 use super::super::events::WorkloadEvent;
 use super::super::writer::{WriteError, Writer};
-use super::inputs::Unit;
 use crate::api::Workload;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::ReclaimablePod;
@@ -47,7 +46,6 @@ pub struct Item {
 /// The calls of one step of one unit, which stays busy until all are answered.
 #[derive(Debug)]
 pub struct Write {
-    unit: Unit,
     items: Vec<Item>,
 }
 
@@ -58,13 +56,6 @@ pub enum Outcome {
     Pod(Box<Pod>),
     /// The pod is gone.
     PodGone(Box<Pod>),
-}
-
-/// The answers to a unit's write, call by call.
-#[derive(Debug)]
-pub struct Done {
-    pub unit: Unit,
-    pub answers: Vec<Answer>,
 }
 
 #[derive(Debug)]
@@ -101,15 +92,14 @@ pub fn event(event: JobEvent) -> WorkloadEvent {
 }
 
 /// `desired` set on `workload` as Kueue sets it (its time moves only when its status flips).
-fn workload_condition(workload: &Workload, desired: Desired<'_>) -> Option<Condition> {
-    let now = Time(k8s_openapi::jiff::Timestamp::now());
+fn workload_condition(workload: &Workload, desired: Desired<'_>, now: &Time) -> Option<Condition> {
     let type_ = desired.type_.to_owned();
     let mut conditions = workload
         .status
         .as_ref()
         .map(|s| s.conditions.clone())
         .unwrap_or_default();
-    set_condition(&mut conditions, desired, &now);
+    set_condition(&mut conditions, desired, now);
     conditions.into_iter().find(|c| c.type_ == type_)
 }
 
@@ -130,9 +120,10 @@ pub enum Planned {
     Warning(Box<(ObjectReference, WorkloadEvent)>),
 }
 
-/// The calls `step` asks for on `unit`, whose pods are `pods`. A composition warning is not a
+/// The calls `step` asks for on a unit whose pods are `pods`. A composition warning is not a
 /// write: it comes back as the event to record on the first pod.
-pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Planned {
+pub fn write_for(step: PodStep, pods: &[Pod], now: Reading) -> Planned {
+    let now = now.time();
     let on_pod = |pod: &Pod, e: JobEvent| Some((pod.object_ref(&()), vec![event(e)]));
     let on_first = |e: JobEvent| pods.first().and_then(|p| on_pod(p, e));
     let item = |action, events| Item { action, events };
@@ -168,7 +159,7 @@ pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Planned {
                 message,
                 observed_generation: workload.metadata.generation,
             };
-            let Some(finished) = workload_condition(&workload, desired) else {
+            let Some(finished) = workload_condition(&workload, desired, &now) else {
                 return Planned::Nothing;
             };
             let note = JobEvent::finished_workload(&workload_key(&workload));
@@ -191,7 +182,7 @@ pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Planned {
                 message: condition.message,
                 observed_generation: workload.metadata.generation,
             };
-            let Some(written) = workload_condition(&workload, desired) else {
+            let Some(written) = workload_condition(&workload, desired, &now) else {
                 return Planned::Nothing;
             };
             vec![item(Action::Condition(workload, Box::new(written)), None)]
@@ -201,7 +192,7 @@ pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Planned {
             condition,
         } => {
             let desired = condition.desired(workload.metadata.generation);
-            let Some(written) = workload_condition(&workload, desired) else {
+            let Some(written) = workload_condition(&workload, desired, &now) else {
                 return Planned::Nothing;
             };
             vec![item(Action::Condition(workload, Box::new(written)), None)]
@@ -220,24 +211,21 @@ pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Planned {
             pods: stopping,
             reason,
             message,
-        } => {
-            let now = Time(k8s_openapi::jiff::Timestamp::now());
-            stopping
-                .into_iter()
-                .map(|pod| {
-                    let condition = PodCondition {
-                        type_: TERMINATION_TARGET.to_owned(),
-                        status: "True".to_owned(),
-                        reason: Some(reason.clone()),
-                        message: Some(message.clone()),
-                        last_transition_time: Some(now.clone()),
-                        ..PodCondition::default()
-                    };
-                    let events = on_pod(&pod, JobEvent::stopped(&message));
-                    item(Action::StopPod(Box::new(pod), Box::new(condition)), events)
-                })
-                .collect()
-        }
+        } => stopping
+            .into_iter()
+            .map(|pod| {
+                let condition = PodCondition {
+                    type_: TERMINATION_TARGET.to_owned(),
+                    status: "True".to_owned(),
+                    reason: Some(reason.clone()),
+                    message: Some(message.clone()),
+                    last_transition_time: Some(now.clone()),
+                    ..PodCondition::default()
+                };
+                let events = on_pod(&pod, JobEvent::stopped(&message));
+                item(Action::StopPod(Box::new(pod), Box::new(condition)), events)
+            })
+            .collect(),
         PodStep::DeleteExcess(excess) => excess
             .into_iter()
             .map(|pod| {
@@ -260,35 +248,24 @@ pub fn write_for(step: PodStep, unit: &Unit, pods: &[Pod]) -> Planned {
             vec![item(Action::ReplaceWorkload(workload), on_first(updated))]
         }
     };
-    Planned::Write(Write {
-        unit: unit.clone(),
-        items,
-    })
+    Planned::Write(Write { items })
 }
 
-/// Carries out `write`'s calls together in the background and sends their answers to `done`.
-pub fn send(write: Write, writer: Writer, done: mpsc::Sender<Done>) {
-    tokio::spawn(async move {
-        let calls = write.items.into_iter().map(|item| {
-            let writer = writer.clone();
-            async move {
-                let read_version = item.action.read_version();
-                let result = call(&writer, item.action).await;
-                Answer {
-                    events: item.events,
-                    read_version,
-                    result,
-                }
+/// Carries out `write`'s calls together and returns their answers, call by call.
+pub async fn carry_out(write: Write, writer: Writer) -> Vec<Answer> {
+    let calls = write.items.into_iter().map(|item| {
+        let writer = writer.clone();
+        async move {
+            let read_version = item.action.read_version();
+            let result = call(&writer, item.action).await;
+            Answer {
+                events: item.events,
+                read_version,
+                result,
             }
-        });
-        let answers = futures::future::join_all(calls).await;
-        let _ = done
-            .send(Done {
-                unit: write.unit,
-                answers,
-            })
-            .await;
+        }
     });
+    futures::future::join_all(calls).await
 }
 
 async fn call(writer: &Writer, action: Action) -> Result<Outcome, WriteError> {

@@ -11,7 +11,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt;
 
 use crate::api::keys::condition_types;
-use crate::api::{Condition, Workload};
+use crate::api::{Condition, ObjectKey, Workload};
 use crate::config::WorkloadRetention;
 use crate::controllers::watches::{Change, SharedWorkload};
 
@@ -83,23 +83,13 @@ pub fn deletion_due(
     ))
 }
 
-fn key(workload: &Workload) -> String {
-    format!(
-        "{}/{}",
-        workload.namespace().unwrap_or_default(),
-        workload.name_any()
-    )
-}
-
 /// The Workloads the watch shows whose retention runs, ordered by when each is due.
 #[derive(Debug)]
 pub struct Schedule {
     policy: WorkloadRetention,
     /// Each such Workload as last read, with the instant it is due and what is deleted then.
-    ended: BTreeMap<String, (Timestamp, Expired, SharedWorkload)>,
-    due: BTreeSet<(Timestamp, String)>,
-    /// Deletions sent and not answered yet: not handed out again meanwhile.
-    deleting: BTreeSet<String>,
+    ended: BTreeMap<ObjectKey, (Timestamp, Expired, SharedWorkload)>,
+    due: BTreeSet<(Timestamp, ObjectKey)>,
 }
 
 impl Schedule {
@@ -108,7 +98,6 @@ impl Schedule {
             policy,
             ended: BTreeMap::new(),
             due: BTreeSet::new(),
-            deleting: BTreeSet::new(),
         }
     }
 
@@ -116,7 +105,7 @@ impl Schedule {
     pub fn take(&mut self, change: Change<SharedWorkload>) {
         match change {
             Change::Apply(workload) => self.put(*workload),
-            Change::Delete(workload) => self.remove(&key(&workload)),
+            Change::Delete(workload) => self.remove(&ObjectKey::of(&**workload)),
             Change::Reset(workloads) => {
                 self.ended.clear();
                 self.due.clear();
@@ -128,7 +117,7 @@ impl Schedule {
     }
 
     fn put(&mut self, workload: SharedWorkload) {
-        let key = key(&workload);
+        let key = ObjectKey::of(&*workload);
         self.remove(&key);
         if let Some((at, expired)) = deletion_due(&workload, self.policy) {
             self.due.insert((at, key.clone()));
@@ -136,55 +125,50 @@ impl Schedule {
         }
     }
 
-    fn remove(&mut self, key: &str) {
+    fn remove(&mut self, key: &ObjectKey) {
         if let Some((at, _, _)) = self.ended.remove(key) {
-            self.due.remove(&(at, key.to_owned()));
+            self.due.remove(&(at, key.clone()));
         }
     }
 
-    /// The earliest instant a Workload not being deleted is due.
-    pub fn next(&self) -> Option<Timestamp> {
-        self.due
-            .iter()
-            .find(|(_, key)| !self.deleting.contains(key))
-            .map(|(at, _)| *at)
+    /// Every Workload whose retention runs.
+    pub fn keys(&self) -> Vec<ObjectKey> {
+        self.ended.keys().cloned().collect()
     }
 
-    /// At most `limit` of the Workloads due at `now` and not being deleted, earliest first, each
-    /// marked as being deleted.
-    pub fn take_due(&mut self, now: Timestamp, limit: usize) -> Vec<(SharedWorkload, Expired)> {
-        let due: Vec<String> = self
-            .due
+    /// The Workloads due at `now`, earliest first.
+    pub fn due_keys(&self, now: Timestamp) -> Vec<ObjectKey> {
+        self.due
             .iter()
             .take_while(|(at, _)| *at <= now)
-            .filter(|(_, key)| !self.deleting.contains(key))
-            .take(limit)
             .map(|(_, key)| key.clone())
-            .collect();
-        due.into_iter()
-            .filter_map(|key| {
-                let (_, expired, workload) = self.ended.get(&key)?.clone();
-                self.deleting.insert(key);
-                Some((workload, expired))
-            })
             .collect()
     }
 
-    /// The deletion of `workload` was answered: done (deleted, or gone already) when `retry_at`
-    /// is `None`; otherwise tried again from `retry_at` on, or as soon as the watch brings a
-    /// newer version that is due.
-    pub fn answered(&mut self, workload: &Workload, retry_at: Option<Timestamp>) {
-        let key = key(workload);
-        self.deleting.remove(&key);
+    /// The first instant after `now` a Workload falls due.
+    pub fn next_after(&self, now: Timestamp) -> Option<Timestamp> {
+        self.due.iter().map(|(at, _)| *at).find(|at| *at > now)
+    }
+
+    /// The Workload `key` as read, with what to delete, when it is due at `now`.
+    pub fn due(&self, key: &ObjectKey, now: Timestamp) -> Option<(SharedWorkload, Expired)> {
+        let (at, expired, workload) = self.ended.get(key)?;
+        (*at <= now).then(|| (workload.clone(), expired.clone()))
+    }
+
+    /// The deletion of `key` was answered: done (deleted, or gone already) when `retry_at` is
+    /// `None`; otherwise tried again from `retry_at` on, or as soon as the watch brings a newer
+    /// version that is due.
+    pub fn answered(&mut self, key: &ObjectKey, retry_at: Option<Timestamp>) {
         let Some(retry_at) = retry_at else {
-            self.remove(&key);
+            self.remove(key);
             return;
         };
-        if let Some((at, expired, read)) = self.ended.remove(&key) {
+        if let Some((at, expired, read)) = self.ended.remove(key) {
             self.due.remove(&(at, key.clone()));
             let at = at.max(retry_at);
             self.due.insert((at, key.clone()));
-            self.ended.insert(key, (at, expired, read));
+            self.ended.insert(key.clone(), (at, expired, read));
         }
     }
 }

@@ -6,6 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelecto
 use serde_json::json;
 
 use super::*;
+use crate::controllers::clock::Clock;
 use crate::controllers::jobs::inputs::{JobInput, Touched};
 use crate::controllers::watches::Change;
 use crate::jobs::JobScope;
@@ -109,7 +110,10 @@ fn a_namespace_labelled_later_brings_its_jobs_into_scope() {
         )))),
         &mut touched,
     );
-    assert!(touched.jobs.contains("ml/train"), "{touched:?}");
+    assert!(
+        touched.jobs.contains(&ObjectKey::new("ml", "train")),
+        "{touched:?}"
+    );
     assert!(creates_workload_naming(step(&unqueued, &caches, true)).is_some());
 }
 
@@ -142,11 +146,18 @@ fn a_workload_its_deleted_job_orphaned_is_finished_as_owner_not_found() {
         &mut touched,
     );
     assert!(
-        touched.workloads.contains("ml/job-train-1a2b3"),
+        touched
+            .workloads
+            .contains(&ObjectKey::new("ml", "job-train-1a2b3")),
         "{touched:?}"
     );
-    let write = workload_write(&caches, &JobSettings::default(), "ml/job-train-1a2b3")
-        .expect("the orphaned Workload is finished");
+    let write = workload_write(
+        &caches,
+        &JobSettings::default(),
+        &ObjectKey::new("ml", "job-train-1a2b3"),
+        Clock::system().read(),
+    )
+    .expect("the orphaned Workload is finished");
     let Action::Condition(_, finished) = write.action else {
         panic!("a Finished condition, not {:?}", write.action);
     };

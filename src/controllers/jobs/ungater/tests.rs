@@ -12,7 +12,9 @@ use crate::controllers::jobs::inputs::{JobInput, Touched};
 use crate::controllers::jobs::steps::stray_pods;
 use crate::controllers::watches::Change;
 
-const KEY: &str = "ml/job-train-1a2b3";
+fn key() -> ObjectKey {
+    ObjectKey::new("ml", "job-train-1a2b3")
+}
 
 /// The Workload admitted on one pod a host of `hosts`.
 fn workload(hosts: &[&str]) -> Workload {
@@ -83,11 +85,11 @@ fn caches(workload: Workload, pods: Vec<Pod>) -> JobCaches {
 
 /// The releases of the Workload's pods now, as (pod, host).
 fn released(caches: &JobCaches) -> Vec<(String, Option<String>)> {
-    releases(caches, KEY, &BTreeMap::new())
+    releases(caches, &key(), &BTreeMap::new())
         .into_iter()
         .map(|r| {
             let host = r.node_selector.get("kubernetes.io/hostname").cloned();
-            (r.pod_key, host)
+            (r.pod_key.to_string(), host)
         })
         .collect()
 }
@@ -100,7 +102,7 @@ fn a_gated_pod_whose_host_is_not_ready_waits_for_its_replacement() {
         vec![pod("a", None), pod("c", Some("h2"))],
     );
     assert_eq!(released(&failing), []);
-    assert!(stray_pods(&failing, KEY).is_empty());
+    assert!(stray_pods(&failing, &key()).is_empty());
 
     let mut touched = Touched::default();
     let mut back = failing;
@@ -124,9 +126,9 @@ fn gated_pods_are_kept_through_a_replacement_and_released_onto_the_new_host() {
     let pods = vec![pod("a", None), pod("b", Some("h1")), pod("c", Some("h2"))];
     let replaced = caches(workload(&["h3", "h2"]), pods);
 
-    let deleted: Vec<String> = stray_pods(&replaced, KEY)
+    let deleted: Vec<String> = stray_pods(&replaced, &key())
         .into_iter()
-        .map(|(key, _)| key)
+        .map(|(key, _)| key.to_string())
         .collect();
     assert_eq!(
         deleted,

@@ -38,10 +38,6 @@ fn workload(name: &str, version: &str, finished: Option<&str>) -> SharedWorkload
     )
 }
 
-fn names(due: &[(SharedWorkload, Expired)]) -> Vec<String> {
-    due.iter().map(|(w, _)| w.name_any()).collect()
-}
-
 #[test]
 fn a_workload_is_due_the_retention_after_it_finished() {
     let done = workload("done", "1", Some("2026-11-28T10:00:00Z"));
@@ -70,8 +66,12 @@ fn a_workload_is_due_the_retention_after_it_finished() {
     assert_eq!(deletion_due(&unfinished, policy), None);
 }
 
+fn key(name: &str) -> ObjectKey {
+    ObjectKey::new("ns", name)
+}
+
 #[test]
-fn due_workloads_are_handed_out_once_earliest_first_and_at_most_the_limit() {
+fn due_workloads_come_earliest_first() {
     let mut schedule = Schedule::new(finished_after(HOUR));
     schedule.take(Change::Reset(vec![
         workload("later", "1", Some("2026-11-28T10:30:00Z")),
@@ -79,17 +79,21 @@ fn due_workloads_are_handed_out_once_earliest_first_and_at_most_the_limit() {
         workload("second", "1", Some("2026-11-28T10:10:00Z")),
         workload("running", "1", None),
     ]));
-    assert_eq!(schedule.next(), Some(at("2026-11-28T11:00:00Z")));
-    assert!(schedule.take_due(at("2026-11-28T10:59:59Z"), 16).is_empty());
+    let before = at("2026-11-28T10:59:59Z");
+    assert_eq!(
+        schedule.next_after(before),
+        Some(at("2026-11-28T11:00:00Z"))
+    );
+    assert!(schedule.due_keys(before).is_empty());
+    assert!(schedule.due(&key("first"), before).is_none());
 
     let now = at("2026-11-28T11:20:00Z");
-    assert_eq!(names(&schedule.take_due(now, 1)), ["first"]);
-    assert_eq!(names(&schedule.take_due(now, 16)), ["second"]);
-    assert!(
-        schedule.take_due(now, 16).is_empty(),
-        "deletions in flight are not handed out again"
+    assert_eq!(schedule.due_keys(now), [key("first"), key("second")]);
+    assert_eq!(
+        schedule.due(&key("first"), now).map(|(_, expired)| expired),
+        Some(Expired::Workload)
     );
-    assert_eq!(schedule.next(), Some(at("2026-11-28T11:30:00Z")));
+    assert_eq!(schedule.next_after(now), Some(at("2026-11-28T11:30:00Z")));
 }
 
 #[test]
@@ -97,24 +101,26 @@ fn a_deleted_workload_is_forgotten_and_a_failed_deletion_is_tried_again_later() 
     let mut schedule = Schedule::new(finished_after(HOUR));
     let gone = workload("gone", "1", Some("2026-11-28T10:00:00Z"));
     let stale = workload("stale", "1", Some("2026-11-28T10:00:00Z"));
-    schedule.take(Change::Reset(vec![gone.clone(), stale.clone()]));
+    schedule.take(Change::Reset(vec![gone, stale]));
     let now = at("2026-11-28T11:00:00Z");
-    assert_eq!(schedule.take_due(now, 16).len(), 2);
+    assert_eq!(schedule.due_keys(now).len(), 2);
 
-    schedule.answered(&gone, None);
+    schedule.answered(&key("gone"), None);
     let retry_at = at("2026-11-28T11:00:01Z");
-    schedule.answered(&stale, Some(retry_at));
-    assert_eq!(schedule.next(), Some(retry_at));
-    assert!(schedule.take_due(now, 16).is_empty());
-    assert_eq!(names(&schedule.take_due(retry_at, 16)), ["stale"]);
+    schedule.answered(&key("stale"), Some(retry_at));
+    assert_eq!(schedule.next_after(now), Some(retry_at));
+    assert!(schedule.due_keys(now).is_empty());
+    assert_eq!(schedule.due_keys(retry_at), [key("stale")]);
 
     // The watch brings the newer version, which is what the next deletion is fenced on.
     let newer = workload("stale", "2", Some("2026-11-28T10:00:00Z"));
     schedule.take(Change::Apply(Box::new(newer)));
-    schedule.answered(&stale, Some(at("2026-11-28T11:00:02Z")));
-    let handed = schedule.take_due(at("2026-11-28T11:00:02Z"), 16);
-    assert_eq!(handed.len(), 1);
-    assert_eq!(handed[0].0.resource_version().as_deref(), Some("2"));
+    schedule.answered(&key("stale"), Some(at("2026-11-28T11:00:02Z")));
+    let handed = schedule.due(&key("stale"), at("2026-11-28T11:00:02Z"));
+    assert_eq!(
+        handed.and_then(|(w, _)| w.resource_version()).as_deref(),
+        Some("2")
+    );
 }
 
 #[test]
@@ -123,7 +129,7 @@ fn a_workload_that_is_deleted_reset_away_or_no_longer_finished_is_not_due() {
     let done = workload("done", "1", Some("2026-11-28T10:00:00Z"));
     schedule.take(Change::Apply(Box::new(done.clone())));
     schedule.take(Change::Delete(Box::new(done)));
-    assert_eq!(schedule.next(), None);
+    assert_eq!(schedule.next_after(Timestamp::MIN), None);
 
     schedule.take(Change::Apply(Box::new(workload(
         "requeued",
@@ -131,7 +137,7 @@ fn a_workload_that_is_deleted_reset_away_or_no_longer_finished_is_not_due() {
         Some("2026-11-28T10:00:00Z"),
     ))));
     schedule.take(Change::Apply(Box::new(workload("requeued", "2", None))));
-    assert_eq!(schedule.next(), None);
+    assert_eq!(schedule.next_after(Timestamp::MIN), None);
 
     schedule.take(Change::Apply(Box::new(workload(
         "listed-before",
@@ -139,7 +145,7 @@ fn a_workload_that_is_deleted_reset_away_or_no_longer_finished_is_not_due() {
         Some("2026-11-28T10:00:00Z"),
     ))));
     schedule.take(Change::Reset(Vec::new()));
-    assert_eq!(schedule.next(), None);
+    assert_eq!(schedule.next_after(Timestamp::MIN), None);
 }
 
 /// A Workload of Job `train` that Kueue deactivated: inactive, evicted at `evicted`.

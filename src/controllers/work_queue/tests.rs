@@ -1,0 +1,259 @@
+//! The work-queue loop alone, over a task that writes each key it is asked to decide.
+
+use std::time::Duration;
+
+use futures::FutureExt;
+use k8s_openapi::jiff::Timestamp;
+
+use super::*;
+use crate::api::ObjectKey;
+
+/// What the recording task's watches deliver.
+enum Input {
+    /// Every watch's first list, with the keys that exist.
+    Listed(Vec<ObjectKey>),
+    Touch(ObjectKey),
+}
+
+/// Writes each key it decides, and remembers the order it decided them in.
+#[derive(Default)]
+struct Recording {
+    listed: bool,
+    known: Vec<ObjectKey>,
+    decided: Vec<ObjectKey>,
+    written: Option<mpsc::UnboundedSender<ObjectKey>>,
+}
+
+impl Task for Recording {
+    type Input = Input;
+    type Key = ObjectKey;
+    type Write = ObjectKey;
+    type Answer = Verdict;
+
+    const MAX_IN_FLIGHT: usize = 3;
+
+    fn take(&mut self, input: Input, _now: Reading, dirty: &mut Dirty<ObjectKey>) {
+        match input {
+            Input::Listed(known) => {
+                self.listed = true;
+                self.known = known;
+                dirty.all();
+            }
+            Input::Touch(key) => dirty.insert(key),
+        }
+    }
+
+    fn listed(&self) -> bool {
+        self.listed
+    }
+
+    fn keys(&self) -> Vec<ObjectKey> {
+        self.known.clone()
+    }
+
+    fn decide(
+        &mut self,
+        key: &ObjectKey,
+        _now: Reading,
+        writes: &mut Writes<'_, ObjectKey, ObjectKey>,
+    ) {
+        self.decided.push(key.clone());
+        writes.send(key.clone(), key.clone());
+    }
+
+    fn write(&self, write: ObjectKey) -> BoxFuture<'static, Verdict> {
+        if let Some(written) = &self.written {
+            let _ = written.send(write);
+        }
+        async { Verdict::Landed }.boxed()
+    }
+
+    fn answered(
+        &mut self,
+        _key: &ObjectKey,
+        answer: Verdict,
+        _now: Reading,
+        _dirty: &mut Dirty<ObjectKey>,
+    ) -> Verdict {
+        answer
+    }
+}
+
+fn key(name: &str) -> ObjectKey {
+    ObjectKey::new("ns", name)
+}
+
+fn sent(writes: Vec<(ObjectKey, ObjectKey)>) -> Vec<String> {
+    writes.into_iter().map(|(key, _)| key.name).collect()
+}
+
+fn clock() -> Clock {
+    Clock::manual(Timestamp::from_second(1_700_000_000).expect("a time"))
+}
+
+/// A leading loop whose watches listed `known`, with its first turn (a look at everything) taken.
+fn leading(known: &[&str], clock: &Clock) -> (WorkQueue<Recording>, watch::Sender<bool>) {
+    let (election, leading) = watch::channel(true);
+    let mut queue = WorkQueue::new(Recording::default(), leading, clock.clone());
+    queue.take(Input::Listed(known.iter().map(|n| key(n)).collect()));
+    queue.turn();
+    queue.task_mut().decided.clear();
+    (queue, election)
+}
+
+#[test]
+fn a_key_with_a_write_in_flight_is_decided_again_only_once_it_is_answered() {
+    let clock = clock();
+    let (mut queue, _election) = leading(&[], &clock);
+    queue.take(Input::Touch(key("a")));
+    assert_eq!(sent(queue.turn()), ["a"]);
+    queue.take(Input::Touch(key("a")));
+    assert!(queue.turn().is_empty(), "a is busy");
+    assert_eq!(queue.task().decided, [key("a")]);
+
+    queue.answered(key("a"), Verdict::Settled);
+    assert_eq!(
+        sent(queue.turn()),
+        ["a"],
+        "the change that came while a was busy is decided once its write is answered"
+    );
+}
+
+#[test]
+fn a_landed_write_asks_for_another_look_at_its_key() {
+    let clock = clock();
+    let (mut queue, _election) = leading(&[], &clock);
+    queue.take(Input::Touch(key("a")));
+    queue.turn();
+    queue.answered(key("a"), Verdict::Landed);
+    assert_eq!(sent(queue.turn()), ["a"]);
+}
+
+#[test]
+fn changes_that_arrive_together_are_decided_in_one_turn_once_per_key() {
+    let clock = clock();
+    let (mut queue, _election) = leading(&[], &clock);
+    for name in ["b", "a", "b", "a", "c"] {
+        queue.take(Input::Touch(key(name)));
+    }
+    assert_eq!(sent(queue.turn()), ["a", "b", "c"]);
+    assert_eq!(queue.task().decided, [key("a"), key("b"), key("c")]);
+}
+
+#[test]
+fn a_failed_write_is_tried_again_after_a_backoff_that_doubles_and_resets_on_success() {
+    let clock = clock();
+    let (mut queue, _election) = leading(&[], &clock);
+    queue.take(Input::Touch(key("a")));
+    queue.turn();
+    let start = clock.instant();
+
+    queue.answered(key("a"), Verdict::Retry);
+    assert_eq!(queue.next_wake(), Some(start + Duration::from_secs(1)));
+    clock.advance(Duration::from_millis(999));
+    assert!(queue.turn().is_empty(), "not before a second");
+    clock.advance(Duration::from_millis(1));
+    assert_eq!(sent(queue.turn()), ["a"]);
+
+    queue.answered(key("a"), Verdict::Retry);
+    assert_eq!(
+        queue.next_wake(),
+        Some(clock.instant() + Duration::from_secs(2))
+    );
+    clock.advance(Duration::from_secs(1));
+    assert!(
+        queue.turn().is_empty(),
+        "the second failure waits two seconds"
+    );
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(sent(queue.turn()), ["a"]);
+
+    queue.answered(key("a"), Verdict::Landed);
+    assert_eq!(sent(queue.turn()), ["a"]);
+    queue.answered(key("a"), Verdict::Retry);
+    assert_eq!(
+        queue.next_wake(),
+        Some(clock.instant() + Duration::from_secs(1)),
+        "a success starts the backoff over"
+    );
+}
+
+#[test]
+fn the_backoff_is_capped() {
+    assert_eq!(retry_after(1), FIRST_RETRY_AFTER);
+    assert_eq!(retry_after(3), Duration::from_secs(4));
+    assert_eq!(retry_after(7), MAX_RETRY_AFTER);
+    assert_eq!(retry_after(u32::MAX), MAX_RETRY_AFTER);
+}
+
+#[test]
+fn nothing_is_decided_before_every_watch_has_listed() {
+    let (_election, leading) = watch::channel(true);
+    let mut queue = WorkQueue::new(Recording::default(), leading, clock());
+    queue.take(Input::Touch(key("a")));
+    assert!(queue.turn().is_empty());
+    queue.take(Input::Listed(vec![key("a"), key("b")]));
+    assert_eq!(sent(queue.turn()), ["a", "b"]);
+}
+
+#[test]
+fn a_follower_writes_nothing_and_a_new_leader_looks_at_everything() {
+    let (election, leading) = watch::channel(false);
+    let mut queue = WorkQueue::new(Recording::default(), leading, clock());
+    queue.take(Input::Listed(vec![key("a"), key("b")]));
+    queue.take(Input::Touch(key("a")));
+    assert!(queue.turn().is_empty(), "a follower sends nothing");
+    assert!(queue.task().decided.is_empty());
+
+    election.send_replace(true);
+    assert_eq!(sent(queue.turn()), ["a", "b"]);
+    queue.answered(key("a"), Verdict::Settled);
+    queue.answered(key("b"), Verdict::Settled);
+
+    election.send_replace(false);
+    queue.take(Input::Touch(key("b")));
+    assert!(queue.turn().is_empty());
+    election.send_replace(true);
+    assert_eq!(
+        sent(queue.turn()),
+        ["a", "b"],
+        "leading again, it looks at everything again"
+    );
+}
+
+#[test]
+fn writes_beyond_the_limit_in_flight_wait_for_room() {
+    let clock = clock();
+    let (mut queue, _election) = leading(&[], &clock);
+    for name in ["a", "b", "c", "d"] {
+        queue.take(Input::Touch(key(name)));
+    }
+    assert_eq!(sent(queue.turn()), ["a", "b", "c"]);
+    assert!(queue.turn().is_empty(), "no room");
+    queue.answered(key("a"), Verdict::Settled);
+    assert_eq!(sent(queue.turn()), ["d"]);
+}
+
+#[tokio::test]
+async fn the_loop_writes_what_its_inputs_touch_and_stops_when_they_close() {
+    let (written, mut writes) = mpsc::unbounded_channel();
+    let task = Recording {
+        written: Some(written),
+        ..Recording::default()
+    };
+    let (_election, leading) = watch::channel(true);
+    let (inputs, received) = mpsc::channel(8);
+    let running = tokio::spawn(WorkQueue::new(task, leading, Clock::system()).run(received));
+    inputs
+        .send(Input::Listed(Vec::new()))
+        .await
+        .expect("running");
+    inputs.send(Input::Touch(key("a"))).await.expect("running");
+    let first = tokio::time::timeout(Duration::from_secs(5), writes.recv()).await;
+    assert_eq!(first.expect("a write in time"), Some(key("a")));
+    drop(inputs);
+    tokio::time::timeout(Duration::from_secs(5), running)
+        .await
+        .expect("the loop stops")
+        .expect("no panic");
+}
