@@ -1,29 +1,111 @@
-//! Queue status and gauges from the engine's queue report, written only where they changed.
+//! Queue status, gauges and `resource-in-use` finalizers from the engine's queue report, written
+//! only where they changed, at a paced rate.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
 use tokio::time::Instant;
 
+use super::finalizers::releasable;
+use super::requests::FinalizedObject;
 use super::{AdmissionLoop, REPORT_PERIOD, WriteRequest};
-use crate::controllers::queue_status::{self, QueueWrite};
+use crate::controllers::clock::Reading;
+use crate::controllers::queue_status::{self, Pacer, QueueObjects, QueueWrite};
+use crate::controllers::writer::{FinalizerTarget, WriteError};
+
+/// The shortest time between two status writes of one queue.
+const QUEUE_STATUS_PERIOD: Duration = Duration::from_secs(1);
+/// Queue status writes a second, across all queues: with many queues changing at once (a
+/// status write each per period would be one request per queue and second), each is written
+/// less often rather than taking API server capacity from admissions.
+const QUEUE_STATUS_WRITES_PER_SECOND: u32 = 10;
+/// Queue status writes that may go out at once after a quiet spell: one second's budget, so
+/// that up to that many queues changing together (an admission changes its ClusterQueue,
+/// LocalQueue and cohorts) are written at the next report as without a budget, reports being
+/// [`REPORT_PERIOD`] apart; the long-run rate stays [`QUEUE_STATUS_WRITES_PER_SECOND`].
+const QUEUE_STATUS_BURST: u32 = 10;
+
+/// The queue objects as read and what is being written of them.
+pub(super) struct Reports {
+    /// Queues and flavors as read, for merging their status and releasing their finalizers.
+    pub objects: QueueObjects,
+    /// Whether something changed that the next report shows.
+    pub due: bool,
+    /// When the last report ran.
+    last: Option<Instant>,
+    /// Queue status writes in flight, with the object as it was before.
+    in_flight: BTreeMap<String, QueueWrite>,
+    pacer: Pacer,
+    /// Finalizer removals asked for, with the version they were asked at.
+    finalizing: BTreeMap<FinalizedObject, Option<String>>,
+}
+
+impl Reports {
+    pub fn new() -> Self {
+        Reports {
+            objects: QueueObjects::default(),
+            due: true,
+            last: None,
+            in_flight: BTreeMap::new(),
+            pacer: Pacer::new(
+                QUEUE_STATUS_PERIOD,
+                QUEUE_STATUS_WRITES_PER_SECOND,
+                QUEUE_STATUS_BURST,
+            ),
+            finalizing: BTreeMap::new(),
+        }
+    }
+
+    /// When the next report may run, `period` after the last.
+    pub fn next_at(&self, period: Duration) -> Option<Instant> {
+        self.last.map(|at| at + period)
+    }
+
+    /// The finalizer removals of `due` not asked for yet at the version read. An object is asked
+    /// for once per version read, so a removal that landed is not asked for again before the
+    /// watch brings the object without it.
+    fn finalizers_to_ask(&mut self, due: Vec<FinalizerTarget>) -> Vec<FinalizerTarget> {
+        let due: Vec<(FinalizedObject, FinalizerTarget)> = due
+            .into_iter()
+            .map(|t| (FinalizedObject::of(&t), t))
+            .collect();
+        self.finalizing
+            .retain(|key, _| due.iter().any(|(object, _)| object == key));
+        let mut ask = Vec::new();
+        for (object, target) in due {
+            if self.finalizing.get(&object) == Some(&target.resource_version) {
+                continue;
+            }
+            self.finalizing
+                .insert(object, target.resource_version.clone());
+            ask.push(target);
+        }
+        ask
+    }
+}
 
 impl AdmissionLoop {
     /// Queue status and gauges, at most every [`REPORT_PERIOD`].
-    pub(super) fn report(&mut self) {
-        if !self.report_due
+    pub(super) fn report(&mut self, now: &Reading) {
+        if !self.reports.due
             || self
-                .last_report
-                .is_some_and(|at| at.elapsed() < REPORT_PERIOD)
+                .reports
+                .last
+                .is_some_and(|at| now.instant.saturating_duration_since(at) < REPORT_PERIOD)
         {
             return;
         }
-        self.report_due = false;
-        self.last_report = Some(Instant::now());
-        let now = Time(k8s_openapi::jiff::Timestamp::now());
+        self.reports.due = false;
+        self.reports.last = Some(now.instant);
+        let time = now.time();
         let report = self.state.engine().queue_report();
-        self.metrics
-            .queues(&report, self.state.engine(), &self.queues.local_queues);
+        self.metrics.queues(
+            &report,
+            self.state.engine(),
+            &self.reports.objects.local_queues,
+        );
         let differing: Vec<(String, QueueWrite)> =
-            queue_status::changed(&self.queues, &report, &now)
+            queue_status::changed(&self.reports.objects, &report, &time)
                 .into_iter()
                 .map(|write| (write.key(), write))
                 .collect();
@@ -31,26 +113,37 @@ impl AdmissionLoop {
         // A queue whose write is still in flight waits for its answer, and takes no budget.
         let candidates: Vec<(String, QueueWrite)> = differing
             .into_iter()
-            .filter(|(key, _)| !self.queue_writes_in_flight.contains_key(key))
+            .filter(|(key, _)| !self.reports.in_flight.contains_key(key))
             .collect();
-        let picked = self.queue_pacer.pick(candidates, Instant::now());
+        let picked = self.reports.pacer.pick(candidates, now.instant);
         if picked.len() < count {
             // Computed again at a later report, with what has changed by then.
-            self.report_due = true;
+            self.reports.due = true;
         }
         for (key, write) in picked {
             self.send_queue(key, write);
         }
-        self.release_finalizers(&report);
+        let due = releasable(&self.reports.objects, &report);
+        for target in self.reports.finalizers_to_ask(due) {
+            let object = FinalizedObject::of(&target);
+            tracing::info!(%object, "no longer in use; its resource-in-use finalizer is removed");
+            let request = WriteRequest::Finalizers {
+                object,
+                target: Box::new(target),
+            };
+            if self.requests.send(request).is_err() {
+                tracing::error!("the writer stopped; finalizers are no longer removed");
+            }
+        }
     }
 
     fn send_queue(&mut self, key: String, write: QueueWrite) {
         // The status is taken as written until the watch says otherwise, so the next report
         // does not write it again; a failed write puts the object back as it was.
-        let Some(before) = self.queues.put(write.clone()) else {
+        let Some(before) = self.reports.objects.put(write.clone()) else {
             return;
         };
-        self.queue_writes_in_flight.insert(key.clone(), before);
+        self.reports.in_flight.insert(key.clone(), before);
         if self
             .requests
             .send(WriteRequest::Queue {
@@ -60,6 +153,31 @@ impl AdmissionLoop {
             .is_err()
         {
             tracing::error!("the writer stopped; queue status is no longer written");
+        }
+    }
+
+    /// The answer to a queue status write.
+    pub(super) fn queue_written(&mut self, key: String, result: Result<(), WriteError>) {
+        let before = self.reports.in_flight.remove(&key);
+        if let Err(error) = result {
+            tracing::warn!(%error, "queue status not written; it is computed again");
+            if let Some(before) = before {
+                self.reports.objects.restore(before);
+            }
+            self.reports.due = true;
+        }
+    }
+
+    /// The answer to a finalizer removal: one that failed is asked for again.
+    pub(super) fn finalizers_written(
+        &mut self,
+        object: FinalizedObject,
+        result: Result<(), WriteError>,
+    ) {
+        if let Err(error) = result {
+            tracing::warn!(%object, %error, "finalizer not removed; tried again");
+            self.reports.finalizing.remove(&object);
+            self.reports.due = true;
         }
     }
 }

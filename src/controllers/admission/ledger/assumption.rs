@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use crate::api::keys::{condition_types, kuota_annotations};
 use crate::api::{Workload, WorkloadStatus};
 
-use super::plan::Effect;
+use crate::controllers::admission::plan::Effect;
 
 /// Conditions an admission decision sets.
 const DECIDED_CONDITIONS: [&str; 6] = [
