@@ -14,7 +14,7 @@ use crate::controllers::queue_status::{self, Pacer, QueueObjects, QueueWrite};
 use crate::controllers::writer::{FinalizerTarget, WriteError};
 
 /// The shortest time between two status writes of one queue.
-const QUEUE_STATUS_PERIOD: Duration = Duration::from_secs(1);
+pub(super) const QUEUE_STATUS_PERIOD: Duration = Duration::from_secs(1);
 /// Queue status writes a second, across all queues: with many queues changing at once (a
 /// status write each per period would be one request per queue and second), each is written
 /// less often rather than taking API server capacity from admissions.
@@ -23,7 +23,7 @@ const QUEUE_STATUS_WRITES_PER_SECOND: u32 = 10;
 /// that up to that many queues changing together (an admission changes its ClusterQueue,
 /// LocalQueue and cohorts) are written at the next report as without a budget, reports being
 /// [`REPORT_PERIOD`] apart; the long-run rate stays [`QUEUE_STATUS_WRITES_PER_SECOND`].
-const QUEUE_STATUS_BURST: u32 = 10;
+pub(super) const QUEUE_STATUS_BURST: u32 = 10;
 
 /// The queue objects as read and what is being written of them.
 pub(super) struct Reports {

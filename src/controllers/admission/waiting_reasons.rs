@@ -113,14 +113,6 @@ impl WaitingReasons {
     pub(super) fn deferred(&self) -> usize {
         self.deferred.len()
     }
-
-    /// Moves the start of the current period `by` into the past, as if that much time had gone by.
-    #[cfg(test)]
-    pub(super) fn age(&mut self, by: Duration) {
-        self.period_start = self
-            .period_start
-            .map(|start| start.checked_sub(by).unwrap_or(start));
-    }
 }
 
 /// Whether going from `old` to `new` changes nothing but the `QuotaReserved` condition, and leaves
