@@ -331,6 +331,4 @@ impl Ledger {
 }
 
 #[cfg(test)]
-mod property;
-#[cfg(test)]
 mod tests;

@@ -701,6 +701,8 @@ mod deactivation;
 mod execution_time;
 #[path = "tests/hot_swap.rs"]
 mod hot_swap;
+#[path = "tests/ledger_property.rs"]
+mod ledger_property;
 #[path = "tests/pacing.rs"]
 mod pacing;
 #[path = "tests/preemption.rs"]
