@@ -60,7 +60,11 @@ impl AdmissionLoop {
             };
             if self.ledger.retry_pending(&key) {
                 // Written again once the retry is due; until then the decision holds in memory.
-                if planned.effect != Effect::Update {
+                // One that no longer claims or releases (evicted before its admission was
+                // written) holds nothing: a stale claim would be laid over the next read.
+                if planned.effect == Effect::Update {
+                    self.ledger.forget_assumption(&key);
+                } else {
                     self.ledger.assume(&key, &planned, &self.workloads);
                 }
                 if planned.effect == Effect::Claim {

@@ -287,3 +287,26 @@ fn moves_that_claim_a_flavor_another_move_leaves_wait_for_it() {
         .independent_moves(&moves[..2], &h.admission.workloads);
     assert_eq!(independent.into_iter().collect::<Vec<_>>(), [wk("x")]);
 }
+
+#[test]
+fn a_workload_preempted_while_its_admission_waits_for_a_retry_is_not_admitted_by_a_relist() {
+    let mut h = Harness::new();
+    h.apply(workload("low", 2, 0, 0));
+    let claim = h.request_for(&wk("low")).expect("low's admission");
+    h.refuse(claim, WriteError::NotLeading("Workload ns/low".into()));
+    // `high` takes 3 of the 4 cpu, preempting `low`'s admission, which was never written.
+    h.apply(workload("high", 3, 10, 1));
+    assert!(h.request_for(&wk("high")).is_some(), "high's admission");
+    // The watch lists both again, neither admitted yet; then `low`'s retry comes due.
+    let listed = vec![
+        Arc::new(workload("low", 2, 0, 0)),
+        Arc::new(workload("high", 3, 10, 1)),
+    ];
+    h.admission.take(Input::Workload(Change::Reset(listed)));
+    h.turn();
+    h.retry_now();
+    assert!(
+        !effects(&h.workload_requests()).contains(&(wk("low"), Effect::Claim)),
+        "high's admission is in flight: low does not fit beside it"
+    );
+}
