@@ -292,7 +292,15 @@ impl AdmissionLoop {
         // 6. Every decision is planned and handed to the writer in the order the ledger allows.
         self.flush(decided, &now);
         // 7. Queue status, gauges and finalizers, at most every report period.
-        self.report(&now);
+        if self.reports.take_due(now.instant) {
+            let report = self.state.engine().queue_report();
+            self.metrics.queues(
+                &report,
+                self.state.engine(),
+                &self.reports.objects.local_queues,
+            );
+            self.write_report(&report, &now);
+        }
     }
 
     /// Whether this replica leads now. A replica that has just been elected looks at every

@@ -12,6 +12,7 @@ use super::{AdmissionLoop, REPORT_PERIOD, WriteRequest};
 use crate::controllers::clock::Reading;
 use crate::controllers::queue_status::{self, Pacer, QueueObjects, QueueWrite};
 use crate::controllers::writer::{FinalizerTarget, WriteError};
+use crate::engine::queue_report::QueueReport;
 
 /// The shortest time between two status writes of one queue.
 pub(super) const QUEUE_STATUS_PERIOD: Duration = Duration::from_secs(1);
@@ -82,30 +83,29 @@ impl Reports {
         }
         ask
     }
+
+    /// Whether a report is due at `now`: something changed, and the last report is at least
+    /// [`REPORT_PERIOD`] old. If so, the report is taken as made now.
+    pub fn take_due(&mut self, now: Instant) -> bool {
+        let recent = self
+            .last
+            .is_some_and(|at| now.saturating_duration_since(at) < REPORT_PERIOD);
+        if !self.due || recent {
+            return false;
+        }
+        self.due = false;
+        self.last = Some(now);
+        true
+    }
 }
 
 impl AdmissionLoop {
-    /// Queue status and gauges, at most every [`REPORT_PERIOD`].
-    pub(super) fn report(&mut self, now: &Reading) {
-        if !self.reports.due
-            || self
-                .reports
-                .last
-                .is_some_and(|at| now.instant.saturating_duration_since(at) < REPORT_PERIOD)
-        {
-            return;
-        }
-        self.reports.due = false;
-        self.reports.last = Some(now.instant);
+    /// Writes the queue status `report` shows where it changed, as the pacer allows, and asks
+    /// for the finalizer removals that are due.
+    pub(super) fn write_report(&mut self, report: &QueueReport, now: &Reading) {
         let time = now.time();
-        let report = self.state.engine().queue_report();
-        self.metrics.queues(
-            &report,
-            self.state.engine(),
-            &self.reports.objects.local_queues,
-        );
         let differing: Vec<(String, QueueWrite)> =
-            queue_status::changed(&self.reports.objects, &report, &time)
+            queue_status::changed(&self.reports.objects, report, &time)
                 .into_iter()
                 .map(|write| (write.key(), write))
                 .collect();
@@ -123,7 +123,7 @@ impl AdmissionLoop {
         for (key, write) in picked {
             self.send_queue(key, write);
         }
-        let due = releasable(&self.reports.objects, &report);
+        let due = releasable(&self.reports.objects, report);
         for target in self.reports.finalizers_to_ask(due) {
             let object = FinalizedObject::of(&target);
             tracing::info!(%object, "no longer in use; its resource-in-use finalizer is removed");
