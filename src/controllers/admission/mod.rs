@@ -38,7 +38,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use self::ledger::Ledger;
+use self::ledger::{Ledger, Reads};
 use self::queues::Reports;
 pub use self::requests::{WriteRequest, Written, write_all};
 use self::waiting_reasons::WaitingReasons;
@@ -341,7 +341,7 @@ impl AdmissionLoop {
             for preemption in &out.preempted {
                 self.metrics.preemption_issued(
                     preemption,
-                    self.workloads.get(&preemption.preemptor.to_string()),
+                    self.workloads.read(&preemption.preemptor),
                     self.state.engine().structure(),
                 );
             }
