@@ -29,8 +29,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use tokio::time::Instant;
 
+use self::assumption::Unconfirmed;
 pub use self::assumption::{Assumption, is_older, overlay};
-use self::unconfirmed::Unconfirmed;
 use super::plan::{Effect, Planned};
 use super::replacement::Replacing;
 use crate::api::Workload;

@@ -24,6 +24,7 @@ mod queues;
 mod read;
 mod reads;
 mod replacement;
+mod reports;
 mod requests;
 mod waiting_reasons;
 mod watched;
@@ -39,7 +40,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use self::ledger::{Ledger, Reads};
-use self::queues::Reports;
+use self::reports::{REPORT_PERIOD, Reports};
 pub use self::requests::{WriteRequest, Written, write_all};
 use self::waiting_reasons::WaitingReasons;
 use self::watched::Watched;
@@ -60,9 +61,6 @@ use crate::state::{ClusterState, Fallback};
 /// Cycles one pass may run before it writes what it has (a safety bound; a pass normally ends
 /// when a cycle changes nothing).
 const MAX_CYCLES_PER_PASS: usize = 100;
-/// How often queue status and gauges are refreshed at most, and retries and deferred waiting
-/// reasons looked at.
-const REPORT_PERIOD: Duration = Duration::from_millis(500);
 /// Wait before a write that failed for a transient reason is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
@@ -256,8 +254,12 @@ impl AdmissionLoop {
             return None;
         }
         let periodic = (self.reports.due || !self.backoff.is_empty() || self.waiting_reasons.any())
-            .then(|| self.reports.next_at(REPORT_PERIOD))
-            .flatten();
+            .then(|| {
+                // Never reported yet: due now.
+                self.reports
+                    .next_at(REPORT_PERIOD)
+                    .unwrap_or_else(|| self.clock.instant())
+            });
         [self.ledger.next_retry(), periodic]
             .into_iter()
             .flatten()

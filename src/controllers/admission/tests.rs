@@ -597,6 +597,19 @@ fn a_write_request_carries_the_cached_object_and_its_answer_is_held_without_mana
     assert_eq!(held.metadata.managed_fields, None);
 }
 
+#[test]
+fn a_turn_is_due_by_the_earliest_retry_and_never_while_following() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 2, 0, 0));
+    let claim = h.request_for(&wk("a")).expect("a's admission");
+    h.refuse(claim, WriteError::NotLeading("Workload ns/a".into()));
+    let retry = h.clock.instant() + RETRY_AFTER;
+    assert!(h.admission.next_wake().is_some_and(|wake| wake <= retry));
+    h.leader.send_replace(false);
+    h.turn();
+    assert_eq!(h.admission.next_wake(), None);
+}
+
 #[path = "tests/deactivation.rs"]
 mod deactivation;
 #[path = "tests/execution_time.rs"]

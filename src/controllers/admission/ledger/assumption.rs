@@ -38,6 +38,39 @@ pub struct Assumption {
     pub frees: bool,
 }
 
+/// Admissions that may be stored, the latest last, and the resource version their writes were
+/// fenced on: at most one of them landed.
+#[derive(Clone, Debug)]
+pub struct Unconfirmed {
+    fenced_on: Option<String>,
+    claims: Vec<Assumption>,
+}
+
+impl Unconfirmed {
+    pub fn new(fenced_on: Option<String>, claim: Assumption) -> Self {
+        Unconfirmed {
+            fenced_on,
+            claims: vec![claim],
+        }
+    }
+
+    pub fn fenced_on(&self) -> &Option<String> {
+        &self.fenced_on
+    }
+
+    /// The admissions that may be stored, the latest last.
+    pub fn claims(&self) -> &[Assumption] {
+        &self.claims
+    }
+
+    /// Another admission written at the same version may be stored; it is the latest.
+    pub fn add(&mut self, claim: Assumption) {
+        self.claims
+            .retain(|c| c.status.admission != claim.status.admission);
+        self.claims.push(claim);
+    }
+}
+
 /// `read` as it will be once `assumption` is written.
 pub fn overlay(read: &Workload, assumption: &Assumption) -> Workload {
     let mut seen = read.clone();

@@ -12,25 +12,12 @@
 
 use std::sync::Arc;
 
+use super::assumption::Unconfirmed;
 use super::{Assumption, Ledger, Reads, overlay};
 use crate::api::workload_status::Admission;
 use crate::controllers::admission::plan::{Effect, Planned};
 use crate::controllers::watches::SharedWorkload;
 use crate::engine::WorkloadKey;
-
-/// Admissions that may be stored, the latest last, and the resource version their writes were
-/// fenced on: at most one of them landed.
-#[derive(Clone, Debug)]
-pub(super) struct Unconfirmed {
-    fenced_on: Option<String>,
-    claims: Vec<Assumption>,
-}
-
-impl Unconfirmed {
-    pub(super) fn fenced_on(&self) -> &Option<String> {
-        &self.fenced_on
-    }
-}
 
 impl Ledger {
     /// Records that `planned`, written at `fenced_on`, may be stored. Nothing is recorded once
@@ -56,16 +43,10 @@ impl Ledger {
             frees: false,
         };
         match self.unconfirmed.get_mut(key) {
-            Some(known) if known.fenced_on == fenced_on => {
-                known
-                    .claims
-                    .retain(|c| c.status.admission != claim.status.admission);
-                known.claims.push(claim);
-            }
+            Some(known) if *known.fenced_on() == fenced_on => known.add(claim),
             _ => {
-                let claims = vec![claim];
                 self.unconfirmed
-                    .insert(key.clone(), Unconfirmed { fenced_on, claims });
+                    .insert(key.clone(), Unconfirmed::new(fenced_on, claim));
             }
         }
     }
@@ -83,7 +64,7 @@ impl Ledger {
 
     /// `read`, the Workload `key` as read, as the API may show it.
     pub fn may_show(&self, key: &WorkloadKey, read: SharedWorkload) -> SharedWorkload {
-        match self.unconfirmed.get(key).and_then(|u| u.claims.last()) {
+        match self.unconfirmed.get(key).and_then(|u| u.claims().last()) {
             Some(claim) => Arc::new(overlay(&read, claim)),
             None => read,
         }
@@ -102,7 +83,7 @@ impl Ledger {
             .unconfirmed
             .get(key)
             .into_iter()
-            .flat_map(|u| &u.claims)
+            .flat_map(|u| u.claims())
             .filter_map(|c| c.status.admission.as_ref());
         read.into_iter().chain(stored).collect()
     }

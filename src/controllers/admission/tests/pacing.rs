@@ -1,7 +1,7 @@
 //! Queue status held back to spend fewer requests: at most one write per queue and period, and a
 //! budget of writes across queues.
 
-use super::super::queues::{QUEUE_STATUS_BURST, QUEUE_STATUS_PERIOD};
+use super::super::reports::{QUEUE_STATUS_BURST, QUEUE_STATUS_PERIOD, REPORT_PERIOD};
 use super::*;
 use crate::controllers::queue_status::QueueWrite;
 
