@@ -2,7 +2,8 @@
 //! from the API is seen while one is outstanding: with the decided admission, admission
 //! conditions and carried annotations laid over it. Without this, an unrelated update of a
 //! Workload whose admission is being written would release its quota in memory, and another
-//! workload could be admitted into it.
+//! workload could be admitted into it. Also the admissions whose write may have been stored
+//! without an answer saying so (see `unconfirmed.rs`).
 
 use std::collections::BTreeMap;
 
