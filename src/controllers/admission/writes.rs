@@ -116,7 +116,7 @@ impl AdmissionLoop {
         for (key, planned) in send {
             self.send(key, planned);
         }
-        if dropped_release {
+        if self.ledger.undo_due() {
             self.resolve_held();
         }
     }

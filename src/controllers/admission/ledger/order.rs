@@ -117,7 +117,8 @@ impl Ledger {
     /// claims decided in this flush that cannot be sent yet (their workload has a write in
     /// flight or a retry pending): decided on quota a release frees, they are undone with the
     /// others if that release fails. `dropped_release`: a release of this flush was not written
-    /// (its workload is stale), so every claim is held and undone.
+    /// (its workload is stale), so every claim is held and undone; so are they while an earlier
+    /// failed release's claims are still to be undone.
     pub fn order_claims(
         &mut self,
         claims: Vec<(WorkloadKey, Planned)>,
@@ -125,7 +126,10 @@ impl Ledger {
         dropped_release: bool,
         reads: &impl Reads,
     ) -> Vec<(WorkloadKey, Planned)> {
+        // A release failed and the claims held behind it wait to be undone: claims decided
+        // meanwhile may rest on the quota it would have freed, so they wait with them.
         let hold_all = dropped_release
+            || self.release_failed
             || self.releases_outstanding(reads, |key| claims.iter().any(|(sent, _)| sent == key));
         let (moves, fresh): (Vec<_>, Vec<_>) = claims
             .into_iter()
@@ -195,6 +199,11 @@ impl Ledger {
             independent.insert(first.clone());
         }
         independent
+    }
+
+    /// Whether a release failed and the claims held behind it are still to be undone.
+    pub fn undo_due(&self) -> bool {
+        self.release_failed
     }
 
     /// Once no release is outstanding, the held claims are marked to be written, or, when a
