@@ -235,6 +235,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         ready,
         settings.wait_for_pods_ready.clone(),
         leading,
+        clock::Clock::system(),
     );
     // The election runs on a task of its own: a long admission pass on this task must not delay
     // its renewals (the tenure would end anyway, but a leader that lost its lease is noticed

@@ -5,18 +5,19 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use super::AdmissionLoop;
+use super::ledger::Reads;
 use super::plan::{Effect, Planned};
-use super::{AdmissionLoop, RETRY_AFTER, WriteRequest};
 use crate::api::Workload;
 use crate::api::keys::deactivation_reasons;
-use crate::controllers::writer::WriteError;
-use crate::status::deactivation::{awaits_deactivation, deactivation_target};
+use crate::engine::WorkloadKey;
+use crate::status::deactivation::deactivation_target;
 
 impl AdmissionLoop {
     /// Marks `read` for deactivation: its requeues reached `backoffLimitCount`.
     pub(super) fn requeuing_limit_exceeded(
         &mut self,
-        key: String,
+        key: WorkloadKey,
         read: &Workload,
         message: &str,
         now: &Time,
@@ -37,70 +38,24 @@ impl AdmissionLoop {
         self.send(key, planned);
     }
 
-    /// Notes whether a Workload just read awaits `spec.active: false`.
-    pub(super) fn track_deactivation(&mut self, key: &str, workload: &Workload) {
-        if awaits_deactivation(workload) {
-            self.deactivating.insert(key.to_string());
-        } else {
-            self.deactivating.remove(key);
-        }
-    }
-
     /// Asks for `spec.active: false` on every Workload marked for deactivation that has no write
     /// in flight, no retry pending and no conflict at the version read.
     pub(super) fn deactivations(&mut self) {
-        let due: Vec<String> = self
+        let due: Vec<WorkloadKey> = self
+            .watched
             .deactivating
             .iter()
-            .filter(|key| !self.in_flight.contains_key(*key) && !self.retries.contains_key(*key))
+            .filter(|key| !self.ledger.in_flight(key) && !self.ledger.retry_pending(key))
             .cloned()
             .collect();
         for key in due {
-            let Some(read) = self.workloads.shared(&key) else {
+            let Some(read) = self.workloads.shared_read(&key) else {
                 continue;
             };
-            if self
-                .stale
-                .get(&key)
-                .is_some_and(|rv| *rv == read.metadata.resource_version)
-            {
+            if self.ledger.stale_at(&key, &read.metadata.resource_version) {
                 continue;
             }
-            self.in_flight.insert(key.clone(), None);
-            if self
-                .requests
-                .send(WriteRequest::Deactivate { key, read })
-                .is_err()
-            {
-                tracing::error!("the writer stopped; decisions are no longer written");
-            }
-        }
-    }
-
-    /// The answer to a `spec.active: false` write.
-    pub(super) fn deactivation_written(
-        &mut self,
-        key: String,
-        result: Result<Box<Workload>, WriteError>,
-    ) {
-        self.in_flight.remove(&key);
-        match result {
-            Ok(stored) => {
-                tracing::debug!(workload = %key, "deactivated");
-                if self.workloads.contains_key(&key) {
-                    self.seen(super::read::answered(*stored));
-                }
-            }
-            Err(error) => {
-                tracing::info!(workload = %key, %error, "deactivation not written; tried again");
-                if error.is_transient() {
-                    self.retries
-                        .insert(key, tokio::time::Instant::now() + RETRY_AFTER);
-                } else if let Some(read) = self.workloads.get(&key) {
-                    let version = read.metadata.resource_version.clone();
-                    self.stale.insert(key, version);
-                }
-            }
+            self.send_deactivation(key, read);
         }
     }
 }

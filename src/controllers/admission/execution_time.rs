@@ -7,47 +7,33 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::AdmissionLoop;
+use super::ledger::Reads;
 use super::plan::{Effect, Planned};
-use crate::api::Workload;
-use crate::status::execution_time::{execution_deadline, execution_time_exceeded};
+use crate::engine::WorkloadKey;
+use crate::status::execution_time::execution_time_exceeded;
 
 impl AdmissionLoop {
-    /// Notes when a Workload just read runs out of execution time, if it can.
-    pub(super) fn track_execution_time(&mut self, key: &str, workload: &Workload) {
-        match execution_deadline(workload) {
-            Some(deadline) => {
-                self.execution_deadlines.insert(key.to_string(), deadline);
-            }
-            None => {
-                self.execution_deadlines.remove(key);
-            }
-        }
-    }
-
     /// Marks every Workload whose execution time ran out by `now` and that has no write in
     /// flight, no retry pending and no conflict at the version read. The deadline stays until a
     /// version showing the mark is read, so a mark that is not written is asked for again.
     pub(super) fn execution_times_run_out(&mut self, now: &Time) {
-        let due: Vec<String> = self
+        let due: Vec<WorkloadKey> = self
+            .watched
             .execution_deadlines
             .iter()
             .filter(|(key, deadline)| {
                 **deadline <= now.0
-                    && !self.in_flight.contains_key(*key)
-                    && !self.assumed.contains_key(*key)
-                    && !self.retries.contains_key(*key)
+                    && !self.ledger.in_flight(key)
+                    && self.ledger.assumed(key).is_none()
+                    && !self.ledger.retry_pending(key)
             })
             .map(|(key, _)| key.clone())
             .collect();
         for key in due {
-            let Some(read) = self.workloads.get(&key).cloned() else {
+            let Some(read) = self.workloads.read(&key).cloned() else {
                 continue;
             };
-            if self
-                .stale
-                .get(&key)
-                .is_some_and(|rv| *rv == read.metadata.resource_version)
-            {
+            if self.ledger.stale_at(&key, &read.metadata.resource_version) {
                 continue;
             }
             tracing::info!(workload = %key, "maximum execution time exceeded; the Workload is deactivated");

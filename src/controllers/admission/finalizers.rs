@@ -5,8 +5,6 @@
 
 use kube::ResourceExt;
 
-use super::AdmissionLoop;
-use super::WriteRequest;
 use crate::api::keys::finalizers::RESOURCE_IN_USE;
 use crate::controllers::queue_status::QueueObjects;
 use crate::controllers::writer::{FinalizedKind, FinalizerTarget};
@@ -28,10 +26,6 @@ fn target<K: ResourceExt>(kind: FinalizedKind, object: &K) -> Option<FinalizerTa
             .cloned()
             .collect(),
     })
-}
-
-fn key_of(target: &FinalizerTarget) -> String {
-    format!("{}/{}", target.kind.as_str(), target.name)
 }
 
 /// The objects being deleted whose finalizer can go now.
@@ -67,33 +61,6 @@ pub fn releasable(objects: &QueueObjects, report: &QueueReport) -> Vec<Finalizer
         }
     }
     out
-}
-
-impl AdmissionLoop {
-    /// Asks for the finalizer removals that are due and not already asked for.
-    /// An object is asked for once per version read, so a removal that landed is not asked for
-    /// again before the watch brings the object without it.
-    pub(super) fn release_finalizers(&mut self, report: &QueueReport) {
-        let due = releasable(&self.queues, report);
-        self.finalizing
-            .retain(|key, _| due.iter().any(|t| key_of(t) == *key));
-        for target in due {
-            let key = key_of(&target);
-            if self.finalizing.get(&key) == Some(&target.resource_version) {
-                continue;
-            }
-            self.finalizing
-                .insert(key.clone(), target.resource_version.clone());
-            tracing::info!(object = %key, "no longer in use; its resource-in-use finalizer is removed");
-            let request = WriteRequest::Finalizers {
-                key,
-                target: Box::new(target),
-            };
-            if self.requests.send(request).is_err() {
-                tracing::error!("the writer stopped; finalizers are no longer removed");
-            }
-        }
-    }
 }
 
 #[cfg(test)]

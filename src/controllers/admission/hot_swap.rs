@@ -10,76 +10,25 @@
 use std::collections::BTreeSet;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use k8s_openapi::jiff::Timestamp;
 
+use super::AdmissionLoop;
+use super::ledger::Reads;
 use super::plan::{Effect, Planned, plan};
-use super::{AdmissionLoop, workload_key};
+use super::replacement::{Replacing, seconds_between};
 use crate::api::keys::{condition_types, evicted_reasons};
 use crate::api::workload_status::UnhealthyNode;
 use crate::api::{Workload, WorkloadStatus};
-use crate::controllers::events::WorkloadEvent;
 use crate::controllers::node_health::NodeFailures;
-use crate::engine::EvictionReason;
-use crate::engine::features::Feature;
-use crate::engine::topology::model::DomainAssignment;
 use crate::engine::topology::node_failure::FailedNode;
-use crate::engine::topology::node_health::{HotSwap, NoReplacementCause, ReplacedPodSet};
+use crate::engine::topology::node_health::{HotSwap, NoReplacementCause};
+use crate::engine::{EvictionReason, WorkloadKey};
 
-/// Event reason of a replacement (kuota's; Kueue records none).
-pub const NODES_REPLACED: &str = "FailedNodesReplaced";
-
-/// A replacement being written: the failed nodes and what replaced them.
-#[derive(Clone, Debug)]
-pub struct Replacing {
-    pub failed: Vec<FailedNode>,
-    pub pod_sets: Vec<ReplacedPodSet>,
-}
-
-impl Replacing {
-    /// When the earliest of the replaced nodes failed.
-    fn failed_since(&self) -> Option<Timestamp> {
-        self.failed.iter().map(|f| f.since).min()
+/// The Workload a node-health report is about. The report names it as `namespace/name`.
+fn reported_workload(report: &NodeFailures) -> WorkloadKey {
+    match report.workload.split_once('/') {
+        Some((namespace, name)) => WorkloadKey::new(namespace, name),
+        None => WorkloadKey::new("", report.workload.as_str()),
     }
-
-    /// The event recorded once the replacement is written.
-    fn event(&self, now: &Time) -> WorkloadEvent {
-        let names: Vec<&str> = self.failed.iter().map(|f| f.name.as_str()).collect();
-        let hosts = |domains: &[DomainAssignment]| {
-            domains
-                .iter()
-                .map(|d| format!("{} ({})", d.values.join("/"), d.count))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let moves: Vec<String> = self
-            .pod_sets
-            .iter()
-            .map(|p| {
-                format!(
-                    "pod set {}: {} -> {}",
-                    p.pod_set,
-                    hosts(&p.removed),
-                    hosts(&p.added)
-                )
-            })
-            .collect();
-        let took = self
-            .failed_since()
-            .map_or(0.0, |since| seconds_between(since, now.0));
-        WorkloadEvent {
-            warning: false,
-            reason: NODES_REPLACED.to_string(),
-            note: format!(
-                "Replaced unhealthy node(s) {} {took:.1}s after the failure; {}",
-                names.join(", "),
-                moves.join("; ")
-            ),
-        }
-    }
-}
-
-fn seconds_between(from: Timestamp, to: Timestamp) -> f64 {
-    (to.as_millisecond() - from.as_millisecond()).max(0) as f64 / 1000.0
 }
 
 fn unhealthy(failed: &[FailedNode]) -> Vec<UnhealthyNode> {
@@ -93,13 +42,14 @@ fn unhealthy(failed: &[FailedNode]) -> Vec<UnhealthyNode> {
 
 impl AdmissionLoop {
     /// Takes what the node-health loop found about one Workload.
-    pub(super) fn node_failures(&mut self, report: NodeFailures) {
+    pub fn node_failures(&mut self, report: NodeFailures) {
+        let key = reported_workload(&report);
         if report.failed.is_empty() {
-            self.failed_nodes.remove(&report.workload);
-            self.recovered.insert(report.workload);
+            self.watched.failed_nodes.remove(&key);
+            self.watched.recovered.insert(key);
         } else {
-            self.recovered.remove(&report.workload);
-            self.failed_nodes.insert(report.workload, report.failed);
+            self.watched.recovered.remove(&key);
+            self.watched.failed_nodes.insert(key, report.failed);
         }
     }
 
@@ -107,42 +57,33 @@ impl AdmissionLoop {
     /// clears `status.unhealthyNodes` of those whose nodes recovered.
     pub(super) fn replace_failed_nodes(&mut self, now: &Time) {
         self.clear_recovered();
-        let candidates: Vec<String> = self
+        let candidates: Vec<WorkloadKey> = self
+            .watched
             .failed_nodes
             .keys()
-            .filter(|key| {
-                !self.in_flight.contains_key(*key)
-                    && !self.assumed.contains_key(*key)
-                    && !self.held.contains(*key)
-                    && !self.stale.contains_key(*key)
-                    && !self.retries.contains_key(*key)
-            })
+            .filter(|key| self.ledger.settled(key))
             .cloned()
             .collect();
         for key in candidates {
             let (Some(read), Some(failed)) = (
-                self.workloads.get(&key).cloned(),
-                self.failed_nodes.get(&key).cloned(),
+                self.workloads.read(&key).cloned(),
+                self.watched.failed_nodes.get(&key).cloned(),
             ) else {
-                self.failed_nodes.remove(&key);
+                self.watched.failed_nodes.remove(&key);
                 continue;
             };
             let names: BTreeSet<String> = failed.iter().map(|f| f.name.clone()).collect();
-            let wk = workload_key(&key);
-            let gates = self.state.engine().features().clone();
-            match self.state.replace_nodes_of(&wk, &names, &gates) {
+            let (swap, fail_fast) = self.replace_nodes(&key, &names);
+            match swap {
                 None => {
                     // Not admitted, or the failed nodes are no longer in its assignment.
-                    self.failed_nodes.remove(&key);
+                    self.watched.failed_nodes.remove(&key);
                 }
                 Some(HotSwap::Replaced { pod_sets, .. }) => {
                     tracing::info!(workload = %key, nodes = ?names, "failed nodes replaced");
-                    self.replacing
-                        .insert(key.clone(), Replacing { failed, pod_sets });
-                    self.dirty.insert(key);
+                    self.replacement_decided(key, Replacing { failed, pod_sets });
                 }
                 Some(HotSwap::Evicted(why)) => {
-                    let fail_fast = gates.enabled(Feature::TASFailedNodeReplacementFailFast);
                     if !fail_fast && matches!(why.cause, NoReplacementCause::NoFit(_)) {
                         tracing::debug!(workload = %key, detail = why.detail(), "no replacement yet; tried again");
                         self.wait_for_replacement(&key, &read, &failed);
@@ -158,15 +99,16 @@ impl AdmissionLoop {
     /// A Workload still waiting for a replacement whose nodes are healthy again no longer lists
     /// them in `status.unhealthyNodes`.
     fn clear_recovered(&mut self) {
-        let due: Vec<String> = self
+        let due: Vec<WorkloadKey> = self
+            .watched
             .recovered
             .iter()
-            .filter(|key| !self.in_flight.contains_key(*key) && !self.assumed.contains_key(*key))
+            .filter(|key| !self.ledger.in_flight(key) && self.ledger.assumed(key).is_none())
             .cloned()
             .collect();
         for key in due {
-            self.recovered.remove(&key);
-            let Some(read) = self.workloads.get(&key) else {
+            self.watched.recovered.remove(&key);
+            let Some(read) = self.workloads.read(&key) else {
                 continue;
             };
             let mut status = read.status.clone().unwrap_or_default();
@@ -185,7 +127,7 @@ impl AdmissionLoop {
 
     /// Without fail-fast, a Workload without a replacement keeps its admission and shows its
     /// failed nodes in `status.unhealthyNodes` (so the ungater keeps its pods off them).
-    fn wait_for_replacement(&mut self, key: &str, read: &Workload, failed: &[FailedNode]) {
+    fn wait_for_replacement(&mut self, key: &WorkloadKey, read: &Workload, failed: &[FailedNode]) {
         let mut status = read.status.clone().unwrap_or_default();
         let wanted = unhealthy(failed);
         if status.unhealthy_nodes == wanted {
@@ -193,7 +135,7 @@ impl AdmissionLoop {
         }
         status.unhealthy_nodes = wanted.into();
         self.send(
-            key.to_string(),
+            key.clone(),
             Planned {
                 effect: Effect::Update,
                 status,
@@ -202,13 +144,14 @@ impl AdmissionLoop {
         );
     }
 
-    fn evict_for_node_failures(&mut self, key: &str, read: &Workload, message: String, now: &Time) {
-        let wk = workload_key(key);
-        let engine = self.state.engine();
-        if !engine.evict_workload(&wk, EvictionReason::NodeFailures, message) {
-            return;
-        }
-        let Some(state) = engine.state(&wk) else {
+    fn evict_for_node_failures(
+        &mut self,
+        key: &WorkloadKey,
+        read: &Workload,
+        message: String,
+        now: &Time,
+    ) {
+        let Some(state) = self.evict(key, EvictionReason::NodeFailures, message) else {
             return;
         };
         let Some(mut planned) = plan(read, &state, now) else {
@@ -218,9 +161,8 @@ impl AdmissionLoop {
             return;
         }
         planned.status.unhealthy_nodes.clear();
-        self.failed_nodes.remove(key);
-        self.assume(key, &planned);
-        self.send(key.to_string(), planned);
+        self.watched.failed_nodes.remove(key);
+        self.send_eviction(key.clone(), planned);
     }
 
     /// A replacement's write landed: its event and how long it took from the failure.

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::api::Workload;
 use crate::api::keys::condition_types;
+use crate::engine::WorkloadKey;
 
 /// Whether `workload` holds an admission whose pods are not all ready yet.
 pub fn admitted_not_ready(workload: &Workload) -> bool {
@@ -27,7 +28,7 @@ pub fn admitted_not_ready(workload: &Workload) -> bool {
 pub struct Unready {
     /// `blockAdmission` is on.
     block: bool,
-    keys: BTreeSet<String>,
+    keys: BTreeSet<WorkloadKey>,
 }
 
 impl Unready {
@@ -39,20 +40,20 @@ impl Unready {
     }
 
     /// Records `workload` as read under `key`.
-    pub fn seen(&mut self, key: &str, workload: &Workload) {
+    pub fn seen(&mut self, key: &WorkloadKey, workload: &Workload) {
         if admitted_not_ready(workload) {
-            self.keys.insert(key.to_string());
+            self.keys.insert(key.clone());
         } else {
             self.keys.remove(key);
         }
     }
 
-    pub fn gone(&mut self, key: &str) {
+    pub fn gone(&mut self, key: &WorkloadKey) {
         self.keys.remove(key);
     }
 
     /// The admitted Workloads whose pods are not all ready, whose PodsReady timer runs.
-    pub fn keys(&self) -> impl Iterator<Item = &String> {
+    pub fn keys(&self) -> impl Iterator<Item = &WorkloadKey> {
         self.keys.iter()
     }
 

@@ -6,33 +6,35 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use super::AdmissionLoop;
+use super::ledger::Reads;
 use super::plan::{Effect, plan};
-use super::{AdmissionLoop, workload_key};
 use crate::api::workload_status::WorkloadEviction;
 use crate::api::{WorkloadStatus, keys::evicted_reasons};
-use crate::engine::EvictionReason;
+use crate::engine::{EvictionReason, WorkloadKey};
 use crate::jobs::{PodsReadyTimeout, pods_ready_timeout};
 use crate::status::deactivation::is_deactivation_target;
 
 impl AdmissionLoop {
     /// Evicts the admitted Workloads whose PodsReady timer ran out at `now`.
     pub(super) fn pods_ready_timeouts(&mut self, now: &Time) {
-        let Some(config) = self.wait_for_pods_ready.clone() else {
+        let Some(config) = self.watched.wait_for_pods_ready.clone() else {
             return;
         };
-        let candidates: Vec<String> = self
+        let candidates: Vec<WorkloadKey> = self
+            .watched
             .unready
             .keys()
             .filter(|key| {
-                !self.in_flight.contains_key(*key)
-                    && !self.assumed.contains_key(*key)
-                    && !self.stale.contains_key(*key)
-                    && !self.retries.contains_key(*key)
+                !self.ledger.in_flight(key)
+                    && self.ledger.assumed(key).is_none()
+                    && !self.ledger.stale(key)
+                    && !self.ledger.retry_pending(key)
             })
             .cloned()
             .collect();
         for key in candidates {
-            let Some(read) = self.workloads.get(&key).cloned() else {
+            let Some(read) = self.workloads.read(&key).cloned() else {
                 continue;
             };
             match pods_ready_timeout(&read, &config, now) {
@@ -48,12 +50,8 @@ impl AdmissionLoop {
                     underlying_cause,
                     requeue_state,
                 } => {
-                    let wk = workload_key(&key);
-                    let engine = self.state.engine();
-                    if !engine.evict_workload(&wk, EvictionReason::PodsReadyTimeout, message) {
-                        continue;
-                    }
-                    let Some(state) = engine.state(&wk) else {
+                    let evicted = self.evict(&key, EvictionReason::PodsReadyTimeout, message);
+                    let Some(state) = evicted else {
                         continue;
                     };
                     let Some(mut planned) = plan(&read, &state, now) else {
@@ -66,12 +64,8 @@ impl AdmissionLoop {
                     let until = requeue_state.requeue_at.clone();
                     planned.status.requeue_state = Some(Box::new(requeue_state));
                     name_underlying_cause(&mut planned.status, underlying_cause);
-                    self.assume(&key, &planned);
-                    self.state.delete_workload(&wk.namespace, &wk.name);
-                    if let Some(until) = until {
-                        self.backoff.insert(key.clone(), until);
-                    }
-                    self.send(key, planned);
+                    self.send_eviction(key.clone(), planned);
+                    self.keep_out(&key, until);
                 }
             }
         }

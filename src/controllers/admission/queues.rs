@@ -1,29 +1,21 @@
-//! Queue status and gauges from the engine's queue report, written only where they changed.
+//! Queue status and `resource-in-use` finalizers from the engine's queue report, written only
+//! where they changed, at the rate [`super::reports::Reports`] paces them to.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use tokio::time::Instant;
-
-use super::{AdmissionLoop, REPORT_PERIOD, WriteRequest};
+use super::finalizers::releasable;
+use super::requests::FinalizedObject;
+use super::{AdmissionLoop, WriteRequest};
+use crate::controllers::clock::Reading;
 use crate::controllers::queue_status::{self, QueueWrite};
+use crate::controllers::writer::WriteError;
+use crate::engine::queue_report::QueueReport;
 
 impl AdmissionLoop {
-    /// Queue status and gauges, at most every [`REPORT_PERIOD`].
-    pub(super) fn report(&mut self) {
-        if !self.report_due
-            || self
-                .last_report
-                .is_some_and(|at| at.elapsed() < REPORT_PERIOD)
-        {
-            return;
-        }
-        self.report_due = false;
-        self.last_report = Some(Instant::now());
-        let now = Time(k8s_openapi::jiff::Timestamp::now());
-        let report = self.state.engine().queue_report();
-        self.metrics
-            .queues(&report, self.state.engine(), &self.queues.local_queues);
+    /// Writes the queue status `report` shows where it changed, as the pacer allows, and asks
+    /// for the finalizer removals that are due.
+    pub(super) fn write_report(&mut self, report: &QueueReport, now: &Reading) {
+        let time = now.time();
         let differing: Vec<(String, QueueWrite)> =
-            queue_status::changed(&self.queues, &report, &now)
+            queue_status::changed(&self.reports.objects, report, &time)
                 .into_iter()
                 .map(|write| (write.key(), write))
                 .collect();
@@ -31,26 +23,37 @@ impl AdmissionLoop {
         // A queue whose write is still in flight waits for its answer, and takes no budget.
         let candidates: Vec<(String, QueueWrite)> = differing
             .into_iter()
-            .filter(|(key, _)| !self.queue_writes_in_flight.contains_key(key))
+            .filter(|(key, _)| !self.reports.in_flight.contains_key(key))
             .collect();
-        let picked = self.queue_pacer.pick(candidates, Instant::now());
+        let picked = self.reports.pacer.pick(candidates, now.instant);
         if picked.len() < count {
             // Computed again at a later report, with what has changed by then.
-            self.report_due = true;
+            self.reports.due = true;
         }
         for (key, write) in picked {
             self.send_queue(key, write);
         }
-        self.release_finalizers(&report);
+        let due = releasable(&self.reports.objects, report);
+        for target in self.reports.finalizers_to_ask(due) {
+            let object = FinalizedObject::of(&target);
+            tracing::info!(%object, "no longer in use; its resource-in-use finalizer is removed");
+            let request = WriteRequest::Finalizers {
+                object,
+                target: Box::new(target),
+            };
+            if self.requests.send(request).is_err() {
+                tracing::error!("the writer stopped; finalizers are no longer removed");
+            }
+        }
     }
 
     fn send_queue(&mut self, key: String, write: QueueWrite) {
         // The status is taken as written until the watch says otherwise, so the next report
         // does not write it again; a failed write puts the object back as it was.
-        let Some(before) = self.queues.put(write.clone()) else {
+        let Some(before) = self.reports.objects.put(write.clone()) else {
             return;
         };
-        self.queue_writes_in_flight.insert(key.clone(), before);
+        self.reports.in_flight.insert(key.clone(), before);
         if self
             .requests
             .send(WriteRequest::Queue {
@@ -60,6 +63,31 @@ impl AdmissionLoop {
             .is_err()
         {
             tracing::error!("the writer stopped; queue status is no longer written");
+        }
+    }
+
+    /// The answer to a queue status write.
+    pub(super) fn queue_written(&mut self, key: String, result: Result<(), WriteError>) {
+        let before = self.reports.in_flight.remove(&key);
+        if let Err(error) = result {
+            tracing::warn!(%error, "queue status not written; it is computed again");
+            if let Some(before) = before {
+                self.reports.objects.restore(before);
+            }
+            self.reports.due = true;
+        }
+    }
+
+    /// The answer to a finalizer removal: one that failed is asked for again.
+    pub(super) fn finalizers_written(
+        &mut self,
+        object: FinalizedObject,
+        result: Result<(), WriteError>,
+    ) {
+        if let Err(error) = result {
+            tracing::warn!(%object, %error, "finalizer not removed; tried again");
+            self.reports.finalizing.remove(&object);
+            self.reports.due = true;
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The writes the admission loop asks for, carried out concurrently by the writer, and their
 //! answers as they come back to the loop.
 
+use std::fmt;
 use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc};
@@ -8,23 +9,47 @@ use tokio::sync::{Semaphore, mpsc};
 use super::super::queue_status::QueueWrite;
 use super::super::watches::SharedWorkload;
 use super::super::writer::{
-    FinalizerTarget, MAX_IN_FLIGHT, WorkloadWriteError, WriteError, Writer,
+    FinalizedKind, FinalizerTarget, MAX_IN_FLIGHT, WorkloadWriteError, WriteError, Writer,
 };
 use super::plan::Planned;
 use crate::api::Workload;
+use crate::engine::WorkloadKey;
+
+/// A ClusterQueue or ResourceFlavor whose `resource-in-use` finalizer is removed.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FinalizedObject {
+    pub kind: FinalizedKind,
+    pub name: String,
+}
+
+impl FinalizedObject {
+    pub fn of(target: &FinalizerTarget) -> Self {
+        FinalizedObject {
+            kind: target.kind,
+            name: target.name.clone(),
+        }
+    }
+}
+
+/// `Kind/name`, for logs.
+impl fmt::Display for FinalizedObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.kind.as_str(), self.name)
+    }
+}
 
 /// A write the loop asks for; the answer comes back as [`Written`].
 #[derive(Debug)]
 pub enum WriteRequest {
     Workload {
-        key: String,
+        key: WorkloadKey,
         /// The object as read, shared with the loop's cache.
         read: SharedWorkload,
         planned: Box<Planned>,
     },
     /// `spec.active: false` for a Workload marked `DeactivationTarget`.
     Deactivate {
-        key: String,
+        key: WorkloadKey,
         read: SharedWorkload,
     },
     Queue {
@@ -32,7 +57,7 @@ pub enum WriteRequest {
         write: Box<QueueWrite>,
     },
     Finalizers {
-        key: String,
+        object: FinalizedObject,
         target: Box<FinalizerTarget>,
     },
 }
@@ -82,9 +107,9 @@ pub async fn write_all(
                     };
                     Written::Queue { key, result }
                 }
-                WriteRequest::Finalizers { key, target } => {
+                WriteRequest::Finalizers { object, target } => {
                     let result = writer.finalizers(&target).await;
-                    Written::Finalizers { key, result }
+                    Written::Finalizers { object, result }
                 }
             };
             // Done with the API: the next write starts while the answer waits for the loop.
@@ -98,13 +123,13 @@ pub async fn write_all(
 #[derive(Debug)]
 pub enum Written {
     Workload {
-        key: String,
+        key: WorkloadKey,
         before: SharedWorkload,
         planned: Box<Planned>,
         result: Result<Box<Workload>, WorkloadWriteError>,
     },
     Deactivated {
-        key: String,
+        key: WorkloadKey,
         result: Result<Box<Workload>, WriteError>,
     },
     Queue {
@@ -112,7 +137,7 @@ pub enum Written {
         result: Result<(), WriteError>,
     },
     Finalizers {
-        key: String,
+        object: FinalizedObject,
         result: Result<(), WriteError>,
     },
 }

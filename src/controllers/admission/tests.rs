@@ -7,11 +7,17 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use tokio::sync::{mpsc, watch};
 
+use super::ledger::Reads;
+use super::plan::{Effect, Planned};
 use super::*;
 use crate::api;
+use crate::controllers::clock::Clock;
 use crate::controllers::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};
+use crate::controllers::watches::{Change, SharedWorkload};
 use crate::controllers::writer::WriteError;
+use crate::engine::WorkloadStatus as EngineStatus;
 use crate::engine::model::EngineConfig;
+use k8s_openapi::jiff::Timestamp;
 use std::time::Duration;
 
 const ADMIN: &str = r#"
@@ -37,6 +43,14 @@ kind: LocalQueue
 metadata: {name: lq, namespace: ns}
 spec: {clusterQueue: team}
 "#;
+
+/// The key of Workload `name` in the tests' namespace.
+fn wk(name: &str) -> WorkloadKey {
+    WorkloadKey::new("ns", name)
+}
+
+/// A Workload status write asked for.
+type Request = (WorkloadKey, SharedWorkload, Box<Planned>);
 
 fn parse<K: serde::de::DeserializeOwned>(yaml: &str) -> K {
     yaml_serde::from_str(yaml).expect("test object")
@@ -79,6 +93,8 @@ struct Harness {
     revision: u64,
     leader: watch::Sender<bool>,
     metrics: Arc<Metrics>,
+    /// The loop's clock, moved by the tests.
+    clock: Clock,
 }
 
 impl Harness {
@@ -123,6 +139,7 @@ impl Harness {
             BuildInfo::current(),
         ));
         let (events, _) = EventSink::detached();
+        let clock = Clock::manual(Timestamp::now());
         let mut admission = AdmissionLoop::new(
             ClusterState::new(config),
             events,
@@ -131,6 +148,7 @@ impl Harness {
             Ready::default(),
             wait_for_pods_ready,
             leading,
+            clock.clone(),
         );
         let mut ns = Namespace::default();
         ns.metadata.name = Some("ns".into());
@@ -154,7 +172,10 @@ impl Harness {
         for input in inputs {
             admission.take(input);
         }
-        assert!(admission.ready.get(), "ready once every kind is listed");
+        assert!(
+            admission.gate.ready.get(),
+            "ready once every kind is listed"
+        );
         Harness {
             admission,
             requests,
@@ -162,17 +183,23 @@ impl Harness {
             revision: 100,
             leader,
             metrics,
+            clock,
         }
+    }
+
+    /// One pass at the clock's time.
+    fn turn(&mut self) {
+        self.admission.turn(self.clock.read());
     }
 
     fn apply(&mut self, workload: api::Workload) {
         self.admission
             .take(Input::Workload(Change::Apply(Box::new(Arc::new(workload)))));
-        self.admission.pass();
+        self.turn();
     }
 
     /// The Workload status writes asked for since the last call, by key and effect.
-    fn workload_requests(&mut self) -> Vec<(String, SharedWorkload, Box<Planned>)> {
+    fn workload_requests(&mut self) -> Vec<Request> {
         self.drain();
         let (mut out, mut rest) = (Vec::new(), Vec::new());
         for request in std::mem::take(&mut self.unclaimed) {
@@ -186,7 +213,7 @@ impl Harness {
     }
 
     /// The `spec.active: false` writes asked for since the last call.
-    fn deactivate_requests(&mut self) -> Vec<(String, SharedWorkload)> {
+    fn deactivate_requests(&mut self) -> Vec<(WorkloadKey, SharedWorkload)> {
         self.drain();
         let (mut out, mut rest) = (Vec::new(), Vec::new());
         for request in std::mem::take(&mut self.unclaimed) {
@@ -206,20 +233,20 @@ impl Harness {
     }
 
     /// Answers a `spec.active: false` write as the API server does when it stores it.
-    fn store_deactivation(&mut self, (key, read): (String, SharedWorkload)) {
+    fn store_deactivation(&mut self, (key, read): (WorkloadKey, SharedWorkload)) {
         self.revision += 1;
         let mut stored = (*read).clone();
         stored.spec.active = Some(false);
         stored.metadata.resource_version = Some(self.revision.to_string());
-        self.admission.written(Written::Deactivated {
+        self.admission.answered(Written::Deactivated {
             key,
             result: Ok(Box::new(stored)),
         });
-        self.admission.pass();
+        self.turn();
     }
 
     /// Answers a write as the API server does when it stores it.
-    fn store(&mut self, (key, read, planned): (String, SharedWorkload, Box<Planned>)) {
+    fn store(&mut self, (key, read, planned): Request) {
         self.revision += 1;
         let mut stored = (*read).clone();
         stored.status = Some(planned.status.clone());
@@ -227,34 +254,30 @@ impl Harness {
             stored.metadata.annotations = Some(annotations.clone());
         }
         stored.metadata.resource_version = Some(self.revision.to_string());
-        self.admission.written(Written::Workload {
+        self.admission.answered(Written::Workload {
             key,
             before: read,
             planned,
             result: Ok(Box::new(stored)),
         });
-        self.admission.pass();
+        self.turn();
     }
 
     /// Answers a write with `error`.
-    fn refuse(
-        &mut self,
-        (key, read, planned): (String, SharedWorkload, Box<Planned>),
-        error: WriteError,
-    ) {
-        self.admission.written(Written::Workload {
+    fn refuse(&mut self, (key, read, planned): Request, error: WriteError) {
+        self.admission.answered(Written::Workload {
             key,
             before: read,
             planned,
             result: Err(error.into()),
         });
-        self.admission.pass();
+        self.turn();
     }
 
     /// Answers a write with `error` after an earlier request of it stored `stored`.
     fn refuse_after(
         &mut self,
-        (key, read, planned): (String, SharedWorkload, Box<Planned>),
+        (key, read, planned): Request,
         error: WriteError,
         stored: api::Workload,
     ) {
@@ -262,36 +285,32 @@ impl Harness {
             error,
             stored: Some(Box::new(stored)),
         };
-        self.admission.written(Written::Workload {
+        self.admission.answered(Written::Workload {
             key,
             before: read,
             planned,
             result: Err(error),
         });
-        self.admission.pass();
+        self.turn();
     }
 
     /// Makes `key`'s pending retry due now and runs a pass.
-    fn retry_now(&mut self, key: &str) {
-        self.admission.retries.insert(key.into(), Instant::now());
-        self.admission.due_retries();
-        self.admission.pass();
+    fn retry_now(&mut self) {
+        self.clock.advance(RETRY_AFTER);
+        self.admission.due_retries(&self.clock.read());
+        self.turn();
     }
 
     /// The Workload status write asked for `key` since the last call, if any; others are dropped.
-    fn request_for(&mut self, key: &str) -> Option<(String, SharedWorkload, Box<Planned>)> {
+    fn request_for(&mut self, key: &WorkloadKey) -> Option<Request> {
         self.workload_requests()
             .into_iter()
             .find(|(k, _, _)| k == key)
     }
 
-    fn admitted_in_engine(&mut self, key: &str) -> bool {
+    fn admitted_in_engine(&mut self, key: &WorkloadKey) -> bool {
         matches!(
-            self.admission
-                .state
-                .engine()
-                .state(&workload_key(key))
-                .map(|s| s.status),
+            self.admission.state.engine().state(key).map(|s| s.status),
             Some(EngineStatus::Admitted(_))
         )
     }
@@ -311,10 +330,10 @@ fn pods_ready(timeout: Duration, block_admission: bool) -> WaitForPodsReady {
     }
 }
 
-fn effects(requests: &[(String, SharedWorkload, Box<Planned>)]) -> Vec<(&str, Effect)> {
+fn effects(requests: &[Request]) -> Vec<(WorkloadKey, Effect)> {
     requests
         .iter()
-        .map(|(key, _, planned)| (key.as_str(), planned.effect))
+        .map(|(key, _, planned)| (key.clone(), planned.effect))
         .collect()
 }
 
@@ -335,13 +354,14 @@ fn nothing_is_decided_before_every_cache_is_listed() {
         Ready::default(),
         None,
         watch::channel(true).1,
+        Clock::manual(Timestamp::now()),
     );
     admission.take(Input::Workload(Change::Reset(vec![Arc::new(workload(
         "a", 1, 0, 0,
     ))])));
-    admission.pass();
+    admission.turn(admission.clock.read());
     assert!(requests.try_recv().is_err());
-    assert!(!admission.ready.get());
+    assert!(!admission.gate.ready.get());
 }
 
 #[test]
@@ -349,7 +369,7 @@ fn an_admission_is_one_status_write_and_its_answer_needs_nothing_more() {
     let mut h = Harness::new();
     h.apply(workload("a", 2, 0, 0));
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/a", Effect::Claim)]);
+    assert_eq!(effects(&requests), [(wk("a"), Effect::Claim)]);
     // No metadata patch: the reservation time the engine orders preemption candidates by is the
     // one the QuotaReserved condition shows, in whole seconds.
     let planned = &requests[0].2;
@@ -358,7 +378,7 @@ fn an_admission_is_one_status_write_and_its_answer_needs_nothing_more() {
         .admission
         .state
         .engine()
-        .state(&workload_key("ns/a"))
+        .state(&wk("a"))
         .and_then(|s| s.carried.quota_reserved_at);
     let shown = planned
         .status
@@ -372,7 +392,7 @@ fn an_admission_is_one_status_write_and_its_answer_needs_nothing_more() {
         h.store(request);
     }
     assert_eq!(effects(&h.workload_requests()), []);
-    assert!(h.admitted_in_engine("ns/a"));
+    assert!(h.admitted_in_engine(&wk("a")));
 }
 
 #[test]
@@ -384,12 +404,12 @@ fn a_refused_admission_frees_its_quota() {
     // `a` stays first in line: until a newer version of it is read nothing is written for it,
     // and a later workload does not jump ahead into the quota `a` did not get.
     h.apply(workload("b", 4, 0, 1));
-    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Update)]);
+    assert_eq!(effects(&h.workload_requests()), [(wk("b"), Effect::Update)]);
     let mut newer = workload("a", 4, 0, 0);
     newer.metadata.resource_version = Some("60".into());
     h.apply(newer);
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/a", Effect::Claim)]);
+    assert_eq!(effects(&requests), [(wk("a"), Effect::Claim)]);
     assert_eq!(
         requests[0].1.metadata.resource_version.as_deref(),
         Some("60"),
@@ -410,18 +430,18 @@ fn an_admission_whose_write_timed_out_keeps_its_quota_until_the_retry_is_answere
     }
     // The write times out: the admission may be stored, so `b` must not get the same quota.
     h.refuse(claim, WriteError::Timeout("Workload ns/a".into()));
-    assert!(h.admitted_in_engine("ns/a"));
-    assert!(!h.admitted_in_engine("ns/b"));
-    assert!(!effects(&h.workload_requests()).contains(&("ns/b", Effect::Claim)));
+    assert!(h.admitted_in_engine(&wk("a")));
+    assert!(!h.admitted_in_engine(&wk("b")));
+    assert!(!effects(&h.workload_requests()).contains(&(wk("b"), Effect::Claim)));
     // The retry goes out at the version read and is answered as stored.
-    h.retry_now("ns/a");
+    h.retry_now();
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/a", Effect::Claim)]);
+    assert_eq!(effects(&requests), [(wk("a"), Effect::Claim)]);
     for request in requests {
         h.store(request);
     }
-    assert!(h.admitted_in_engine("ns/a"));
-    assert!(!h.admitted_in_engine("ns/b"));
+    assert!(h.admitted_in_engine(&wk("a")));
+    assert!(!h.admitted_in_engine(&wk("b")));
 }
 
 #[test]
@@ -435,9 +455,9 @@ fn an_update_read_while_an_admission_is_written_keeps_its_quota_taken() {
     labelled.metadata.labels = Some([("team".to_string(), "x".to_string())].into());
     h.apply(labelled);
     h.apply(workload("b", 4, 0, 1));
-    assert!(h.admitted_in_engine("ns/a"));
-    assert!(!h.admitted_in_engine("ns/b"));
-    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Update)]);
+    assert!(h.admitted_in_engine(&wk("a")));
+    assert!(!h.admitted_in_engine(&wk("b")));
+    assert_eq!(effects(&h.workload_requests()), [(wk("b"), Effect::Update)]);
     drop(claim);
 }
 
@@ -450,7 +470,7 @@ fn an_older_version_read_after_a_newer_one_is_ignored() {
     }
     // The watch delivers the version from before the write after the write's answer.
     h.apply(workload("a", 4, 0, 0));
-    assert!(h.admitted_in_engine("ns/a"));
+    assert!(h.admitted_in_engine(&wk("a")));
     assert_eq!(effects(&h.workload_requests()), []);
 }
 
@@ -465,13 +485,13 @@ fn a_deleted_workload_frees_its_quota_for_the_next() {
     for request in h.workload_requests() {
         h.store(request);
     }
-    assert!(!h.admitted_in_engine("ns/b"));
+    assert!(!h.admitted_in_engine(&wk("b")));
     h.admission
         .take(Input::Workload(Change::Delete(Box::new(Arc::new(
             workload("a", 4, 0, 0),
         )))));
-    h.admission.pass();
-    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
+    h.turn();
+    assert_eq!(effects(&h.workload_requests()), [(wk("b"), Effect::Claim)]);
 }
 
 #[test]
@@ -489,13 +509,13 @@ fn a_full_list_forgets_what_it_does_not_name() {
     let b = h
         .admission
         .workloads
-        .get("ns/b")
+        .read(&wk("b"))
         .cloned()
         .expect("b is known");
     h.admission
         .take(Input::Workload(Change::Reset(vec![Arc::new(b)])));
-    h.admission.pass();
-    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
+    h.turn();
+    assert_eq!(effects(&h.workload_requests()), [(wk("b"), Effect::Claim)]);
 }
 
 #[test]
@@ -508,54 +528,8 @@ fn a_workload_deleted_while_its_admission_is_written_stays_deleted() {
             workload("a", 4, 0, 0),
         )))));
     h.store(claim);
-    assert!(!h.admission.workloads.contains_key("ns/a"));
-    assert!(
-        h.admission
-            .state
-            .engine()
-            .state(&workload_key("ns/a"))
-            .is_none()
-    );
-}
-
-#[test]
-fn with_block_admission_nothing_is_admitted_until_admitted_pods_are_ready() {
-    let mut h = Harness::blocking(true);
-    h.apply(workload("a", 2, 0, 0));
-    let mut stored = Vec::new();
-    for request in h.workload_requests() {
-        stored.push(request.0.clone());
-        h.store(request);
-    }
-    assert_eq!(stored, ["ns/a"]);
-    h.apply(workload("b", 2, 0, 1));
-    assert!(!h.admitted_in_engine("ns/b"), "a's pods are not ready yet");
-    for request in h.workload_requests() {
-        assert_eq!(request.2.effect, Effect::Update);
-        h.store(request);
-    }
-    let mut ready = h
-        .admission
-        .workloads
-        .get("ns/a")
-        .cloned()
-        .expect("a is known");
-    h.revision += 1;
-    ready.metadata.resource_version = Some(h.revision.to_string());
-    if let Some(status) = ready.status.as_mut() {
-        status.conditions.push(crate::api::Condition {
-            type_: "PodsReady".into(),
-            status: "True".into(),
-            reason: "Started".into(),
-            message: Default::default(),
-            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-                "2026-11-23T10:01:00Z".parse().unwrap(),
-            ),
-            observed_generation: None,
-        });
-    }
-    h.apply(ready);
-    assert_eq!(effects(&h.workload_requests()), [("ns/b", Effect::Claim)]);
+    assert!(h.admission.workloads.read(&wk("a")).is_none());
+    assert!(h.admission.state.engine().state(&wk("a")).is_none());
 }
 
 #[test]
@@ -563,20 +537,20 @@ fn a_follower_decides_and_writes_nothing_until_it_is_elected() {
     let (leader, leading) = watch::channel(false);
     let mut h = Harness::with(None, leader, leading);
     assert!(
-        h.admission.ready.get(),
+        h.admission.gate.ready.get(),
         "a follower is ready once its caches are"
     );
     h.apply(workload("a", 2, 0, 0));
     h.apply(workload("b", 2, 0, 1));
     assert!(h.requests.try_recv().is_err(), "a follower writes nothing");
-    assert!(!h.admitted_in_engine("ns/a"));
+    assert!(!h.admitted_in_engine(&wk("a")));
 
     h.leader.send_replace(true);
-    h.admission.pass();
+    h.turn();
     let requests = h.workload_requests();
     assert_eq!(
         effects(&requests),
-        [("ns/a", Effect::Claim), ("ns/b", Effect::Claim)]
+        [(wk("a"), Effect::Claim), (wk("b"), Effect::Claim)]
     );
     // The queue gauges reported on election already carry the new role.
     let exposition = h.metrics.encode();
@@ -594,111 +568,15 @@ fn a_follower_decides_and_writes_nothing_until_it_is_elected() {
 }
 
 #[test]
-fn pods_not_ready_in_time_evict_release_and_keep_the_workload_out_until_its_backoff_ends() {
-    let mut h = Harness::waiting(pods_ready(Duration::ZERO, false));
-    h.apply(workload("slow", 4, 0, 0));
-    let admitted = h.workload_requests();
-    assert_eq!(effects(&admitted), [("ns/slow", Effect::Claim)]);
-    for request in admitted {
-        h.store(request);
-    }
-    // With no time to become ready, the next pass evicts it.
-    let evicted = h.workload_requests();
-    assert_eq!(effects(&evicted), [("ns/slow", Effect::Release)]);
-    let status = &evicted[0].2.status;
-    let condition = |type_: &str| status.conditions.iter().find(|c| c.type_ == type_).cloned();
-    let evicted_condition = condition("Evicted").expect("Evicted is set");
-    assert_eq!(
-        (
-            evicted_condition.status.as_str(),
-            evicted_condition.reason.as_str()
-        ),
-        ("True", "PodsReadyTimeout")
-    );
-    let requeued = condition("Requeued").expect("Requeued is set");
-    assert_eq!(
-        (requeued.status.as_str(), requeued.reason.as_str()),
-        ("False", "PodsReadyTimeout")
-    );
-    let requeue = status.requeue_state.clone().expect("a requeue backoff");
-    assert_eq!(requeue.count, Some(1));
-    assert!(requeue.requeue_at.is_some());
-    let stats = status
-        .scheduling_stats
-        .clone()
-        .expect("the eviction is counted");
-    assert!(
-        stats
-            .evictions
-            .iter()
-            .any(|e| e.reason == "PodsReadyTimeout"
-                && e.underlying_cause == "WaitForStart"
-                && e.count == 1),
-        "{:?}",
-        stats.evictions
-    );
-    assert!(
-        !h.admitted_in_engine("ns/slow"),
-        "its quota is released at once"
-    );
-
-    // Another workload takes the quota once the release has landed; the evicted one waits out
-    // its backoff.
-    h.apply(workload("next", 4, 0, 1));
-    assert!(
-        effects(&h.workload_requests()).is_empty(),
-        "claims wait for the release"
-    );
-    for request in evicted {
-        h.store(request);
-    }
-    assert_eq!(
-        effects(&h.workload_requests()),
-        [("ns/next", Effect::Claim)]
-    );
-    assert!(h.admission.backoff.contains_key("ns/slow"));
-}
-
-#[test]
-fn a_pods_ready_eviction_that_cannot_be_written_leaves_the_workload_admitted() {
-    let mut h = Harness::waiting(pods_ready(Duration::ZERO, false));
-    h.apply(workload("slow", 4, 0, 0));
-    for request in h.workload_requests() {
-        h.store(request);
-    }
-    let evicted = h.workload_requests();
-    assert_eq!(effects(&evicted), [("ns/slow", Effect::Release)]);
-    for request in evicted {
-        h.refuse(request, WriteError::Conflict("ns/slow".into()));
-    }
-    assert!(
-        h.admitted_in_engine("ns/slow"),
-        "the API still shows it admitted"
-    );
-    assert!(!h.admission.backoff.contains_key("ns/slow"));
-}
-
-#[path = "tests/deactivation.rs"]
-mod deactivation;
-#[path = "tests/execution_time.rs"]
-mod execution_time;
-#[path = "tests/hot_swap.rs"]
-mod hot_swap;
-#[path = "tests/pacing.rs"]
-mod pacing;
-#[path = "tests/preemption.rs"]
-mod preemption;
-#[path = "tests/unconfirmed.rs"]
-mod unconfirmed;
-#[path = "tests/waiting_reasons.rs"]
-mod waiting_reasons;
-
-#[test]
 fn a_write_request_carries_the_cached_object_and_its_answer_is_held_without_managed_fields() {
     let mut h = Harness::new();
     h.apply(workload("a", 2, 0, 0));
     let (key, read, planned) = h.workload_requests().pop().expect("a claim");
-    let cached = h.admission.workloads.shared("ns/a").expect("a is read");
+    let cached = h
+        .admission
+        .workloads
+        .shared_read(&wk("a"))
+        .expect("a is read");
     assert!(
         Arc::ptr_eq(&read, &cached),
         "the request shares the cached object"
@@ -707,14 +585,46 @@ fn a_write_request_carries_the_cached_object_and_its_answer_is_held_without_mana
     stored.status = Some(planned.status.clone());
     stored.metadata.resource_version = Some("101".into());
     stored.metadata.managed_fields = Some(vec![Default::default()]);
-    h.admission.written(Written::Workload {
+    h.admission.answered(Written::Workload {
         key,
         before: read,
         planned,
         result: Ok(Box::new(stored)),
     });
-    let held = h.admission.workloads.get("ns/a").expect("a is read");
+    let held = h.admission.workloads.read(&wk("a")).expect("a is read");
     assert_eq!(held.metadata.resource_version.as_deref(), Some("101"));
     assert!(held.status.as_ref().is_some_and(|s| s.admission.is_some()));
     assert_eq!(held.metadata.managed_fields, None);
 }
+
+#[test]
+fn a_turn_is_due_by_the_earliest_retry_and_never_while_following() {
+    let mut h = Harness::new();
+    h.apply(workload("a", 2, 0, 0));
+    let claim = h.request_for(&wk("a")).expect("a's admission");
+    h.refuse(claim, WriteError::NotLeading("Workload ns/a".into()));
+    let retry = h.clock.instant() + RETRY_AFTER;
+    assert!(h.admission.next_wake().is_some_and(|wake| wake <= retry));
+    h.leader.send_replace(false);
+    h.turn();
+    assert_eq!(h.admission.next_wake(), None);
+}
+
+#[path = "tests/deactivation.rs"]
+mod deactivation;
+#[path = "tests/execution_time.rs"]
+mod execution_time;
+#[path = "tests/hot_swap.rs"]
+mod hot_swap;
+#[path = "tests/ledger_property.rs"]
+mod ledger_property;
+#[path = "tests/pacing.rs"]
+mod pacing;
+#[path = "tests/pods_ready.rs"]
+mod pods_ready;
+#[path = "tests/preemption.rs"]
+mod preemption;
+#[path = "tests/unconfirmed.rs"]
+mod unconfirmed;
+#[path = "tests/waiting_reasons.rs"]
+mod waiting_reasons;

@@ -18,6 +18,7 @@ use tokio::time::Instant;
 
 use crate::api::keys::condition_types::QUOTA_RESERVED;
 use crate::api::{Workload, WorkloadStatus};
+use crate::engine::WorkloadKey;
 
 /// How many waiting reasons may be written per period.
 pub(super) const PER_PERIOD: usize = 10;
@@ -41,7 +42,7 @@ pub(super) struct WaitingReasons {
     sent: usize,
     /// Workloads whose waiting reason did not fit a period's budget, each with its place in the
     /// queue.
-    deferred: BTreeMap<String, QueueOrder>,
+    deferred: BTreeMap<WorkloadKey, QueueOrder>,
 }
 
 impl WaitingReasons {
@@ -65,14 +66,14 @@ impl WaitingReasons {
     }
 
     /// Keeps `waiting` due for a later period.
-    pub(super) fn defer(&mut self, waiting: impl IntoIterator<Item = (QueueOrder, String)>) {
+    pub(super) fn defer(&mut self, waiting: impl IntoIterator<Item = (QueueOrder, WorkloadKey)>) {
         self.deferred
             .extend(waiting.into_iter().map(|(order, key)| (key, order)));
     }
 
     /// The front of the deferred Workloads, as many as the period at `now` has room for. Picked
     /// once a period, so one pass over them costs less than keeping a second, ordered index.
-    pub(super) fn take_due(&mut self, now: Instant) -> Vec<String> {
+    pub(super) fn take_due(&mut self, now: Instant) -> Vec<WorkloadKey> {
         if self.deferred.is_empty() {
             return Vec::new();
         }
@@ -81,7 +82,7 @@ impl WaitingReasons {
             // Runs every pass: a spent budget must not cost a walk over thousands deferred.
             return Vec::new();
         }
-        let mut front: Vec<(&QueueOrder, &String)> = self
+        let mut front: Vec<(&QueueOrder, &WorkloadKey)> = self
             .deferred
             .iter()
             .map(|(key, order)| (order, key))
@@ -90,7 +91,7 @@ impl WaitingReasons {
             front.select_nth_unstable(room);
             front.truncate(room);
         }
-        let due: Vec<String> = front.into_iter().map(|(_, key)| key.clone()).collect();
+        let due: Vec<WorkloadKey> = front.into_iter().map(|(_, key)| key.clone()).collect();
         for key in &due {
             self.deferred.remove(key);
         }
@@ -98,22 +99,19 @@ impl WaitingReasons {
     }
 
     /// Forgets `key` (deleted, or written some other way).
-    pub(super) fn forget(&mut self, key: &str) {
+    pub(super) fn forget(&mut self, key: &WorkloadKey) {
         self.deferred.remove(key);
+    }
+
+    /// Whether any Workload waits for its reason to be written.
+    pub(super) fn any(&self) -> bool {
+        !self.deferred.is_empty()
     }
 
     /// How many Workloads wait for their reason to be written.
     #[cfg(test)]
     pub(super) fn deferred(&self) -> usize {
         self.deferred.len()
-    }
-
-    /// Moves the start of the current period `by` into the past, as if that much time had gone by.
-    #[cfg(test)]
-    pub(super) fn age(&mut self, by: Duration) {
-        self.period_start = self
-            .period_start
-            .map(|start| start.checked_sub(by).unwrap_or(start));
     }
 }
 

@@ -31,27 +31,36 @@ fn workload(admitted: bool, conditions: &[(&str, &str)]) -> Workload {
 #[test]
 fn an_admitted_workload_blocks_until_its_pods_are_ready() {
     let mut unready = Unready::new(true);
-    unready.seen("ns/a", &workload(true, &[("PodsReady", "False")]));
+    unready.seen(
+        &WorkloadKey::new("ns", "a"),
+        &workload(true, &[("PodsReady", "False")]),
+    );
     assert!(unready.blocks());
-    unready.seen("ns/a", &workload(true, &[("PodsReady", "True")]));
+    unready.seen(
+        &WorkloadKey::new("ns", "a"),
+        &workload(true, &[("PodsReady", "True")]),
+    );
     assert!(!unready.blocks());
 }
 
 #[test]
 fn finished_pending_and_deleted_workloads_do_not_block() {
     let mut unready = Unready::new(true);
-    unready.seen("ns/a", &workload(true, &[("Finished", "True")]));
-    unready.seen("ns/b", &workload(false, &[]));
+    unready.seen(
+        &WorkloadKey::new("ns", "a"),
+        &workload(true, &[("Finished", "True")]),
+    );
+    unready.seen(&WorkloadKey::new("ns", "b"), &workload(false, &[]));
     assert!(!unready.blocks());
-    unready.seen("ns/c", &workload(true, &[]));
+    unready.seen(&WorkloadKey::new("ns", "c"), &workload(true, &[]));
     assert!(unready.blocks());
-    unready.gone("ns/c");
+    unready.gone(&WorkloadKey::new("ns", "c"));
     assert!(!unready.blocks());
 }
 
 #[test]
 fn nothing_blocks_without_block_admission() {
     let mut unready = Unready::new(false);
-    unready.seen("ns/a", &workload(true, &[]));
+    unready.seen(&WorkloadKey::new("ns", "a"), &workload(true, &[]));
     assert!(!unready.blocks());
 }

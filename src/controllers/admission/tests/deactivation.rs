@@ -23,14 +23,14 @@ fn past_the_requeuing_limit_a_workload_is_marked_deactivated_then_evicted_and_it
     }
     // No requeue is left: instead of an eviction, the Workload is marked, still admitted.
     let marked = h.workload_requests();
-    assert_eq!(effects(&marked), [("ns/slow", Effect::Update)]);
+    assert_eq!(effects(&marked), [(wk("slow"), Effect::Update)]);
     let status = &marked[0].2.status;
     assert_eq!(
         condition_of(status, "DeactivationTarget"),
         Some(("True", "RequeuingLimitExceeded"))
     );
     assert!(status.admission.is_some());
-    assert!(h.admitted_in_engine("ns/slow"));
+    assert!(h.admitted_in_engine(&wk("slow")));
     assert!(h.deactivate_requests().is_empty(), "once it is marked");
     for request in marked {
         h.store(request);
@@ -46,7 +46,7 @@ fn past_the_requeuing_limit_a_workload_is_marked_deactivated_then_evicted_and_it
     }
     // Inactive, it is evicted and its quota released, the eviction naming the cause.
     let evicted = h.workload_requests();
-    assert_eq!(effects(&evicted), [("ns/slow", Effect::Release)]);
+    assert_eq!(effects(&evicted), [(wk("slow"), Effect::Release)]);
     let status = &evicted[0].2.status;
     assert_eq!(
         condition_of(status, "Evicted"),
@@ -57,14 +57,14 @@ fn past_the_requeuing_limit_a_workload_is_marked_deactivated_then_evicted_and_it
         Some(("False", "Deactivated"))
     );
     assert_eq!(condition_of(status, "DeactivationTarget"), None);
-    assert!(!h.admitted_in_engine("ns/slow"));
+    assert!(!h.admitted_in_engine(&wk("slow")));
     h.apply(workload("next", 4, 0, 1));
     for request in evicted {
         h.store(request);
     }
     assert_eq!(
         effects(&h.workload_requests()),
-        [("ns/next", Effect::Claim)]
+        [(wk("next"), Effect::Claim)]
     );
     assert!(h.deactivate_requests().is_empty());
     let rendered = h.metrics.encode();
@@ -86,18 +86,18 @@ fn a_workload_marked_by_another_manager_is_deactivated_and_a_conflict_waits_for_
         &api::WorkloadStatus::default(),
         "RequeuingLimitExceeded",
         "exceeding the maximum number of re-queuing retries",
-        &Time(k8s_openapi::jiff::Timestamp::now()),
+        &h.clock.time(),
         Some(1),
     ));
     h.apply(marked.clone());
     let asked = h.deactivate_requests();
     assert_eq!(asked.len(), 1);
     for (key, _) in asked {
-        h.admission.written(Written::Deactivated {
+        h.admission.answered(Written::Deactivated {
             key,
             result: Err(WriteError::Conflict("ns/marked".into())),
         });
-        h.admission.pass();
+        h.turn();
     }
     assert!(
         h.deactivate_requests().is_empty(),

@@ -21,10 +21,10 @@ fn admitted_for(h: &mut Harness, name: &str, maximum: i32, past: Option<i32>, ra
     for request in h.workload_requests() {
         h.store(request);
     }
-    let key = format!("ns/{name}");
-    let mut read = (*h.admission.workloads.shared(&key).unwrap()).clone();
+    let mut read = (*h.admission.workloads.shared_read(&wk(name)).unwrap()).clone();
     let since = Time(
-        k8s_openapi::jiff::Timestamp::now()
+        h.clock
+            .wall()
             .checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(ran))
             .unwrap(),
     );
@@ -45,7 +45,7 @@ fn past_its_maximum_execution_time_a_workload_is_deactivated_evicted_and_its_tim
     let mut h = Harness::new();
     admitted_for(&mut h, "long", 60, Some(50), 15);
     let marked = h.workload_requests();
-    assert_eq!(effects(&marked), [("ns/long", Effect::Update)]);
+    assert_eq!(effects(&marked), [(wk("long"), Effect::Update)]);
     let status = &marked[0].2.status;
     assert_eq!(
         condition_of(status, "DeactivationTarget"),
@@ -62,7 +62,7 @@ fn past_its_maximum_execution_time_a_workload_is_deactivated_evicted_and_its_tim
         h.store_deactivation(request);
     }
     let evicted = h.workload_requests();
-    assert_eq!(effects(&evicted), [("ns/long", Effect::Release)]);
+    assert_eq!(effects(&evicted), [(wk("long"), Effect::Release)]);
     let status = &evicted[0].2.status;
     assert_eq!(
         condition_of(status, "Evicted"),
@@ -73,7 +73,7 @@ fn past_its_maximum_execution_time_a_workload_is_deactivated_evicted_and_its_tim
         accumulated.is_some_and(|s| (15..=17).contains(&s)),
         "the last admission's time: {accumulated:?}"
     );
-    assert!(!h.admitted_in_engine("ns/long"));
+    assert!(!h.admitted_in_engine(&wk("long")));
 }
 
 #[test]
@@ -82,7 +82,7 @@ fn a_workload_with_time_left_keeps_running() {
     admitted_for(&mut h, "short", 60, Some(10), 15);
     assert!(h.workload_requests().is_empty());
     assert!(h.deactivate_requests().is_empty());
-    assert!(h.admitted_in_engine("ns/short"));
+    assert!(h.admitted_in_engine(&wk("short")));
 }
 
 /// The deadline is read from the Workload, not remembered: a loop started afresh (a restarted or
@@ -92,12 +92,12 @@ fn a_workload_with_time_left_keeps_running() {
 fn a_fresh_loop_marks_a_workload_that_ran_out_of_time_before_it_started() {
     let mut before = Harness::new();
     admitted_for(&mut before, "long", 5, None, 30);
-    let read = (*before.admission.workloads.shared("ns/long").unwrap()).clone();
+    let read = (*before.admission.workloads.shared_read(&wk("long")).unwrap()).clone();
 
     let mut h = Harness::new();
     h.apply(read);
     let marked = h.workload_requests();
-    assert_eq!(effects(&marked), [("ns/long", Effect::Update)]);
+    assert_eq!(effects(&marked), [(wk("long"), Effect::Update)]);
     assert_eq!(
         condition_of(&marked[0].2.status, "DeactivationTarget"),
         Some(("True", "MaximumExecutionTimeExceeded"))

@@ -116,7 +116,7 @@ fn rack_of_three_with(gates: &str) -> Harness {
         assert_eq!(request.2.annotations, None);
         h.store(request);
     }
-    assert!(h.admitted_in_engine("ns/a"));
+    assert!(h.admitted_in_engine(&wk("a")));
     h
 }
 
@@ -152,7 +152,7 @@ fn h1_fails(h: &mut Harness, with_b: bool) {
             since: Timestamp::UNIX_EPOCH,
         }],
     });
-    h.admission.pass();
+    h.turn();
 }
 
 #[test]
@@ -162,7 +162,7 @@ fn a_replacement_takes_the_free_host_before_a_waiting_workload_can() {
     let requests = h.workload_requests();
     let replaced = requests
         .iter()
-        .find(|(key, _, _)| key == "ns/a")
+        .find(|(key, _, _)| *key == wk("a"))
         .expect("the replacement is written");
     assert_eq!(replaced.2.effect, Effect::Claim);
     assert_eq!(hosts_of(&replaced.2), vec!["h2", "h3"]);
@@ -170,20 +170,20 @@ fn a_replacement_takes_the_free_host_before_a_waiting_workload_can() {
     assert!(
         requests
             .iter()
-            .all(|(key, _, p)| key != "ns/b" || p.status.admission.is_none()),
+            .all(|(key, _, p)| *key != wk("b") || p.status.admission.is_none()),
         "b got the host the replacement took"
     );
-    assert!(!h.admitted_in_engine("ns/b"));
+    assert!(!h.admitted_in_engine(&wk("b")));
     let replaced = requests
         .into_iter()
-        .find(|(key, _, _)| key == "ns/a")
+        .find(|(key, _, _)| *key == wk("a"))
         .expect("found above");
     h.store(replaced);
-    assert!(!h.admitted_in_engine("ns/b"), "still no room for b");
+    assert!(!h.admitted_in_engine(&wk("b")), "still no room for b");
     assert!(
         h.workload_requests()
             .iter()
-            .all(|(key, _, _)| key != "ns/a"),
+            .all(|(key, _, _)| *key != wk("a")),
         "the replacement is made once"
     );
 }
@@ -192,9 +192,9 @@ fn a_replacement_takes_the_free_host_before_a_waiting_workload_can() {
 fn a_replacement_that_cannot_be_written_is_undone_and_made_again() {
     let mut h = rack_of_three();
     h1_fails(&mut h, false);
-    let replaced = h.request_for("ns/a").expect("the replacement is written");
+    let replaced = h.request_for(&wk("a")).expect("the replacement is written");
     h.refuse(replaced, WriteError::NotLeading("Workload ns/a".into()));
-    let held = h.admission.state.engine().workload(&workload_key("ns/a"));
+    let held = h.admission.state.engine().workload(&wk("a"));
     let status = api::WorkloadStatus {
         admission: held
             .and_then(|w| w.admission)
@@ -207,10 +207,9 @@ fn a_replacement_that_cannot_be_written_is_undone_and_made_again() {
         annotations: None,
     };
     assert_eq!(hosts_of(&undone), vec!["h1", "h2"], "undone in memory");
-    h.admission.retries.clear();
-    h.admission.pass();
+    h.retry_now();
     let again = h
-        .request_for("ns/a")
+        .request_for(&wk("a"))
         .expect("the replacement is made again");
     assert_eq!(hosts_of(&again.2), vec!["h2", "h3"]);
 }
@@ -219,7 +218,7 @@ fn a_replacement_that_cannot_be_written_is_undone_and_made_again() {
 fn a_replacement_that_may_be_stored_keeps_its_hosts_and_is_written_again() {
     let mut h = rack_of_three();
     h1_fails(&mut h, false);
-    let replaced = h.request_for("ns/a").expect("the replacement is written");
+    let replaced = h.request_for(&wk("a")).expect("the replacement is written");
     let read_at = replaced.1.metadata.resource_version.clone();
     h.refuse(replaced, WriteError::Timeout("Workload ns/a".into()));
     // The API may show a on h2 and h3 now: h3 is not free for anyone else meanwhile.
@@ -227,7 +226,7 @@ fn a_replacement_that_may_be_stored_keeps_its_hosts_and_is_written_again() {
         .admission
         .state
         .engine()
-        .workload(&workload_key("ns/a"))
+        .workload(&wk("a"))
         .and_then(|w| w.admission)
         .map(|a| crate::status::workload::admission(&a));
     let kept = Planned {
@@ -239,9 +238,9 @@ fn a_replacement_that_may_be_stored_keeps_its_hosts_and_is_written_again() {
         annotations: None,
     };
     assert_eq!(hosts_of(&kept), vec!["h2", "h3"]);
-    h.retry_now("ns/a");
+    h.retry_now();
     let again = h
-        .request_for("ns/a")
+        .request_for(&wk("a"))
         .expect("the replacement is written again");
     assert_eq!(hosts_of(&again.2), vec!["h2", "h3"]);
     assert_eq!(again.1.metadata.resource_version, read_at);
@@ -252,28 +251,29 @@ fn a_replacement_that_may_be_stored_keeps_its_hosts_and_is_written_again() {
 fn a_replacement_that_may_be_stored_and_waits_for_another_release_is_written_after_it() {
     let mut h = rack_of_three();
     h1_fails(&mut h, false);
-    let replaced = h.request_for("ns/a").expect("the replacement is written");
+    let replaced = h.request_for(&wk("a")).expect("the replacement is written");
     h.refuse(replaced, WriteError::Timeout("Workload ns/a".into()));
     // Another workload's release is outstanding when the retry comes due: the replacement
     // waits for it, and not for itself once it has landed.
-    let release = assumed::Assumption {
+    let release = Planned {
         effect: Effect::Release,
         status: api::WorkloadStatus::default(),
         annotations: None,
-        frees: true,
     };
-    h.admission.assumed.insert("ns/other".into(), release);
-    h.retry_now("ns/a");
+    h.admission
+        .ledger
+        .assume(&wk("other"), &release, &h.admission.workloads);
+    h.retry_now();
     assert!(
         h.workload_requests()
             .iter()
-            .all(|(key, _, _)| key != "ns/a")
+            .all(|(key, _, _)| *key != wk("a"))
     );
-    h.admission.assumed.remove("ns/other");
+    h.admission.ledger.forget_assumption(&wk("other"));
     h.admission.resolve_held();
-    h.admission.pass();
+    h.turn();
     let again = h
-        .request_for("ns/a")
+        .request_for(&wk("a"))
         .expect("the replacement is written once the other release landed");
     assert_eq!(hosts_of(&again.2), vec!["h2", "h3"]);
 }
@@ -285,7 +285,7 @@ fn no_spare_left(h: &mut Harness) {
     h1_fails(h, false);
 }
 
-fn request_for(h: &mut Harness, key: &str) -> (String, SharedWorkload, Box<Planned>) {
+fn request_for(h: &mut Harness, key: &WorkloadKey) -> Request {
     h.workload_requests()
         .into_iter()
         .find(|(k, _, _)| k == key)
@@ -296,7 +296,7 @@ fn request_for(h: &mut Harness, key: &str) -> (String, SharedWorkload, Box<Plann
 fn with_fail_fast_a_workload_without_a_replacement_is_evicted_for_node_failures() {
     let mut h = rack_of_three();
     no_spare_left(&mut h);
-    let (_, _, planned) = request_for(&mut h, "ns/a");
+    let (_, _, planned) = request_for(&mut h, &wk("a"));
     assert_eq!(planned.effect, Effect::Release);
     let evicted = planned
         .status
@@ -318,7 +318,7 @@ fn with_fail_fast_a_workload_without_a_replacement_is_evicted_for_node_failures(
 fn without_fail_fast_it_stays_admitted_listing_the_node_until_it_recovers() {
     let mut h = rack_of_three_with("TASFailedNodeReplacementFailFast=false");
     no_spare_left(&mut h);
-    let waiting = request_for(&mut h, "ns/a");
+    let waiting = request_for(&mut h, &wk("a"));
     assert_eq!(waiting.2.effect, Effect::Update);
     let names: Vec<&str> = waiting
         .2
@@ -330,8 +330,8 @@ fn without_fail_fast_it_stays_admitted_listing_the_node_until_it_recovers() {
     assert_eq!(names, vec!["h1"]);
     assert!(waiting.2.status.admission.is_some());
     h.store(waiting);
-    assert!(h.admitted_in_engine("ns/a"));
-    h.admission.pass();
+    assert!(h.admitted_in_engine(&wk("a")));
+    h.turn();
     assert!(
         h.workload_requests().is_empty(),
         "nothing more while it waits"
@@ -342,8 +342,8 @@ fn without_fail_fast_it_stays_admitted_listing_the_node_until_it_recovers() {
         workload: "ns/a".into(),
         failed: Vec::new(),
     });
-    h.admission.pass();
-    let cleared = request_for(&mut h, "ns/a");
+    h.turn();
+    let cleared = request_for(&mut h, &wk("a"));
     assert!(cleared.2.status.unhealthy_nodes.is_empty());
     assert!(cleared.2.status.admission.is_some());
 }

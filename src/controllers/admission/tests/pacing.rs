@@ -1,7 +1,9 @@
 //! Queue status held back to spend fewer requests: at most one write per queue and period, and a
 //! budget of writes across queues.
 
+use super::super::reports::{QUEUE_STATUS_BURST, QUEUE_STATUS_PERIOD, REPORT_PERIOD};
 use super::*;
+use crate::controllers::queue_status::QueueWrite;
 
 /// The ClusterQueue status writes asked for since the last call, each answered as stored.
 fn cluster_queue_writes(h: &mut Harness) -> Vec<api::ClusterQueue> {
@@ -13,7 +15,7 @@ fn cluster_queue_writes(h: &mut Harness) -> Vec<api::ClusterQueue> {
                 if let QueueWrite::ClusterQueue(cq) = *write {
                     out.push(cq);
                 }
-                h.admission.written(Written::Queue {
+                h.admission.answered(Written::Queue {
                     key,
                     result: Ok(()),
                 });
@@ -24,18 +26,16 @@ fn cluster_queue_writes(h: &mut Harness) -> Vec<api::ClusterQueue> {
     out
 }
 
-/// Runs a pass whose queue report is due now, whatever the report period says.
-fn report_now(h: &mut Harness) {
-    h.admission.last_report = None;
-    h.admission.report_due = true;
-    h.admission.pass();
+/// Runs a pass once the report period has passed.
+fn report_next(h: &mut Harness) {
+    h.clock.advance(REPORT_PERIOD);
+    h.turn();
 }
 
 #[test]
 fn changes_within_the_queue_status_period_are_written_once_with_the_last_status() {
     let mut h = Harness::new();
     h.apply(workload("a", 1, 0, 0));
-    report_now(&mut h);
     let first = cluster_queue_writes(&mut h);
     assert_eq!(first.len(), 1, "{first:?}");
 
@@ -45,16 +45,16 @@ fn changes_within_the_queue_status_period_are_written_once_with_the_last_status(
         for request in h.workload_requests() {
             h.store(request);
         }
-        report_now(&mut h);
-        assert_eq!(
-            cluster_queue_writes(&mut h),
-            Vec::new(),
-            "no second write within the period"
-        );
     }
+    report_next(&mut h);
+    assert_eq!(
+        cluster_queue_writes(&mut h),
+        Vec::new(),
+        "no second write within the period"
+    );
 
-    h.admission.queue_pacer.age(QUEUE_STATUS_PERIOD);
-    report_now(&mut h);
+    h.clock.advance(QUEUE_STATUS_PERIOD - REPORT_PERIOD);
+    h.turn();
     let last = cluster_queue_writes(&mut h);
     assert_eq!(last.len(), 1, "{last:?}");
     assert_eq!(admitted(&last[0]), Some(4));
@@ -68,7 +68,7 @@ fn queue_writes(h: &mut Harness) -> Vec<String> {
         match request {
             WriteRequest::Queue { key, .. } => {
                 out.push(key.clone());
-                h.admission.written(Written::Queue {
+                h.admission.answered(Written::Queue {
                     key,
                     result: Ok(()),
                 });
@@ -90,17 +90,16 @@ fn queues_held_back_by_the_budget_are_written_at_a_later_report() {
             .take(Input::LocalQueue(Change::Apply(Box::new(lq))));
     }
     // The ClusterQueue and 15 LocalQueues, none written yet: more than one burst.
-    report_now(&mut h);
+    report_next(&mut h);
     let first = queue_writes(&mut h);
     assert_eq!(first.len(), QUEUE_STATUS_BURST as usize, "{first:?}");
-    assert!(h.admission.report_due, "the queues held back are due");
+    assert!(h.admission.reports.due, "the queues held back are due");
 
     // A second later, the next report writes the rest, though nothing changed meanwhile.
-    h.admission.queue_pacer.age(QUEUE_STATUS_PERIOD);
-    h.admission.last_report = None;
-    h.admission.pass();
+    h.clock.advance(QUEUE_STATUS_PERIOD);
+    h.turn();
     let rest = queue_writes(&mut h);
     assert_eq!(rest.len(), 6, "{rest:?}");
     assert!(rest.iter().all(|key| !first.contains(key)), "{rest:?}");
-    assert!(!h.admission.report_due);
+    assert!(!h.admission.reports.due);
 }

@@ -12,12 +12,12 @@ fn an_admission_that_preempts_waits_until_the_victim_is_written() {
     }
     h.apply(workload("high", 4, 10, 1));
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
+    assert_eq!(effects(&requests), [(wk("low"), Effect::Release)]);
     for request in requests {
         h.store(request);
     }
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/high", Effect::Claim)]);
+    assert_eq!(effects(&requests), [(wk("high"), Effect::Claim)]);
 }
 
 /// `high` preempts the admitted `low`, and the victim's release is refused with `error`.
@@ -39,15 +39,15 @@ fn an_admission_that_preempts_is_undone_when_the_victim_cannot_be_written() {
     // The preemption is decided again but waits for the retry; the preemptor's admission is not
     // written while the victim's release is not.
     assert_eq!(effects(&h.workload_requests()), []);
-    h.retry_now("ns/low");
+    h.retry_now();
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
+    assert_eq!(effects(&requests), [(wk("low"), Effect::Release)]);
     for request in requests {
         h.store(request);
     }
     assert_eq!(
         effects(&h.workload_requests()),
-        [("ns/high", Effect::Claim)]
+        [(wk("high"), Effect::Claim)]
     );
 }
 
@@ -56,7 +56,7 @@ fn an_admission_that_preempts_is_not_written_while_the_victims_release_conflicts
     let mut h = victims_release_refused(WriteError::Conflict("Workload ns/low".into()));
     // Another pass, as the next input brings: until the victim is read again its release cannot
     // be written, so neither is the preemptor's admission (both would hold the same quota).
-    h.admission.pass();
+    h.turn();
     assert_eq!(effects(&h.workload_requests()), []);
 }
 
@@ -72,7 +72,7 @@ fn a_preemption_decided_while_the_victims_update_is_written_waits_for_its_releas
     let mut bare = h
         .admission
         .workloads
-        .get("ns/low")
+        .read(&wk("low"))
         .expect("low is read")
         .clone();
     bare.metadata.resource_version = Some("150".into());
@@ -90,13 +90,13 @@ fn a_preemption_decided_while_the_victims_update_is_written_waits_for_its_releas
     assert_eq!(effects(&h.workload_requests()), []);
     h.store(update);
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
+    assert_eq!(effects(&requests), [(wk("low"), Effect::Release)]);
     for request in requests {
         h.store(request);
     }
     assert_eq!(
         effects(&h.workload_requests()),
-        [("ns/high", Effect::Claim)]
+        [(wk("high"), Effect::Claim)]
     );
 }
 
@@ -195,13 +195,13 @@ fn an_admission_into_quota_a_moved_workload_leaves_waits_until_the_move_is_writt
     h.apply(x);
     let requests = h.workload_requests();
     // Until `w`'s move lands, the API shows it holding two cpu of `f1`: `x` waits.
-    assert_eq!(effects(&requests), [("ns/w", Effect::Claim)]);
+    assert_eq!(effects(&requests), [(wk("w"), Effect::Claim)]);
     assert_eq!(flavor_of(&requests[0].2), Some("f2"));
     for request in requests {
         h.store(request);
     }
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/x", Effect::Claim)]);
+    assert_eq!(effects(&requests), [(wk("x"), Effect::Claim)]);
     assert_eq!(flavor_of(&requests[0].2), Some("f1"));
 }
 
@@ -226,21 +226,21 @@ fn an_admission_decided_while_its_workloads_update_is_written_is_undone_when_the
     later.metadata.resource_version = Some("2".into());
     h.admission
         .take(Input::LocalQueue(Change::Apply(Box::new(later))));
-    h.admission.pass();
+    h.turn();
     let release = h.workload_requests().pop().expect("the victim's release");
-    assert_eq!(release.0, "ns/low");
+    assert_eq!(release.0, wk("low"));
     assert_eq!(release.2.effect, Effect::Release);
-    assert!(h.admitted_in_engine("ns/high"));
+    assert!(h.admitted_in_engine(&wk("high")));
     // The release conflicts: `low` keeps its quota in the API, so `high`'s admission, decided on
     // it, is undone, and is not written once its pending write lands.
     h.refuse(release, WriteError::Conflict("Workload ns/low".into()));
-    assert!(!h.admitted_in_engine("ns/high"));
+    assert!(!h.admitted_in_engine(&wk("high")));
     h.store(update);
     assert!(
-        !effects(&h.workload_requests()).contains(&("ns/high", Effect::Claim)),
+        !effects(&h.workload_requests()).contains(&(wk("high"), Effect::Claim)),
         "no admission of `high` while `low` holds the quota in the API"
     );
-    assert!(!h.admitted_in_engine("ns/high"));
+    assert!(!h.admitted_in_engine(&wk("high")));
 }
 
 #[test]
@@ -265,7 +265,7 @@ fn moves_that_claim_a_flavor_another_move_leaves_wait_for_it() {
         read.status = Some(on(from));
         h.admission.workloads.insert(std::sync::Arc::new(read));
         moves.push((
-            format!("ns/{name}"),
+            wk(name),
             Planned {
                 effect: Effect::Claim,
                 status: on(to),
@@ -275,9 +275,38 @@ fn moves_that_claim_a_flavor_another_move_leaves_wait_for_it() {
     }
     // `x` and `y` swap flavors: each claims what the other leaves. `z` claims a flavor no move
     // leaves, so it may land in any order.
-    let independent = h.admission.independent_moves(&moves);
-    assert_eq!(independent.into_iter().collect::<Vec<_>>(), ["ns/z"]);
+    let independent = h
+        .admission
+        .ledger
+        .independent_moves(&moves, &h.admission.workloads);
+    assert_eq!(independent.into_iter().collect::<Vec<_>>(), [wk("z")]);
     // With only the swap left, one goes first (no order is safe; the warning names it).
-    let independent = h.admission.independent_moves(&moves[..2]);
-    assert_eq!(independent.into_iter().collect::<Vec<_>>(), ["ns/x"]);
+    let independent = h
+        .admission
+        .ledger
+        .independent_moves(&moves[..2], &h.admission.workloads);
+    assert_eq!(independent.into_iter().collect::<Vec<_>>(), [wk("x")]);
+}
+
+#[test]
+fn a_workload_preempted_while_its_admission_waits_for_a_retry_is_not_admitted_by_a_relist() {
+    let mut h = Harness::new();
+    h.apply(workload("low", 2, 0, 0));
+    let claim = h.request_for(&wk("low")).expect("low's admission");
+    h.refuse(claim, WriteError::NotLeading("Workload ns/low".into()));
+    // `high` takes 3 of the 4 cpu, preempting `low`'s admission, which was never written.
+    h.apply(workload("high", 3, 10, 1));
+    assert!(h.request_for(&wk("high")).is_some(), "high's admission");
+    // The watch lists both again, neither admitted yet; then `low`'s retry comes due.
+    let listed = vec![
+        Arc::new(workload("low", 2, 0, 0)),
+        Arc::new(workload("high", 3, 10, 1)),
+    ];
+    h.admission.take(Input::Workload(Change::Reset(listed)));
+    h.turn();
+    h.retry_now();
+    assert!(
+        !effects(&h.workload_requests()).contains(&(wk("low"), Effect::Claim)),
+        "high's admission is in flight: low does not fit beside it"
+    );
 }

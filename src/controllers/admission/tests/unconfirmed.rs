@@ -18,10 +18,10 @@ fn preempted_while_its_admission_may_be_stored() -> (Harness, api::WorkloadStatu
     assert_eq!(effects(&h.workload_requests()), []);
     h.refuse(claim, WriteError::Timeout("Workload ns/low".into()));
     assert!(
-        !effects(&h.workload_requests()).contains(&("ns/high", Effect::Claim)),
+        !effects(&h.workload_requests()).contains(&(wk("high"), Effect::Claim)),
         "low may hold the quota in the API: high's admission waits for low's release"
     );
-    h.retry_now("ns/low");
+    h.retry_now();
     (h, claimed)
 }
 
@@ -30,7 +30,7 @@ fn a_preempted_admission_that_may_be_stored_is_released_before_its_quota_is_clai
     let (mut h, _) = preempted_while_its_admission_may_be_stored();
     // The admission had not landed: the release is written at the version read, and lands.
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
+    assert_eq!(effects(&requests), [(wk("low"), Effect::Release)]);
     assert_eq!(
         requests[0].1.metadata.resource_version.as_deref(),
         Some("1")
@@ -41,7 +41,7 @@ fn a_preempted_admission_that_may_be_stored_is_released_before_its_quota_is_clai
     }
     assert_eq!(
         effects(&h.workload_requests()),
-        [("ns/high", Effect::Claim)]
+        [(wk("high"), Effect::Claim)]
     );
 }
 
@@ -54,15 +54,15 @@ fn a_preempted_admission_that_was_stored_keeps_its_quota_until_it_is_read_and_re
     stored.metadata.resource_version = Some("60".into());
     stored.status = Some(claimed);
     h.refuse(release, WriteError::Conflict("Workload ns/low".into()));
-    h.admission.pass();
+    h.turn();
     assert!(
-        !effects(&h.workload_requests()).contains(&("ns/high", Effect::Claim)),
+        !effects(&h.workload_requests()).contains(&(wk("high"), Effect::Claim)),
         "low holds the quota in the API until a release of it lands"
     );
     // The watch brings the admitted `low`: it is released at that version, then `high` admitted.
     h.apply(stored);
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
+    assert_eq!(effects(&requests), [(wk("low"), Effect::Release)]);
     assert_eq!(
         requests[0].1.metadata.resource_version.as_deref(),
         Some("60")
@@ -72,7 +72,7 @@ fn a_preempted_admission_that_was_stored_keeps_its_quota_until_it_is_read_and_re
     }
     assert_eq!(
         effects(&h.workload_requests()),
-        [("ns/high", Effect::Claim)]
+        [(wk("high"), Effect::Claim)]
     );
 }
 
@@ -83,7 +83,7 @@ fn an_admission_that_may_be_stored_keeps_its_quota_when_its_retry_conflicts() {
     let claim = h.workload_requests().pop().expect("low's admission");
     let claimed = claim.2.status.clone();
     h.refuse(claim, WriteError::Timeout("Workload ns/low".into()));
-    h.retry_now("ns/low");
+    h.retry_now();
     let retry = h.workload_requests().pop().expect("the retry");
     assert_eq!(retry.2.effect, Effect::Claim);
     // The first write had landed, so the retry, fenced on the older version, conflicts before the
@@ -91,9 +91,9 @@ fn an_admission_that_may_be_stored_keeps_its_quota_when_its_retry_conflicts() {
     // which cannot be written until the newer `low` is read.
     h.refuse(retry, WriteError::Conflict("Workload ns/low".into()));
     h.apply(workload("high", 4, 10, 1));
-    h.admission.pass();
+    h.turn();
     assert!(
-        !effects(&h.workload_requests()).contains(&("ns/high", Effect::Claim)),
+        !effects(&h.workload_requests()).contains(&(wk("high"), Effect::Claim)),
         "low may hold the quota in the API"
     );
     let mut stored = workload("low", 4, 0, 0);
@@ -101,13 +101,13 @@ fn an_admission_that_may_be_stored_keeps_its_quota_when_its_retry_conflicts() {
     stored.status = Some(claimed);
     h.apply(stored);
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/low", Effect::Release)]);
+    assert_eq!(effects(&requests), [(wk("low"), Effect::Release)]);
     for request in requests {
         h.store(request);
     }
     assert_eq!(
         effects(&h.workload_requests()),
-        [("ns/high", Effect::Claim)]
+        [(wk("high"), Effect::Claim)]
     );
 }
 
@@ -117,17 +117,17 @@ fn a_newer_version_read_settles_whether_an_admission_was_stored() {
     h.apply(workload("a", 4, 0, 0));
     let claim = h.workload_requests().pop().expect("a's admission");
     h.refuse(claim, WriteError::Timeout("Workload ns/a".into()));
-    assert!(h.admitted_in_engine("ns/a"));
-    assert!(h.admission.unconfirmed.contains_key("ns/a"));
+    assert!(h.admitted_in_engine(&wk("a")));
+    assert!(h.admission.ledger.unconfirmed(&wk("a")));
     // A newer version without the admission: the write did not land, and can no longer land
     // (it was fenced on the older version), so the admission is written again at this one.
     let mut newer = workload("a", 4, 0, 0);
     newer.metadata.resource_version = Some("80".into());
     h.apply(newer);
-    assert!(!h.admission.unconfirmed.contains_key("ns/a"));
-    h.retry_now("ns/a");
+    assert!(!h.admission.ledger.unconfirmed(&wk("a")));
+    h.retry_now();
     let requests = h.workload_requests();
-    assert_eq!(effects(&requests), [("ns/a", Effect::Claim)]);
+    assert_eq!(effects(&requests), [(wk("a"), Effect::Claim)]);
     assert_eq!(
         requests[0].1.metadata.resource_version.as_deref(),
         Some("80")
@@ -149,23 +149,23 @@ fn two_admissions_that_may_be_stored_both_keep_their_quota_taken() {
     h.refuse(claim, WriteError::Timeout("Workload ns/w".into()));
     // `x` reclaims f1: `w` is moved to f2, and that write may have landed too.
     h.apply(queued("x", 4, 0, 1, "lq-b"));
-    assert!(!effects(&h.workload_requests()).contains(&("ns/x", Effect::Claim)));
-    h.retry_now("ns/w");
+    assert!(!effects(&h.workload_requests()).contains(&(wk("x"), Effect::Claim)));
+    h.retry_now();
     let moved = h.workload_requests().pop().expect("w's move");
     assert_eq!(flavor_of(&moved.2), Some("f2"));
     h.refuse(moved, WriteError::Timeout("Workload ns/w".into()));
-    assert!(!effects(&h.workload_requests()).contains(&("ns/x", Effect::Claim)));
-    h.retry_now("ns/w");
+    assert!(!effects(&h.workload_requests()).contains(&(wk("x"), Effect::Claim)));
+    h.retry_now();
     let mut sent = h.workload_requests();
-    let at = sent.iter().position(|r| r.0 == "ns/w").expect("w's retry");
+    let at = sent.iter().position(|r| r.0 == wk("w")).expect("w's retry");
     let retry = sent.remove(at);
     // The first admission (f1) had landed: the retry conflicts.
     h.refuse(retry, WriteError::Conflict("Workload ns/w".into()));
-    h.admission.pass();
+    h.turn();
     let later = h.workload_requests();
     assert!(
-        !effects(&sent).contains(&("ns/x", Effect::Claim))
-            && !effects(&later).contains(&("ns/x", Effect::Claim)),
+        !effects(&sent).contains(&(wk("x"), Effect::Claim))
+            && !effects(&later).contains(&(wk("x"), Effect::Claim)),
         "x must not claim f1 while the API may show w there"
     );
 }
@@ -185,9 +185,9 @@ fn moves_that_may_be_stored_do_not_hold_each_other() {
     for request in moves {
         h.refuse(request, WriteError::Timeout("Workload".into()));
     }
-    h.retry_now("ns/w1");
+    h.retry_now();
     let mut sent = h.workload_requests();
-    h.retry_now("ns/w2");
+    h.retry_now();
     sent.extend(h.workload_requests());
     // Each is written again once no other write may still free what it claims.
     let mut moved = BTreeSet::new();
@@ -198,12 +198,12 @@ fn moves_that_may_be_stored_do_not_hold_each_other() {
             }
             h.store(request);
         }
-        h.admission.pass();
+        h.turn();
         sent.extend(h.workload_requests());
     }
     assert_eq!(
         moved,
-        BTreeSet::from(["ns/w1".to_string(), "ns/w2".to_string()]),
+        BTreeSet::from([wk("w1"), wk("w2")]),
         "both moves are written again"
     );
 }
@@ -221,7 +221,7 @@ fn an_admission_whose_status_may_be_stored_after_its_annotations_were_is_fenced_
         h.store(request);
     }
     let claim = h.workload_requests().pop().expect("x's claim");
-    assert_eq!(claim.0, "ns/x");
+    assert_eq!(claim.0, wk("x"));
     let annotations = claim
         .2
         .annotations
@@ -236,15 +236,15 @@ fn an_admission_whose_status_may_be_stored_after_its_annotations_were_is_fenced_
         WriteError::Timeout("Workload ns/x".into()),
         annotated,
     );
-    assert!(h.admission.unconfirmed.contains_key("ns/x"));
-    h.retry_now("ns/x");
+    assert!(h.admission.ledger.unconfirmed(&wk("x")));
+    h.retry_now();
     let retry = h.workload_requests().pop().expect("x's retry");
     assert_eq!(retry.1.metadata.resource_version.as_deref(), Some("500"));
     // The first status apply had landed: the retry conflicts. `z` may not take x's quota.
     h.refuse(retry, WriteError::Conflict("Workload ns/x".into()));
     h.apply(queued("z", 4, 10, 2, "lq-b"));
     assert!(
-        !effects(&h.workload_requests()).contains(&("ns/z", Effect::Claim)),
+        !effects(&h.workload_requests()).contains(&(wk("z"), Effect::Claim)),
         "the API may show x's admission"
     );
 }
@@ -259,7 +259,7 @@ fn returning_to_the_admission_read_while_a_move_may_be_stored_is_written_as_a_mo
     let read = h
         .admission
         .workloads
-        .get("ns/w")
+        .read(&wk("w"))
         .cloned()
         .expect("w is read");
     let x = queued("x", 4, 0, 1, "lq-b");
@@ -271,9 +271,9 @@ fn returning_to_the_admission_read_while_a_move_may_be_stored_is_written_as_a_mo
     h.admission
         .take(Input::Workload(Change::Delete(Box::new(Arc::new(x)))));
     h.admission.state.restore_workload(&read, fallback());
-    h.retry_now("ns/w");
+    h.retry_now();
     let back = h.workload_requests();
-    assert_eq!(effects(&back), [("ns/w", Effect::Claim)]);
+    assert_eq!(effects(&back), [(wk("w"), Effect::Claim)]);
     assert_eq!(flavor_of(&back[0].2), Some("f1"));
     for (name, second) in [("y1", 5), ("y2", 6)] {
         h.apply(queued(name, 2, 0, second, "lq-a"));

@@ -10,10 +10,10 @@ fn burst(h: &mut Harness, workloads: Vec<api::Workload>) {
         h.admission
             .take(Input::Workload(Change::Apply(Box::new(Arc::new(workload)))));
     }
-    h.admission.pass();
+    h.turn();
 }
 
-fn waiting_keys(requests: &[(String, Arc<api::Workload>, Box<Planned>)]) -> Vec<String> {
+fn waiting_keys(requests: &[Request]) -> Vec<WorkloadKey> {
     requests
         .iter()
         .filter(|(_, read, planned)| {
@@ -26,7 +26,7 @@ fn waiting_keys(requests: &[(String, Arc<api::Workload>, Box<Planned>)]) -> Vec<
 
 /// `a` holds the whole quota, then `extra` more than a period's budget of 1-cpu Workloads wait:
 /// `w-00` is the oldest, and every third one has a higher priority.
-fn full_queue(h: &mut Harness, extra: usize) -> Vec<String> {
+fn full_queue(h: &mut Harness, extra: usize) -> Vec<WorkloadKey> {
     h.apply(workload("a", 4, 1000, 0));
     for request in h.workload_requests() {
         h.store(request);
@@ -37,16 +37,10 @@ fn full_queue(h: &mut Harness, extra: usize) -> Vec<String> {
             workload(&format!("w-{i:02}"), 1, priority, i as u32 + 1)
         })
         .collect();
-    let mut front: Vec<(i32, u32, String)> = waiting
+    let mut front: Vec<(i32, u32, WorkloadKey)> = waiting
         .iter()
         .enumerate()
-        .map(|(i, w)| {
-            (
-                -w.spec.priority.unwrap_or(0),
-                i as u32,
-                format!("ns/{}", w.metadata.name.clone().unwrap_or_default()),
-            )
-        })
+        .map(|(i, w)| (-w.spec.priority.unwrap_or(0), i as u32, WorkloadKey::of(w)))
         .collect();
     front.sort();
     burst(h, waiting);
@@ -69,13 +63,16 @@ fn waiting_reasons_beyond_a_periods_budget_are_written_in_the_next_front_first()
         h.store(request);
     }
 
-    h.admission.due_waiting_reasons();
-    h.admission.pass();
-    assert_eq!(waiting_keys(&h.workload_requests()), Vec::<String>::new());
+    h.admission.due_waiting_reasons(h.clock.instant());
+    h.turn();
+    assert_eq!(
+        waiting_keys(&h.workload_requests()),
+        Vec::<WorkloadKey>::new()
+    );
 
-    h.admission.waiting_reasons.age(PERIOD);
-    h.admission.due_waiting_reasons();
-    h.admission.pass();
+    h.clock.advance(PERIOD);
+    h.admission.due_waiting_reasons(h.clock.instant());
+    h.turn();
     let mut rest = waiting_keys(&h.workload_requests());
     rest.sort();
     let mut expected = front[PER_PERIOD..].to_vec();
@@ -95,10 +92,10 @@ fn a_deep_queue_is_written_a_periods_budget_at_a_time() {
     }
     assert_eq!(h.admission.waiting_reasons.deferred(), periods * PER_PERIOD);
     for period in 1..=periods {
-        h.admission.waiting_reasons.age(PERIOD);
-        h.admission.due_waiting_reasons();
-        assert_eq!(h.admission.dirty.len(), PER_PERIOD, "period {period}");
-        h.admission.pass();
+        h.clock.advance(PERIOD);
+        h.admission.due_waiting_reasons(h.clock.instant());
+        assert_eq!(h.admission.ledger.marked(), PER_PERIOD, "period {period}");
+        h.turn();
         let requests = h.workload_requests();
         let mut sent = waiting_keys(&requests);
         assert_eq!(
@@ -130,16 +127,19 @@ fn a_deleted_workload_leaves_the_deferred_waiting_reasons() {
     }
     assert_eq!(h.admission.waiting_reasons.deferred(), 1);
     let last = &front[PER_PERIOD];
-    let name = last.trim_start_matches("ns/");
+    let name = last.name.as_str();
     h.admission
         .take(Input::Workload(Change::Delete(Box::new(Arc::new(
             workload(name, 1, 0, 0),
         )))));
     assert_eq!(h.admission.waiting_reasons.deferred(), 0);
-    h.admission.waiting_reasons.age(PERIOD);
-    h.admission.due_waiting_reasons();
-    h.admission.pass();
-    assert_eq!(waiting_keys(&h.workload_requests()), Vec::<String>::new());
+    h.clock.advance(PERIOD);
+    h.admission.due_waiting_reasons(h.clock.instant());
+    h.turn();
+    assert_eq!(
+        waiting_keys(&h.workload_requests()),
+        Vec::<WorkloadKey>::new()
+    );
 }
 
 #[test]
@@ -156,9 +156,9 @@ fn an_admission_is_written_at_once_when_the_waiting_budget_is_spent() {
         .take(Input::Workload(Change::Delete(Box::new(Arc::new(
             finished,
         )))));
-    h.admission.pass();
+    h.turn();
     let requests = h.workload_requests();
-    let claims: Vec<&str> = effects(&requests)
+    let claims: Vec<WorkloadKey> = effects(&requests)
         .into_iter()
         .filter(|(_, effect)| *effect == Effect::Claim)
         .map(|(key, _)| key)

@@ -2,14 +2,15 @@
 //! from the API is seen while one is outstanding: with the decided admission, admission
 //! conditions and carried annotations laid over it. Without this, an unrelated update of a
 //! Workload whose admission is being written would release its quota in memory, and another
-//! workload could be admitted into it.
+//! workload could be admitted into it. Also the admissions whose write may have been stored
+//! without an answer saying so (see `unconfirmed.rs`).
 
 use std::collections::BTreeMap;
 
 use crate::api::keys::{condition_types, kuota_annotations};
 use crate::api::{Workload, WorkloadStatus};
 
-use super::plan::Effect;
+use crate::controllers::admission::plan::Effect;
 
 /// Conditions an admission decision sets.
 const DECIDED_CONDITIONS: [&str; 6] = [
@@ -36,6 +37,39 @@ pub struct Assumption {
     /// Until this is written the API may show quota held that the engine counts as free: a
     /// release, or a claim that moves the workload off the admission it holds.
     pub frees: bool,
+}
+
+/// Admissions that may be stored, the latest last, and the resource version their writes were
+/// fenced on: at most one of them landed.
+#[derive(Clone, Debug)]
+pub struct Unconfirmed {
+    fenced_on: Option<String>,
+    claims: Vec<Assumption>,
+}
+
+impl Unconfirmed {
+    pub fn new(fenced_on: Option<String>, claim: Assumption) -> Self {
+        Unconfirmed {
+            fenced_on,
+            claims: vec![claim],
+        }
+    }
+
+    pub fn fenced_on(&self) -> &Option<String> {
+        &self.fenced_on
+    }
+
+    /// The admissions that may be stored, the latest last.
+    pub fn claims(&self) -> &[Assumption] {
+        &self.claims
+    }
+
+    /// Another admission written at the same version may be stored; it is the latest.
+    pub fn add(&mut self, claim: Assumption) {
+        self.claims
+            .retain(|c| c.status.admission != claim.status.admission);
+        self.claims.push(claim);
+    }
 }
 
 /// `read` as it will be once `assumption` is written.

@@ -12,34 +12,26 @@
 
 use std::sync::Arc;
 
-use super::AdmissionLoop;
-use super::assumed::{Assumption, overlay};
-use super::plan::{Effect, Planned};
-use crate::api::Workload;
+use super::assumption::Unconfirmed;
+use super::{Assumption, Ledger, Reads, overlay};
 use crate::api::workload_status::Admission;
+use crate::controllers::admission::plan::{Effect, Planned};
 use crate::controllers::watches::SharedWorkload;
+use crate::engine::WorkloadKey;
 
-/// Admissions that may be stored, the latest last, and the resource version their writes were
-/// fenced on: at most one of them landed.
-#[derive(Clone, Debug)]
-pub(super) struct Unconfirmed {
-    fenced_on: Option<String>,
-    claims: Vec<Assumption>,
-}
-
-impl AdmissionLoop {
+impl Ledger {
     /// Records that `planned`, written at `fenced_on`, may be stored. Nothing is recorded once
     /// another version is read: the write was fenced on `fenced_on`, so that version shows
     /// whether it landed.
     pub(super) fn may_be_stored(
         &mut self,
-        key: &str,
+        key: &WorkloadKey,
         fenced_on: Option<String>,
         planned: &Planned,
+        reads: &impl Reads,
     ) {
-        let read_since = self
-            .workloads
-            .get(key)
+        let read_since = reads
+            .read(key)
             .is_none_or(|read| read.metadata.resource_version != fenced_on);
         if planned.effect != Effect::Claim || read_since {
             return;
@@ -51,65 +43,55 @@ impl AdmissionLoop {
             frees: false,
         };
         match self.unconfirmed.get_mut(key) {
-            Some(known) if known.fenced_on == fenced_on => {
-                known
-                    .claims
-                    .retain(|c| c.status.admission != claim.status.admission);
-                known.claims.push(claim);
-            }
+            Some(known) if *known.fenced_on() == fenced_on => known.add(claim),
             _ => {
-                let claims = vec![claim];
                 self.unconfirmed
-                    .insert(key.to_string(), Unconfirmed { fenced_on, claims });
+                    .insert(key.clone(), Unconfirmed::new(fenced_on, claim));
             }
         }
     }
 
-    /// Forgets the admission that may be stored once `read`, a version other than the one its
-    /// write was fenced on, shows whether it was.
-    pub(super) fn confirm(&mut self, key: &str, read: &Workload) {
-        if self
-            .unconfirmed
-            .get(key)
-            .is_some_and(|u| u.fenced_on != read.metadata.resource_version)
-        {
-            self.unconfirmed.remove(key);
-        }
+    /// Whether an admission of `key` may be stored that no version read shows yet.
+    pub fn unconfirmed(&self, key: &WorkloadKey) -> bool {
+        self.unconfirmed.contains_key(key)
     }
 
     /// `key` as the API may show it: as read, with the latest admission that may be stored laid
     /// over it.
-    pub(super) fn as_api_may_show(&self, key: &str) -> Option<SharedWorkload> {
-        Some(self.may_show(key, self.workloads.shared(key)?))
+    pub fn as_api_may_show(&self, key: &WorkloadKey, reads: &impl Reads) -> Option<SharedWorkload> {
+        Some(self.may_show(key, reads.shared_read(key)?))
     }
 
     /// `read`, the Workload `key` as read, as the API may show it.
-    pub(super) fn may_show(&self, key: &str, read: SharedWorkload) -> SharedWorkload {
-        match self.unconfirmed.get(key).and_then(|u| u.claims.last()) {
+    pub fn may_show(&self, key: &WorkloadKey, read: SharedWorkload) -> SharedWorkload {
+        match self.unconfirmed.get(key).and_then(|u| u.claims().last()) {
             Some(claim) => Arc::new(overlay(&read, claim)),
             None => read,
         }
     }
 
     /// Every admission the API may show for `key`: the one read, and those that may be stored.
-    pub(super) fn admissions_may_show(&self, key: &str) -> Vec<&Admission> {
-        let read = self
-            .workloads
-            .get(key)
+    pub fn admissions_may_show<'a>(
+        &'a self,
+        key: &WorkloadKey,
+        reads: &'a impl Reads,
+    ) -> Vec<&'a Admission> {
+        let read = reads
+            .read(key)
             .and_then(|w| w.status.as_ref()?.admission.as_ref());
         let stored = self
             .unconfirmed
             .get(key)
             .into_iter()
-            .flat_map(|u| &u.claims)
+            .flat_map(|u| u.claims())
             .filter_map(|c| c.status.admission.as_ref());
         read.into_iter().chain(stored).collect()
     }
 
     /// Whether the API may show one of several admissions for `key`: the engine counts one, so
     /// the others' quota is held in the API but free in memory until that is settled.
-    pub(super) fn uncertain(&self, key: &str) -> bool {
-        let admissions = self.admissions_may_show(key);
+    pub(super) fn uncertain(&self, key: &WorkloadKey, reads: &impl Reads) -> bool {
+        let admissions = self.admissions_may_show(key, reads);
         admissions
             .iter()
             .enumerate()
