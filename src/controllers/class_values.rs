@@ -9,13 +9,13 @@ mod stale;
 
 use std::time::Duration;
 
-use kube::{Api, Client, ResourceExt};
+use kube::ResourceExt;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use self::stale::StaleValues;
-use super::watches::{self, Change, Fanout, SharedWorkload};
+use super::watches::{Change, SharedWatches, SharedWorkload, owned};
 use super::writer::{WriteError, Writer};
 use crate::api::{Workload, WorkloadPriorityClass};
 
@@ -35,25 +35,17 @@ pub enum ClassInput {
     Workload(Change<SharedWorkload>),
 }
 
-/// Starts the WorkloadPriorityClass watch in `tasks`, subscribes to the Workload watch and
-/// returns the task.
+/// Subscribes to the shared WorkloadPriorityClass and Workload watches and returns the task.
 pub fn start(
-    client: &Client,
     writer: Writer,
     leading: watch::Receiver<bool>,
-    workloads: &mut Fanout<Workload>,
-    tasks: &mut JoinSet<()>,
+    watches: &mut SharedWatches,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
-    workloads.subscribe(&inputs, ClassInput::Workload);
-    watches::spawn(
-        tasks,
-        Api::all(client.clone()),
-        kube::runtime::watcher::Config::default(),
-        &inputs,
-        ClassInput::Class,
-        watches::slim,
-    );
+    watches.workloads.subscribe(&inputs, ClassInput::Workload);
+    watches
+        .workload_priority_classes
+        .subscribe(&inputs, |c| ClassInput::Class(c.map(owned)));
     run(writer, leading, received)
 }
 

@@ -99,9 +99,14 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         settings.metrics.clone(),
         BuildInfo::current(),
     ));
+    // Every kind is watched once for the whole process; each task subscribes before the watches
+    // start.
+    let mut shared = watches::SharedWatches::default();
     let mut servers = JoinSet::new();
     let certificate = match settings.webhooks.clone() {
-        Some(serving) => Some(webhook_serving::start(&client, serving, &mut servers).await?),
+        Some(serving) => {
+            Some(webhook_serving::start(&client, serving, &mut shared, &mut servers).await?)
+        }
         None => None,
     };
     if let Some((addr, paths)) = settings.health.clone() {
@@ -119,9 +124,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
 
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     let mut watches = JoinSet::new();
-    watches::spawn_all(&client, &inputs, &mut watches);
-    let mut workloads = watches::Fanout::default();
-    workloads.subscribe(&inputs, watches::Input::Workload);
+    watches::subscribe_all(&mut shared, &inputs);
     drop(inputs);
 
     let (results, done) = mpsc::channel(INPUT_DEPTH);
@@ -138,7 +141,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 settings.instance.clone(),
             ),
             leading.clone(),
-            &mut workloads,
+            &mut shared,
             &mut watches,
         )
     });
@@ -150,7 +153,6 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     };
     let pod_integration = settings.pods.clone().map(|pod_settings| {
         pods::start(
-            &client,
             pod_settings,
             writer.clone(),
             EventSink::start_for(
@@ -159,8 +161,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 settings.instance.clone(),
             ),
             leading.clone(),
-            &mut workloads,
-            &mut watches,
+            &mut shared,
         )
     });
     let pod_integration = async move {
@@ -181,7 +182,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 settings.instance.clone(),
             ),
             leading.clone(),
-            &mut workloads,
+            &mut shared,
         )
     });
     let retention = async move {
@@ -190,33 +191,11 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             None => std::future::pending().await,
         }
     };
-    let class_values = class_values::start(
-        &client,
-        writer.clone(),
-        leading.clone(),
-        &mut workloads,
-        &mut watches,
-    );
+    let class_values = class_values::start(writer.clone(), leading.clone(), &mut shared);
     tokio::spawn(admission::write_all(writer, to_write, results));
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
-    let node_health = node_health::start(
-        &client,
-        settings.engine.features.clone(),
-        failures,
-        &mut workloads,
-        &mut watches,
-    );
-    watches::spawn_shared(
-        &mut watches,
-        kube::Api::all(client.clone()),
-        kube::runtime::watcher::Config::default(),
-        workloads,
-        {
-            let mut templates = watches::templates::Templates::default();
-            let mut texts = watches::texts::ConditionTexts::default();
-            move |workload| texts.share(templates.share(watches::slim_workload(workload)))
-        },
-    );
+    let node_health = node_health::start(settings.engine.features.clone(), failures, &mut shared);
+    shared.spawn(&client, &mut watches);
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),
         EventSink::start(client.clone(), settings.instance.clone()),

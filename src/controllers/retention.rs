@@ -18,9 +18,8 @@ use tokio::task::JoinSet;
 
 use self::schedule::{Expired, Schedule};
 use super::events::{EventSink, WorkloadEvent};
-use super::watches::{Change, Fanout, SharedWorkload};
+use super::watches::{Change, SharedWatches, SharedWorkload};
 use super::writer::{WriteError, Writer};
-use crate::api::Workload;
 use crate::config::WorkloadRetention;
 
 /// Watch changes waiting for the task.
@@ -54,10 +53,10 @@ pub fn start(
     writer: Writer,
     events: EventSink,
     leading: watch::Receiver<bool>,
-    workloads: &mut Fanout<Workload>,
+    watches: &mut SharedWatches,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
-    workloads.subscribe(&inputs, std::convert::identity);
+    watches.workloads.subscribe(&inputs, std::convert::identity);
     run(Schedule::new(policy), writer, events, leading, received)
 }
 

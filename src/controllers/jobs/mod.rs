@@ -24,9 +24,8 @@ use self::inputs::{JobCaches, Touched, WATCHED_KINDS};
 pub use self::settings::JobSettings;
 use self::steps::{Done, Outcome, Write};
 use super::events::EventSink;
-use super::watches::{Change, Fanout, slim, slim_workload};
+use super::watches::{Change, SharedWatches, slim, slim_workload};
 use super::writer::{WriteError, Writer};
-use crate::api::Workload;
 
 /// Wait before a write that failed for a transient reason is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -40,15 +39,15 @@ pub fn start(
     writer: Writer,
     events: EventSink,
     leading: watch::Receiver<bool>,
-    workloads: &mut Fanout<Workload>,
+    shared: &mut SharedWatches,
     watches: &mut JoinSet<()>,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
-    workloads.subscribe(&inputs, JobInput::Workload);
-    inputs::spawn_all(
+    inputs::subscribe_all(
         client,
         settings.scope.manage_without_queue_name,
         &inputs,
+        shared,
         watches,
     );
     JobController::new(settings, writer, events, leading).run(received)
