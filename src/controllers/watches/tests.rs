@@ -250,7 +250,7 @@ async fn a_selecting_subscriber_sees_its_objects_as_a_selector_on_its_own_watch_
             "Running",
         ))))
         .await;
-    drop((all_tx, bound_tx));
+    drop((fanout, all_tx, bound_tx));
     let mut seen = Vec::new();
     while let Some(change) = bound.recv().await {
         let (what, objects) = names(&change);
@@ -291,7 +291,7 @@ async fn a_full_list_replaces_what_a_selecting_subscriber_was_given() {
             "Failed",
         ))))
         .await;
-    drop(tx);
+    drop((fanout, tx));
     let mut seen = Vec::new();
     while let Some(change) = rx.recv().await {
         seen.push(names(&change));
@@ -312,7 +312,8 @@ fn the_shared_pod_keeps_what_every_reader_reads() {
         ),
         ("other".to_string(), "x".to_string()),
     ]);
-    full.metadata.creation_timestamp = Some(Default::default());
+    full.metadata.creation_timestamp =
+        Some(serde_json::from_value(serde_json::json!("2026-01-01T00:00:00Z")).expect("a time"));
     if let Some(spec) = full.spec.as_mut() {
         spec.scheduling_gates = Some(vec![Default::default()]);
         spec.node_selector = Some(BTreeMap::from([("zone".to_string(), "a".to_string())]));
