@@ -15,7 +15,10 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use self::stale::StaleValues;
-use super::watches::{Change, SharedWatches, SharedWorkload, owned};
+use super::watches::{
+    Change, SharedWorkload,
+    shared::{SharedWatches, owned},
+};
 use super::writer::{WriteError, Writer};
 use crate::api::{Workload, WorkloadPriorityClass};
 

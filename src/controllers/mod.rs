@@ -101,7 +101,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     ));
     // Every kind is watched once for the whole process; each task subscribes before the watches
     // start.
-    let mut shared = watches::SharedWatches::default();
+    let mut shared = watches::shared::SharedWatches::default();
     let mut servers = JoinSet::new();
     let certificate = match settings.webhooks.clone() {
         Some(serving) => {
@@ -124,7 +124,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
 
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     let mut watches = JoinSet::new();
-    watches::subscribe_all(&mut shared, &inputs);
+    watches::shared::subscribe_admission(&mut shared, &inputs);
     drop(inputs);
 
     let (results, done) = mpsc::channel(INPUT_DEPTH);

@@ -18,7 +18,7 @@ use tokio::task::JoinSet;
 
 use self::schedule::{Expired, Schedule};
 use super::events::{EventSink, WorkloadEvent};
-use super::watches::{Change, SharedWatches, SharedWorkload};
+use super::watches::{Change, SharedWorkload, shared::SharedWatches};
 use super::writer::{WriteError, Writer};
 use crate::config::WorkloadRetention;
 

@@ -34,8 +34,6 @@ use tokio::task::JoinSet;
 use crate::api::{self, ObjectKey};
 use crate::state::topology_input::TAS_POD_ANNOTATIONS;
 
-pub use self::shared::{SharedWatches, owned};
-
 /// One change of one kind.
 #[derive(Clone, Debug)]
 pub enum Change<K> {
@@ -166,69 +164,6 @@ impl Input {
             RuntimeClass
         )
     }
-}
-
-/// Subscribes the admission loop's `inputs` to the shared watch of every kind it reads.
-pub fn subscribe_all(watches: &mut SharedWatches, inputs: &mpsc::Sender<Input>) {
-    watches
-        .resource_flavors
-        .subscribe(inputs, |c| Input::ResourceFlavor(c.map(owned)));
-    watches
-        .cluster_queues
-        .subscribe(inputs, |c| Input::ClusterQueue(c.map(owned)));
-    watches
-        .admission_checks
-        .subscribe(inputs, |c| Input::AdmissionCheck(c.map(owned)));
-    watches
-        .cohorts
-        .subscribe(inputs, |c| Input::Cohort(c.map(owned)));
-    watches
-        .local_queues
-        .subscribe(inputs, |c| Input::LocalQueue(c.map(owned)));
-    watches
-        .namespaces
-        .subscribe(inputs, |c| Input::Namespace(c.map(owned)));
-    watches.workloads.subscribe(inputs, Input::Workload);
-    watches
-        .workload_priority_classes
-        .subscribe(inputs, |c| Input::WorkloadPriorityClass(c.map(owned)));
-    watches
-        .priority_classes
-        .subscribe(inputs, |c| Input::PriorityClass(c.map(owned)));
-    watches
-        .topologies
-        .subscribe(inputs, |c| Input::Topology(c.map(owned)));
-    watches
-        .nodes
-        .subscribe(inputs, |c| Input::Node(c.map(owned)));
-    // Kueue's resource adjustments: LimitRange defaults and RuntimeClass overhead count.
-    watches
-        .limit_ranges
-        .subscribe(inputs, |c| Input::LimitRange(c.map(owned)));
-    watches
-        .runtime_classes
-        .subscribe(inputs, |c| Input::RuntimeClass(c.map(owned)));
-    // Only pods bound to a node and not terminal use capacity; a pod that leaves this selection
-    // (finishes) arrives as a deletion.
-    watches.pods.subscribe_to(
-        inputs,
-        |c| Input::Pod(c.map(|pod| slim_pod(owned(pod)))),
-        uses_capacity,
-    );
-}
-
-/// Whether a pod is bound to a node and not finished.
-fn uses_capacity(pod: &Pod) -> bool {
-    let bound = pod
-        .spec
-        .as_ref()
-        .and_then(|spec| spec.node_name.as_deref())
-        .is_some_and(|node| !node.is_empty());
-    let phase = pod
-        .status
-        .as_ref()
-        .and_then(|status| status.phase.as_deref());
-    bound && !matches!(phase, Some("Succeeded" | "Failed"))
 }
 
 /// Starts one watch of `K` whose changes, slimmed, are wrapped and sent to `inputs`.

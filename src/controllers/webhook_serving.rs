@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::error::ControllerError;
-use super::watches::{SharedWatches, metadata_events};
+use super::watches::{metadata_events, shared::SharedWatches};
 use crate::jobs::{DEFAULT_LOCAL_QUEUE, DEFAULT_WORKLOAD_PRIORITY_CLASS};
 use crate::tls::{self, CertStore, TlsSettings};
 use crate::webhooks::{self, NamespaceView, ViewChange, Webhooks};

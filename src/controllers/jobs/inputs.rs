@@ -16,7 +16,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::super::watches::read_workloads::ReadWorkloads;
-use super::super::watches::{Change, SharedWatches, SharedWorkload, owned, slim, spawn};
+use super::super::watches::{
+    Change, SharedWorkload,
+    shared::{SharedWatches, owned},
+    slim, spawn,
+};
 use super::hosts::{ReadyHosts, slim_node};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};

@@ -24,7 +24,7 @@ use self::inputs::{JobCaches, Touched, WATCHED_KINDS};
 pub use self::settings::JobSettings;
 use self::steps::{Done, Outcome, Write};
 use super::events::EventSink;
-use super::watches::{Change, SharedWatches, slim, slim_workload};
+use super::watches::{Change, shared::SharedWatches, slim, slim_workload};
 use super::writer::{WriteError, Writer};
 
 /// Wait before a write that failed for a transient reason is tried again.

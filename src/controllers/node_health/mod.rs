@@ -19,7 +19,10 @@ use tokio::sync::mpsc;
 
 use self::facts::node_facts;
 use self::pods::{ProgressingPods, slim_pod};
-use super::watches::{Change, SharedWatches, SharedWorkload, owned};
+use super::watches::{
+    Change, SharedWorkload,
+    shared::{SharedWatches, owned},
+};
 use crate::api::keys::labels;
 use crate::api::{ResourceFlavor, Workload};
 use crate::engine::features::{Feature, FeatureGates};

@@ -10,7 +10,11 @@ use kube::ResourceExt;
 use tokio::sync::mpsc;
 
 use super::super::watches::read_workloads::ReadWorkloads;
-use super::super::watches::{Change, SharedWatches, SharedWorkload, owned, slim};
+use super::super::watches::{
+    Change, SharedWorkload,
+    shared::{SharedWatches, owned},
+    slim,
+};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ResourceFlavor, Workload, WorkloadPriorityClass};
 use crate::jobs::{FlavorInfo, PriorityLookup, pod_group_name};

@@ -20,7 +20,7 @@ pub use self::inputs::PodInput;
 use self::inputs::{PodCaches, Touched, Unit, WATCHED_KINDS};
 use self::steps::{Done, Outcome, Planned};
 use super::events::{EventSink, WorkloadEvent};
-use super::watches::{Change, SharedWatches, slim_workload};
+use super::watches::{Change, shared::SharedWatches, slim_workload};
 use super::writer::{WriteError, Writer};
 use crate::engine::features::FeatureGates;
 use crate::jobs::{PodContext, PodStep, next_pod_step};

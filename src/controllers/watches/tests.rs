@@ -206,7 +206,7 @@ async fn a_selecting_subscriber_sees_its_objects_as_a_selector_on_its_own_watch_
     let (bound_tx, mut bound) = mpsc::channel(16);
     let mut fanout = Fanout::<Pod>::default();
     fanout.subscribe(&all_tx, |change| change);
-    fanout.subscribe_to(&bound_tx, |change| change, uses_capacity);
+    fanout.subscribe_to(&bound_tx, |change| change, shared::uses_capacity);
     let pending = named_pod("pending", None, "Pending");
     let running = named_pod("running", Some("n1"), "Running");
     fanout
@@ -276,7 +276,7 @@ async fn a_selecting_subscriber_sees_its_objects_as_a_selector_on_its_own_watch_
 async fn a_full_list_replaces_what_a_selecting_subscriber_was_given() {
     let (tx, mut rx) = mpsc::channel(16);
     let mut fanout = Fanout::<Pod>::default();
-    fanout.subscribe_to(&tx, |change| change, uses_capacity);
+    fanout.subscribe_to(&tx, |change| change, shared::uses_capacity);
     fanout
         .deliver(Change::Reset(vec![named_pod("a", Some("n1"), "Running")]))
         .await;
