@@ -26,6 +26,8 @@ cargo test --features e2e --test e2e_pods_ready
 cargo test --features e2e --test e2e_unqueued_jobs
 # objectRetentionPolicies: finished Workloads deleted after a period; a controller of its own.
 cargo test --features e2e --test e2e_retention
+# Every kind watched once per process, counted by the API server: a controller of its own.
+cargo test --features e2e --test e2e_watches
 # The chaos suite: controller kills, a leader takeover, API server restarts and TAS kills during
 # storms, with invariant checkers that must report zero violations (controllers of its own).
 cargo test --features e2e --test e2e_chaos -- --nocapture

@@ -9,13 +9,14 @@ mod stale;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use kube::{Api, Client};
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
 
 use self::stale::StaleValues;
 use super::clock::{Clock, Reading};
-use super::watches::{self, Change, Fanout, SharedWorkload};
+use super::watches::{
+    Change, SharedWorkload,
+    shared::{SharedWatches, owned},
+};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
 use crate::api::{ObjectKey, Workload, WorkloadPriorityClass};
@@ -30,25 +31,17 @@ pub enum ClassInput {
     Workload(Change<SharedWorkload>),
 }
 
-/// Starts the WorkloadPriorityClass watch in `tasks`, subscribes to the Workload watch and
-/// returns the task.
+/// Subscribes to the shared WorkloadPriorityClass and Workload watches and returns the task.
 pub fn start(
-    client: &Client,
     writer: Writer,
     leading: watch::Receiver<bool>,
-    workloads: &mut Fanout<Workload>,
-    tasks: &mut JoinSet<()>,
+    watches: &mut SharedWatches,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
-    workloads.subscribe(&inputs, ClassInput::Workload);
-    watches::spawn(
-        tasks,
-        Api::all(client.clone()),
-        kube::runtime::watcher::Config::default(),
-        &inputs,
-        ClassInput::Class,
-        watches::slim,
-    );
+    watches.workloads.subscribe(&inputs, ClassInput::Workload);
+    watches
+        .workload_priority_classes
+        .subscribe(&inputs, |c| ClassInput::Class(c.map(owned)));
     let task = ClassTask {
         stale: StaleValues::default(),
         writer,

@@ -107,10 +107,20 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         settings.metrics.clone(),
         BuildInfo::current(),
     ));
+    // Every kind is watched once for the whole process; each task subscribes before the watches
+    // start.
+    let mut shared = watches::shared::SharedWatches::default();
     let mut servers = JoinSet::new();
     let certificate = match settings.webhooks.clone() {
         Some(serving) => Some(
-            webhook_serving::start(&client, serving, settings.tls.clone(), &mut servers).await?,
+            webhook_serving::start(
+                &client,
+                serving,
+                settings.tls.clone(),
+                &mut shared,
+                &mut servers,
+            )
+            .await?,
         ),
         None => None,
     };
@@ -129,9 +139,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
 
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     let mut watches = JoinSet::new();
-    watches::spawn_all(&client, &inputs, &mut watches);
-    let mut workloads = watches::Fanout::default();
-    workloads.subscribe(&inputs, watches::Input::Workload);
+    watches::shared::subscribe_admission(&mut shared, &inputs);
     drop(inputs);
 
     let (results, done) = mpsc::channel(INPUT_DEPTH);
@@ -148,7 +156,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 settings.instance.clone(),
             ),
             leading.clone(),
-            &mut workloads,
+            &mut shared,
             &mut watches,
         )
     });
@@ -160,7 +168,6 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     };
     let pod_integration = settings.pods.clone().map(|pod_settings| {
         pods::start(
-            &client,
             pod_settings,
             writer.clone(),
             EventSink::start_for(
@@ -169,8 +176,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 settings.instance.clone(),
             ),
             leading.clone(),
-            &mut workloads,
-            &mut watches,
+            &mut shared,
         )
     });
     let pod_integration = async move {
@@ -191,7 +197,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 settings.instance.clone(),
             ),
             leading.clone(),
-            &mut workloads,
+            &mut shared,
         )
     });
     let retention = async move {
@@ -200,33 +206,11 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             None => std::future::pending().await,
         }
     };
-    let class_values = class_values::start(
-        &client,
-        writer.clone(),
-        leading.clone(),
-        &mut workloads,
-        &mut watches,
-    );
+    let class_values = class_values::start(writer.clone(), leading.clone(), &mut shared);
     tokio::spawn(admission::write_all(writer, to_write, results));
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
-    let node_health = node_health::start(
-        &client,
-        settings.engine.features.clone(),
-        failures,
-        &mut workloads,
-        &mut watches,
-    );
-    watches::spawn_shared(
-        &mut watches,
-        kube::Api::all(client.clone()),
-        kube::runtime::watcher::Config::default(),
-        workloads,
-        {
-            let mut templates = watches::templates::Templates::default();
-            let mut texts = watches::texts::ConditionTexts::default();
-            move |workload| texts.share(templates.share(watches::slim_workload(workload)))
-        },
-    );
+    let node_health = node_health::start(settings.engine.features.clone(), failures, &mut shared);
+    shared.spawn(&client, &mut watches);
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),
         EventSink::start(client.clone(), settings.instance.clone()),

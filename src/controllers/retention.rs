@@ -22,10 +22,10 @@ use tokio::time::Instant;
 use self::schedule::{Expired, Schedule};
 use super::clock::{Clock, Reading};
 use super::events::{EventSink, WorkloadEvent};
-use super::watches::{Change, Fanout, SharedWorkload};
+use super::watches::{Change, SharedWorkload, shared::SharedWatches};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
-use crate::api::{ObjectKey, Workload};
+use crate::api::ObjectKey;
 use crate::config::WorkloadRetention;
 
 /// Watch changes waiting for the task.
@@ -55,10 +55,10 @@ pub fn start(
     writer: Writer,
     events: EventSink,
     leading: watch::Receiver<bool>,
-    workloads: &mut Fanout<Workload>,
+    watches: &mut SharedWatches,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
-    workloads.subscribe(&inputs, std::convert::identity);
+    watches.workloads.subscribe(&inputs, std::convert::identity);
     let task = RetentionTask {
         schedule: Schedule::new(policy),
         writer,

@@ -1,14 +1,17 @@
-//! Watches of every kind decisions read, turned into [`Input`]s for the admission loop. A watch
-//! decides nothing: it slims each object to what decisions and status writes need, and delivers
-//! a full list (its first, and every re-list after an error or an expired resource version) as
-//! one [`Change::Reset`], so the loop's caches are replaced without losing an event.
+//! Watches of every kind decisions read, turned into [`Input`]s for the admission loop and the
+//! other tasks. A watch decides nothing: it slims each object to what decisions and status
+//! writes need, and delivers a full list (its first, and every re-list after an error or an
+//! expired resource version) as one [`Change::Reset`], so the caches are replaced without
+//! losing an event.
 //!
-//! Workloads, the one kind there are thousands of, are watched once for every task that reads
-//! them: each decoded object is shared ([`Arc`]) by the admission loop, the job and pod
-//! integrations and the node-health loop, and each of them still receives every change in
-//! order, full lists included ([`Fanout`]); Workloads with equal pod templates share one
+//! Every kind is watched once per process ([`shared::SharedWatches`]): each decoded object is
+//! shared ([`Arc`]) by the tasks that read the kind, and each of them still receives every
+//! change in order, full lists included ([`Fanout`]); a task that reads only some objects of a
+//! kind (pods bound to a node, pods kuota started, the `default` LocalQueues) receives them as
+//! a selector on its own watch would deliver them. Workloads with equal pod templates share one
 //! ([`templates::Templates`]), and so do equal condition texts ([`texts::ConditionTexts`]).
 
+use std::collections::HashSet;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -19,14 +22,16 @@ use futures::{StreamExt, future};
 use k8s_openapi::api::core::v1::{Container, LimitRange, Namespace, Node, Pod, PodSpec, PodStatus};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::api::PartialObjectMeta;
+use kube::core::PartialObjectMetaExt;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::api;
+use crate::api::{self, ObjectKey};
 use crate::state::topology_input::TAS_POD_ANNOTATIONS;
 
 /// One change of one kind.
@@ -101,6 +106,17 @@ pub enum Input {
     RuntimeClass(Change<RuntimeClass>),
 }
 
+impl<K> Change<K> {
+    /// The same change of each object converted by `convert`.
+    pub fn map<O>(self, mut convert: impl FnMut(K) -> O) -> Change<O> {
+        match self {
+            Change::Apply(object) => Change::Apply(Box::new(convert(*object))),
+            Change::Delete(object) => Change::Delete(Box::new(convert(*object))),
+            Change::Reset(objects) => Change::Reset(objects.into_iter().map(convert).collect()),
+        }
+    }
+}
+
 /// A Workload as one watch decoded it, shared by every task that reads it.
 pub type SharedWorkload = Arc<api::Workload>;
 
@@ -148,120 +164,6 @@ impl Input {
             RuntimeClass
         )
     }
-}
-
-/// Starts one watch per kind but Workload (the admission loop subscribes to the shared Workload
-/// watch, [`spawn_shared`]); each runs until `inputs` is closed.
-pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<Input>, tasks: &mut JoinSet<()>) {
-    let all = watcher::Config::default();
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::ResourceFlavor,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::ClusterQueue,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::AdmissionCheck,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::Cohort,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::LocalQueue,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::Namespace,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::WorkloadPriorityClass,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::PriorityClass,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::Topology,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::Node,
-        slim,
-    );
-    // Kueue's resource adjustments: LimitRange defaults and RuntimeClass overhead count.
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::LimitRange,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        Input::RuntimeClass,
-        slim,
-    );
-    // Only pods bound to a node and not terminal use capacity; a pod that leaves this selection
-    // (finishes) arrives as a deletion.
-    let bound = all.fields("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed");
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        bound,
-        inputs,
-        Input::Pod,
-        slim_pod,
-    );
 }
 
 /// Starts one watch of `K` whose changes, slimmed, are wrapped and sent to `inputs`.
@@ -329,14 +231,58 @@ where
 }
 
 /// Where each change of one shared watch goes: one channel per task, each with the wrapping of
-/// that task's input type.
+/// that task's input type and, for a task that reads only some objects, its selection.
 pub struct Fanout<K> {
-    targets: Vec<Deliver<K>>,
+    targets: Vec<Target<K>>,
 }
 
 /// Sends one change to one task; `false` once that task has stopped.
 type Deliver<K> =
     Box<dyn Fn(Change<Arc<K>>) -> Pin<Box<dyn Future<Output = bool> + Send>> + Send + Sync>;
+
+struct Target<K> {
+    deliver: Deliver<K>,
+    selection: Option<Selection<K>>,
+}
+
+/// The objects one task reads of a kind watched whole, as a selector on its own watch would
+/// deliver them: an object that stops matching arrives as a deletion, one that starts as an
+/// addition.
+struct Selection<K> {
+    matches: fn(&K) -> bool,
+    delivered: HashSet<ObjectKey>,
+}
+
+impl<K: ResourceExt> Selection<K> {
+    fn select(&mut self, change: &Change<Arc<K>>) -> Option<Change<Arc<K>>> {
+        match change {
+            Change::Reset(objects) => {
+                let kept: Vec<Arc<K>> = objects
+                    .iter()
+                    .filter(|object| (self.matches)(object))
+                    .cloned()
+                    .collect();
+                self.delivered = kept.iter().map(|object| ObjectKey::of(&**object)).collect();
+                Some(Change::Reset(kept))
+            }
+            Change::Apply(object) => {
+                let key = ObjectKey::of(&***object);
+                if (self.matches)(object) {
+                    self.delivered.insert(key);
+                    Some(Change::Apply(object.clone()))
+                } else if self.delivered.remove(&key) {
+                    Some(Change::Delete(object.clone()))
+                } else {
+                    None
+                }
+            }
+            Change::Delete(object) => self
+                .delivered
+                .remove(&ObjectKey::of(&***object))
+                .then(|| Change::Delete(object.clone())),
+        }
+    }
+}
 
 impl<K> Default for Fanout<K> {
     fn default() -> Self {
@@ -346,26 +292,63 @@ impl<K> Default for Fanout<K> {
     }
 }
 
-impl<K: Send + Sync + 'static> Fanout<K> {
+impl<K: ResourceExt + Send + Sync + 'static> Fanout<K> {
     /// Adds a task that receives every change, wrapped, on `inputs`.
     pub fn subscribe<T: Send + 'static>(
         &mut self,
         inputs: &mpsc::Sender<T>,
         wrap: fn(Change<Arc<K>>) -> T,
     ) {
+        self.push(inputs, wrap, None);
+    }
+
+    /// Adds a task that receives, wrapped, the changes of the objects `matches` selects.
+    pub fn subscribe_to<T: Send + 'static>(
+        &mut self,
+        inputs: &mpsc::Sender<T>,
+        wrap: fn(Change<Arc<K>>) -> T,
+        matches: fn(&K) -> bool,
+    ) {
+        let selection = Selection {
+            matches,
+            delivered: HashSet::new(),
+        };
+        self.push(inputs, wrap, Some(selection));
+    }
+
+    fn push<T: Send + 'static>(
+        &mut self,
+        inputs: &mpsc::Sender<T>,
+        wrap: fn(Change<Arc<K>>) -> T,
+        selection: Option<Selection<K>>,
+    ) {
         let inputs = inputs.clone();
-        self.targets.push(Box::new(move |change| {
+        let deliver: Deliver<K> = Box::new(move |change| {
             let inputs = inputs.clone();
             Box::pin(async move { inputs.send(wrap(change)).await.is_ok() })
-        }));
+        });
+        self.targets.push(Target { deliver, selection });
+    }
+
+    /// Whether no task reads the kind: then it is not watched.
+    pub fn is_empty(&self) -> bool {
+        self.targets.is_empty()
     }
 
     /// Delivers `change` to every task still running, in the order they subscribed; returns
     /// whether any is.
     async fn deliver(&mut self, change: Change<Arc<K>>) -> bool {
         let mut open = Vec::with_capacity(self.targets.len());
-        for target in self.targets.drain(..) {
-            if target(change.clone()).await {
+        for mut target in self.targets.drain(..) {
+            let selected = match &mut target.selection {
+                Some(selection) => selection.select(&change),
+                None => Some(change.clone()),
+            };
+            let running = match selected {
+                Some(change) => (target.deliver)(change).await,
+                None => true,
+            };
+            if running {
                 open.push(target);
             }
         }
@@ -393,6 +376,27 @@ pub(crate) fn spawn_shared<K>(
             }
         }
     });
+}
+
+/// A shared change as watch events of the objects' metadata, for a reflector store: a full
+/// list is `Init`, one `InitApply` per object, then `InitDone`.
+pub fn metadata_events<K>(change: Change<Arc<K>>) -> Vec<Event<PartialObjectMeta<K>>>
+where
+    K: Resource<DynamicType = ()>,
+{
+    let partial = |object: &K| object.meta().clone().into_response_partial::<K>();
+    match change {
+        Change::Apply(object) => vec![Event::Apply(partial(&object))],
+        Change::Delete(object) => vec![Event::Delete(partial(&object))],
+        Change::Reset(objects) => std::iter::once(Event::Init)
+            .chain(
+                objects
+                    .iter()
+                    .map(|object| Event::InitApply(partial(object))),
+            )
+            .chain(std::iter::once(Event::InitDone))
+            .collect(),
+    }
 }
 
 /// Drops `managedFields`, which nothing reads and which often outweighs the rest of an object.
@@ -449,6 +453,7 @@ fn slim_container(container: Container) -> Container {
 }
 
 pub mod read_workloads;
+pub mod shared;
 pub mod templates;
 #[cfg(test)]
 mod tests;

@@ -5,12 +5,18 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use kube::Client;
+use kube::{Client, ResourceExt};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::error::ControllerError;
+use super::watches::{metadata_events, shared::SharedWatches};
+use crate::jobs::{DEFAULT_LOCAL_QUEUE, DEFAULT_WORKLOAD_PRIORITY_CLASS};
 use crate::tls::{self, CertStore, ServerTls, TlsSettings};
-use crate::webhooks::{self, NamespaceView, Webhooks};
+use crate::webhooks::{self, NamespaceView, ViewChange, Webhooks};
+
+/// Changes waiting for the webhooks' namespace view.
+const VIEW_DEPTH: usize = 1024;
 
 /// Where the webhook server listens, where its certificate comes from, what it decides with.
 #[derive(Clone, Debug)]
@@ -35,15 +41,30 @@ pub async fn start(
     client: &Client,
     serving: WebhookServing,
     tls: ServerTls,
+    watches: &mut SharedWatches,
     servers: &mut JoinSet<Result<(), ControllerError>>,
 ) -> Result<CertStore, ControllerError> {
     let store = CertStore::new();
     let mut decide_with = serving.webhooks;
-    // The Pod webhook reads namespace labels and default LocalQueues from memory; the watches
-    // that keep them end with the process, like the server.
-    let (namespaces, watching) = NamespaceView::watch(client);
+    // The Pod webhook reads namespace labels and default LocalQueues from memory; the shared
+    // watches that keep them end with the process, like the server.
+    let (changes, received) = mpsc::channel(VIEW_DEPTH);
+    watches
+        .namespaces
+        .subscribe(&changes, |c| ViewChange::Namespaces(metadata_events(c)));
+    watches.local_queues.subscribe_to(
+        &changes,
+        |c| ViewChange::DefaultQueues(metadata_events(c)),
+        |queue| queue.name_any() == DEFAULT_LOCAL_QUEUE,
+    );
+    watches.workload_priority_classes.subscribe_to(
+        &changes,
+        |c| ViewChange::DefaultClass(metadata_events(c)),
+        |class| class.name_any() == DEFAULT_WORKLOAD_PRIORITY_CLASS,
+    );
+    let (namespaces, applying) = NamespaceView::fed(received);
     decide_with.pods.namespaces = namespaces;
-    tokio::spawn(watching);
+    tokio::spawn(applying);
     let server = webhooks::listen(serving.addr, store.resolver(), tls, decide_with).await?;
     servers.spawn(async move { server.await.map_err(ControllerError::from) });
     match serving.certificates {

@@ -28,7 +28,7 @@ mod workload_update;
 
 pub use endpoints::{Endpoint, INTEGRATIONS, Integration, KueueMutating, KueueValidating};
 pub use error::WebhookError;
-pub use namespaces::NamespaceView;
+pub use namespaces::{NamespaceView, ViewChange};
 pub use review::{AdmissionRequest, Operation, Verdict};
 pub use server::{listen, serve};
 pub use settings::{PodSettings, Webhooks};

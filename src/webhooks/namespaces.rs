@@ -2,22 +2,31 @@
 //! (Kueue GETs the Namespace to match `managedJobsNamespaceSelector`), whether the namespace has a
 //! LocalQueue named `default` (Kueue asks its queue manager), and whether a WorkloadPriorityClass
 //! named `default` exists (Kueue GETs it, `WorkloadPriorityClassDefaulting`). kuota keeps them in
-//! memory from metadata-only watches that every replica serving webhooks runs, so a call waits
-//! on no request.
+//! memory, fed by the process's one watch of each kind (every replica serving webhooks reads
+//! them), so a call waits on no request.
 
 use std::collections::BTreeMap;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::PartialObjectMeta;
-use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher;
-use kube::{Api, Client};
+use tokio::sync::mpsc;
 
 use crate::api::{LocalQueue, WorkloadPriorityClass};
 use crate::config::NAMESPACE_NAME_LABEL;
 use crate::jobs::{DEFAULT_LOCAL_QUEUE, DEFAULT_WORKLOAD_PRIORITY_CLASS};
+
+/// One change of the objects a [`NamespaceView`] holds, as watch events of their metadata: a
+/// full list is `Init`, one `InitApply` per object, then `InitDone`.
+#[derive(Debug)]
+pub enum ViewChange {
+    Namespaces(Vec<watcher::Event<PartialObjectMeta<Namespace>>>),
+    /// LocalQueues named `default`.
+    DefaultQueues(Vec<watcher::Event<PartialObjectMeta<LocalQueue>>>),
+    /// The WorkloadPriorityClass named `default`.
+    DefaultClass(Vec<watcher::Event<PartialObjectMeta<WorkloadPriorityClass>>>),
+}
 
 /// Namespace labels, default LocalQueues and the default WorkloadPriorityClass, as the watches
 /// last delivered them. Without watches (the default) every namespace is judged by its name alone,
@@ -63,61 +72,41 @@ impl NamespaceView {
         })
     }
 
-    /// A view kept current by the returned future, which runs the three watches (retrying with
-    /// backoff after errors) until the process ends.
-    pub fn watch(client: &Client) -> (Self, impl Future<Output = ()> + Send + 'static) {
-        let (namespaces, namespace_writer) = reflector::store();
-        let (default_queues, queue_writer) = reflector::store();
-        let (default_class, class_writer) = reflector::store();
-        let namespace_events = reflector::reflector(
-            namespace_writer,
-            watcher::watcher(
-                Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
-                watcher::Config::default(),
-            )
-            .default_backoff(),
-        );
-        let queue_events = reflector::reflector(
-            queue_writer,
-            watcher::watcher(
-                Api::<PartialObjectMeta<LocalQueue>>::all(client.clone()),
-                watcher::Config::default().fields(&format!("metadata.name={DEFAULT_LOCAL_QUEUE}")),
-            )
-            .default_backoff(),
-        );
-        let class_events = reflector::reflector(
-            class_writer,
-            watcher::watcher(
-                Api::<PartialObjectMeta<WorkloadPriorityClass>>::all(client.clone()),
-                watcher::Config::default()
-                    .fields(&format!("metadata.name={DEFAULT_WORKLOAD_PRIORITY_CLASS}")),
-            )
-            .default_backoff(),
-        );
-        let watching = async move {
-            let namespaces = namespace_events.for_each(|event| async move {
-                if let Err(error) = event {
-                    tracing::warn!(%error, "the Pod webhook's namespace watch failed; retrying");
+    /// A view kept current by the returned future, which applies each change received on
+    /// `changes` until it is closed.
+    pub fn fed(
+        mut changes: mpsc::Receiver<ViewChange>,
+    ) -> (Self, impl Future<Output = ()> + Send + 'static) {
+        let (namespaces, mut namespace_writer) = reflector::store();
+        let (default_queues, mut queue_writer) = reflector::store();
+        let (default_class, mut class_writer) = reflector::store();
+        let applying = async move {
+            while let Some(change) = changes.recv().await {
+                match change {
+                    ViewChange::Namespaces(events) => {
+                        events
+                            .iter()
+                            .for_each(|event| namespace_writer.apply_watcher_event(event));
+                    }
+                    ViewChange::DefaultQueues(events) => {
+                        events
+                            .iter()
+                            .for_each(|event| queue_writer.apply_watcher_event(event));
+                    }
+                    ViewChange::DefaultClass(events) => {
+                        events
+                            .iter()
+                            .for_each(|event| class_writer.apply_watcher_event(event));
+                    }
                 }
-            });
-            let queues = queue_events.for_each(|event| async move {
-                if let Err(error) = event {
-                    tracing::warn!(%error, "the Pod webhook's LocalQueue watch failed; retrying");
-                }
-            });
-            let classes = class_events.for_each(|event| async move {
-                if let Err(error) = event {
-                    tracing::warn!(%error, "the webhooks' WorkloadPriorityClass watch failed; retrying");
-                }
-            });
-            futures::join!(namespaces, queues, classes);
+            }
         };
         let view = NamespaceView {
             namespaces: Some(namespaces),
             default_queues: Some(default_queues),
             default_class: Some(default_class),
         };
-        (view, watching)
+        (view, applying)
     }
 
     /// A view holding exactly these namespaces (name, labels) and default LocalQueues.

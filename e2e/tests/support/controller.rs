@@ -69,6 +69,18 @@ impl Replica {
     /// harness never drops statics, so a small shell watches this test process and stops the
     /// controller (SIGTERM, as Kubernetes stops a pod) when it is gone.
     pub async fn spawn(name: &str, extra: &str) -> Result<Replica> {
+        Replica::start(name, extra, &["--no-webhooks"]).await
+    }
+
+    /// Starts a controller as [`Replica::spawn`] does, serving its admission webhooks as well
+    /// (`extra` says where: `webhook.port` and `webhook.certDir`); the API server is not told
+    /// to call them.
+    #[allow(dead_code)] // used by the watch-count test
+    pub async fn spawn_serving_webhooks(name: &str, extra: &str) -> Result<Replica> {
+        Replica::start(name, extra, &[]).await
+    }
+
+    async fn start(name: &str, extra: &str, flags: &[&str]) -> Result<Replica> {
         let client = super::client().await?;
         super::apply_crds(&client).await?;
         let dir = state_dir();
@@ -90,7 +102,7 @@ metrics: {{bindAddress: \"127.0.0.1:{metrics_port}\"}}
         let pid_file = dir.join(format!("{stem}.pid"));
         let out = std::fs::File::create(&log)?;
         let watchdog = r#"
-"$0" controller --no-webhooks --metrics-secure=false --config "$1" & controller=$!
+"$0" controller --metrics-secure=false --config "$1" $4 & controller=$!
 echo "$controller" > "$3"
 while kill -0 "$2" 2>/dev/null && kill -0 "$controller" 2>/dev/null; do sleep 0.5; done
 kill "$controller" 2>/dev/null
@@ -101,6 +113,7 @@ wait "$controller"
             .arg(&config)
             .arg(std::process::id().to_string())
             .arg(&pid_file)
+            .arg(flags.join(" "))
             .env("KUBECONFIG", super::kubeconfig_path())
             .env("POD_NAME", name)
             .env("RUST_LOG", "info,kuota=debug")

@@ -1,8 +1,8 @@
-//! What the Job integration reads, and its own watches: Jobs that name a queue (every Job with
-//! `manageJobsWithoutQueueName`), ResourceFlavors, priority classes, Namespaces (their
-//! labels, for `managedJobsNamespaceSelector`), the pods kuota started (those carrying the
-//! `kueue.x-k8s.io/podset` label), and Nodes (which hosts are ready, for the ungater); Workloads
-//! come from the shared Workload watch. Each change
+//! What the Job integration reads: from its own watch, Jobs that name a queue (every Job with
+//! `manageJobsWithoutQueueName`); from the shared watches, Workloads, ResourceFlavors, priority
+//! classes, Namespaces (their labels, for `managedJobsNamespaceSelector`), the pods kuota
+//! started (those carrying the `kueue.x-k8s.io/podset` label), and Nodes (which hosts are
+//! ready, for the ungater). Each change
 //! says which Jobs and Workloads need another look.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,7 +16,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::super::watches::read_workloads::ReadWorkloads;
-use super::super::watches::{Change, SharedWorkload, slim, spawn};
+use super::super::watches::{
+    Change, SharedWorkload,
+    shared::{SharedWatches, owned},
+    slim, spawn,
+};
 use super::hosts::{ReadyHosts, slim_node};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ObjectKey, ResourceFlavor, Workload, WorkloadPriorityClass};
@@ -58,20 +62,21 @@ impl JobInput {
     }
 }
 
-/// Starts the Job integration's watches; each runs until `inputs` is closed. Without
-/// `manageJobsWithoutQueueName` a Job naming no queue is not kuota's, so only queued Jobs are
-/// read.
-pub fn spawn_all(
+/// Starts the Job integration's Job watch (no other task reads Jobs) and subscribes `inputs` to
+/// the shared watches of the other kinds it reads. Without `manageJobsWithoutQueueName` a Job
+/// naming no queue is not kuota's, so only queued Jobs are read.
+pub fn subscribe_all(
     client: &Client,
     every_job: bool,
     inputs: &mpsc::Sender<JobInput>,
+    shared: &mut SharedWatches,
     tasks: &mut JoinSet<()>,
 ) {
     let all = watcher::Config::default();
     let jobs = if every_job {
-        all.clone()
+        all
     } else {
-        all.clone().labels(labels::QUEUE_NAME)
+        all.labels(labels::QUEUE_NAME)
     };
     spawn(
         tasks,
@@ -81,55 +86,27 @@ pub fn spawn_all(
         JobInput::Job,
         slim,
     );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        JobInput::Namespace,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        JobInput::ResourceFlavor,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        JobInput::WorkloadPriorityClass,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        JobInput::PriorityClass,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        JobInput::Node,
-        slim_node,
-    );
+    shared.workloads.subscribe(inputs, JobInput::Workload);
+    shared
+        .namespaces
+        .subscribe(inputs, |c| JobInput::Namespace(c.map(owned)));
+    shared
+        .resource_flavors
+        .subscribe(inputs, |c| JobInput::ResourceFlavor(c.map(owned)));
+    shared
+        .workload_priority_classes
+        .subscribe(inputs, |c| JobInput::WorkloadPriorityClass(c.map(owned)));
+    shared
+        .priority_classes
+        .subscribe(inputs, |c| JobInput::PriorityClass(c.map(owned)));
+    shared.nodes.subscribe(inputs, |c| {
+        JobInput::Node(c.map(|node| slim_node(owned(node))))
+    });
     // Only pods kuota started carry the pod-set label; they are the ungater's to release.
-    let started = all.labels(labels::POD_SET);
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        started,
+    shared.pods.subscribe_to(
         inputs,
-        JobInput::Pod,
-        slim_pod,
+        |c| JobInput::Pod(c.map(|pod| slim_pod(owned(pod)))),
+        |pod| pod.labels().contains_key(labels::POD_SET),
     );
 }
 

@@ -27,10 +27,10 @@ pub use self::settings::JobSettings;
 use self::steps::{Done, Outcome, Write};
 use super::clock::{Clock, Reading};
 use super::events::EventSink;
-use super::watches::{Change, Fanout, slim, slim_workload};
+use super::watches::{Change, shared::SharedWatches, slim, slim_workload};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
-use crate::api::{ObjectKey, Workload};
+use crate::api::ObjectKey;
 
 /// Watch changes waiting for the Job controller.
 const INPUT_DEPTH: usize = 4096;
@@ -42,15 +42,15 @@ pub fn start(
     writer: Writer,
     events: EventSink,
     leading: watch::Receiver<bool>,
-    workloads: &mut Fanout<Workload>,
+    shared: &mut SharedWatches,
     watches: &mut JoinSet<()>,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
-    workloads.subscribe(&inputs, JobInput::Workload);
-    inputs::spawn_all(
+    inputs::subscribe_all(
         client,
         settings.scope.manage_without_queue_name,
         &inputs,
+        shared,
         watches,
     );
     WorkQueue::new(

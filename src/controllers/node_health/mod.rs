@@ -17,16 +17,17 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Node, Pod, Toleration};
 use k8s_openapi::jiff::Timestamp;
-use kube::runtime::watcher;
-use kube::{Api, Client, ResourceExt};
+use kube::ResourceExt;
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use self::facts::node_facts;
 use self::pods::{ProgressingPods, slim_pod};
 use super::clock::{Clock, Reading};
-use super::watches::{Change, Fanout, SharedWorkload, slim, spawn};
+use super::watches::{
+    Change, SharedWorkload,
+    shared::{SharedWatches, owned},
+};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use crate::api::keys::labels;
 use crate::api::{ObjectKey, ResourceFlavor, Workload};
@@ -58,43 +59,27 @@ enum HealthInput {
     Pod(Change<Pod>),
 }
 
-/// Starts the loop's watches and returns the loop, which sends what it finds to `reports`.
+/// Subscribes the loop to the shared watches it reads and returns it; it sends what it finds
+/// to `reports`.
 pub fn start(
-    client: &Client,
     gates: FeatureGates,
     reports: mpsc::Sender<NodeFailures>,
-    workloads: &mut Fanout<Workload>,
-    watches: &mut JoinSet<()>,
+    watches: &mut SharedWatches,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
-    workloads.subscribe(&inputs, HealthInput::Workload);
-    let all = watcher::Config::default();
-    spawn(
-        watches,
-        Api::all(client.clone()),
-        all.clone(),
-        &inputs,
-        HealthInput::Node,
-        slim,
-    );
-    spawn(
-        watches,
-        Api::all(client.clone()),
-        all.clone(),
-        &inputs,
-        HealthInput::ResourceFlavor,
-        slim,
-    );
-    let watch_pods = reads_pods(&gates);
-    if watch_pods {
+    watches.workloads.subscribe(&inputs, HealthInput::Workload);
+    watches
+        .nodes
+        .subscribe(&inputs, |c| HealthInput::Node(c.map(owned)));
+    watches
+        .resource_flavors
+        .subscribe(&inputs, |c| HealthInput::ResourceFlavor(c.map(owned)));
+    if reads_pods(&gates) {
         // Only pods kuota started carry the pod-set label.
-        spawn(
-            watches,
-            Api::all(client.clone()),
-            all.labels(labels::POD_SET),
+        watches.pods.subscribe_to(
             &inputs,
-            HealthInput::Pod,
-            slim_pod,
+            |c| HealthInput::Pod(c.map(|pod| slim_pod(owned(pod)))),
+            |pod| pod.labels().contains_key(labels::POD_SET),
         );
     }
     WorkQueue::ungated(NodeHealthTask::new(gates, reports), Clock::system()).run(received)

@@ -1,19 +1,20 @@
-//! What the pod integration reads, and its own watches: managed pods (label
-//! `kueue.x-k8s.io/managed=true`), ResourceFlavors and priority classes; Workloads come from the
-//! shared Workload watch. Pods are grouped into units (a pod group, or a single pod); each
+//! What the pod integration reads, from the shared watches: managed pods (label
+//! `kueue.x-k8s.io/managed=true`), Workloads, ResourceFlavors and priority classes. Pods are grouped into units (a pod group, or a single pod); each
 //! change says which units need another look.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Pod, PodStatus};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use kube::runtime::watcher;
-use kube::{Api, Client, ResourceExt};
+use kube::ResourceExt;
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 
 use super::super::watches::read_workloads::ReadWorkloads;
-use super::super::watches::{Change, SharedWorkload, slim, spawn};
+use super::super::watches::{
+    Change, SharedWorkload,
+    shared::{SharedWatches, owned},
+    slim,
+};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ObjectKey, ResourceFlavor, Workload, WorkloadPriorityClass};
 use crate::jobs::{FlavorInfo, PriorityLookup, pod_group_name};
@@ -47,44 +48,29 @@ impl PodInput {
     }
 }
 
-/// Starts the pod integration's watches; each runs until `inputs` is closed.
-pub fn spawn_all(client: &Client, inputs: &mpsc::Sender<PodInput>, tasks: &mut JoinSet<()>) {
-    let all = watcher::Config::default();
-    let managed = all
-        .clone()
-        .labels(&format!("{}={}", labels::MANAGED, labels::MANAGED_VALUE));
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        managed,
+/// Subscribes the pod integration's `inputs` to the shared watches it reads: managed pods,
+/// Workloads, ResourceFlavors and priority classes.
+pub fn subscribe_all(inputs: &mpsc::Sender<PodInput>, watches: &mut SharedWatches) {
+    watches.pods.subscribe_to(
         inputs,
-        PodInput::Pod,
-        slim_pod,
+        |c| PodInput::Pod(c.map(|pod| slim_pod(owned(pod)))),
+        is_managed,
     );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        PodInput::ResourceFlavor,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all.clone(),
-        inputs,
-        PodInput::WorkloadPriorityClass,
-        slim,
-    );
-    spawn(
-        tasks,
-        Api::all(client.clone()),
-        all,
-        inputs,
-        PodInput::PriorityClass,
-        slim,
-    );
+    watches.workloads.subscribe(inputs, PodInput::Workload);
+    watches
+        .resource_flavors
+        .subscribe(inputs, |c| PodInput::ResourceFlavor(c.map(owned)));
+    watches
+        .workload_priority_classes
+        .subscribe(inputs, |c| PodInput::WorkloadPriorityClass(c.map(owned)));
+    watches
+        .priority_classes
+        .subscribe(inputs, |c| PodInput::PriorityClass(c.map(owned)));
+}
+
+/// Whether a pod carries `kueue.x-k8s.io/managed=true`.
+fn is_managed(pod: &Pod) -> bool {
+    pod.labels().get(labels::MANAGED).map(String::as_str) == Some(labels::MANAGED_VALUE)
 }
 
 /// A managed pod without what no decision reads: managed fields and container statuses. Its

@@ -14,19 +14,16 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::Client;
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
 
 pub use self::inputs::PodInput;
 use self::inputs::{PodCaches, Touched, Unit, WATCHED_KINDS};
 use self::steps::{Answer, Outcome, Planned, Write};
 use super::clock::{Clock, Reading};
 use super::events::{EventSink, WorkloadEvent};
-use super::watches::{Change, Fanout, slim_workload};
+use super::watches::{Change, shared::SharedWatches, slim_workload};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
-use crate::api::Workload;
 use crate::engine::features::FeatureGates;
 use crate::jobs::{PodContext, PodStep, next_pod_step};
 
@@ -47,17 +44,14 @@ pub struct PodSettings {
 
 /// Starts the pod integration's watches and returns its loop.
 pub fn start(
-    client: &Client,
     settings: PodSettings,
     writer: Writer,
     events: EventSink,
     leading: watch::Receiver<bool>,
-    workloads: &mut Fanout<Workload>,
-    watches: &mut JoinSet<()>,
+    watches: &mut SharedWatches,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
-    workloads.subscribe(&inputs, PodInput::Workload);
-    inputs::spawn_all(client, &inputs, watches);
+    inputs::subscribe_all(&inputs, watches);
     let task = PodTask {
         caches: PodCaches::new(settings.plain_pods),
         settings,
