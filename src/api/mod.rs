@@ -5,6 +5,7 @@ pub mod cluster_queue;
 pub mod cohort;
 pub mod common;
 pub mod condition;
+pub mod condition_lookup;
 pub mod crd;
 mod crd_schema;
 pub mod keys;
@@ -27,6 +28,7 @@ pub use admission_check::{AdmissionCheck, AdmissionCheckSpec, AdmissionCheckStat
 pub use cluster_queue::{ClusterQueue, ClusterQueueSpec, ClusterQueueStatus};
 pub use cohort::{Cohort, CohortSpec, CohortStatus};
 pub use condition::Condition;
+pub use condition_lookup::{CONDITION_TRUE, ConditionEntry, HasConditions};
 pub use local_queue::{LocalQueue, LocalQueueSpec, LocalQueueStatus};
 pub use object_key::ObjectKey;
 pub use resource_flavor::{ResourceFlavor, ResourceFlavorSpec};
