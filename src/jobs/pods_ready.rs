@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use crate::api::Condition;
+use crate::api::ConditionEntry;
 use crate::api::HasConditions;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::SignedDuration;
@@ -87,7 +88,7 @@ pub fn pods_ready_condition(workload: &Workload, all_ready: bool) -> PodsReadyCo
             message: READY_MESSAGE,
         };
     }
-    let was_ready = current.is_some_and(|c| c.status == "True");
+    let was_ready = current.is_some_and(|c| c.is_true());
     if was_ready || recovering {
         PodsReadyCondition {
             status: false,
@@ -135,7 +136,7 @@ pub fn pods_ready_timeout(
     }
     let current = pods_ready(workload);
     let (cause, since, timeout) = match current {
-        Some(c) if c.status == "True" => return PodsReadyTimeout::NotTiming,
+        Some(c) if c.is_true() => return PodsReadyTimeout::NotTiming,
         None => (
             pods_ready_reasons::WAIT_FOR_START,
             admitted_at(workload),
