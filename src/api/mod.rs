@@ -9,6 +9,7 @@ pub mod condition_lookup;
 pub mod crd;
 mod crd_schema;
 pub mod keys;
+pub mod label_selector;
 pub mod local_queue;
 pub mod object_key;
 pub mod quota;

@@ -10,9 +10,9 @@ use super::model::{
 use super::quantity::Quantity;
 use super::quota::{NodeId, NodeQuota, QuotaTree};
 use super::resources::{FlavorId, FlavorResourceAmounts, Interner, add_amount};
-use super::selector;
 use super::slot_index::SlotIndex;
 use super::state::{CqInfo, GroupInfo, Holding, InactiveCause, QueueState, WorkloadSlot};
+use crate::api::label_selector;
 
 /// The message of every workload not evaluated yet: one copy, not one per workload.
 static NOT_EVALUATED: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("not evaluated yet"));
@@ -539,7 +539,7 @@ fn resolve_queue(
     let info = &compiled.cqs[cq as usize];
     let namespace = compiled.namespaces.get(&w.namespace);
     let selected = match (&info.namespace_selector, namespace) {
-        (Some(sel), Some(labels)) => selector::matches(sel, labels),
+        (Some(sel), Some(labels)) => label_selector::matches(sel, labels),
         _ => false,
     };
     let cq = Some(cq);
