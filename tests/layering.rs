@@ -1,6 +1,7 @@
-//! Layering rules, read from the source text of `src/`: the engine names neither the Kubernetes
-//! client, the async runtime nor the layers built on top of it, and no module depends on itself
-//! through other modules (an import cycle).
+//! Layering rules, read from the source text of `src/`: the engine names only an allow-list of
+//! modules and crates (never the Kubernetes client, the async runtime or the layers built on top
+//! of it) and reads no clock, and no module depends on itself through other modules (an import
+//! cycle).
 //!
 //! Modules are found by following `mod` declarations from `src/lib.rs` (with `#[path]` and inline
 //! `mod name { ... }` blocks); a module depends on another when it names it in a `use` declaration
@@ -10,17 +11,36 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The layers the engine must not name: it stays pure and synchronous, and they are built on it.
-const ENGINE_FORBIDDEN_MODULES: &[&str] = &[
-    "crate::state",
-    "crate::status",
-    "crate::cli",
-    "crate::controllers",
-    "crate::webhooks",
+/// The modules of the crate the engine may name: itself, the API types it reads, and the small
+/// shared containers it stores them in. Anything else of the crate is a layer built on the engine.
+const ENGINE_ALLOWED_MODULES: &[&str] = &[
+    "crate::engine",
+    "crate::api",
+    "crate::small_map",
+    "crate::name_table",
 ];
 
-/// Crates the engine must not name: the Kubernetes client and the async runtime.
-const ENGINE_FORBIDDEN_CRATES: &[&str] = &["kube::", "kube_", "tokio"];
+/// The crates the engine may name: the standard library, the Kubernetes API types, error and
+/// log macros, and the property-test crate of its tests. Never the client nor the async runtime.
+const ENGINE_ALLOWED_CRATES: &[&str] = &[
+    "std",
+    "core",
+    "alloc",
+    "k8s_openapi",
+    "serde_json",
+    "thiserror",
+    "tracing",
+    "proptest",
+];
+
+/// Reads of a clock: the engine is handed the time it decides at, so its decisions repeat.
+const ENGINE_CLOCK_READS: &[&str] = &[
+    "Instant::now",
+    "SystemTime::now",
+    "Timestamp::now",
+    "Utc::now",
+    "chrono",
+];
 
 /// Where a dependency was seen.
 #[derive(Clone, Debug)]
@@ -421,44 +441,136 @@ fn no_module_cycles_in_src() {
     );
 }
 
-#[test]
-fn engine_names_no_client_runtime_or_upper_layer() {
-    let (graph, lines) = build();
-    let mut offences = Vec::new();
-    for (from, targets) in &graph.edges {
-        if !from.starts_with("crate::engine") {
+/// The crates `Cargo.toml` depends on, with `-` read as `_` as Rust names them.
+fn dependency_crates() -> BTreeSet<String> {
+    let manifest = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
+    let mut crates = BTreeSet::new();
+    let mut in_dependencies = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_dependencies = line.ends_with("dependencies]");
             continue;
         }
-        for (to, site) in targets {
-            if ENGINE_FORBIDDEN_MODULES
-                .iter()
-                .any(|m| to == m || to.starts_with(&format!("{m}::")))
-            {
-                offences.push(format!(
-                    "{}:{} names {to}: `{}`",
-                    relative(&site.file),
-                    site.line,
-                    site.text
-                ));
+        if !in_dependencies || line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some((name, _)) = line.split_once('=') {
+            crates.insert(name.trim().replace('-', "_"));
+        }
+    }
+    crates
+}
+
+/// The first segment of every path a line names outside `use` declarations (`std` of
+/// `std::mem::take`), leaving out paths that continue another (`mem` there) and types (`Self::`).
+fn path_roots(text: &str) -> Vec<String> {
+    let mut roots = Vec::new();
+    for (at, _) in text.match_indices("::") {
+        let start = text[..at]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |i| i + 1);
+        let root = &text[start..at];
+        let continues = text[..start].ends_with(':') || text[..start].ends_with('$');
+        if continues || !root.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
+            continue;
+        }
+        roots.push(root.to_string());
+    }
+    roots
+}
+
+/// What one line of engine module `module` names that the engine may not: crate modules outside
+/// [`ENGINE_ALLOWED_MODULES`], crates outside [`ENGINE_ALLOWED_CRATES`], and clock reads.
+/// `used` holds the paths of the `use` declaration starting on the line, if one does.
+fn engine_line_offences(
+    graph: &Graph,
+    module: &str,
+    text: &str,
+    used: Option<&[String]>,
+    dependencies: &BTreeSet<String>,
+) -> Vec<String> {
+    let mut offences = Vec::new();
+    let allowed_module = |target: &str| {
+        ENGINE_ALLOWED_MODULES
+            .iter()
+            .any(|m| target == *m || target.starts_with(&format!("{m}::")))
+    };
+    let allowed_crate = |root: &str| ENGINE_ALLOWED_CRATES.contains(&root);
+    let paths = match used {
+        Some(paths) => paths.to_vec(),
+        None => inline_paths(text),
+    };
+    for path in &paths {
+        match resolve(graph, module, path) {
+            Some(target) if !allowed_module(&target) => {
+                offences.push(format!("names {target}"));
+            }
+            Some(_) => {}
+            None => {
+                let root = path.split("::").next().unwrap_or("");
+                if used.is_some()
+                    && root.starts_with(|c: char| c.is_ascii_lowercase())
+                    && !allowed_crate(root)
+                {
+                    offences.push(format!("uses crate {root}"));
+                }
             }
         }
     }
-    for line in &lines {
-        if !line.module.starts_with("crate::engine") || is_comment(&line.text) {
-            continue;
+    if used.is_none() {
+        for root in path_roots(text) {
+            if dependencies.contains(&root) && !allowed_crate(&root) {
+                offences.push(format!("names crate {root}"));
+            }
         }
-        for name in ENGINE_FORBIDDEN_CRATES {
-            if line.text.contains(name) {
+    }
+    for clock in ENGINE_CLOCK_READS {
+        if text.contains(clock) {
+            offences.push(format!("reads a clock ({clock})"));
+        }
+    }
+    offences
+}
+
+/// Every line of the engine, checked by [`engine_line_offences`], as `file:line what: text`.
+fn engine_offences(graph: &Graph, lines: &[Line], dependencies: &BTreeSet<String>) -> Vec<String> {
+    let mut offences = Vec::new();
+    let mut at = 0;
+    while at < lines.len() {
+        let line = &lines[at];
+        let mut span = 1;
+        if line.module.starts_with("crate::engine") && !is_comment(&line.text) {
+            let used = use_declaration(lines, at).map(|(tree, lines_spanned)| {
+                span = lines_spanned;
+                let mut paths = Vec::new();
+                expand_use("", &tree, &mut paths);
+                paths
+            });
+            for what in engine_line_offences(
+                graph,
+                &line.module,
+                &line.text,
+                used.as_deref(),
+                dependencies,
+            ) {
                 offences.push(format!(
-                    "{} ({}) line {} names {name}: `{}`",
+                    "{}:{} {what}: `{}`",
                     relative(&graph.modules[&line.module]),
-                    line.module,
                     line.number,
                     line.text.trim()
                 ));
             }
         }
+        at += span;
     }
+    offences
+}
+
+#[test]
+fn engine_names_only_what_it_may_and_reads_no_clock() {
+    let (graph, lines) = build();
+    let offences = engine_offences(&graph, &lines, &dependency_crates());
     assert!(
         offences.is_empty(),
         "the engine names what it must not:\n{}",
@@ -466,7 +578,75 @@ fn engine_names_no_client_runtime_or_upper_layer() {
     );
 }
 
-/// The reader finds the modules and dependencies it must, so the two tests above can fail.
+#[test]
+fn the_engine_check_refuses_other_layers_crates_and_clocks() {
+    let mut graph = Graph::default();
+    for module in [
+        "crate",
+        "crate::engine",
+        "crate::engine::model",
+        "crate::api",
+        "crate::state",
+        "crate::small_map",
+    ] {
+        graph.modules.insert(module.to_string(), PathBuf::new());
+    }
+    let dependencies: BTreeSet<String> = ["kube", "tokio", "serde_json", "time"]
+        .map(String::from)
+        .into();
+    let check = |text: &str| {
+        let mut used = Vec::new();
+        let tree = text.trim().strip_prefix("use ").map(|rest| {
+            expand_use("", rest.trim_end_matches(';'), &mut used);
+            used.as_slice()
+        });
+        engine_line_offences(&graph, "crate::engine", text, tree, &dependencies)
+    };
+    for allowed in [
+        "use std::collections::BTreeMap;",
+        "use crate::api::{Workload, keys};",
+        "use super::small_map::SmallMap;",
+        "use model::Flavor;",
+        "use PendingReason as P;",
+        "use serde_json::json;",
+        "let n = std::mem::take(&mut self.rows) + serde_json::to_string(&x)?;",
+        "let d = std::time::Duration::from_secs(1);",
+    ] {
+        assert_eq!(check(allowed), Vec::<String>::new(), "{allowed}");
+    }
+    for (refused, why) in [
+        ("use crate::state::Cluster;", "names crate::state"),
+        (
+            "let c = crate::state::Cluster::new();",
+            "names crate::state",
+        ),
+        ("use kube::Api;", "uses crate kube"),
+        ("use rand::Rng;", "uses crate rand"),
+        ("tokio::spawn(work);", "names crate tokio"),
+        (
+            "let t = time::OffsetDateTime::now_utc();",
+            "names crate time",
+        ),
+        ("let at = Instant::now();", "reads a clock (Instant::now)"),
+        (
+            "let at = std::time::SystemTime::now();",
+            "reads a clock (SystemTime::now)",
+        ),
+        (
+            "let at = Timestamp::now();",
+            "reads a clock (Timestamp::now)",
+        ),
+        ("let at = chrono::Utc::now();", "reads a clock (Utc::now)"),
+    ] {
+        assert!(
+            check(refused).iter().any(|offence| offence == why),
+            "{refused}: {:?}",
+            check(refused)
+        );
+    }
+}
+
+/// The reader finds the modules and dependencies it must, so the tests above can fail.
 #[test]
 fn the_reader_sees_modules_and_dependencies() {
     let (graph, _) = build();

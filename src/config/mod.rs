@@ -37,7 +37,6 @@ pub use error::{ConfigError, FieldError};
 pub use framework::{Framework, GroupVersionKind, MANAGED as MANAGED_FRAMEWORKS};
 pub use handling::{FIELDS, Handling};
 pub use resolve::defaults;
-pub use selector::matches as label_selector_matches;
 pub use validate::NAMESPACE_NAME_LABEL;
 
 use resolve::Origin;

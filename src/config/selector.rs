@@ -1,7 +1,5 @@
-//! `metav1.LabelSelector` checks for the configuration: Kubernetes' selector validation and
-//! matching one namespace's labels.
-
-use std::collections::BTreeMap;
+//! `metav1.LabelSelector` checks for the configuration: Kubernetes' selector validation (matching
+//! is [`crate::api::label_selector`]'s).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
@@ -47,28 +45,6 @@ pub fn validate(selector: &LabelSelector, field: &str) -> Vec<FieldError> {
         }
     }
     errors
-}
-
-/// Whether `labels` satisfy a selector that passed [`validate`]. An empty selector matches
-/// everything.
-pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    let labels_match = selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(key, value)| labels.get(key) == Some(value));
-    labels_match
-        && selector.match_expressions.iter().flatten().all(|r| {
-            let value = labels.get(&r.key);
-            let values = r.values.as_deref().unwrap_or_default();
-            match r.operator.as_str() {
-                "In" => value.is_some_and(|v| values.contains(v)),
-                "NotIn" => value.is_none_or(|v| !values.contains(v)),
-                "Exists" => value.is_some(),
-                "DoesNotExist" => value.is_none(),
-                _ => false,
-            }
-        })
 }
 
 fn check_key(key: &str, field: &str, errors: &mut Vec<FieldError>) {

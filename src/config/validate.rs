@@ -11,6 +11,7 @@ use super::error::FieldError;
 use super::framework::{Framework, GroupVersionKind, MANAGED};
 use super::selector;
 use super::types;
+use crate::api::label_selector;
 use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::model::{FairPreemptionStrategy, FairSharingConfig, QuotaCheckStrategy};
 
@@ -175,7 +176,7 @@ pub fn managed_jobs_namespace_selector(
     let prohibited = [KUBE_SYSTEM, namespace];
     for name in prohibited.into_iter().filter(|n| !n.is_empty()) {
         let labels = BTreeMap::from([(NAMESPACE_NAME_LABEL.to_string(), name.to_string())]);
-        if selector::matches(selector, &labels) {
+        if label_selector::matches(selector, &labels) {
             let shown = serde_json::to_string(selector).unwrap_or_default();
             problems.invalid(
                 FIELD,

@@ -2,7 +2,7 @@
 //! controller `kueue-admission`): derived from what a written status changed, so an event is
 //! recorded only for a change that landed.
 
-use crate::api::Condition;
+use crate::api::HasConditions;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Client, Resource};
@@ -41,14 +41,6 @@ impl WorkloadEvent {
     }
 }
 
-fn condition<'a>(status: Option<&'a WorkloadStatus>, type_: &str) -> Option<&'a Condition> {
-    status?.conditions.iter().find(|c| c.type_ == type_)
-}
-
-fn is_true(status: Option<&WorkloadStatus>, type_: &str) -> bool {
-    condition(status, type_).is_some_and(|c| c.status == "True")
-}
-
 /// Whole seconds from `since` to `now`, never negative.
 fn seconds(since: &Time, now: &Time) -> i64 {
     (now.0.as_second() - since.0.as_second()).max(0)
@@ -56,8 +48,8 @@ fn seconds(since: &Time, now: &Time) -> i64 {
 
 /// When the workload last entered its queue: its last requeue, else its creation.
 pub fn queued_at(workload: &Workload) -> Option<Time> {
-    condition(workload.status.as_ref(), condition_types::REQUEUED)
-        .filter(|c| c.status == "True")
+    workload
+        .true_condition(condition_types::REQUEUED)
         .map(|c| c.last_transition_time.clone())
         .or_else(|| workload.metadata.creation_timestamp.clone())
 }
@@ -75,7 +67,8 @@ pub fn for_change(
     let new = Some(after);
     let mut events = Vec::new();
     let gated = |status: Option<&WorkloadStatus>| {
-        condition(status, condition_types::QUOTA_RESERVED)
+        status
+            .condition(condition_types::QUOTA_RESERVED)
             .is_some_and(|c| c.reason == quota_reserved_reasons::ADMISSION_GATED)
     };
     if gated(old) && !gated(new) {
@@ -103,27 +96,28 @@ pub fn for_change(
             format!("Admitted by ClusterQueue {cq}, wait time since reservation was 0s"),
         ));
     }
-    if is_true(new, condition_types::PREEMPTED)
-        && !is_true(old, condition_types::PREEMPTED)
-        && let Some(c) = condition(new, condition_types::PREEMPTED)
+    if new.condition_is_true(condition_types::PREEMPTED)
+        && !old.condition_is_true(condition_types::PREEMPTED)
+        && let Some(c) = new.condition(condition_types::PREEMPTED)
     {
         events.push(WorkloadEvent::normal(
             condition_types::PREEMPTED,
             c.message.to_string(),
         ));
     }
-    if is_true(new, condition_types::EVICTED)
-        && !is_true(old, condition_types::EVICTED)
-        && let Some(c) = condition(new, condition_types::EVICTED)
+    if new.condition_is_true(condition_types::EVICTED)
+        && !old.condition_is_true(condition_types::EVICTED)
+        && let Some(c) = new.condition(condition_types::EVICTED)
     {
         events.push(WorkloadEvent::normal(
             &format!("EvictedDueTo{}", c.reason),
             c.message.to_string(),
         ));
     }
-    if is_true(new, condition_types::DEACTIVATION_TARGET)
-        && !is_true(old, condition_types::DEACTIVATION_TARGET)
-        && condition(new, condition_types::DEACTIVATION_TARGET)
+    if new.condition_is_true(condition_types::DEACTIVATION_TARGET)
+        && !old.condition_is_true(condition_types::DEACTIVATION_TARGET)
+        && new
+            .condition(condition_types::DEACTIVATION_TARGET)
             .is_some_and(|c| c.reason == deactivation_reasons::MAXIMUM_EXECUTION_TIME_EXCEEDED)
     {
         let maximum = before.spec.maximum_execution_time_seconds.unwrap_or(0);
@@ -133,9 +127,10 @@ pub fn for_change(
             note: format!("The maximum execution time ({maximum}s) exceeded"),
         });
     }
-    if let Some(c) = condition(new, condition_types::QUOTA_RESERVED)
+    if let Some(c) = new.condition(condition_types::QUOTA_RESERVED)
         && c.status == "False"
-        && condition(old, condition_types::QUOTA_RESERVED)
+        && old
+            .condition(condition_types::QUOTA_RESERVED)
             .is_none_or(|o| o.reason != c.reason || o.message != c.message || o.status != c.status)
     {
         events.push(if c.reason == quota_reserved_reasons::ADMISSION_GATED {

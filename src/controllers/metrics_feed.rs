@@ -11,6 +11,7 @@ use kube::ResourceExt;
 use super::events::queued_at;
 use super::metrics::{Metrics, ReplicaRole, WorkloadLabels};
 use super::queue_gauges;
+use crate::api::HasConditions;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::WorkloadEviction;
 use crate::api::{LocalQueue, Workload, WorkloadStatus};
@@ -113,14 +114,6 @@ fn ancestors(cluster_queue: &str, structure: &Structure) -> Vec<String> {
         .and_then(|q| q.cohort.as_deref())
         .map(|cohort| queue_gauges::chain(cohort, structure))
         .unwrap_or_default()
-}
-
-fn condition_true(status: Option<&WorkloadStatus>, type_: &str) -> Option<String> {
-    status?
-        .conditions
-        .iter()
-        .find(|c| c.type_ == type_ && c.status == "True")
-        .map(|c| c.reason.to_string())
 }
 
 /// The `schedulingStats` eviction counter a written eviction raised, and its count before: Kueue
@@ -232,9 +225,11 @@ impl MetricsFeed {
                     .placement_quality(&labels.cluster_queue, lowest, common);
             }
         }
-        let evicted = condition_true(Some(after), condition_types::EVICTED);
+        let evicted = after
+            .true_condition(condition_types::EVICTED)
+            .map(|c| c.reason.to_string());
         if let Some(condition_reason) = evicted
-            && condition_true(old, condition_types::EVICTED).is_none()
+            && !old.condition_is_true(condition_types::EVICTED)
         {
             let (reason, cause, first_time) = match counted_eviction(old, after) {
                 Some((counted, before)) => (
@@ -282,7 +277,10 @@ impl MetricsFeed {
         let Some(labels) = labels(current, status, structure, local_queues) else {
             return;
         };
-        let finished = |w: &Workload| condition_true(w.status.as_ref(), condition_types::FINISHED);
+        let finished = |w: &Workload| {
+            w.true_condition(condition_types::FINISHED)
+                .map(|c| c.reason.to_string())
+        };
         if finished(previous).is_none() && finished(current).is_some() {
             self.metrics.finished(&labels.borrowed());
             if let Some(seconds) = durations::execution(status) {

@@ -9,10 +9,10 @@ use super::model::{
 };
 use super::quantity::Quantity;
 use super::quota::{NodeId, NodeQuota, QuotaTree};
-use super::resources::{FlavorId, FrAmounts, Interner, add_amount};
-use super::selector;
+use super::resources::{FlavorId, FlavorResourceAmounts, Interner, add_amount};
 use super::slot_index::SlotIndex;
-use super::state::{CqInfo, GroupInfo, Holding, InactiveCause, QueueState, Wl};
+use super::state::{CqInfo, GroupInfo, Holding, InactiveCause, QueueState, WorkloadSlot};
+use crate::api::label_selector;
 
 /// The message of every workload not evaluated yet: one copy, not one per workload.
 static NOT_EVALUATED: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("not evaluated yet"));
@@ -24,7 +24,7 @@ pub struct Compiled {
     pub cqs: Vec<CqInfo>,
     pub queues: Vec<QueueState>,
     pub tree: QuotaTree,
-    pub workloads: Vec<Wl>,
+    pub workloads: Vec<WorkloadSlot>,
     pub by_key: SlotIndex,
     pub eq_classes: HashMap<String, u32>,
     /// Fair-sharing weight per Cohort node, in node order after the ClusterQueues.
@@ -390,7 +390,7 @@ impl Compiled {
 
     /// The slot of one (validated) workload that will sit at `index`: resolves its queue, interns
     /// its requests, counts its admission as usage and enters it in its queue (the caller enters it under its key).
-    fn slot_for(&mut self, index: u32, mut model: Workload) -> Wl {
+    fn slot_for(&mut self, index: u32, mut model: Workload) -> WorkloadSlot {
         // A finished workload holds no quota and never queues again: its pod sets and requests
         // would only take memory.
         if model.finished {
@@ -440,7 +440,7 @@ impl Compiled {
         let reserved_at = model.quota_reserved_at.take().unwrap_or(model.creation);
         let holding = admission.map(|admission| {
             let cq = self.cq_index.get(&admission.cluster_queue).copied();
-            let mut usage = FrAmounts::new();
+            let mut usage = FlavorResourceAmounts::new();
             for psa in &admission.pod_set_assignments {
                 // Reclaimable pods give their quota back early: Kueue scales an admitted pod
                 // set's usage down to the pods still needed (the model's count).
@@ -493,7 +493,7 @@ impl Compiled {
             }
             self.queues[*cq as usize].admitted.insert(index);
         }
-        let wl = Wl {
+        let wl = WorkloadSlot {
             uid: Arc::from(std::mem::take(&mut model.uid)),
             per_pod,
             cq,
@@ -539,7 +539,7 @@ fn resolve_queue(
     let info = &compiled.cqs[cq as usize];
     let namespace = compiled.namespaces.get(&w.namespace);
     let selected = match (&info.namespace_selector, namespace) {
-        (Some(sel), Some(labels)) => selector::matches(sel, labels),
+        (Some(sel), Some(labels)) => label_selector::matches(sel, labels),
         _ => false,
     };
     let cq = Some(cq);

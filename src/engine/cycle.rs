@@ -98,7 +98,7 @@ impl Engine {
             cohort_weights,
             tree_cqs,
             ..
-        } = &mut self.c;
+        } = &mut self.compiled;
         let world = World {
             names,
             flavors,
@@ -126,15 +126,19 @@ impl Engine {
         }
         self.restructure();
         self.prelude(&mut out);
-        let n = self.c.cqs.len();
+        let n = self.compiled.cqs.len();
         let generations_before = self.generations.clone();
         let lists = (0..n)
             .map(|cq| {
                 let settled = self.settled[self.root_of(cq as u32)];
-                match self.c.cqs[cq].inactive {
+                match self.compiled.cqs[cq].inactive {
                     Some(_) => Vec::new(),
                     None if settled => Vec::new(),
-                    None => self.c.queues[cq].pending.iter().map(|k| k.index).collect(),
+                    None => self.compiled.queues[cq]
+                        .pending
+                        .iter()
+                        .map(|k| k.index)
+                        .collect(),
                 }
             })
             .collect();
@@ -171,7 +175,7 @@ impl Engine {
                 }
             }
         }
-        st.holds.release(&mut self.c.tree);
+        st.holds.release(&mut self.compiled.tree);
         for (settled, (now, before)) in self
             .settled
             .iter_mut()
@@ -186,9 +190,9 @@ impl Engine {
     /// Nominates with every hold lifted: holds keep workloads out, they never change what a
     /// workload would need.
     fn nominate_unheld(&mut self, index: u32, cq: u32, st: &CycleState) -> Nomination {
-        st.holds.apply(&mut self.c.tree, None, -1);
+        st.holds.apply(&mut self.compiled.tree, None, -1);
         let nomination = self.nominate(index, cq);
-        st.holds.apply(&mut self.c.tree, None, 1);
+        st.holds.apply(&mut self.compiled.tree, None, 1);
         nomination
     }
 
@@ -196,14 +200,14 @@ impl Engine {
     fn next_head(&mut self, cq: u32, st: &mut CycleState, out: &mut CycleOutcome) -> Option<u32> {
         let c = cq as usize;
         let root = self.root_of(cq);
-        let strict = self.c.cqs[c].strategy == QueueingStrategy::StrictFifo;
+        let strict = self.compiled.cqs[c].strategy == QueueingStrategy::StrictFifo;
         while !st.done[c] {
             let Some(&index) = st.lists[c].get(st.cursor[c]) else {
                 st.done[c] = true;
                 break;
             };
             st.cursor[c] += 1;
-            let w = &self.c.workloads[index as usize];
+            let w = &self.compiled.workloads[index as usize];
             if w.holding.is_some() || w.finished {
                 continue;
             }
@@ -227,12 +231,12 @@ impl Engine {
         st.done[c] = true;
         let message: Arc<str> = Arc::from(format!(
             "waiting behind workload {}, the head of StrictFIFO ClusterQueue {}",
-            self.c.workloads[head as usize].key(),
-            self.c.cqs[c].name
+            self.compiled.workloads[head as usize].key(),
+            self.compiled.cqs[c].name
         ));
         let rest: Vec<u32> = st.lists[c][st.cursor[c]..].to_vec();
         for index in rest {
-            let w = &self.c.workloads[index as usize];
+            let w = &self.compiled.workloads[index as usize];
             if w.holding.is_none() && !w.finished {
                 self.set_pending(index, PendingReason::PendingEvaluation, &message, out);
             }
@@ -244,11 +248,14 @@ impl Engine {
     fn nominate(&mut self, index: u32, cq: u32) -> Nomination {
         // Kueue queues a workload whose resources break their rules and finds it inadmissible
         // when it is the head: a StrictFIFO queue waits behind it.
-        if let Some(message) = &self.c.workloads[index as usize].model.invalid_resources {
+        if let Some(message) = &self.compiled.workloads[index as usize]
+            .model
+            .invalid_resources
+        {
             let message = Arc::from(message.as_str());
             return Nomination::NoFit(PendingReason::Misconfigured, message, None);
         }
-        let counts: Vec<i32> = self.c.workloads[index as usize]
+        let counts: Vec<i32> = self.compiled.workloads[index as usize]
             .model
             .pod_sets
             .iter()
@@ -258,7 +265,7 @@ impl Engine {
             Ok(nomination) => return nomination,
             Err(failure) => failure,
         };
-        let partial = self.c.workloads[index as usize]
+        let partial = self.compiled.workloads[index as usize]
             .model
             .pod_sets
             .iter()
@@ -321,7 +328,7 @@ impl Engine {
             .features
             .enabled(Feature::PrioritySortingWithinCohort);
         entries.sort_by_cached_key(|e| {
-            let w = &self.c.workloads[e.index as usize];
+            let w = &self.compiled.workloads[e.index as usize];
             (
                 e.assignment().map_or(u32::MAX, |a| a.level),
                 Reverse(if by_priority { w.model.priority } else { 0 }),
@@ -383,7 +390,7 @@ impl Engine {
         } else {
             self.nominate_unheld(index, cq, st)
         };
-        st.holds.apply(&mut self.c.tree, Some(cq), -1);
+        st.holds.apply(&mut self.compiled.tree, Some(cq), -1);
         match self.blocked_by_holds(cq, &nomination, st) {
             Some(message) => {
                 let reason = PendingReason::WaitingForQuota;
@@ -391,7 +398,7 @@ impl Engine {
             }
             None => self.process_lifted(index, cq, nomination, st, out),
         }
-        st.holds.apply(&mut self.c.tree, Some(cq), 1);
+        st.holds.apply(&mut self.compiled.tree, Some(cq), 1);
     }
 
     /// Why an admission or preemption must wait for quota held for other queues' workloads: it does
@@ -403,7 +410,10 @@ impl Engine {
         st: &CycleState,
     ) -> Option<String> {
         let node = NodeId(cq);
-        if !st.holds.any_in(&self.c.tree, self.c.tree.root(node)) {
+        if !st
+            .holds
+            .any_in(&self.compiled.tree, self.compiled.tree.root(node))
+        {
             return None;
         }
         let (assignment, targets) = match nomination {
@@ -439,7 +449,7 @@ impl Engine {
                 self.admit_checked(index, cq, assignment, Vec::new(), st, out)
             }
             Nomination::Preempt(assignment, targets) => {
-                let preemptor = &self.c.workloads[index as usize];
+                let preemptor = &self.compiled.workloads[index as usize];
                 let uid = preemptor.uid.clone();
                 let job_uid = preemptor
                     .model
@@ -450,15 +460,14 @@ impl Engine {
                 let preemptor_path = self.path_of(cq);
                 let mut victims = Vec::with_capacity(targets.len());
                 let mut shield = Vec::new();
-                let priority = self.c.workloads[index as usize].model.priority;
-                if targets
-                    .iter()
-                    .any(|t| self.c.workloads[t.workload as usize].model.priority >= priority)
-                {
-                    self.c.workloads[index as usize].preemption_credit_spent = true;
+                let priority = self.compiled.workloads[index as usize].model.priority;
+                if targets.iter().any(|t| {
+                    self.compiled.workloads[t.workload as usize].model.priority >= priority
+                }) {
+                    self.compiled.workloads[index as usize].preemption_credit_spent = true;
                 }
                 for target in targets {
-                    let victim = &self.c.workloads[target.workload as usize];
+                    let victim = &self.compiled.workloads[target.workload as usize];
                     let victim_path = victim
                         .holding
                         .as_ref()
@@ -484,14 +493,18 @@ impl Engine {
                     );
                 }
                 self.admit_checked(index, cq, assignment, victims, st, out);
-                if let Some(h) = self.c.workloads[index as usize].holding.as_mut() {
+                if let Some(h) = self.compiled.workloads[index as usize].holding.as_mut() {
                     h.fair_share_shield = shield;
                 }
             }
             Nomination::NoFit(reason, message, hold) => {
                 if let Some(assignment) = &hold {
-                    st.holds
-                        .add(&self.c.tree, &self.c.cqs[cq as usize], cq, assignment);
+                    st.holds.add(
+                        &self.compiled.tree,
+                        &self.compiled.cqs[cq as usize],
+                        cq,
+                        assignment,
+                    );
                 }
                 self.reject(index, cq, reason, message, st, out)
             }
@@ -509,7 +522,7 @@ impl Engine {
         st: &mut CycleState,
         out: &mut CycleOutcome,
     ) {
-        if preemption::fits(&self.c.tree, NodeId(cq), &assignment.usage, true) {
+        if preemption::fits(&self.compiled.tree, NodeId(cq), &assignment.usage, true) {
             self.admit(index, cq, assignment, victims, out);
         } else {
             let message = Arc::from("waiting for preempted workloads to release quota");
@@ -535,10 +548,10 @@ impl Engine {
     ) {
         let root = self.root_of(cq);
         self.set_pending(index, reason, &message, out);
-        let class = self.c.workloads[index as usize].eq_class;
+        let class = self.compiled.workloads[index as usize].eq_class;
         st.inadmissible
             .insert(class, (self.releases[root], reason, message));
-        if self.c.cqs[cq as usize].strategy == QueueingStrategy::StrictFifo {
+        if self.compiled.cqs[cq as usize].strategy == QueueingStrategy::StrictFifo {
             self.block_rest(cq, index, st, out);
         }
     }

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use super::features::Feature;
 use super::quantity::Quantity;
 use super::quota::{NodeId, QuotaTree};
-use super::resources::{Fr, FrAmounts};
+use super::resources::{FlavorResource, FlavorResourceAmounts};
 use super::state::World;
 
 /// A share: `borrowed × 1000 / lendable` of the dominant resource, divided by the weight.
@@ -36,7 +36,7 @@ pub fn dominant_share(world: &World<'_>, tree: &QuotaTree, node: NodeId) -> Shar
     let mut borrowed = vec![Quantity::ZERO; resources];
     let mut lendable = vec![Quantity::ZERO; resources];
     for i in 0..world.names.pair_count() {
-        let fr = Fr(i as u32);
+        let fr = FlavorResource(i as u32);
         let (_, resource) = world.names.pair_of(fr);
         let r = resource.0 as usize;
         borrowed[r] += (tree.usage(node, fr) - tree.subtree_quota(node, fr)).clamp_non_negative();
@@ -66,7 +66,7 @@ pub fn dominant_share(world: &World<'_>, tree: &QuotaTree, node: NodeId) -> Shar
 }
 
 /// Adds (`sign` 1) or removes (`sign` -1) `usage` at `node`.
-pub fn apply_usage(tree: &mut QuotaTree, node: NodeId, usage: &FrAmounts, sign: i64) {
+pub fn apply_usage(tree: &mut QuotaTree, node: NodeId, usage: &FlavorResourceAmounts, sign: i64) {
     for (fr, amount) in usage {
         tree.add_usage(node, *fr, amount.saturating_mul(sign));
     }
@@ -78,7 +78,7 @@ pub struct Contender<'a> {
     pub cq: u32,
     pub priority: i32,
     pub creation: i64,
-    pub usage: &'a FrAmounts,
+    pub usage: &'a FlavorResourceAmounts,
 }
 
 /// How a contender looks from the cohort above `side`: whether `side` would borrow, and its share,

@@ -12,9 +12,9 @@ use super::node_match::{requirement_matches, tolerates};
 use super::preemption::{self, Preemptor, Target, TopologyNeed};
 use super::quantity::Quantity;
 use super::quota::{NodeId, QuotaTree};
-use super::resources::{FlavorId, FrAmounts, ResourceId, add_amount, amount_of};
-use super::state::{CqInfo, Wl, World};
-use super::topology_seam::{Placement, TopologyQuery, TopologyVerdict};
+use super::resources::{FlavorId, FlavorResourceAmounts, ResourceId, add_amount, amount_of};
+use super::state::{CqInfo, WorkloadSlot, World};
+use super::topology_placer::{Placement, TopologyQuery, TopologyVerdict};
 
 /// How a flavor (or a whole assignment) can be had, best first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -51,7 +51,7 @@ pub struct PodSetChoice {
 pub struct Assignment {
     pub pod_sets: Vec<PodSetChoice>,
     /// Total usage per flavor-resource pair.
-    pub usage: FrAmounts,
+    pub usage: FlavorResourceAmounts,
     /// Fit, Reclaim or Preempt; NoCandidates when it needs preemption and nothing may be preempted.
     pub mode: Mode,
     /// Highest borrowing level over the pairs (0: inside the ClusterQueue's nominal quota).
@@ -149,7 +149,7 @@ fn better(pref: FungibilityPreference, a: (Mode, u32), b: (Mode, u32)) -> bool {
 fn pod_set_requests(
     world: &World<'_>,
     cq: &CqInfo,
-    wl: &Wl,
+    wl: &WorkloadSlot,
     i: usize,
     count: i32,
 ) -> Vec<(ResourceId, Quantity)> {
@@ -171,11 +171,11 @@ pub fn assign(
     world: &World<'_>,
     tree: &mut QuotaTree,
     cq_index: u32,
-    wl: &Wl,
+    wl: &WorkloadSlot,
     counts: &[i32],
 ) -> Assigned {
     let cq = &world.cqs[cq_index as usize];
-    let mut assigned = FrAmounts::new();
+    let mut assigned = FlavorResourceAmounts::new();
     let mut pod_sets = Vec::with_capacity(counts.len());
     let (mut mode, mut level) = (Mode::Fit, 0);
     let mut shortfall = String::new();
@@ -264,12 +264,12 @@ fn walk_group(
     world: &World<'_>,
     tree: &mut QuotaTree,
     cq_index: u32,
-    wl: &Wl,
+    wl: &WorkloadSlot,
     pod_set_index: usize,
     count: i32,
     group: usize,
     requests: &[(ResourceId, Quantity)],
-    assigned: &FrAmounts,
+    assigned: &FlavorResourceAmounts,
 ) -> Result<(FlavorId, FlavorEval), (PendingReason, Vec<String>)> {
     let cq = &world.cqs[cq_index as usize];
     let fungible = world.config.features.enabled(Feature::FlavorFungibility);
@@ -346,12 +346,12 @@ fn evaluate_flavor(
     world: &World<'_>,
     tree: &mut QuotaTree,
     cq_index: u32,
-    wl: &Wl,
+    wl: &WorkloadSlot,
     pod_set_index: usize,
     count: i32,
     flavor_id: FlavorId,
     requests: &[(ResourceId, Quantity)],
-    assigned: &FrAmounts,
+    assigned: &FlavorResourceAmounts,
 ) -> FlavorEval {
     let cq = &world.cqs[cq_index as usize];
     let pod_set = &wl.model.pod_sets[pod_set_index];
@@ -375,7 +375,7 @@ fn evaluate_flavor(
     }
     let (mut mode, mut level) = (Mode::Fit, 0);
     let mut shortfalls = Vec::new();
-    let mut on_flavor = FrAmounts::new();
+    let mut on_flavor = FlavorResourceAmounts::new();
     for (resource, amount) in requests {
         let resource_name = world.names.resource_name(*resource);
         let Some(fr) = world.names.find_pair(flavor_id, *resource) else {
@@ -469,8 +469,8 @@ fn preemption_mode(
     world: &World<'_>,
     tree: &mut QuotaTree,
     cq: u32,
-    wl: &Wl,
-    request: &FrAmounts,
+    wl: &WorkloadSlot,
+    request: &FlavorResourceAmounts,
     topology: &[TopologyNeed],
 ) -> (Mode, Vec<Target>) {
     let p = Preemptor::new(cq, wl, request, topology);
@@ -495,7 +495,7 @@ fn level_after(
     world: &World<'_>,
     tree: &mut QuotaTree,
     node: NodeId,
-    request: &FrAmounts,
+    request: &FlavorResourceAmounts,
     targets: &[Target],
 ) -> u32 {
     for t in targets {

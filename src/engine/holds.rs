@@ -14,13 +14,13 @@ use super::flavor::Assignment;
 use super::model::ReclaimWithinCohort;
 use super::quantity::Quantity;
 use super::quota::{NodeId, QuotaTree};
-use super::resources::{Fr, FrAmounts, Interner, amount_of};
+use super::resources::{FlavorResource, FlavorResourceAmounts, Interner, amount_of};
 use super::state::CqInfo;
 
 /// The holds of one cycle: (ClusterQueue, amounts), each applied to the tree while it is listed.
 #[derive(Debug, Default)]
 pub struct Holds {
-    held: Vec<(u32, FrAmounts)>,
+    held: Vec<(u32, FlavorResourceAmounts)>,
 }
 
 impl Holds {
@@ -50,13 +50,13 @@ impl Holds {
             return;
         }
         let node = NodeId(cq);
-        let already = |fr: Fr| {
+        let already = |fr: FlavorResource| {
             self.held
                 .iter()
                 .filter(|(c, _)| *c == cq)
                 .fold(Quantity::ZERO, |sum, (_, a)| sum + amount_of(a, fr))
         };
-        let amounts: FrAmounts = assignment
+        let amounts: FlavorResourceAmounts = assignment
             .usage
             .iter()
             .filter_map(|(fr, request)| {
@@ -86,7 +86,7 @@ impl Holds {
         names: &Interner,
         cqs: &[CqInfo],
         node: NodeId,
-        usage: &FrAmounts,
+        usage: &FlavorResourceAmounts,
     ) -> String {
         let short: Vec<String> = usage
             .iter()

@@ -11,7 +11,7 @@ use super::model::{
 };
 use super::quota::NodeId;
 use super::scheduler::{Engine, warn_ignored_borrowing};
-use super::state::{Remembered, Wl};
+use super::state::{Remembered, WorkloadSlot};
 use super::structure::Structure;
 use super::validate;
 
@@ -121,7 +121,7 @@ impl Engine {
     /// Slots in the workload table: one per workload held, and one per removed workload until the
     /// next re-index drops it. For memory measurements.
     pub fn table_len(&self) -> usize {
-        self.c.workloads.len()
+        self.compiled.workloads.len()
     }
 
     fn restructure_if(&mut self, change: impl FnOnce(&mut Structure) -> bool) {
@@ -140,7 +140,7 @@ impl Engine {
         validate::workload(&workload)?;
         let key = WorkloadKey::new(&workload.namespace, &workload.name);
         let held = as_held(&workload);
-        let replaced = match self.c.slot_of(&key) {
+        let replaced = match self.compiled.slot_of(&key) {
             Some(index) if self.current_model(index) == held => return Ok(()),
             Some(index) => Some((index, self.vacate(index))),
             None => None,
@@ -163,12 +163,12 @@ impl Engine {
         }
         let index = match &replaced {
             Some((index, _)) => {
-                self.c.put_workload(*index, workload);
+                self.compiled.put_workload(*index, workload);
                 *index
             }
-            None => self.c.add_workload(workload),
+            None => self.compiled.add_workload(workload),
         };
-        let w = &mut self.c.workloads[index as usize];
+        let w = &mut self.compiled.workloads[index as usize];
         if let Some((_, (pending, last_eviction))) = replaced {
             w.pending = pending;
             w.last_eviction = last_eviction;
@@ -185,10 +185,10 @@ impl Engine {
     /// priority from does, and keeps the rest as the engine holds it. Returns whether the engine
     /// holds the workload.
     pub fn set_priority(&mut self, key: &WorkloadKey, priority: i32) -> Result<bool, ModelError> {
-        let Some(index) = self.c.slot_of(key) else {
+        let Some(index) = self.compiled.slot_of(key) else {
             return Ok(false);
         };
-        let w = &mut self.c.workloads[index as usize];
+        let w = &mut self.compiled.workloads[index as usize];
         if w.finished {
             // It never queues again and its pod sets are gone: only the priority it is held with
             // changes.
@@ -208,10 +208,10 @@ impl Engine {
         reason: EvictionReason,
         message: String,
     ) -> bool {
-        let Some(index) = self.c.slot_of(key) else {
+        let Some(index) = self.compiled.slot_of(key) else {
             return false;
         };
-        if self.c.workloads[index as usize].holding.is_none() {
+        if self.compiled.workloads[index as usize].holding.is_none() {
             return false;
         }
         self.evict(index, reason, None, message, &mut CycleOutcome::default());
@@ -222,7 +222,7 @@ impl Engine {
     /// Removes a workload: its quota is released and it leaves every queue. Returns whether it was
     /// known.
     pub fn remove_workload(&mut self, key: &WorkloadKey) -> bool {
-        let Some(index) = self.c.slot_of(key) else {
+        let Some(index) = self.compiled.slot_of(key) else {
             return false;
         };
         self.detach(index);
@@ -234,13 +234,13 @@ impl Engine {
     /// finished workload comes without its pod sets: it never queues again, so the engine does not
     /// keep them.
     pub fn workload(&self, key: &WorkloadKey) -> Option<Workload> {
-        let index = self.c.slot_of(key)?;
+        let index = self.compiled.slot_of(key)?;
         Some(self.current_model(index))
     }
 
     /// The workload as the engine holds it now, in input form.
     fn current_model(&self, index: u32) -> Workload {
-        let w = &self.c.workloads[index as usize];
+        let w = &self.compiled.workloads[index as usize];
         let admission = w.holding.as_ref().map(|h| h.admission.clone());
         input_form(
             w.model.clone(),
@@ -265,17 +265,19 @@ impl Engine {
     /// frees what it held. Returns what the engine remembered.
     fn vacate(&mut self, index: u32) -> Remembered {
         self.release(index);
-        let w = &mut self.c.workloads[index as usize];
+        let w = &mut self.compiled.workloads[index as usize];
         let remembered = (w.pending.clone(), w.last_eviction.take());
         if let Some(cq) = w.cq {
             let queue_key = w.queue_key(index);
-            self.c.queues[cq as usize].pending.remove(&queue_key);
+            self.compiled.queues[cq as usize].pending.remove(&queue_key);
         }
-        let w = &self.c.workloads[index as usize];
-        self.c
-            .by_key
-            .remove(&self.c.workloads[..], &w.model.namespace, &w.model.name);
-        let w = &mut self.c.workloads[index as usize];
+        let w = &self.compiled.workloads[index as usize];
+        self.compiled.by_key.remove(
+            &self.compiled.workloads[..],
+            &w.model.namespace,
+            &w.model.name,
+        );
+        let w = &mut self.compiled.workloads[index as usize];
         w.model = Workload::default();
         w.per_pod = Vec::new();
         w.blocked = None;
@@ -288,7 +290,7 @@ impl Engine {
     /// Marks an emptied slot removed: it is finished and holds nothing, so every reader skips it
     /// until the next re-index drops it.
     fn mark_removed(&mut self, index: u32) {
-        let w = &mut self.c.workloads[index as usize];
+        let w = &mut self.compiled.workloads[index as usize];
         w.removed = true;
         w.finished = true;
         self.removed_slots += 1;
@@ -298,19 +300,21 @@ impl Engine {
     /// rebuilt from the objects held, and every workload keeps its quota, pending reason, last
     /// eviction and preemption history.
     pub(super) fn restructure(&mut self) {
-        if !self.structure_changed && self.removed_slots * 2 <= self.c.workloads.len().max(64) {
+        if !self.structure_changed
+            && self.removed_slots * 2 <= self.compiled.workloads.len().max(64)
+        {
             return;
         }
         let mut snapshot = self.structure.snapshot();
         // Each workload is moved into the new index, not copied: a re-index never holds the
         // workloads twice over.
-        let held = std::mem::take(&mut self.c.workloads);
+        let held = std::mem::take(&mut self.compiled.workloads);
         let live = held.len().saturating_sub(self.removed_slots);
         snapshot.workloads = Vec::with_capacity(live);
         let mut remembered = Vec::with_capacity(live);
         for w in held.into_iter().filter(|w| !w.removed) {
             let carried = self.carried(&w);
-            let Wl {
+            let WorkloadSlot {
                 model,
                 uid,
                 pending,
@@ -331,18 +335,20 @@ impl Engine {
                 carried,
             ));
         }
-        self.c = compile_valid(snapshot);
+        self.compiled = compile_valid(snapshot);
         // The new index gives the workloads their slots in the order they are given, so the
         // slot of each is where what the engine remembers of it was pushed.
-        debug_assert_eq!(self.c.workloads.len(), remembered.len());
-        for (w, (pending, last_eviction, cycle)) in self.c.workloads.iter_mut().zip(remembered) {
+        debug_assert_eq!(self.compiled.workloads.len(), remembered.len());
+        for (w, (pending, last_eviction, cycle)) in
+            self.compiled.workloads.iter_mut().zip(remembered)
+        {
             w.pending = pending;
             w.last_eviction = last_eviction;
             if let Some(h) = &mut w.holding {
                 h.cycle = cycle;
             }
         }
-        let nodes = self.c.node_names.len();
+        let nodes = self.compiled.node_names.len();
         self.generations = vec![0; nodes];
         self.releases = vec![0; nodes];
         self.settled = vec![false; nodes];
@@ -357,10 +363,10 @@ impl Engine {
     /// evicted it (its eviction is written first), and never waits on a read that may not come.
     pub fn requeue_evicted(&mut self) {
         for key in std::mem::take(&mut self.evicted_unqueued) {
-            let Some(index) = self.c.slot_of(&key) else {
+            let Some(index) = self.compiled.slot_of(&key) else {
                 continue;
             };
-            let w = &self.c.workloads[index as usize];
+            let w = &self.compiled.workloads[index as usize];
             if w.last_eviction.is_none() || w.holding.is_some() || w.blocked.is_some() || w.finished
             {
                 continue;
@@ -369,7 +375,7 @@ impl Engine {
                 continue;
             };
             let queue_key = w.queue_key(index);
-            if self.c.queues[cq as usize].pending.insert(queue_key) {
+            if self.compiled.queues[cq as usize].pending.insert(queue_key) {
                 self.touch(cq);
                 self.quiet = false;
             }
@@ -378,7 +384,7 @@ impl Engine {
 
     /// Usage or the queue of `cq` changed: its tree is looked at again in the next cycle.
     fn touch(&mut self, cq: u32) {
-        let root = self.c.tree.root(NodeId(cq)).index();
+        let root = self.compiled.tree.root(NodeId(cq)).index();
         self.generations[root] += 1;
         self.settled[root] = false;
     }

@@ -10,7 +10,7 @@
 //!   [`Engine::run_until_stable`] runs cycles until nothing changes, [`Engine::finish`] releases a
 //!   workload's quota, [`Engine::states`] reports every workload;
 //! - [`decision`]: what comes out (admissions, preemptions, evictions, pending reasons, the event log);
-//! - [`topology_seam`]: where topology-aware placement plugs into flavor assignment.
+//! - [`topology_placer`]: where topology-aware placement plugs into flavor assignment.
 //!
 //! ```
 //! use std::collections::BTreeMap;
@@ -104,6 +104,7 @@
 
 mod compile;
 mod cycle;
+mod cycle_prelude;
 pub mod decision;
 pub mod error;
 mod fair_sharing;
@@ -124,7 +125,7 @@ mod slot_index;
 mod state;
 mod structure;
 pub mod topology;
-pub mod topology_seam;
+pub mod topology_placer;
 pub mod validate;
 
 pub use decision::{

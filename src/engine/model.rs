@@ -245,7 +245,7 @@ pub struct Namespace {
 }
 
 /// `PodSetTopologyRequest` as plain data. The admission engine only passes it to the topology seam
-/// (see [`super::topology_seam`]); the TAS engine interprets it.
+/// (see [`super::topology_placer`]); the TAS engine interprets it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TopologyRequest {
     pub required: Option<String>,

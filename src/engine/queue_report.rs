@@ -7,7 +7,7 @@ use super::fair_sharing::dominant_share;
 use super::model::{StopPolicy, Workload};
 use super::quantity::Quantity;
 use super::quota::NodeId;
-use super::resources::{Fr, FrAmounts, add_amount, amount_of};
+use super::resources::{FlavorResource, FlavorResourceAmounts, add_amount, amount_of};
 use super::scheduler::Engine;
 use super::state::World;
 
@@ -103,7 +103,7 @@ struct LocalTally<'a> {
     cluster_queue: Option<u32>,
     pending: usize,
     admitted: usize,
-    usage: FrAmounts,
+    usage: FlavorResourceAmounts,
 }
 
 /// The tally of `workload`'s LocalQueue, when that queue points at ClusterQueue `cq`: Kueue counts
@@ -124,34 +124,34 @@ impl Engine {
     pub fn queue_report(&mut self) -> QueueReport {
         self.restructure();
         let world = World {
-            names: &self.c.names,
-            flavors: &self.c.flavors,
-            cqs: &self.c.cqs,
-            queues: &self.c.queues,
-            workloads: &self.c.workloads,
+            names: &self.compiled.names,
+            flavors: &self.compiled.flavors,
+            cqs: &self.compiled.cqs,
+            queues: &self.compiled.queues,
+            workloads: &self.compiled.workloads,
             config: &self.config,
             placer: self.placer.as_ref(),
-            cohort_weights: &self.c.cohort_weights,
-            tree_cqs_by_root: &self.c.tree_cqs,
+            cohort_weights: &self.compiled.cohort_weights,
+            tree_cqs_by_root: &self.compiled.tree_cqs,
             cycle: self.cycle,
         };
         let share = |node: NodeId| {
             world
                 .fair_sharing()
-                .then(|| dominant_share(&world, &self.c.tree, node))
+                .then(|| dominant_share(&world, &self.compiled.tree, node))
         };
         let mut cluster_queues: Vec<ClusterQueueReport> = self
-            .c
+            .compiled
             .cqs
             .iter()
             .enumerate()
             .map(|(i, info)| {
-                let queue = &self.c.queues[i];
+                let queue = &self.compiled.queues[i];
                 ClusterQueueReport {
                     name: info.name.clone(),
                     pending: queue.pending.len(),
                     admitted: queue.admitted.len(),
-                    usage: self.flavor_usage(i, |fr| self.c.tree.usage(info.node, fr)),
+                    usage: self.flavor_usage(i, |fr| self.compiled.tree.usage(info.node, fr)),
                     in_cohort: info.has_cohort,
                     inactive: info.inactive_causes.clone(),
                     weighted_share: share(info.node),
@@ -159,9 +159,9 @@ impl Engine {
             })
             .collect();
         cluster_queues.sort_by(|a, b| a.name.cmp(&b.name));
-        let n_cq = self.c.cqs.len();
+        let n_cq = self.compiled.cqs.len();
         let mut cohorts: Vec<CohortReport> = self
-            .c
+            .compiled
             .node_names
             .iter()
             .enumerate()
@@ -181,23 +181,23 @@ impl Engine {
 
     fn local_queue_reports(&self) -> Vec<LocalQueueReport> {
         let mut tallies: HashMap<(&str, &str), LocalTally<'_>> = self
-            .c
+            .compiled
             .local_queues
             .iter()
             .map(|((namespace, name), (cq, stop))| {
                 let tally = LocalTally {
                     spec_cluster_queue: cq,
                     stop: *stop,
-                    cluster_queue: self.c.cq_index.get(cq).copied(),
+                    cluster_queue: self.compiled.cq_index.get(cq).copied(),
                     pending: 0,
                     admitted: 0,
-                    usage: FrAmounts::new(),
+                    usage: FlavorResourceAmounts::new(),
                 };
                 ((namespace.as_str(), name.as_str()), tally)
             })
             .collect();
-        let workloads = &self.c.workloads;
-        for (cq, queue) in self.c.queues.iter().enumerate() {
+        let workloads = &self.compiled.workloads;
+        for (cq, queue) in self.compiled.queues.iter().enumerate() {
             for key in &queue.pending {
                 let workload = &workloads[key.index as usize].model;
                 if let Some(tally) = tally_in(&mut tallies, workload, cq) {
@@ -237,9 +237,13 @@ impl Engine {
     /// `total` laid out as Kueue reports a ClusterQueue's usage: every flavor of its resource
     /// groups in spec order, each with the group's covered resources sorted by name, zeros
     /// included.
-    fn flavor_usage(&self, cq: usize, total: impl Fn(Fr) -> Quantity) -> Vec<FlavorUsage> {
-        let info = &self.c.cqs[cq];
-        let names = &self.c.names;
+    fn flavor_usage(
+        &self,
+        cq: usize,
+        total: impl Fn(FlavorResource) -> Quantity,
+    ) -> Vec<FlavorUsage> {
+        let info = &self.compiled.cqs[cq];
+        let names = &self.compiled.names;
         let mut usage = Vec::new();
         for (g, group) in info.groups.iter().enumerate() {
             let mut covered: Vec<_> = info
@@ -257,8 +261,9 @@ impl Engine {
                         ResourceUsage {
                             resource: names.resource_name(resource).to_string(),
                             total: fr.map_or(Quantity::ZERO, &total),
-                            nominal: fr
-                                .map_or(Quantity::ZERO, |fr| self.c.tree.nominal(info.node, fr)),
+                            nominal: fr.map_or(Quantity::ZERO, |fr| {
+                                self.compiled.tree.nominal(info.node, fr)
+                            }),
                         }
                     })
                     .collect();

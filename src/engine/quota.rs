@@ -7,7 +7,7 @@
 //! ancestors, O(depth).
 
 use super::quantity::Quantity;
-use super::resources::{Fr, FrVec};
+use super::resources::{FlavorResource, PerFlavorResource};
 
 /// Index of a node in the tree. ClusterQueue `i` is node `i`; Cohorts follow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -22,7 +22,7 @@ impl NodeId {
 /// Quota a node declares for itself.
 #[derive(Clone, Debug, Default)]
 pub struct NodeQuota {
-    pub nominal: FrVec,
+    pub nominal: PerFlavorResource,
     pub borrowing_limit: Vec<Option<Quantity>>,
     pub lending_limit: Vec<Option<Quantity>>,
 }
@@ -30,7 +30,7 @@ pub struct NodeQuota {
 impl NodeQuota {
     pub fn empty(pairs: usize) -> Self {
         NodeQuota {
-            nominal: FrVec::zeros(pairs),
+            nominal: PerFlavorResource::zeros(pairs),
             borrowing_limit: vec![None; pairs],
             lending_limit: vec![None; pairs],
         }
@@ -43,9 +43,9 @@ struct Node {
     children: Vec<NodeId>,
     height: u32,
     quota: NodeQuota,
-    subtree_quota: FrVec,
-    local_quota: FrVec,
-    usage: FrVec,
+    subtree_quota: PerFlavorResource,
+    local_quota: PerFlavorResource,
+    usage: PerFlavorResource,
 }
 
 /// The forest of cohort trees with quota and usage at every node.
@@ -66,9 +66,9 @@ impl QuotaTree {
                 children: Vec::new(),
                 height: 0,
                 quota,
-                subtree_quota: FrVec::zeros(pairs),
-                local_quota: FrVec::zeros(pairs),
-                usage: FrVec::zeros(pairs),
+                subtree_quota: PerFlavorResource::zeros(pairs),
+                local_quota: PerFlavorResource::zeros(pairs),
+                usage: PerFlavorResource::zeros(pairs),
             })
             .collect();
         QuotaTree { nodes, pairs }
@@ -90,14 +90,14 @@ impl QuotaTree {
                 let c = &self.nodes[child.index()];
                 height = height.max(c.height + 1);
                 for i in 0..self.pairs {
-                    let fr = Fr(i as u32);
+                    let fr = FlavorResource(i as u32);
                     subtree.add(fr, c.subtree_quota.get(fr) - c.local_quota.get(fr));
                 }
             }
             let node = &mut self.nodes[id.index()];
-            let mut local = FrVec::zeros(self.pairs);
+            let mut local = PerFlavorResource::zeros(self.pairs);
             for i in 0..self.pairs {
-                let fr = Fr(i as u32);
+                let fr = FlavorResource(i as u32);
                 if let (Some(lending), true) = (node.quota.lending_limit[i], node.parent.is_some())
                 {
                     local.set(fr, (subtree.get(fr) - lending).clamp_non_negative());
@@ -171,29 +171,29 @@ impl QuotaTree {
         path
     }
 
-    pub fn nominal(&self, id: NodeId, fr: Fr) -> Quantity {
+    pub fn nominal(&self, id: NodeId, fr: FlavorResource) -> Quantity {
         self.nodes[id.index()].quota.nominal.get(fr)
     }
 
-    pub fn borrowing_limit(&self, id: NodeId, fr: Fr) -> Option<Quantity> {
+    pub fn borrowing_limit(&self, id: NodeId, fr: FlavorResource) -> Option<Quantity> {
         self.nodes[id.index()].quota.borrowing_limit[fr.index()]
     }
 
-    pub fn subtree_quota(&self, id: NodeId, fr: Fr) -> Quantity {
+    pub fn subtree_quota(&self, id: NodeId, fr: FlavorResource) -> Quantity {
         self.nodes[id.index()].subtree_quota.get(fr)
     }
 
-    pub fn local_quota(&self, id: NodeId, fr: Fr) -> Quantity {
+    pub fn local_quota(&self, id: NodeId, fr: FlavorResource) -> Quantity {
         self.nodes[id.index()].local_quota.get(fr)
     }
 
-    pub fn usage(&self, id: NodeId, fr: Fr) -> Quantity {
+    pub fn usage(&self, id: NodeId, fr: FlavorResource) -> Quantity {
         self.nodes[id.index()].usage.get(fr)
     }
 
     /// Adds (or, with a negative amount, removes) usage at `id` and bubbles the part beyond each
     /// node's local quota up to its parent.
-    pub fn add_usage(&mut self, id: NodeId, fr: Fr, amount: Quantity) {
+    pub fn add_usage(&mut self, id: NodeId, fr: FlavorResource, amount: Quantity) {
         let mut at = id;
         let mut delta = amount;
         loop {
@@ -213,12 +213,12 @@ impl QuotaTree {
     }
 
     /// `max(0, localQuota − Usage)`.
-    fn local_available(&self, id: NodeId, fr: Fr) -> Quantity {
+    fn local_available(&self, id: NodeId, fr: FlavorResource) -> Quantity {
         (self.local_quota(id, fr) - self.usage(id, fr)).clamp_non_negative()
     }
 
     /// Kueue's `Available`, unclamped: may be negative when a node is over-committed.
-    pub fn available(&self, id: NodeId, fr: Fr) -> Quantity {
+    pub fn available(&self, id: NodeId, fr: FlavorResource) -> Quantity {
         let node = &self.nodes[id.index()];
         let Some(parent) = node.parent else {
             return node.subtree_quota.get(fr) - node.usage.get(fr);
@@ -239,12 +239,12 @@ impl QuotaTree {
     }
 
     /// What a ClusterQueue can take right now: `Available` clamped at zero.
-    pub fn available_for_queue(&self, id: NodeId, fr: Fr) -> Quantity {
+    pub fn available_for_queue(&self, id: NodeId, fr: FlavorResource) -> Quantity {
         self.available(id, fr).clamp_non_negative()
     }
 
     /// Kueue's `PotentialAvailable`: the most `id` could use with zero usage everywhere.
-    pub fn potential_available(&self, id: NodeId, fr: Fr) -> Quantity {
+    pub fn potential_available(&self, id: NodeId, fr: FlavorResource) -> Quantity {
         let node = &self.nodes[id.index()];
         let Some(parent) = node.parent else {
             return node.subtree_quota.get(fr);
@@ -257,13 +257,13 @@ impl QuotaTree {
     }
 
     /// Whether `amount` more at `id` would take it beyond its own subtree quota.
-    fn borrowing_with(&self, id: NodeId, fr: Fr, amount: Quantity) -> bool {
+    fn borrowing_with(&self, id: NodeId, fr: FlavorResource, amount: Quantity) -> bool {
         self.usage(id, fr) + amount > self.subtree_quota(id, fr)
     }
 
     /// Height of the lowest subtree containing `id` within whose quota `amount` more fits (0 when it
     /// fits inside the ClusterQueue's own nominal quota).
-    pub fn borrowing_level(&self, id: NodeId, fr: Fr, amount: Quantity) -> u32 {
+    pub fn borrowing_level(&self, id: NodeId, fr: FlavorResource, amount: Quantity) -> u32 {
         let mut at = id;
         let mut remaining = amount;
         loop {

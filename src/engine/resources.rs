@@ -1,7 +1,7 @@
 //! Interned resource names, flavors and flavor-resource pairs, and dense per-pair vectors.
 //!
 //! Every flavor-resource pair (`fr`) that some ClusterQueue or Cohort gives quota for gets a dense
-//! index, so quota, usage and requests are plain vectors indexed by [`Fr`] instead of nested maps.
+//! index, so quota, usage and requests are plain vectors indexed by [`FlavorResource`] instead of nested maps.
 
 use std::collections::HashMap;
 
@@ -17,9 +17,9 @@ pub struct FlavorId(pub u32);
 
 /// A dense flavor-resource pair index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Fr(pub u32);
+pub struct FlavorResource(pub u32);
 
-impl Fr {
+impl FlavorResource {
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -33,7 +33,7 @@ pub struct Interner {
     flavors: Vec<String>,
     flavor_ids: HashMap<String, FlavorId>,
     pairs: Vec<(FlavorId, ResourceId)>,
-    pair_ids: HashMap<(FlavorId, ResourceId), Fr>,
+    pair_ids: HashMap<(FlavorId, ResourceId), FlavorResource>,
 }
 
 impl Interner {
@@ -57,11 +57,11 @@ impl Interner {
         id
     }
 
-    pub fn pair(&mut self, flavor: FlavorId, resource: ResourceId) -> Fr {
+    pub fn pair(&mut self, flavor: FlavorId, resource: ResourceId) -> FlavorResource {
         if let Some(fr) = self.pair_ids.get(&(flavor, resource)) {
             return *fr;
         }
-        let fr = Fr(self.pairs.len() as u32);
+        let fr = FlavorResource(self.pairs.len() as u32);
         self.pairs.push((flavor, resource));
         self.pair_ids.insert((flavor, resource), fr);
         fr
@@ -75,7 +75,7 @@ impl Interner {
         self.flavor_ids.get(name).copied()
     }
 
-    pub fn find_pair(&self, flavor: FlavorId, resource: ResourceId) -> Option<Fr> {
+    pub fn find_pair(&self, flavor: FlavorId, resource: ResourceId) -> Option<FlavorResource> {
         self.pair_ids.get(&(flavor, resource)).copied()
     }
 
@@ -87,7 +87,7 @@ impl Interner {
         &self.flavors[id.0 as usize]
     }
 
-    pub fn pair_of(&self, fr: Fr) -> (FlavorId, ResourceId) {
+    pub fn pair_of(&self, fr: FlavorResource) -> (FlavorId, ResourceId) {
         self.pairs[fr.index()]
     }
 
@@ -106,24 +106,24 @@ impl Interner {
 
 /// A quantity per flavor-resource pair.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FrVec(Vec<Quantity>);
+pub struct PerFlavorResource(Vec<Quantity>);
 
-impl FrVec {
+impl PerFlavorResource {
     pub fn zeros(len: usize) -> Self {
-        FrVec(vec![Quantity::ZERO; len])
+        PerFlavorResource(vec![Quantity::ZERO; len])
     }
 
-    pub fn get(&self, fr: Fr) -> Quantity {
+    pub fn get(&self, fr: FlavorResource) -> Quantity {
         self.0.get(fr.index()).copied().unwrap_or(Quantity::ZERO)
     }
 
-    pub fn set(&mut self, fr: Fr, value: Quantity) {
+    pub fn set(&mut self, fr: FlavorResource, value: Quantity) {
         if let Some(slot) = self.0.get_mut(fr.index()) {
             *slot = value;
         }
     }
 
-    pub fn add(&mut self, fr: Fr, value: Quantity) {
+    pub fn add(&mut self, fr: FlavorResource, value: Quantity) {
         if let Some(slot) = self.0.get_mut(fr.index()) {
             *slot += value;
         }
@@ -131,10 +131,10 @@ impl FrVec {
 }
 
 /// A sparse request: (pair, amount), sorted by pair, no duplicates.
-pub type FrAmounts = Vec<(Fr, Quantity)>;
+pub type FlavorResourceAmounts = Vec<(FlavorResource, Quantity)>;
 
 /// Adds `amount` to `fr` in a sorted sparse request.
-pub fn add_amount(amounts: &mut FrAmounts, fr: Fr, amount: Quantity) {
+pub fn add_amount(amounts: &mut FlavorResourceAmounts, fr: FlavorResource, amount: Quantity) {
     match amounts.binary_search_by_key(&fr, |(f, _)| *f) {
         Ok(i) => amounts[i].1 += amount,
         Err(i) => amounts.insert(i, (fr, amount)),
@@ -142,7 +142,7 @@ pub fn add_amount(amounts: &mut FrAmounts, fr: Fr, amount: Quantity) {
 }
 
 /// The amount for `fr` in a sorted sparse request.
-pub fn amount_of(amounts: &FrAmounts, fr: Fr) -> Quantity {
+pub fn amount_of(amounts: &FlavorResourceAmounts, fr: FlavorResource) -> Quantity {
     amounts
         .binary_search_by_key(&fr, |(f, _)| *f)
         .map(|i| amounts[i].1)

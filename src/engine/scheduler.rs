@@ -1,7 +1,6 @@
 //! The [`Engine`]: owns the indexed state, runs admission cycles, and keeps quota bookkeeping
 //! (admit, evict, finish) and the event log consistent.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::compile::{Compiled, compile_valid};
@@ -14,18 +13,18 @@ use super::error::ModelError;
 use super::flavor::Assignment;
 use super::model::{
     Admission, BorrowWithinCohortPolicy, ClusterQueue, EngineConfig, PodSetAssignment, Snapshot,
-    StopPolicy, Workload,
+    Workload,
 };
 use super::quota::NodeId;
-use super::state::{Holding, InactiveCause, Wl};
+use super::state::{Holding, WorkloadSlot};
 use super::structure::Structure;
-use super::topology_seam::{NoTopologyConstraints, TopologyPlacer};
+use super::topology_placer::{NoTopologyConstraints, TopologyPlacer};
 
 /// The admission engine over one snapshot. Deterministic: the same snapshot and configuration give
 /// the same decisions in the same order.
 pub struct Engine {
     pub(super) config: EngineConfig,
-    pub(super) c: Compiled,
+    pub(super) compiled: Compiled,
     pub(super) placer: Box<dyn TopologyPlacer + Send>,
     /// Per tree root: bumps whenever usage in the tree changes.
     pub(super) generations: Vec<u64>,
@@ -93,11 +92,11 @@ impl Engine {
             warn_ignored_borrowing(&config, cq);
         }
         let structure = Structure::from_snapshot(&snapshot);
-        let c = compile_valid(snapshot);
-        let nodes = c.node_names.len();
+        let compiled = compile_valid(snapshot);
+        let nodes = compiled.node_names.len();
         Engine {
             config,
-            c,
+            compiled,
             placer,
             generations: vec![0; nodes],
             releases: vec![0; nodes],
@@ -151,22 +150,22 @@ impl Engine {
     /// Marks a workload finished: its quota is released and it leaves every queue. Returns whether
     /// the workload was known and not already finished.
     pub fn finish(&mut self, workload: &WorkloadKey) -> bool {
-        let Some(index) = self.c.slot_of(workload) else {
+        let Some(index) = self.compiled.slot_of(workload) else {
             return false;
         };
-        if self.c.workloads[index as usize].finished {
+        if self.compiled.workloads[index as usize].finished {
             return false;
         }
         self.quiet = false;
         self.release(index);
-        let w = &mut self.c.workloads[index as usize];
+        let w = &mut self.compiled.workloads[index as usize];
         w.finished = true;
         // As for a workload added finished: it never queues again, so its pod sets go.
         w.model.pod_sets = Vec::new();
         w.per_pod = Vec::new();
         if let Some(cq) = w.cq {
             let key = w.queue_key(index);
-            self.c.queues[cq as usize].pending.remove(&key);
+            self.compiled.queues[cq as usize].pending.remove(&key);
             let root = self.root_of(cq);
             self.settled[root] = false;
         }
@@ -175,7 +174,7 @@ impl Engine {
 
     /// Every workload's current state, in input order.
     pub fn states(&self) -> Vec<WorkloadState> {
-        self.c
+        self.compiled
             .workloads
             .iter()
             .filter(|w| !w.removed)
@@ -186,7 +185,7 @@ impl Engine {
     /// Every workload waiting for quota and why, in input order: the queue gauges count these at
     /// every report, so nothing is copied.
     pub fn pending(&self) -> impl Iterator<Item = (&Workload, PendingReason)> {
-        self.c
+        self.compiled
             .workloads
             .iter()
             .filter(|w| !w.removed && !w.finished && w.holding.is_none())
@@ -196,7 +195,7 @@ impl Engine {
     /// Every finished workload the engine still holds (until its Workload is deleted), in input
     /// order: the queue gauges count these as Kueue's `finished_workloads`.
     pub fn finished(&self) -> impl Iterator<Item = &Workload> {
-        self.c
+        self.compiled
             .workloads
             .iter()
             .filter(|w| !w.removed && w.finished)
@@ -215,11 +214,11 @@ impl Engine {
 
     /// One workload's current state, when the engine holds it.
     pub fn state(&self, key: &WorkloadKey) -> Option<WorkloadState> {
-        let index = self.c.slot_of(key)?;
-        Some(self.state_of(&self.c.workloads[index as usize]))
+        let index = self.compiled.slot_of(key)?;
+        Some(self.state_of(&self.compiled.workloads[index as usize]))
     }
 
-    fn state_of(&self, w: &Wl) -> WorkloadState {
+    fn state_of(&self, w: &WorkloadSlot) -> WorkloadState {
         WorkloadState {
             workload: w.key(),
             uid: w.uid.to_string(),
@@ -239,7 +238,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn carried(&self, w: &Wl) -> CarriedState {
+    pub(super) fn carried(&self, w: &WorkloadSlot) -> CarriedState {
         CarriedState {
             quota_reserved_at: w.holding.as_ref().map(|h| h.reserved_at),
             preemption_credit_spent: w.preemption_credit_spent,
@@ -247,7 +246,7 @@ impl Engine {
                 .holding
                 .iter()
                 .flat_map(|h| &h.fair_share_shield)
-                .map(|cq| self.c.cqs[*cq as usize].name.clone())
+                .map(|cq| self.compiled.cqs[*cq as usize].name.clone())
                 .collect(),
         }
     }
@@ -279,7 +278,7 @@ impl Engine {
     }
 
     pub(super) fn root_of(&self, cq: u32) -> usize {
-        self.c.tree.root(NodeId(cq)).index()
+        self.compiled.tree.root(NodeId(cq)).index()
     }
 
     /// Records a new pending reason; reports it only when it changed.
@@ -290,7 +289,7 @@ impl Engine {
         message: &Arc<str>,
         out: &mut CycleOutcome,
     ) {
-        let w = &mut self.c.workloads[index as usize];
+        let w = &mut self.compiled.workloads[index as usize];
         if w.pending.0 == reason
             && (Arc::ptr_eq(&w.pending.1, message) || *w.pending.1 == **message)
         {
@@ -302,98 +301,6 @@ impl Engine {
             reason,
             message: message.to_string(),
         });
-    }
-
-    /// Prelude of a cycle: evict what stop policies or deactivation drain, and report workloads that
-    /// cannot queue. Looks at every workload after a re-index, otherwise only at those added or
-    /// replaced since the last cycle.
-    pub(super) fn prelude(&mut self, out: &mut CycleOutcome) {
-        let pending = std::mem::take(&mut self.prelude_pending);
-        if std::mem::take(&mut self.prelude_all) {
-            for index in 0..self.c.workloads.len() as u32 {
-                self.prelude_one(index, out);
-            }
-            for cq in 0..self.c.cqs.len() {
-                let Some(message) = self.c.cqs[cq].inactive.clone() else {
-                    continue;
-                };
-                let reason = self.inactive_reason(cq as u32);
-                let pending: Vec<u32> = self.c.queues[cq].pending.iter().map(|k| k.index).collect();
-                for index in pending {
-                    self.set_pending(index, reason, &message, out);
-                }
-            }
-        } else {
-            // A workload replaced more than once since the last cycle is listed once per change,
-            // under its one slot: it is looked at once, where its last change puts it.
-            let mut seen = HashSet::with_capacity(pending.len());
-            let mut pending: Vec<u32> = pending
-                .into_iter()
-                .rev()
-                .filter(|i| seen.insert(*i))
-                .collect();
-            pending.reverse();
-            for index in pending {
-                self.prelude_one(index, out);
-                let w = &self.c.workloads[index as usize];
-                let inactive =
-                    w.cq.filter(|_| w.holding.is_none() && w.blocked.is_none() && !w.finished)
-                        .and_then(|cq| Some((cq, self.c.cqs[cq as usize].inactive.clone()?)));
-                if let Some((cq, message)) = inactive {
-                    let reason = self.inactive_reason(cq);
-                    self.set_pending(index, reason, &message, out);
-                }
-            }
-        }
-    }
-
-    /// Why a workload of an inactive ClusterQueue waits: a queue being deleted is Kueue's
-    /// `Misconfigured`, any other inactive one holds its workloads as `Suspended`.
-    fn inactive_reason(&self, cq: u32) -> PendingReason {
-        if self.c.cqs[cq as usize]
-            .inactive_causes
-            .contains(&InactiveCause::Terminating)
-        {
-            PendingReason::Misconfigured
-        } else {
-            PendingReason::Suspended
-        }
-    }
-
-    fn prelude_one(&mut self, index: u32, out: &mut CycleOutcome) {
-        let w = &self.c.workloads[index as usize];
-        if w.finished {
-            return;
-        }
-        if let Some(h) = &w.holding {
-            let cq_drains = h
-                .cq
-                .is_some_and(|cq| self.c.cqs[cq as usize].stop_policy == StopPolicy::HoldAndDrain);
-            let eviction = if !w.model.active {
-                Some((EvictionReason::Deactivated, "The workload is deactivated"))
-            } else if cq_drains {
-                Some((
-                    EvictionReason::ClusterQueueStopped,
-                    "The ClusterQueue is stopped",
-                ))
-            } else if w.local_queue_stop == StopPolicy::HoldAndDrain {
-                Some((
-                    EvictionReason::LocalQueueStopped,
-                    "The LocalQueue is stopped",
-                ))
-            } else {
-                None
-            };
-            if let Some((reason, message)) = eviction {
-                self.evict(index, reason, None, message.to_string(), out);
-            }
-        }
-        let w = &self.c.workloads[index as usize];
-        if w.holding.is_none()
-            && let Some((reason, message)) = w.blocked.as_deref().cloned()
-        {
-            self.set_pending(index, reason, &message, out);
-        }
     }
 
     fn bump(&mut self, cq: u32, released: bool) {
@@ -413,15 +320,15 @@ impl Engine {
 
     /// Takes away a workload's quota, if it holds any. Returns the admission it held.
     pub(super) fn release(&mut self, index: u32) -> Option<Admission> {
-        let holding = self.c.workloads[index as usize].holding.take()?;
+        let holding = self.compiled.workloads[index as usize].holding.take()?;
         if let Some(cq) = holding.cq {
             for (fr, amount) in &holding.usage {
-                self.c.tree.add_usage(NodeId(cq), *fr, -*amount);
+                self.compiled.tree.add_usage(NodeId(cq), *fr, -*amount);
             }
-            self.c.queues[cq as usize].admitted.remove(&index);
+            self.compiled.queues[cq as usize].admitted.remove(&index);
             self.bump(cq, true);
         }
-        let key = self.c.workloads[index as usize].key();
+        let key = self.compiled.workloads[index as usize].key();
         self.placer.release(&key, &holding.admission);
         // Topology capacity is shared by every cohort tree: what it frees may fit anywhere.
         if holding
@@ -449,7 +356,7 @@ impl Engine {
             return;
         }
         let cycle = self.cycle;
-        let w = &mut self.c.workloads[index as usize];
+        let w = &mut self.compiled.workloads[index as usize];
         w.last_eviction = Some(Box::new(EvictionRecord {
             reason,
             message: message.clone(),
@@ -466,10 +373,10 @@ impl Engine {
             && let Some(cq) = w.cq
         {
             let queue_key = w.queue_key(index);
-            self.c.queues[cq as usize].pending.insert(queue_key);
+            self.compiled.queues[cq as usize].pending.insert(queue_key);
         }
         if let Some((preemption_reason, preemptor)) = preemption {
-            let preemptor = self.c.workloads[preemptor as usize].key();
+            let preemptor = self.compiled.workloads[preemptor as usize].key();
             self.events.push(Event::Preempted {
                 cycle,
                 victim: key.clone(),
@@ -500,10 +407,10 @@ impl Engine {
 
     /// `/root/…/cq` for a ClusterQueue.
     pub(super) fn path_of(&self, cq: u32) -> String {
-        let path = self.c.tree.path(NodeId(cq));
+        let path = self.compiled.tree.path(NodeId(cq));
         path.iter()
             .rev()
-            .map(|n| format!("/{}", self.c.node_names[n.index()]))
+            .map(|n| format!("/{}", self.compiled.node_names[n.index()]))
             .collect()
     }
 
@@ -517,11 +424,10 @@ impl Engine {
         out: &mut CycleOutcome,
     ) {
         let node = NodeId(cq);
-        let borrowing = assignment
-            .usage
-            .iter()
-            .any(|(fr, q)| self.c.tree.usage(node, *fr) + *q > self.c.tree.nominal(node, *fr));
-        let w = &self.c.workloads[index as usize];
+        let borrowing = assignment.usage.iter().any(|(fr, q)| {
+            self.compiled.tree.usage(node, *fr) + *q > self.compiled.tree.nominal(node, *fr)
+        });
+        let w = &self.compiled.workloads[index as usize];
         let placement_quality: Vec<_> = w
             .model
             .pod_sets
@@ -544,34 +450,34 @@ impl Engine {
                     .iter()
                     .map(|(r, f)| {
                         (
-                            self.c.names.resource_name(*r).to_string(),
-                            self.c.names.flavor_name(*f).to_string(),
+                            self.compiled.names.resource_name(*r).to_string(),
+                            self.compiled.names.flavor_name(*f).to_string(),
                         )
                     })
                     .collect(),
                 resource_usage: choice
                     .usage
                     .iter()
-                    .map(|(r, q)| (self.c.names.resource_name(*r).to_string(), *q))
+                    .map(|(r, q)| (self.compiled.names.resource_name(*r).to_string(), *q))
                     .collect(),
                 count: choice.count,
                 topology_assignment: choice.topology.map(|p| p.assignment),
             })
             .collect();
         let admission = Admission {
-            cluster_queue: self.c.cqs[cq as usize].name.clone(),
+            cluster_queue: self.compiled.cqs[cq as usize].name.clone(),
             pod_set_assignments,
         };
         for (fr, amount) in &assignment.usage {
-            self.c.tree.add_usage(node, *fr, *amount);
+            self.compiled.tree.add_usage(node, *fr, *amount);
         }
         let key = w.key();
         let queue_key = w.queue_key(index);
         self.bump(cq, false);
-        self.c.queues[cq as usize].pending.remove(&queue_key);
-        self.c.queues[cq as usize].admitted.insert(index);
+        self.compiled.queues[cq as usize].pending.remove(&queue_key);
+        self.compiled.queues[cq as usize].admitted.insert(index);
         self.placer.reserve(&key, &admission);
-        let w = &mut self.c.workloads[index as usize];
+        let w = &mut self.compiled.workloads[index as usize];
         w.holding = Some(Box::new(Holding {
             cq: Some(cq),
             usage: assignment.usage,

@@ -1,9 +1,7 @@
-//! Label selectors (`metav1.LabelSelector`) on namespace labels, for ClusterQueue
-//! `namespaceSelector`.
+//! What the engine refuses in a ClusterQueue `namespaceSelector` (`metav1.LabelSelector`); matching
+//! is [`crate::api::label_selector`]'s.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-
-use super::model::Labels;
 
 /// Why a selector is malformed.
 pub fn validate(selector: &LabelSelector) -> Result<(), String> {
@@ -31,27 +29,6 @@ pub fn validate(selector: &LabelSelector) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Whether `labels` satisfy `selector`. An empty selector matches everything.
-pub fn matches(selector: &LabelSelector, labels: &Labels) -> bool {
-    let labels_match = selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    labels_match
-        && selector.match_expressions.iter().flatten().all(|r| {
-            let value = labels.get(&r.key);
-            let values = r.values.as_deref().unwrap_or(&[]);
-            match r.operator.as_str() {
-                "In" => value.is_some_and(|v| values.contains(v)),
-                "NotIn" => value.is_none_or(|v| !values.contains(v)),
-                "Exists" => value.is_some(),
-                "DoesNotExist" => value.is_none(),
-                _ => false,
-            }
-        })
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use super::model::{
 };
 use super::quantity::Quantity;
 use super::quota::NodeId;
-use super::resources::{FlavorId, FrAmounts, Interner, ResourceId};
-use super::topology_seam::TopologyPlacer;
+use super::resources::{FlavorId, FlavorResourceAmounts, Interner, ResourceId};
+use super::topology_placer::TopologyPlacer;
 
 /// A resource group with interned names.
 #[derive(Clone, Debug)]
@@ -80,7 +80,7 @@ pub struct QueueKey {
 pub struct Holding {
     /// `None` when the admission names a ClusterQueue that does not exist.
     pub cq: Option<u32>,
-    pub usage: FrAmounts,
+    pub usage: FlavorResourceAmounts,
     pub admission: Admission,
     pub reserved_at: i64,
     /// Cycle of the admission; 0 for workloads admitted in the input snapshot.
@@ -96,7 +96,7 @@ pub struct Holding {
 /// holds already is not kept twice: its key is built from the model when asked for, and its UID
 /// moves out of the model into `uid`, which the queue keys share.
 #[derive(Clone, Debug)]
-pub struct Wl {
+pub struct WorkloadSlot {
     /// The workload as given, without what moved into the slot: its `uid` and its `admission`
     /// (into `holding`); its reservation time and fair-sharing shield live in `holding` too.
     pub model: Workload,
@@ -122,7 +122,7 @@ pub struct Wl {
     pub preemption_credit_spent: bool,
 }
 
-impl Wl {
+impl WorkloadSlot {
     pub fn key(&self) -> WorkloadKey {
         WorkloadKey::new(&self.model.namespace, &self.model.name)
     }
@@ -147,7 +147,7 @@ pub struct World<'a> {
     pub flavors: &'a [Option<ResourceFlavor>],
     pub cqs: &'a [CqInfo],
     pub queues: &'a [QueueState],
-    pub workloads: &'a [Wl],
+    pub workloads: &'a [WorkloadSlot],
     pub config: &'a EngineConfig,
     pub placer: &'a dyn TopologyPlacer,
     pub cohort_weights: &'a [Option<Quantity>],

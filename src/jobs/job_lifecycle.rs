@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::Job;
 
+use crate::api::ConditionEntry;
 use crate::api::Workload;
 use crate::api::keys::{annotations, finished_reasons, labels};
 
@@ -170,7 +171,7 @@ pub fn job_finished(job: &Job) -> Option<JobFinished> {
     let conditions = job.status.as_ref()?.conditions.as_ref()?;
     conditions
         .iter()
-        .find(|c| (c.type_ == JOB_COMPLETE || c.type_ == JOB_FAILED) && c.status == "True")
+        .find(|c| (c.type_ == JOB_COMPLETE || c.type_ == JOB_FAILED) && c.is_true())
         .map(|c| JobFinished {
             reason: if c.type_ == JOB_FAILED {
                 finished_reasons::FAILED

@@ -29,6 +29,7 @@ use super::prebuilt::{OUT_OF_SYNC_MESSAGE, Prebuilt, PrebuiltUse, use_prebuilt};
 use super::priority::{MissingClass, PriorityLookup, priority_change};
 use super::reclaimable::{job_reclaimable_pods, to_write};
 use super::scope::queue_name;
+use crate::api::HasConditions;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, finalizers, finished_reasons, labels};
 use crate::api::workload_status::ReclaimablePod;
@@ -143,7 +144,7 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
     if let Some(finished) = job_finished(job) {
         return match live
             .iter()
-            .find(|w| !condition_true(w, condition_types::FINISHED))
+            .find(|w| !w.condition_is_true(condition_types::FINISHED))
         {
             Some(workload) => JobStep::FinishWorkload {
                 workload: Box::new((*workload).clone()),
@@ -163,7 +164,7 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
             event: Some(JobEvent::deleted_workload(&key_of(duplicate))),
         };
     }
-    if condition_true(workload, condition_types::FINISHED) {
+    if workload.condition_is_true(condition_types::FINISHED) {
         return JobStep::Idle;
     }
     match workload_sync(job, workload, context.flavors, context.gates) {
@@ -211,7 +212,7 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
     if let Some(step) = priority_step(job, workload, context.priorities) {
         return step;
     }
-    if context.wait_for_pods_ready && condition_true(workload, condition_types::QUOTA_RESERVED) {
+    if context.wait_for_pods_ready && workload.condition_is_true(condition_types::QUOTA_RESERVED) {
         let condition = pods_ready_condition(workload, job_pods_ready(job));
         if !condition.is_current(workload) {
             return JobStep::PodsReady {
@@ -220,8 +221,8 @@ pub fn next_job_step(job: &Job, owned: &[&Workload], context: JobContext<'_>) ->
             };
         }
     }
-    let evicted = condition(workload, condition_types::EVICTED).filter(|c| c.status == "True");
-    let admitted = condition_true(workload, condition_types::ADMITTED);
+    let evicted = workload.true_condition(condition_types::EVICTED);
+    let admitted = workload.condition_is_true(condition_types::ADMITTED);
     if let Some(evicted) = evicted {
         return stop(job, Some(workload), &evicted.message);
     }
@@ -429,7 +430,7 @@ pub fn workload_step(workload: &Workload, job: Option<&Job>, gates: &FeatureGate
         return WorkloadStep::Idle;
     }
     let owner_gone = orphaned || job.is_none_or(|job| job.metadata.deletion_timestamp.is_some());
-    let finished = condition_true(workload, condition_types::FINISHED);
+    let finished = workload.condition_is_true(condition_types::FINISHED);
     if owner_gone && finish_orphans && !deleting && !finished {
         return WorkloadStep::Finish {
             reason: finished_reasons::OWNER_NOT_FOUND,
@@ -454,19 +455,6 @@ fn key_of(workload: &Workload) -> String {
         workload.metadata.namespace.as_deref().unwrap_or_default(),
         workload.metadata.name.as_deref().unwrap_or_default()
     )
-}
-
-fn condition<'a>(workload: &'a Workload, type_: &str) -> Option<&'a crate::api::Condition> {
-    workload
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|c| c.type_ == type_)
-}
-
-fn condition_true(workload: &Workload, type_: &str) -> bool {
-    condition(workload, type_).is_some_and(|c| c.status == "True")
 }
 
 #[cfg(test)]

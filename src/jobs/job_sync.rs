@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::PodSpec;
 
+use crate::api::HasConditions;
 use crate::api::Workload;
 use crate::api::keys::condition_types;
 use crate::api::workload::PodSet;
@@ -40,7 +41,7 @@ pub fn workload_sync(
 ) -> Result<WorkloadSync, JobError> {
     if job_matches_workload(job, workload, flavors, gates)? {
         Ok(WorkloadSync::InSync)
-    } else if is_suspended(job) && !condition_true(workload, condition_types::QUOTA_RESERVED) {
+    } else if is_suspended(job) && !workload.condition_is_true(condition_types::QUOTA_RESERVED) {
         Ok(WorkloadSync::Update)
     } else {
         Ok(WorkloadSync::Replace)
@@ -88,7 +89,7 @@ pub fn job_matches_workload(
     }
     let job_pod_sets = [pod_set];
     // Once admitted, the Job's template carries the flavors' tolerations; they are not compared.
-    let ignore_tolerations = condition_true(workload, condition_types::ADMITTED);
+    let ignore_tolerations = workload.condition_is_true(condition_types::ADMITTED);
     if let Some(running) = running_pod_sets(workload, flavors, gates) {
         if same_pod_sets(&job_pod_sets, &running, ignore_tolerations) {
             return Ok(true);
@@ -111,7 +112,7 @@ fn running_pod_sets(
     flavors: &BTreeMap<String, FlavorInfo>,
     gates: &FeatureGates,
 ) -> Option<Vec<PodSet>> {
-    if !condition_true(workload, condition_types::QUOTA_RESERVED) {
+    if !workload.condition_is_true(condition_types::QUOTA_RESERVED) {
         return None;
     }
     let infos = pod_set_infos(workload, flavors, gates).ok()?;
@@ -159,14 +160,6 @@ fn same_pod_spec(a: Option<&PodSpec>, b: Option<&PodSpec>, ignore_tolerations: b
 /// An absent list and an empty one are the same.
 fn list<T>(items: &Option<Vec<T>>) -> &[T] {
     items.as_deref().unwrap_or(&[])
-}
-
-fn condition_true(workload: &Workload, type_: &str) -> bool {
-    workload.status.as_ref().is_some_and(|s| {
-        s.conditions
-            .iter()
-            .any(|c| c.type_ == type_ && c.status == "True")
-    })
 }
 
 #[cfg(test)]

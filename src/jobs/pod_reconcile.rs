@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::api::Condition;
+use crate::api::HasConditions;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
@@ -159,7 +159,7 @@ fn orphaned(workload: &Workload, gates: &FeatureGates) -> PodStep {
     if gates.enabled(Feature::FinishOrphanedWorkloads)
         && controlled
         && workload.metadata.deletion_timestamp.is_none()
-        && !condition_true(workload, condition_types::FINISHED)
+        && !workload.condition_is_true(condition_types::FINISHED)
     {
         return PodStep::FinishWorkload {
             workload: Box::new(workload.clone()),
@@ -258,7 +258,7 @@ fn with_workload(
             group,
         );
     }
-    if condition_true(workload, condition_types::FINISHED) {
+    if workload.condition_is_true(condition_types::FINISHED) {
         return let_go(pods, workload, None, true);
     }
     if group {
@@ -291,7 +291,7 @@ fn with_workload(
             message,
         };
     }
-    if context.wait_for_pods_ready && condition_true(workload, condition_types::QUOTA_RESERVED) {
+    if context.wait_for_pods_ready && workload.condition_is_true(condition_types::QUOTA_RESERVED) {
         let condition = pods_ready_condition(workload, pods_ready(pods));
         if !condition.is_current(workload) {
             return PodStep::PodsReady {
@@ -300,9 +300,7 @@ fn with_workload(
             };
         }
     }
-    if let Some(evicted) =
-        condition(workload, condition_types::EVICTED).filter(|c| c.status == "True")
-    {
+    if let Some(evicted) = workload.true_condition(condition_types::EVICTED) {
         return stop(
             pods,
             false,
@@ -310,7 +308,7 @@ fn with_workload(
             &evicted.message,
         );
     }
-    let admitted = condition_true(workload, condition_types::ADMITTED);
+    let admitted = workload.condition_is_true(condition_types::ADMITTED);
     if admitted && group && context.gates.enabled(Feature::ReclaimablePods) {
         let step = reclaimable_step(pods, workload);
         if step != PodStep::Idle {
@@ -548,19 +546,6 @@ fn workload_annotation<'a>(workload: &'a Workload, key: &str) -> Option<&'a str>
         .as_ref()?
         .get(key)
         .map(String::as_str)
-}
-
-fn condition<'a>(workload: &'a Workload, type_: &str) -> Option<&'a Condition> {
-    workload
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|c| c.type_ == type_)
-}
-
-fn condition_true(workload: &Workload, type_: &str) -> bool {
-    condition(workload, type_).is_some_and(|c| c.status == "True")
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
+use crate::api::ConditionEntry;
 use crate::api::common::DEFAULT_POD_SET_NAME;
 use crate::api::keys::{annotations, finalizers, labels, scheduling_gates};
 use crate::api::rare_list::RareList;
@@ -386,7 +387,7 @@ pub fn pods_ready(pods: &[Pod]) -> bool {
             .as_ref()
             .and_then(|s| s.conditions.as_ref())
             .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
-            .is_some_and(|c| c.status == "True")
+            .is_some_and(|c| c.is_true())
     };
     if pod_group_name(first).is_none() {
         return ready(first);

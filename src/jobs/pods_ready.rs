@@ -9,6 +9,8 @@
 use std::time::Duration;
 
 use crate::api::Condition;
+use crate::api::ConditionEntry;
+use crate::api::HasConditions;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::SignedDuration;
 
@@ -67,7 +69,7 @@ pub fn pods_ready_condition(workload: &Workload, all_ready: bool) -> PodsReadyCo
         reason: pods_ready_reasons::WAIT_FOR_START,
         message: NOT_READY_MESSAGE,
     };
-    if !condition_true(workload, condition_types::ADMITTED) {
+    if !workload.condition_is_true(condition_types::ADMITTED) {
         return waiting_for_start;
     }
     let current = pods_ready(workload);
@@ -86,7 +88,7 @@ pub fn pods_ready_condition(workload: &Workload, all_ready: bool) -> PodsReadyCo
             message: READY_MESSAGE,
         };
     }
-    let was_ready = current.is_some_and(|c| c.status == "True");
+    let was_ready = current.is_some_and(|c| c.is_true());
     if was_ready || recovering {
         PodsReadyCondition {
             status: false,
@@ -127,14 +129,14 @@ pub fn pods_ready_timeout(
 ) -> PodsReadyTimeout {
     let active = workload.spec.active.unwrap_or(true);
     if !active
-        || condition_true(workload, condition_types::EVICTED)
-        || !condition_true(workload, condition_types::ADMITTED)
+        || workload.condition_is_true(condition_types::EVICTED)
+        || !workload.condition_is_true(condition_types::ADMITTED)
     {
         return PodsReadyTimeout::NotTiming;
     }
     let current = pods_ready(workload);
     let (cause, since, timeout) = match current {
-        Some(c) if c.status == "True" => return PodsReadyTimeout::NotTiming,
+        Some(c) if c.is_true() => return PodsReadyTimeout::NotTiming,
         None => (
             pods_ready_reasons::WAIT_FOR_START,
             admitted_at(workload),
@@ -227,24 +229,13 @@ fn later(time: &Time, by: Duration) -> Time {
 }
 
 fn pods_ready(workload: &Workload) -> Option<&Condition> {
-    condition(workload, condition_types::PODS_READY)
+    workload.condition(condition_types::PODS_READY)
 }
 
 fn admitted_at(workload: &Workload) -> Option<&Time> {
-    condition(workload, condition_types::ADMITTED).map(|c| &c.last_transition_time)
-}
-
-fn condition<'a>(workload: &'a Workload, type_: &str) -> Option<&'a Condition> {
     workload
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|c| c.type_ == type_)
-}
-
-fn condition_true(workload: &Workload, type_: &str) -> bool {
-    condition(workload, type_).is_some_and(|c| c.status == "True")
+        .condition(condition_types::ADMITTED)
+        .map(|c| &c.last_transition_time)
 }
 
 fn status_text(status: bool) -> &'static str {

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::pod_group::role_hash;
 use super::pod_workload::runnable_or_succeeded;
+use crate::api::ConditionEntry;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, replacement_pods_reasons};
 
@@ -51,14 +52,14 @@ pub fn replacement_pods(pods: &[Pod], workload: &Workload) -> Option<Replacement
     let current = find(condition_types::WAITING_FOR_REPLACEMENT_PODS);
     let missing = missing_pods(pods, workload) > 0;
     let wanted = if missing {
-        let evicted = find(condition_types::EVICTED).filter(|c| c.status == "True");
+        let evicted = find(condition_types::EVICTED).filter(|c| c.is_true());
         match (evicted, current) {
             (Some(evicted), _) => ReplacementPods {
                 status: true,
                 reason: evicted.reason.to_string(),
                 message: evicted.message.to_string(),
             },
-            (None, Some(current)) if current.status == "True" => return None,
+            (None, Some(current)) if current.is_true() => return None,
             (None, _) => ReplacementPods {
                 status: true,
                 reason: replacement_pods_reasons::PODS_FAILED.to_owned(),

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use crate::api::keys::labels;
-use crate::config::label_selector_matches;
+use crate::api::label_selector;
 
 /// An owner reference's `apiVersion` and `kind`, e.g. `batch/v1` and `Job`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -64,7 +64,7 @@ impl JobScope {
 
     /// Whether `managedJobsNamespaceSelector` selects a namespace with these labels.
     pub fn selects_namespace(&self, namespace_labels: &BTreeMap<String, String>) -> bool {
-        label_selector_matches(&self.namespace_selector, namespace_labels)
+        label_selector::matches(&self.namespace_selector, namespace_labels)
     }
 
     /// Kueue's `WorkloadShouldBeSuspended` and the Job reconciler's first checks: a top-level

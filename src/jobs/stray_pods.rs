@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Pod;
 
+use crate::api::ConditionEntry;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, labels, scheduling_gates};
 use crate::engine::topology::decode;
@@ -23,7 +24,7 @@ pub fn pods_off_assignment(workload: &Workload, pods: &[&Pod]) -> Vec<String> {
     let admitted = status
         .conditions
         .iter()
-        .any(|c| c.type_ == condition_types::ADMITTED && c.status == "True");
+        .any(|c| c.type_ == condition_types::ADMITTED && c.is_true());
     let Some(admission) = status.admission.as_ref().filter(|_| admitted) else {
         return Vec::new();
     };

@@ -27,6 +27,7 @@ mod ranks;
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::api::ConditionEntry;
 use crate::api::Workload;
 use crate::api::keys::{annotations, condition_types};
 use crate::api::workload::PodSetTopologyRequest;
@@ -71,7 +72,7 @@ pub fn pods_to_ungate(workload: &Workload, pods: &[PodView]) -> Result<Vec<Ungat
     let admitted = status
         .conditions
         .iter()
-        .any(|c| c.type_ == condition_types::ADMITTED && c.status == "True");
+        .any(|c| c.type_ == condition_types::ADMITTED && c.is_true());
     let Some(admission) = status.admission.as_ref().filter(|_| admitted) else {
         return Ok(Vec::new());
     };

@@ -14,6 +14,7 @@ use super::limit_ranges::Violation;
 use super::queue_order::QueueOrdering;
 use super::syntax;
 use super::workload_resources::{ResourceContext, inadmissible_message, pod_set_resources};
+use crate::api::ConditionEntry;
 use crate::api::cluster_queue::{
     BorrowWithinCohortPolicy as ApiBorrowPolicy, FlavorFungibilityPolicy,
     FlavorFungibilityPreference, PreemptionPolicy as ApiPreemption,
@@ -359,7 +360,7 @@ pub fn admission_check(check: &api::AdmissionCheck) -> Result<AdmissionCheckStat
     let active = check.status.as_ref().is_some_and(|s| {
         s.conditions
             .iter()
-            .any(|c| c.type_ == keys::condition_types::ACTIVE && c.status == "True")
+            .any(|c| c.type_ == keys::condition_types::ACTIVE && c.is_true())
     });
     Ok(if active {
         AdmissionCheckState::Active
@@ -432,7 +433,7 @@ pub fn workload(
         status.and_then(|s| {
             s.conditions
                 .iter()
-                .find(|c| c.type_ == type_ && c.status == "True")
+                .find(|c| c.type_ == type_ && c.is_true())
         })
     };
     let annotations = workload.annotations();

@@ -5,6 +5,7 @@
 //! It is read from the Workload's conditions only, so a restarted controller orders the queues
 //! as the one before it.
 
+use crate::api::ConditionEntry;
 use crate::api::keys::{condition_types, evicted_reasons, preempted_reasons};
 use crate::api::{Condition, WorkloadStatus};
 use crate::engine::model::RequeuingTimestamp;
@@ -40,7 +41,7 @@ impl QueueOrdering {
             status?
                 .conditions
                 .iter()
-                .find(|c| c.type_ == type_ && c.status == "True")
+                .find(|c| c.type_ == type_ && c.is_true())
         };
         let at = |c: &Condition| c.last_transition_time.0.as_millisecond();
         if let Some(evicted) = true_condition(condition_types::EVICTED) {

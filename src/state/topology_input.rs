@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{Node as K8sNode, Pod};
 use kube::ResourceExt;
 
 use super::pod_requests::pod_requests;
+use crate::api::ConditionEntry;
 use crate::api::keys::annotations::{
     PODSET_PREFERRED_TOPOLOGY, PODSET_REQUIRED_TOPOLOGY, PODSET_SLICE_REQUIRED_TOPOLOGY,
     PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS, PODSET_UNCONSTRAINED_TOPOLOGY,
@@ -60,7 +61,7 @@ pub fn node(node: &K8sNode) -> Result<Node, ModelError> {
         .conditions
         .iter()
         .flatten()
-        .any(|c| c.type_ == "Ready" && c.status == "True");
+        .any(|c| c.type_ == "Ready" && c.is_true());
     Ok(Node {
         labels: node.labels().clone(),
         taints: spec.taints.unwrap_or_default(),

@@ -10,6 +10,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::conditions::is_true;
 use super::deactivation::{deactivation_target, is_deactivation_target};
+use crate::api::ConditionEntry;
 use crate::api::keys::{condition_types, deactivation_reasons};
 use crate::api::{Workload, WorkloadStatus};
 
@@ -30,7 +31,7 @@ pub fn execution_deadline(workload: &Workload) -> Option<Timestamp> {
     let admitted = status
         .conditions
         .iter()
-        .find(|c| c.type_ == condition_types::ADMITTED && c.status == "True")?;
+        .find(|c| c.type_ == condition_types::ADMITTED && c.is_true())?;
     let past = status.accumulated_past_execution_time_seconds.unwrap_or(0);
     let left = i64::from(maximum) - i64::from(past);
     admitted
@@ -65,7 +66,7 @@ pub fn accumulate(status: &mut WorkloadStatus, until: &Time) {
     let Some(admitted) = status
         .conditions
         .iter()
-        .find(|c| c.type_ == condition_types::ADMITTED && c.status == "True")
+        .find(|c| c.type_ == condition_types::ADMITTED && c.is_true())
     else {
         return;
     };

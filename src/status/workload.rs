@@ -2,6 +2,7 @@
 //! into the status it had.
 
 use crate::api::Condition;
+use crate::api::ConditionEntry;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
@@ -176,7 +177,7 @@ impl Writer<'_> {
         let conditions = &mut self.status.conditions;
         let target = conditions
             .iter()
-            .position(|c| c.type_ == condition_types::DEACTIVATION_TARGET && c.status == "True");
+            .position(|c| c.type_ == condition_types::DEACTIVATION_TARGET && c.is_true());
         if let Some(index) = target {
             let target = conditions.remove(index);
             return (
@@ -188,7 +189,7 @@ impl Writer<'_> {
         let deactivated_with_cause = format!("{}DueTo", evicted_reasons::DEACTIVATED);
         if let Some(written) = conditions.iter().find(|c| {
             c.type_ == condition_types::EVICTED
-                && c.status == "True"
+                && c.is_true()
                 && c.reason.starts_with(&deactivated_with_cause)
         }) {
             let cause = written.reason[deactivated_with_cause.len()..].to_string();
@@ -277,7 +278,7 @@ pub fn workload_status(
                 // admitted again before a write): the conditions start over at the new one.
                 let reserved_again = w.status.conditions.iter().any(|c| {
                     c.type_ == condition_types::QUOTA_RESERVED
-                        && c.status == "True"
+                        && c.is_true()
                         && c.last_transition_time != *at
                 });
                 if reserved_again {

@@ -8,6 +8,7 @@ use kube::ResourceExt;
 
 use super::findings::Findings;
 use super::metadata;
+use crate::api::ConditionEntry;
 use crate::api::{self, keys};
 use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::quantity::Quantity;
@@ -67,7 +68,7 @@ pub fn reserves_quota(workload: &api::Workload) -> bool {
     workload.status.as_ref().is_some_and(|s| {
         s.conditions
             .iter()
-            .any(|c| c.type_ == keys::condition_types::QUOTA_RESERVED && c.status == "True")
+            .any(|c| c.type_ == keys::condition_types::QUOTA_RESERVED && c.is_true())
     })
 }
 

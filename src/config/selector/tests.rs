@@ -1,3 +1,5 @@
+use std::collections::BTreeMap;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
 
 use super::*;
@@ -15,34 +17,6 @@ fn selector(requirements: Vec<LabelSelectorRequirement>) -> LabelSelector {
         match_expressions: Some(requirements),
         match_labels: None,
     }
-}
-
-fn namespace(name: &str) -> BTreeMap<String, String> {
-    BTreeMap::from([("kubernetes.io/metadata.name".to_string(), name.to_string())])
-}
-
-#[test]
-fn matches_like_kubernetes() {
-    let not_system = selector(vec![requirement(
-        "kubernetes.io/metadata.name",
-        "NotIn",
-        &["kube-system", "kueue-system"],
-    )]);
-    assert!(!matches(&not_system, &namespace("kube-system")));
-    assert!(matches(&not_system, &namespace("team-a")));
-    assert!(matches(
-        &LabelSelector::default(),
-        &namespace("kube-system")
-    ));
-    let team = LabelSelector {
-        match_labels: Some(BTreeMap::from([("team".to_string(), "a".to_string())])),
-        match_expressions: None,
-    };
-    assert!(!matches(&team, &namespace("team-a")));
-    let exists = selector(vec![requirement("team", "Exists", &[])]);
-    assert!(!matches(&exists, &namespace("x")));
-    let absent = selector(vec![requirement("team", "DoesNotExist", &[])]);
-    assert!(matches(&absent, &namespace("x")));
 }
 
 #[test]

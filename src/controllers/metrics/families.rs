@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use prometheus::{GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
 
-use crate::config::label_selector_matches;
+use crate::api::label_selector;
 
 /// Which optional families are reported, as Kueue's `metrics` configuration says.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -31,7 +31,7 @@ impl MetricsOptions {
             && labels.is_some_and(|labels| {
                 self.local_queue_selector
                     .as_ref()
-                    .is_none_or(|selector| label_selector_matches(selector, labels))
+                    .is_none_or(|selector| label_selector::matches(selector, labels))
             })
     }
 }

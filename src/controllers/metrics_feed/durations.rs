@@ -4,15 +4,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::super::events::queued_at;
 use super::super::metrics::ReadyTimes;
+use crate::api::HasConditions;
 use crate::api::keys::{condition_types, pods_ready_reasons};
 use crate::api::{Condition, Workload, WorkloadStatus};
-
-fn true_condition<'a>(status: Option<&'a WorkloadStatus>, type_: &str) -> Option<&'a Condition> {
-    status?
-        .conditions
-        .iter()
-        .find(|c| c.type_ == type_ && c.status == "True")
-}
 
 fn seconds_between(from: &Time, to: &Time) -> f64 {
     (to.0.as_millisecond() - from.0.as_millisecond()) as f64 / 1000.0
@@ -22,8 +16,8 @@ fn seconds_between(from: &Time, to: &Time) -> f64 {
 /// condition to its `Finished` one, plus `accumulatedPastExecutionTimeSeconds` (what it ran
 /// before earlier evictions). `None` unless both conditions are true.
 pub(super) fn execution(status: Option<&WorkloadStatus>) -> Option<f64> {
-    let admitted = true_condition(status, condition_types::ADMITTED)?;
-    let finished = true_condition(status, condition_types::FINISHED)?;
+    let admitted = status.true_condition(condition_types::ADMITTED)?;
+    let finished = status.true_condition(condition_types::FINISHED)?;
     let past = status
         .and_then(|s| s.accumulated_past_execution_time_seconds)
         .unwrap_or(0);
@@ -39,7 +33,8 @@ pub(super) fn execution(status: Option<&WorkloadStatus>) -> Option<f64> {
 /// Whether the Workload's pods are ready for the first time since its admission: `PodsReady`
 /// true with reason `Started` (a recovery, `Recovered`, is not counted, as in Kueue).
 fn started(status: Option<&WorkloadStatus>) -> Option<&Condition> {
-    true_condition(status, condition_types::PODS_READY)
+    status?
+        .true_condition(condition_types::PODS_READY)
         .filter(|c| c.reason == pods_ready_reasons::STARTED)
 }
 
@@ -52,7 +47,8 @@ pub(super) fn ready(previous: &Workload, current: &Workload) -> Option<ReadyTime
     }
     let ready_at = &started(current.status.as_ref())?.last_transition_time;
     let queued_for = queued_at(current).map_or(0.0, |at| seconds_between(&at, ready_at));
-    let admitted_for = true_condition(current.status.as_ref(), condition_types::ADMITTED)
+    let admitted_for = current
+        .true_condition(condition_types::ADMITTED)
         .map(|c| seconds_between(&c.last_transition_time, ready_at));
     Some(ReadyTimes {
         queued_for,
@@ -63,8 +59,8 @@ pub(super) fn ready(previous: &Workload, current: &Workload) -> Option<ReadyTime
 /// How long an evicted Workload's pods had been ready when it was evicted: `PodsReady` and
 /// `Evicted` both true, as Kueue reads them at the eviction.
 pub(super) fn ready_until_evicted(status: &WorkloadStatus) -> Option<f64> {
-    let ready = true_condition(Some(status), condition_types::PODS_READY)?;
-    let evicted = true_condition(Some(status), condition_types::EVICTED)?;
+    let ready = status.true_condition(condition_types::PODS_READY)?;
+    let evicted = status.true_condition(condition_types::EVICTED)?;
     Some(seconds_between(
         &ready.last_transition_time,
         &evicted.last_transition_time,
@@ -83,11 +79,11 @@ pub(super) fn eviction_released(
     let status = current.status.as_ref();
     if left.cluster_queue.is_empty()
         || status.is_some_and(|s| s.admission.is_some())
-        || true_condition(status, condition_types::FINISHED).is_some()
+        || status.true_condition(condition_types::FINISHED).is_some()
     {
         return None;
     }
-    let evicted = true_condition(status, condition_types::EVICTED)?;
+    let evicted = status.true_condition(condition_types::EVICTED)?;
     Some((
         left.cluster_queue.clone(),
         evicted.reason.to_string(),

@@ -3,8 +3,8 @@ use crate::engine::compile::compile_valid;
 use crate::engine::model::{
     ClusterQueue, Cohort, EngineConfig, FlavorQuotas, ResourceGroup, ResourceQuota, Snapshot,
 };
-use crate::engine::resources::Fr;
-use crate::engine::topology_seam::NoTopologyConstraints;
+use crate::engine::resources::FlavorResource;
+use crate::engine::topology_placer::NoTopologyConstraints;
 
 fn group(flavor: &str, cpu: i64, memory: i64) -> Vec<ResourceGroup> {
     vec![ResourceGroup {
@@ -39,7 +39,7 @@ fn dominant_share_takes_the_most_borrowed_resource_over_its_weight() {
     };
     let mut c = compile_valid(snapshot);
     let config = EngineConfig::default();
-    let (cpu, memory) = (Fr(0), Fr(1));
+    let (cpu, memory) = (FlavorResource(0), FlavorResource(1));
     for node in [NodeId(0), NodeId(1), NodeId(2)] {
         c.tree.add_usage(node, cpu, Quantity::from_units(2));
         c.tree.add_usage(node, memory, Quantity::from_units(50));

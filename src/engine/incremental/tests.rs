@@ -5,7 +5,7 @@ use crate::engine::model::{
     PreemptionPolicy, ResourceFlavor, ResourceGroup, ResourceQuota, Snapshot, WithinClusterQueue,
 };
 use crate::engine::quantity::Quantity;
-use crate::engine::topology_seam::{
+use crate::engine::topology_placer::{
     NoTopologyConstraints, TopologyPlacer, TopologyQuery, TopologyVerdict,
 };
 use crate::small_map::SmallMap;
@@ -114,7 +114,7 @@ fn repeated_updates_of_a_workload_keep_one_slot() {
             .upsert_workload(admitted(workload("w", priority)))
             .unwrap();
     }
-    assert_eq!(engine.c.workloads.len(), 1);
+    assert_eq!(engine.compiled.workloads.len(), 1);
     assert_eq!(engine.removed_slots, 0);
     let live = engine.workload(&key("w")).unwrap();
     assert_eq!(live.priority, 4);
@@ -130,7 +130,12 @@ fn a_removed_workload_leaves_an_empty_slot_behind() {
     engine.upsert_workload(workload("w", 0)).unwrap();
     engine.upsert_workload(workload("other", 0)).unwrap();
     engine.remove_workload(&key("other"));
-    let removed: Vec<&Wl> = engine.c.workloads.iter().filter(|w| w.removed).collect();
+    let removed: Vec<&WorkloadSlot> = engine
+        .compiled
+        .workloads
+        .iter()
+        .filter(|w| w.removed)
+        .collect();
     assert_eq!(removed.len(), 1);
     for slot in removed {
         assert_eq!(slot.model, Workload::default());
@@ -219,7 +224,7 @@ fn a_reused_slot_keeps_what_the_engine_remembers() {
         .upsert_workload(admitted(workload("holder", 1)))
         .unwrap();
     assert_eq!(cq_counts(&mut engine), (1, 1));
-    assert_eq!(engine.c.workloads.len(), 2);
+    assert_eq!(engine.compiled.workloads.len(), 2);
 }
 
 /// An admitted workload updated in place is still a preemption candidate, named as itself, and
@@ -316,7 +321,7 @@ fn a_refused_replacement_leaves_the_old_slot_empty() {
     assert!(engine.upsert_workload(admitted(workload("w", 1))).is_err());
     assert!(engine.workload(&key("w")).is_none());
     assert_eq!(engine.removed_slots, 1);
-    assert!(engine.c.workloads[0].removed);
+    assert!(engine.compiled.workloads[0].removed);
     assert_eq!(cq_counts(&mut engine), (0, 0));
     engine.upsert_workload(workload("other", 0)).unwrap();
     engine.run_until_stable();
@@ -325,7 +330,7 @@ fn a_refused_replacement_leaves_the_old_slot_empty() {
         WorkloadStatus::Admitted(_)
     ));
     engine.upsert_workload(workload("w", 0)).unwrap();
-    assert_eq!(engine.c.workloads.len(), 3);
+    assert_eq!(engine.compiled.workloads.len(), 3);
     assert_eq!(cq_counts(&mut engine), (1, 1));
 }
 
@@ -335,9 +340,9 @@ fn a_refused_replacement_leaves_the_old_slot_empty() {
 #[test]
 fn a_slot_is_small() {
     assert!(
-        std::mem::size_of::<Wl>() <= 360,
+        std::mem::size_of::<WorkloadSlot>() <= 360,
         "a slot takes {} bytes",
-        std::mem::size_of::<Wl>()
+        std::mem::size_of::<WorkloadSlot>()
     );
 }
 
@@ -373,8 +378,11 @@ fn a_re_index_keeps_what_the_engine_remembers() {
     assert_eq!(after, before);
     assert!(after[0].last_eviction.is_some());
     assert!(matches!(after[2].status, WorkloadStatus::Pending { .. }));
-    let fresh = engine.c.slot_of(&key("fresh")).unwrap() as usize;
-    let cycle = engine.c.workloads[fresh].holding.as_ref().map(|h| h.cycle);
+    let fresh = engine.compiled.slot_of(&key("fresh")).unwrap() as usize;
+    let cycle = engine.compiled.workloads[fresh]
+        .holding
+        .as_ref()
+        .map(|h| h.cycle);
     assert_eq!(cycle, Some(1));
 }
 
@@ -383,8 +391,8 @@ fn finished(mut w: Workload) -> Workload {
     w
 }
 
-fn slot<'e>(engine: &'e Engine, name: &str) -> &'e Wl {
-    &engine.c.workloads[engine.c.slot_of(&key(name)).unwrap() as usize]
+fn slot<'e>(engine: &'e Engine, name: &str) -> &'e WorkloadSlot {
+    &engine.compiled.workloads[engine.compiled.slot_of(&key(name)).unwrap() as usize]
 }
 
 /// A Workload read back Finished keeps its slot, but neither its pod sets nor its requests: it

@@ -14,13 +14,17 @@ use crate::engine::fair_sharing::apply_usage;
 use crate::engine::model::BorrowWithinCohortPolicy;
 use crate::engine::quantity::Quantity;
 use crate::engine::quota::{NodeId, QuotaTree};
-use crate::engine::resources::{Fr, FrAmounts};
+use crate::engine::resources::{FlavorResource, FlavorResourceAmounts};
 use crate::engine::state::World;
 
 /// The lowest node on the preemptor's path whose subtree would stay within its own quota with the
 /// request added: the preemptor's side is entitled to that capacity.
-fn entitled_node(tree: &QuotaTree, node: NodeId, request: &FrAmounts) -> Option<NodeId> {
-    let mut remaining: Vec<(Fr, Quantity)> = request.clone();
+fn entitled_node(
+    tree: &QuotaTree,
+    node: NodeId,
+    request: &FlavorResourceAmounts,
+) -> Option<NodeId> {
+    let mut remaining: Vec<(FlavorResource, Quantity)> = request.clone();
     let mut at = node;
     loop {
         if remaining

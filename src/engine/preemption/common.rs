@@ -7,9 +7,9 @@ use std::cmp::{Ordering, Reverse};
 use crate::engine::decision::{PreemptionReason, WorkloadKey};
 use crate::engine::model::{ReclaimWithinCohort, WithinClusterQueue};
 use crate::engine::quota::{NodeId, QuotaTree};
-use crate::engine::resources::{FlavorId, FrAmounts, amount_of};
-use crate::engine::state::{Wl, World};
-use crate::engine::topology_seam::{TopologyQuery, TopologyVerdict};
+use crate::engine::resources::{FlavorId, FlavorResourceAmounts, amount_of};
+use crate::engine::state::{WorkloadSlot, World};
+use crate::engine::topology_placer::{TopologyQuery, TopologyVerdict};
 
 /// A pod set whose placement the topology seam must confirm, also during preemption.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,10 +30,10 @@ pub(crate) struct Target {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Preemptor<'a> {
     pub(super) cq: u32,
-    pub(super) workload: &'a Wl,
+    pub(super) workload: &'a WorkloadSlot,
     pub(super) priority: i32,
     pub(super) creation: i64,
-    pub(super) request: &'a FrAmounts,
+    pub(super) request: &'a FlavorResourceAmounts,
     /// Pod sets whose placement the topology seam must confirm with the victims gone.
     pub(super) topology: &'a [TopologyNeed],
 }
@@ -41,8 +41,8 @@ pub(crate) struct Preemptor<'a> {
 impl<'a> Preemptor<'a> {
     pub(crate) fn new(
         cq: u32,
-        wl: &'a Wl,
-        request: &'a FrAmounts,
+        wl: &'a WorkloadSlot,
+        request: &'a FlavorResourceAmounts,
         topology: &'a [TopologyNeed],
     ) -> Self {
         Preemptor {
@@ -88,7 +88,11 @@ pub(super) fn topology_fits(world: &World<'_>, p: &Preemptor<'_>, released: &[u3
 }
 
 /// `withinClusterQueue` predicate.
-pub(super) fn within_queue_allows(policy: WithinClusterQueue, p: &Preemptor<'_>, v: &Wl) -> bool {
+pub(super) fn within_queue_allows(
+    policy: WithinClusterQueue,
+    p: &Preemptor<'_>,
+    v: &WorkloadSlot,
+) -> bool {
     match policy {
         WithinClusterQueue::Never => false,
         WithinClusterQueue::LowerPriority => p.priority > v.model.priority,
@@ -100,7 +104,11 @@ pub(super) fn within_queue_allows(policy: WithinClusterQueue, p: &Preemptor<'_>,
 }
 
 /// `reclaimWithinCohort` predicate.
-pub(super) fn reclaim_allows(policy: ReclaimWithinCohort, p: &Preemptor<'_>, v: &Wl) -> bool {
+pub(super) fn reclaim_allows(
+    policy: ReclaimWithinCohort,
+    p: &Preemptor<'_>,
+    v: &WorkloadSlot,
+) -> bool {
     match policy {
         ReclaimWithinCohort::Never => false,
         ReclaimWithinCohort::LowerPriority => p.priority > v.model.priority,
@@ -112,7 +120,7 @@ pub(super) fn reclaim_allows(policy: ReclaimWithinCohort, p: &Preemptor<'_>, v: 
 pub(crate) fn fits(
     tree: &QuotaTree,
     node: NodeId,
-    request: &FrAmounts,
+    request: &FlavorResourceAmounts,
     allow_borrowing: bool,
 ) -> bool {
     request.iter().all(|(fr, amount)| {

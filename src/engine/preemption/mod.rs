@@ -14,7 +14,7 @@ pub(crate) use common::{Preemptor, Target, TopologyNeed, apply, fits};
 use crate::engine::model::{BorrowWithinCohortPolicy, ReclaimWithinCohort, WithinClusterQueue};
 use crate::engine::quantity::Quantity;
 use crate::engine::quota::QuotaTree;
-use crate::engine::resources::Fr;
+use crate::engine::resources::FlavorResource;
 use crate::engine::state::World;
 
 /// Whether preemption is worth simulating for `value` of `fr` in ClusterQueue `cq`. As in Kueue's
@@ -24,7 +24,7 @@ pub(crate) fn possible(
     world: &World<'_>,
     tree: &QuotaTree,
     cq: u32,
-    fr: Fr,
+    fr: FlavorResource,
     value: Quantity,
 ) -> bool {
     let info = &world.cqs[cq as usize];

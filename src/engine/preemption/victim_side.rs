@@ -7,11 +7,15 @@ use super::common::apply;
 use crate::engine::model::ReclaimWithinCohort;
 use crate::engine::quantity::Quantity;
 use crate::engine::quota::{NodeId, QuotaTree};
-use crate::engine::resources::{Fr, FrAmounts, amount_of};
+use crate::engine::resources::{FlavorResource, FlavorResourceAmounts, amount_of};
 use crate::engine::state::World;
 
 /// Whether `node` uses more than its subtree quota on one of the pairs in `request`.
-pub(super) fn above_nominal(tree: &QuotaTree, node: NodeId, request: &FrAmounts) -> bool {
+pub(super) fn above_nominal(
+    tree: &QuotaTree,
+    node: NodeId,
+    request: &FlavorResourceAmounts,
+) -> bool {
     request
         .iter()
         .any(|(fr, _)| tree.usage(node, *fr) > tree.subtree_quota(node, *fr))
@@ -23,7 +27,7 @@ pub(super) fn side_borrows(
     tree: &QuotaTree,
     preemptor_node: NodeId,
     cq_node: NodeId,
-    request: &FrAmounts,
+    request: &FlavorResourceAmounts,
 ) -> bool {
     let mut at = cq_node;
     loop {
@@ -48,7 +52,7 @@ pub(super) fn side_borrowed_before_cycle(
     tree: &mut QuotaTree,
     preemptor_node: NodeId,
     cq_node: NodeId,
-    request: &FrAmounts,
+    request: &FlavorResourceAmounts,
 ) -> bool {
     let fresh: Vec<u32> = world
         .tree_cqs(tree.root(cq_node))
@@ -77,7 +81,7 @@ pub(super) fn leaves_side_at_quota(
     tree: &mut QuotaTree,
     preemptor_node: NodeId,
     victim: u32,
-    request: &FrAmounts,
+    request: &FlavorResourceAmounts,
 ) -> bool {
     let Some(h) = &world.workloads[victim as usize].holding else {
         return false;
@@ -89,7 +93,7 @@ pub(super) fn leaves_side_at_quota(
     if info.preemption.reclaim_within_cohort == ReclaimWithinCohort::Never {
         return true;
     }
-    let needed: Vec<Fr> = h
+    let needed: Vec<FlavorResource> = h
         .usage
         .iter()
         .filter(|(fr, _)| !amount_of(request, *fr).is_zero())

@@ -4,7 +4,7 @@ fn q(units: i64) -> Quantity {
     Quantity::from_units(units)
 }
 
-const CPU: Fr = Fr(0);
+const CPU: FlavorResource = FlavorResource(0);
 
 fn quota(nominal: i64, borrowing: Option<i64>, lending: Option<i64>) -> NodeQuota {
     let mut quota = NodeQuota::empty(1);

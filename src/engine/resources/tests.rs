@@ -9,7 +9,7 @@ fn interning_is_stable_and_dense() {
     let spot = names.flavor("spot");
     let a = names.pair(spot, cpu);
     let b = names.pair(spot, mem);
-    assert_eq!((a, b), (Fr(0), Fr(1)));
+    assert_eq!((a, b), (FlavorResource(0), FlavorResource(1)));
     assert_eq!(names.pair(spot, cpu), a);
     assert_eq!(names.pair_of(b), (spot, mem));
     assert_eq!(names.resource_name(mem), "memory");
@@ -19,17 +19,20 @@ fn interning_is_stable_and_dense() {
 
 #[test]
 fn sparse_amounts_stay_sorted_and_merge() {
-    let mut amounts = FrAmounts::new();
-    add_amount(&mut amounts, Fr(3), Quantity::from_units(1));
-    add_amount(&mut amounts, Fr(1), Quantity::from_units(2));
-    add_amount(&mut amounts, Fr(3), Quantity::from_units(4));
+    let mut amounts = FlavorResourceAmounts::new();
+    add_amount(&mut amounts, FlavorResource(3), Quantity::from_units(1));
+    add_amount(&mut amounts, FlavorResource(1), Quantity::from_units(2));
+    add_amount(&mut amounts, FlavorResource(3), Quantity::from_units(4));
     assert_eq!(
         amounts,
         vec![
-            (Fr(1), Quantity::from_units(2)),
-            (Fr(3), Quantity::from_units(5))
+            (FlavorResource(1), Quantity::from_units(2)),
+            (FlavorResource(3), Quantity::from_units(5))
         ]
     );
-    assert_eq!(amount_of(&amounts, Fr(3)), Quantity::from_units(5));
-    assert_eq!(amount_of(&amounts, Fr(2)), Quantity::ZERO);
+    assert_eq!(
+        amount_of(&amounts, FlavorResource(3)),
+        Quantity::from_units(5)
+    );
+    assert_eq!(amount_of(&amounts, FlavorResource(2)), Quantity::ZERO);
 }

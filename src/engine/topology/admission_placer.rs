@@ -23,7 +23,7 @@ use crate::engine::decision::WorkloadKey;
 use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::model::{Admission, PodSet, TopologyRequest, Workload};
 use crate::engine::quantity::Quantity;
-use crate::engine::topology_seam::{Placement, TopologyPlacer, TopologyQuery, TopologyVerdict};
+use crate::engine::topology_placer::{Placement, TopologyPlacer, TopologyQuery, TopologyVerdict};
 use crate::small_map::SmallMap;
 
 /// What a pod set asks of the topology, read from its `topologyRequest`.

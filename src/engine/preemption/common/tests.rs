@@ -4,8 +4,8 @@ use super::*;
 use crate::engine::decision::PendingReason;
 use crate::engine::model::Workload;
 
-fn victim(priority: i32, creation: i64) -> Wl {
-    Wl {
+fn victim(priority: i32, creation: i64) -> WorkloadSlot {
+    WorkloadSlot {
         model: Workload {
             priority,
             creation,
@@ -28,7 +28,7 @@ fn victim(priority: i32, creation: i64) -> Wl {
 
 #[test]
 fn policy_predicates() {
-    let request = FrAmounts::new();
+    let request = FlavorResourceAmounts::new();
     let preemptor = victim(5, 10);
     let p = Preemptor::new(0, &preemptor, &request, &[]);
     let lower = victim(4, 20);

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use engine_support::*;
 use kuota::engine::model::*;
-use kuota::engine::topology_seam::{TopologyPlacer, TopologyQuery, TopologyVerdict};
+use kuota::engine::topology_placer::{TopologyPlacer, TopologyQuery, TopologyVerdict};
 use kuota::engine::{Engine, WorkloadKey};
 
 /// A single topology domain with room for `capacity` pods.
