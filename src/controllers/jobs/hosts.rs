@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Node, NodeStatus};
 use kube::ResourceExt;
 
+use crate::api::condition_lookup::HasConditions;
 use crate::engine::topology::model::HOSTNAME_LABEL;
 
 /// A Node reduced to what [`ReadyHosts`] reads: its name, hostname label and `Ready` condition.
@@ -84,12 +85,7 @@ fn hostname(node: &Node) -> String {
 }
 
 fn ready(node: &Node) -> bool {
-    node.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .into_iter()
-        .flatten()
-        .any(|c| c.type_ == "Ready" && c.status == "True")
+    node.condition_is_true("Ready")
 }
 
 #[cfg(test)]

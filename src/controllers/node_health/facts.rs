@@ -4,20 +4,16 @@ use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
+use crate::api::condition_lookup::{ConditionEntry, HasConditions};
 use crate::engine::topology::node_failure::{NodeFacts, ReadyCondition};
 
 /// `node` as failure detection sees it at `now`. `previous` is how it looked before: a node whose
 /// readiness, taints and schedulability did not change keeps the time it was first seen so.
 pub fn node_facts(node: &Node, previous: Option<&NodeFacts>, now: Timestamp) -> NodeFacts {
-    let ready = node
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|conditions| conditions.iter().find(|c| c.type_ == "Ready"))
-        .map(|c| ReadyCondition {
-            ready: c.status == "True",
-            since: c.last_transition_time.as_ref().map_or(now, |t| t.0),
-        });
+    let ready = node.condition("Ready").map(|c| ReadyCondition {
+        ready: c.is_true(),
+        since: c.last_transition_time.as_ref().map_or(now, |t| t.0),
+    });
     let spec = node.spec.as_ref();
     let mut facts = NodeFacts {
         name: node.name_any(),

@@ -10,6 +10,7 @@ use std::time::Duration;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt;
 
+use crate::api::condition_lookup::HasConditions;
 use crate::api::keys::condition_types;
 use crate::api::{Condition, ObjectKey, Workload};
 use crate::config::WorkloadRetention;
@@ -29,15 +30,6 @@ pub enum Expired {
     /// The batch/v1 Job (in the Workload's namespace) that owns a deactivated Workload; the
     /// Workload goes with it.
     Job { name: String, uid: String },
-}
-
-fn true_condition<'a>(workload: &'a Workload, type_: &str) -> Option<&'a Condition> {
-    workload
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|c| c.type_ == type_ && c.status == "True")
 }
 
 fn past(condition: &Condition, after: Duration) -> Timestamp {
@@ -60,7 +52,7 @@ pub fn deletion_due(
     if workload.metadata.deletion_timestamp.is_some() {
         return None;
     }
-    if let Some(finished) = true_condition(workload, condition_types::FINISHED) {
+    if let Some(finished) = workload.true_condition(condition_types::FINISHED) {
         let after = policy.after_finished?;
         return Some((past(finished, after), Expired::Workload));
     }
@@ -68,7 +60,8 @@ pub fn deletion_due(
     if workload.spec.active != Some(false) {
         return None;
     }
-    let evicted = true_condition(workload, condition_types::EVICTED)
+    let evicted = workload
+        .true_condition(condition_types::EVICTED)
         .filter(|c| c.reason.starts_with(DEACTIVATED_BY_KUEUE_REASON_PREFIX))?;
     let job = workload
         .owner_references()
