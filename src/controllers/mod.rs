@@ -36,7 +36,7 @@ pub use error::ControllerError;
 pub use serve::{MetricsCertificate, MetricsSecurity, ProbePaths};
 pub use webhook_serving::{CertificateSource, WebhookServing};
 
-use self::admission::{AdmissionLoop, Ready};
+use self::admission::{AdmissionInputs, AdmissionLoop, Ready};
 use self::events::EventSink;
 use self::leader::{Candidate, LeaseSettings, Tenure};
 use self::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};
@@ -227,6 +227,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             move |workload| texts.share(templates.share(watches::slim_workload(workload)))
         },
     );
+    let clock = clock::Clock::system();
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),
         EventSink::start(client.clone(), settings.instance.clone()),
@@ -234,9 +235,11 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         requests,
         ready,
         settings.wait_for_pods_ready.clone(),
-        leading,
-        clock::Clock::system(),
+        leading.clone(),
+        clock.clone(),
     );
+    let admission = work_queue::WorkQueue::new(admission, leading, clock)
+        .run(AdmissionInputs::new(received, done, found));
     // The election runs on a task of its own: a long admission pass on this task must not delay
     // its renewals (the tenure would end anyway, but a leader that lost its lease is noticed
     // sooner).
@@ -256,7 +259,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             Ok(lost) => Err(lost),
             Err(_) => Err(ControllerError::LoopStopped),
         },
-        () = admission.run(received, done, found) => Err(ControllerError::LoopStopped),
+        () = admission => Err(ControllerError::LoopStopped),
         () = node_health => Err(ControllerError::LoopStopped),
         () = job_integration => Err(ControllerError::LoopStopped),
         () = pod_integration => Err(ControllerError::LoopStopped),
