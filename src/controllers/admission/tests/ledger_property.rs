@@ -148,7 +148,8 @@ impl Server {
             Step::Retry => h.retry_now(),
             Step::Relist => {
                 let list = self.stored.values().cloned().map(Arc::new).collect();
-                h.admission.take_change(Input::Workload(Change::Reset(list)));
+                h.admission
+                    .take_change(Input::Workload(Change::Reset(list)));
                 h.turn();
             }
             Step::LeaderChange => {

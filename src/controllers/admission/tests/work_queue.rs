@@ -78,7 +78,10 @@ fn refused((key, read, planned): Request, error: WriteError) -> AdmissionInput {
 fn a_change_is_decided_in_the_queues_turn_and_its_answer_settles_it() {
     let mut q = Queued::new();
     q.queue.take(change(workload("a", 2, 0, 0)));
-    assert!(q.queue.turn().is_empty(), "the queue itself carries no write");
+    assert!(
+        q.queue.turn().is_empty(),
+        "the queue itself carries no write"
+    );
     let claim = q.only_request();
     assert_eq!(claim.2.effect, Effect::Claim);
 
@@ -87,7 +90,12 @@ fn a_change_is_decided_in_the_queues_turn_and_its_answer_settles_it() {
     q.queue.turn();
     assert_eq!(effects(&q.workload_requests()), []);
     assert!(matches!(
-        q.queue.task_mut().state.engine().state(&wk("a")).map(|s| s.status),
+        q.queue
+            .task_mut()
+            .state
+            .engine()
+            .state(&wk("a"))
+            .map(|s| s.status),
         Some(EngineStatus::Admitted(_))
     ));
 }
@@ -120,15 +128,21 @@ fn a_follower_writes_nothing_when_a_retry_falls_due_and_writes_it_once_elected_a
     q.queue.take(change(workload("a", 2, 0, 0)));
     q.queue.turn();
     let claim = q.only_request();
-    q.queue
-        .take(refused(claim, WriteError::NotLeading("Workload ns/a".into())));
+    q.queue.take(refused(
+        claim,
+        WriteError::NotLeading("Workload ns/a".into()),
+    ));
     q.queue.turn();
 
     q.leader.send_replace(false);
     q.queue.turn();
     q.clock.advance(RETRY_AFTER);
     q.queue.turn();
-    assert_eq!(effects(&q.workload_requests()), [], "a follower writes nothing");
+    assert_eq!(
+        effects(&q.workload_requests()),
+        [],
+        "a follower writes nothing"
+    );
 
     q.leader.send_replace(true);
     q.queue.turn();
@@ -151,11 +165,14 @@ async fn the_loop_runs_until_its_watches_close() {
     let (watches, watched) = mpsc::channel(8);
     let (_answers, written) = mpsc::channel(8);
     let (_reports, failures) = mpsc::channel(8);
-    let running = tokio::spawn(q.queue.run(AdmissionInputs::new(watched, written, failures)));
+    let running = tokio::spawn(
+        q.queue
+            .run(AdmissionInputs::new(watched, written, failures)),
+    );
     watches
-        .send(Input::Workload(Change::Apply(Box::new(Arc::new(workload(
-            "a", 2, 0, 0,
-        ))))))
+        .send(Input::Workload(Change::Apply(Box::new(Arc::new(
+            workload("a", 2, 0, 0),
+        )))))
         .await
         .expect("running");
     let request = tokio::time::timeout(Duration::from_secs(5), q.requests.recv()).await;
