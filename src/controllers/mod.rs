@@ -36,7 +36,8 @@ pub use error::ControllerError;
 pub use serve::{MetricsCertificate, MetricsSecurity, ProbePaths};
 pub use webhook_serving::{CertificateSource, WebhookServing};
 
-use self::admission::{AdmissionInputs, AdmissionLoop, Ready};
+use self::admission::task::AdmissionInputs;
+use self::admission::{AdmissionLoop, Ready};
 use self::events::EventSink;
 use self::leader::{Candidate, LeaseSettings, Tenure};
 use self::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};

@@ -28,7 +28,7 @@ mod reads;
 mod replacement;
 mod reports;
 mod requests;
-mod task;
+pub mod task;
 mod waiting_reasons;
 mod watched;
 mod writes;
@@ -45,7 +45,6 @@ use tokio::time::Instant;
 use self::ledger::{Ledger, Reads};
 use self::reports::{REPORT_PERIOD, Reports};
 pub use self::requests::{WriteRequest, Written, write_all};
-pub use self::task::{AdmissionInput, AdmissionInputs, Pass};
 use self::waiting_reasons::WaitingReasons;
 use self::watched::Watched;
 use super::clock::{Clock, Reading};
@@ -77,7 +76,10 @@ impl Ready {
     }
 }
 
-/// Whether a pass may decide: every cache holds its first full list and this replica leads.
+/// Whether a pass may decide: every cache holds its first full list and this replica leads. The
+/// work queue gates the pass the same way; the loop keeps its own view to act on an election
+/// (every Workload and queue looked at again, the role metric switched) and to have nothing due
+/// by time while it follows.
 struct Gate {
     synced: BTreeSet<Kind>,
     ready: Ready,

@@ -3,7 +3,7 @@
 //! the report pacing has something due.
 
 use super::*;
-use crate::controllers::admission::task::AdmissionInput;
+use crate::controllers::admission::task::{AdmissionInput, AdmissionInputs};
 use crate::controllers::node_health::NodeFailures;
 use crate::controllers::work_queue::WorkQueue;
 
