@@ -36,6 +36,7 @@ pub use error::ControllerError;
 pub use serve::{MetricsCertificate, MetricsSecurity, ProbePaths};
 pub use webhook_serving::{CertificateSource, WebhookServing};
 
+use self::admission::task::AdmissionInputs;
 use self::admission::{AdmissionLoop, Ready};
 use self::events::EventSink;
 use self::leader::{Candidate, LeaseSettings, Tenure};
@@ -211,6 +212,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
     let node_health = node_health::start(settings.engine.features.clone(), failures, &mut shared);
     shared.spawn(&client, &mut watches);
+    let clock = clock::Clock::system();
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),
         EventSink::start(client.clone(), settings.instance.clone()),
@@ -218,9 +220,11 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         requests,
         ready,
         settings.wait_for_pods_ready.clone(),
-        leading,
-        clock::Clock::system(),
+        leading.clone(),
+        clock.clone(),
     );
+    let admission = work_queue::WorkQueue::new(admission, leading, clock)
+        .run(AdmissionInputs::new(received, done, found));
     // The election runs on a task of its own: a long admission pass on this task must not delay
     // its renewals (the tenure would end anyway, but a leader that lost its lease is noticed
     // sooner).
@@ -240,7 +244,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             Ok(lost) => Err(lost),
             Err(_) => Err(ControllerError::LoopStopped),
         },
-        () = admission.run(received, done, found) => Err(ControllerError::LoopStopped),
+        () = admission => Err(ControllerError::LoopStopped),
         () = node_health => Err(ControllerError::LoopStopped),
         () = job_integration => Err(ControllerError::LoopStopped),
         () = pod_integration => Err(ControllerError::LoopStopped),

@@ -25,7 +25,9 @@
 //!
 //! A task whose turn is one pass over everything dirty (admission) overrides
 //! [`Task::decide_all`]; one with deadlines of its own (a delay, a retention period) returns the
-//! keys that fell due from [`Task::due`] with when to wake next.
+//! keys that fell due from [`Task::due`] with when to wake next. A task fed by more than one
+//! channel (admission: its watches, its batch writer's answers, node health's reports) hands the
+//! loop an [`Inputs`] that merges them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
@@ -194,6 +196,25 @@ pub trait Task: Send + 'static {
     ) -> Verdict;
 }
 
+/// Where a task's changes come from: one channel, or several merged into the task's input.
+pub trait Inputs<I>: Send {
+    /// The next change, waiting for one; `None` once the inputs are closed and the loop stops.
+    fn recv(&mut self) -> impl Future<Output = Option<I>> + Send;
+
+    /// A change already delivered, without waiting.
+    fn try_recv(&mut self) -> Option<I>;
+}
+
+impl<I: Send> Inputs<I> for mpsc::Receiver<I> {
+    fn recv(&mut self) -> impl Future<Output = Option<I>> + Send {
+        mpsc::Receiver::recv(self)
+    }
+
+    fn try_recv(&mut self) -> Option<I> {
+        mpsc::Receiver::try_recv(self).ok()
+    }
+}
+
 /// A key's failed tries and when the next is due.
 #[derive(Clone, Copy, Debug)]
 struct Retry {
@@ -237,7 +258,7 @@ impl<T: Task> WorkQueue<T> {
     }
 
     /// Runs until the inputs close.
-    pub async fn run(mut self, mut inputs: mpsc::Receiver<T::Input>) {
+    pub async fn run(mut self, mut inputs: impl Inputs<T::Input>) {
         let mut writing: JoinSet<(T::Key, T::Answer)> = JoinSet::new();
         let mut elected = self.leading.clone();
         let mut election_open = true;
@@ -260,7 +281,7 @@ impl<T: Task> WorkQueue<T> {
                 }
                 () = tokio::time::sleep(sleep) => {}
             }
-            while let Ok(input) = inputs.try_recv() {
+            while let Some(input) = inputs.try_recv() {
                 self.take(input);
             }
             while let Some(joined) = writing.try_join_next() {

@@ -23,14 +23,6 @@ use crate::engine::topology::node_failure::FailedNode;
 use crate::engine::topology::node_health::{HotSwap, NoReplacementCause};
 use crate::engine::{EvictionReason, WorkloadKey};
 
-/// The Workload a node-health report is about. The report names it as `namespace/name`.
-fn reported_workload(report: &NodeFailures) -> WorkloadKey {
-    match report.workload.split_once('/') {
-        Some((namespace, name)) => WorkloadKey::new(namespace, name),
-        None => WorkloadKey::new("", report.workload.as_str()),
-    }
-}
-
 fn unhealthy(failed: &[FailedNode]) -> Vec<UnhealthyNode> {
     failed
         .iter()
@@ -43,13 +35,16 @@ fn unhealthy(failed: &[FailedNode]) -> Vec<UnhealthyNode> {
 impl AdmissionLoop {
     /// Takes what the node-health loop found about one Workload.
     pub fn node_failures(&mut self, report: NodeFailures) {
-        let key = reported_workload(&report);
-        if report.failed.is_empty() {
+        let NodeFailures {
+            workload: key,
+            failed,
+        } = report;
+        if failed.is_empty() {
             self.watched.failed_nodes.remove(&key);
             self.watched.recovered.insert(key);
         } else {
             self.watched.recovered.remove(&key);
-            self.watched.failed_nodes.insert(key, report.failed);
+            self.watched.failed_nodes.insert(key, failed);
         }
     }
 

@@ -4,11 +4,13 @@
 //! is kept by the [`ledger::Ledger`], which orders the writes so that the admissions the API
 //! shows never exceed what quota allows.
 //!
-//! The loop is driven through four calls: [`AdmissionLoop::take`] a watch change,
-//! [`AdmissionLoop::answered`] a write's answer, [`AdmissionLoop::turn`] one pass at a clock
-//! reading, and [`AdmissionLoop::next_wake`] when a turn is due without new input. Who changes
-//! what: the engine state in this file (decisions) and `reads.rs` (Workloads read); the ledger in
-//! `writes.rs` (what is sent) and `answers.rs` (what comes back).
+//! It runs in the [`super::work_queue::WorkQueue`] as a task whose one key is the pass (see
+//! `task.rs`), through these calls: [`AdmissionLoop::take_change`] a watch change,
+//! [`AdmissionLoop::take_answer`] a write's answer, [`AdmissionLoop::node_failures`] a node-health
+//! report, [`AdmissionLoop::tick`] what is due by time alone, [`AdmissionLoop::turn`] one pass at
+//! a clock reading, and [`AdmissionLoop::next_wake`] when a turn is due without new input. Who
+//! changes what: the engine state in this file (decisions) and `reads.rs` (Workloads read); the
+//! ledger in `writes.rs` (what is sent) and `answers.rs` (what comes back).
 
 mod answers;
 mod deactivation;
@@ -26,6 +28,7 @@ mod reads;
 mod replacement;
 mod reports;
 mod requests;
+pub mod task;
 mod waiting_reasons;
 mod watched;
 mod writes;
@@ -47,7 +50,6 @@ use self::watched::Watched;
 use super::clock::{Clock, Reading};
 use super::events::EventSink;
 use super::metrics_feed::MetricsFeed;
-use super::node_health::NodeFailures;
 use super::watches::read_workloads::ReadWorkloads;
 use super::watches::{Input, Kind};
 use crate::api::Workload;
@@ -74,7 +76,10 @@ impl Ready {
     }
 }
 
-/// Whether a pass may decide: every cache holds its first full list and this replica leads.
+/// Whether a pass may decide: every cache holds its first full list and this replica leads. The
+/// work queue gates the pass the same way; the loop keeps its own view to act on an election
+/// (every Workload and queue looked at again, the role metric switched) and to have nothing due
+/// by time while it follows.
 struct Gate {
     synced: BTreeSet<Kind>,
     ready: Ready,
@@ -166,46 +171,8 @@ impl AdmissionLoop {
         }
     }
 
-    /// Runs until the watches stop. `failures` brings what the node-health loop finds.
-    pub async fn run(
-        mut self,
-        mut inputs: mpsc::Receiver<Input>,
-        mut done: mpsc::Receiver<Written>,
-        mut failures: mpsc::Receiver<NodeFailures>,
-    ) {
-        let mut tick = tokio::time::interval(REPORT_PERIOD);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut elected = self.gate.leading.clone();
-        let mut election_open = true;
-        loop {
-            tokio::select! {
-                input = inputs.recv() => match input {
-                    Some(input) => self.take(input),
-                    None => return,
-                },
-                Some(written) = done.recv() => self.answered(written),
-                Some(report) = failures.recv() => self.node_failures(report),
-                _ = tick.tick() => self.tick(self.clock.read()),
-                changed = elected.changed(), if election_open => {
-                    election_open = changed.is_ok();
-                }
-            }
-            // Coalesce a burst: everything already delivered goes into one pass.
-            while let Ok(input) = inputs.try_recv() {
-                self.take(input);
-            }
-            while let Ok(written) = done.try_recv() {
-                self.answered(written);
-            }
-            while let Ok(report) = failures.try_recv() {
-                self.node_failures(report);
-            }
-            self.turn(self.clock.read());
-        }
-    }
-
     /// Takes one watch change into the caches.
-    pub fn take(&mut self, input: Input) {
+    pub fn take_change(&mut self, input: Input) {
         let kind = input.kind();
         if input.is_reset() && self.gate.synced.insert(kind) {
             tracing::info!(%kind, "first full list read");
@@ -222,7 +189,7 @@ impl AdmissionLoop {
     }
 
     /// Takes one write's answer.
-    pub fn answered(&mut self, written: Written) {
+    pub fn take_answer(&mut self, written: Written) {
         match written {
             Written::Workload {
                 key,
@@ -271,7 +238,7 @@ impl AdmissionLoop {
     pub fn turn(&mut self, now: Reading) {
         // 1. Decide only with every cache listed and while leading; just elected, look at every
         //    workload and queue again (while following, only the caches were kept current).
-        if self.gate.synced.len() < Kind::ALL.len() || !self.leads() {
+        if !self.synced() || !self.leads() {
             return;
         }
         let time = now.time();
@@ -303,6 +270,11 @@ impl AdmissionLoop {
             );
             self.write_report(&report, &now);
         }
+    }
+
+    /// Whether every cache holds its first full list.
+    fn synced(&self) -> bool {
+        self.gate.synced.len() == Kind::ALL.len()
     }
 
     /// Whether this replica leads now. A replica that has just been elected looks at every

@@ -170,7 +170,7 @@ impl Harness {
             Input::RuntimeClass(Change::Reset(Vec::new())),
         ];
         for input in inputs {
-            admission.take(input);
+            admission.take_change(input);
         }
         assert!(
             admission.gate.ready.get(),
@@ -194,7 +194,7 @@ impl Harness {
 
     fn apply(&mut self, workload: api::Workload) {
         self.admission
-            .take(Input::Workload(Change::Apply(Box::new(Arc::new(workload)))));
+            .take_change(Input::Workload(Change::Apply(Box::new(Arc::new(workload)))));
         self.turn();
     }
 
@@ -238,7 +238,7 @@ impl Harness {
         let mut stored = (*read).clone();
         stored.spec.active = Some(false);
         stored.metadata.resource_version = Some(self.revision.to_string());
-        self.admission.answered(Written::Deactivated {
+        self.admission.take_answer(Written::Deactivated {
             key,
             result: Ok(Box::new(stored)),
         });
@@ -254,7 +254,7 @@ impl Harness {
             stored.metadata.annotations = Some(annotations.clone());
         }
         stored.metadata.resource_version = Some(self.revision.to_string());
-        self.admission.answered(Written::Workload {
+        self.admission.take_answer(Written::Workload {
             key,
             before: read,
             planned,
@@ -265,7 +265,7 @@ impl Harness {
 
     /// Answers a write with `error`.
     fn refuse(&mut self, (key, read, planned): Request, error: WriteError) {
-        self.admission.answered(Written::Workload {
+        self.admission.take_answer(Written::Workload {
             key,
             before: read,
             planned,
@@ -285,7 +285,7 @@ impl Harness {
             error,
             stored: Some(Box::new(stored)),
         };
-        self.admission.answered(Written::Workload {
+        self.admission.take_answer(Written::Workload {
             key,
             before: read,
             planned,
@@ -356,7 +356,7 @@ fn nothing_is_decided_before_every_cache_is_listed() {
         watch::channel(true).1,
         Clock::manual(Timestamp::now()),
     );
-    admission.take(Input::Workload(Change::Reset(vec![Arc::new(workload(
+    admission.take_change(Input::Workload(Change::Reset(vec![Arc::new(workload(
         "a", 1, 0, 0,
     ))])));
     admission.turn(admission.clock.read());
@@ -487,7 +487,7 @@ fn a_deleted_workload_frees_its_quota_for_the_next() {
     }
     assert!(!h.admitted_in_engine(&wk("b")));
     h.admission
-        .take(Input::Workload(Change::Delete(Box::new(Arc::new(
+        .take_change(Input::Workload(Change::Delete(Box::new(Arc::new(
             workload("a", 4, 0, 0),
         )))));
     h.turn();
@@ -513,7 +513,7 @@ fn a_full_list_forgets_what_it_does_not_name() {
         .cloned()
         .expect("b is known");
     h.admission
-        .take(Input::Workload(Change::Reset(vec![Arc::new(b)])));
+        .take_change(Input::Workload(Change::Reset(vec![Arc::new(b)])));
     h.turn();
     assert_eq!(effects(&h.workload_requests()), [(wk("b"), Effect::Claim)]);
 }
@@ -524,7 +524,7 @@ fn a_workload_deleted_while_its_admission_is_written_stays_deleted() {
     h.apply(workload("a", 4, 0, 0));
     let claim = h.workload_requests().pop().expect("a claim");
     h.admission
-        .take(Input::Workload(Change::Delete(Box::new(Arc::new(
+        .take_change(Input::Workload(Change::Delete(Box::new(Arc::new(
             workload("a", 4, 0, 0),
         )))));
     h.store(claim);
@@ -585,7 +585,7 @@ fn a_write_request_carries_the_cached_object_and_its_answer_is_held_without_mana
     stored.status = Some(planned.status.clone());
     stored.metadata.resource_version = Some("101".into());
     stored.metadata.managed_fields = Some(vec![Default::default()]);
-    h.admission.answered(Written::Workload {
+    h.admission.take_answer(Written::Workload {
         key,
         before: read,
         planned,
@@ -628,3 +628,5 @@ mod preemption;
 mod unconfirmed;
 #[path = "tests/waiting_reasons.rs"]
 mod waiting_reasons;
+#[path = "tests/work_queue.rs"]
+mod work_queue;

@@ -42,11 +42,10 @@ const INPUT_DEPTH: usize = 1024;
 /// How long after a deadline the loop looks: deadlines are in whole seconds of the API's times.
 const AFTER_DEADLINE: Duration = Duration::from_millis(100);
 
-/// The nodes of one admitted Workload (`namespace/name`) that have failed; empty when none has
-/// (any more).
+/// The nodes of one admitted Workload that have failed; empty when none has (any more).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeFailures {
-    pub workload: String,
+    pub workload: ObjectKey,
     pub failed: Vec<FailedNode>,
 }
 
@@ -310,7 +309,7 @@ impl Task for NodeHealthTask {
                 writes.send(
                     key.clone(),
                     NodeFailures {
-                        workload: key.to_string(),
+                        workload: key.clone(),
                         failed,
                     },
                 );
@@ -321,7 +320,7 @@ impl Task for NodeHealthTask {
             writes.send(
                 key.clone(),
                 NodeFailures {
-                    workload: key.to_string(),
+                    workload: key.clone(),
                     failed,
                 },
             );

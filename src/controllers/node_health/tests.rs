@@ -6,7 +6,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::{Change, HealthInput, NodeFailures, NodeHealthTask};
-use crate::api::Workload;
+use crate::api::{ObjectKey, Workload};
 use crate::controllers::clock::Clock;
 use crate::controllers::work_queue::{Dirty, Task, WorkQueue};
 use crate::engine::features::FeatureGates;
@@ -156,7 +156,7 @@ async fn a_node_not_ready_is_reported_once_after_the_delay_and_withdrawn_when_re
     assert_eq!(
         health.reports.try_recv().unwrap(),
         NodeFailures {
-            workload: "ns/w".into(),
+            workload: ObjectKey::new("ns", "w"),
             failed
         }
     );
@@ -224,7 +224,7 @@ async fn a_node_not_ready_is_reported_once_the_workloads_pod_there_has_stopped()
     assert_eq!(
         health.reports.try_recv().unwrap(),
         NodeFailures {
-            workload: "ns/w".into(),
+            workload: ObjectKey::new("ns", "w"),
             failed: vec![FailedNode {
                 name: "h2".into(),
                 since: at(5)

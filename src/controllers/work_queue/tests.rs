@@ -257,3 +257,51 @@ async fn the_loop_writes_what_its_inputs_touch_and_stops_when_they_close() {
         .expect("the loop stops")
         .expect("no panic");
 }
+
+/// Two channels merged into the recording task's input: the first closing stops the loop.
+struct Merged {
+    listed: mpsc::Receiver<Input>,
+    touched: mpsc::Receiver<ObjectKey>,
+}
+
+impl Inputs<Input> for Merged {
+    async fn recv(&mut self) -> Option<Input> {
+        tokio::select! {
+            input = self.listed.recv() => input,
+            Some(key) = self.touched.recv() => Some(Input::Touch(key)),
+        }
+    }
+
+    fn try_recv(&mut self) -> Option<Input> {
+        self.listed
+            .try_recv()
+            .ok()
+            .or_else(|| self.touched.try_recv().ok().map(Input::Touch))
+    }
+}
+
+#[tokio::test]
+async fn a_loop_fed_by_several_channels_takes_from_each() {
+    let (written, mut writes) = mpsc::unbounded_channel();
+    let task = Recording {
+        written: Some(written),
+        ..Recording::default()
+    };
+    let (_election, leading) = watch::channel(true);
+    let (lists, listed) = mpsc::channel(8);
+    let (touches, touched) = mpsc::channel(8);
+    let inputs = Merged { listed, touched };
+    let running = tokio::spawn(WorkQueue::new(task, leading, Clock::system()).run(inputs));
+    lists
+        .send(Input::Listed(Vec::new()))
+        .await
+        .expect("running");
+    touches.send(key("a")).await.expect("running");
+    let first = tokio::time::timeout(Duration::from_secs(5), writes.recv()).await;
+    assert_eq!(first.expect("a write in time"), Some(key("a")));
+    drop(lists);
+    tokio::time::timeout(Duration::from_secs(5), running)
+        .await
+        .expect("the loop stops")
+        .expect("no panic");
+}

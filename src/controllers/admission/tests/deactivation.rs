@@ -93,7 +93,7 @@ fn a_workload_marked_by_another_manager_is_deactivated_and_a_conflict_waits_for_
     let asked = h.deactivate_requests();
     assert_eq!(asked.len(), 1);
     for (key, _) in asked {
-        h.admission.answered(Written::Deactivated {
+        h.admission.take_answer(Written::Deactivated {
             key,
             result: Err(WriteError::Conflict("ns/marked".into())),
         });

@@ -101,13 +101,13 @@ fn rack_of_three_with(gates: &str) -> Harness {
     let mut h = Harness::configured(config, None, leader, leading);
     let docs: Vec<&str> = TAS.split("\n---\n").collect();
     h.admission
-        .take(Input::Topology(Change::Reset(vec![parse(docs[0])])));
+        .take_change(Input::Topology(Change::Reset(vec![parse(docs[0])])));
     h.admission
-        .take(Input::ResourceFlavor(Change::Reset(vec![parse(docs[1])])));
+        .take_change(Input::ResourceFlavor(Change::Reset(vec![parse(docs[1])])));
     h.admission
-        .take(Input::ClusterQueue(Change::Reset(vec![parse(docs[2])])));
+        .take_change(Input::ClusterQueue(Change::Reset(vec![parse(docs[2])])));
     let nodes = vec![node("h1", true), node("h2", true), node("h3", true)];
-    h.admission.take(Input::Node(Change::Reset(nodes)));
+    h.admission.take_change(Input::Node(Change::Reset(nodes)));
     h.apply(racked("a", 2, Some(&["h1", "h2"])));
     // What the loop adds to an admission read back (its conditions' messages) is written first;
     // its reservation time is its condition's, so no annotation is.
@@ -139,14 +139,14 @@ fn hosts_of(planned: &Planned) -> Vec<String> {
 /// In one pass: h1 fails, `a` is reported, and (`with_b`) `b` asks for the one free host.
 fn h1_fails(h: &mut Harness, with_b: bool) {
     h.admission
-        .take(Input::Node(Change::Apply(Box::new(node("h1", false)))));
+        .take_change(Input::Node(Change::Apply(Box::new(node("h1", false)))));
     if with_b {
         let b = racked("b", 1, None);
         h.admission
-            .take(Input::Workload(Change::Apply(Box::new(Arc::new(b)))));
+            .take_change(Input::Workload(Change::Apply(Box::new(Arc::new(b)))));
     }
     h.admission.node_failures(NodeFailures {
-        workload: "ns/a".into(),
+        workload: wk("a"),
         failed: vec![FailedNode {
             name: "h1".into(),
             since: Timestamp::UNIX_EPOCH,
@@ -281,7 +281,7 @@ fn a_replacement_that_may_be_stored_and_waits_for_another_release_is_written_aft
 /// h1 and the spare h3 go down; `a` is told h1 failed.
 fn no_spare_left(h: &mut Harness) {
     h.admission
-        .take(Input::Node(Change::Apply(Box::new(node("h3", false)))));
+        .take_change(Input::Node(Change::Apply(Box::new(node("h3", false)))));
     h1_fails(h, false);
 }
 
@@ -337,9 +337,9 @@ fn without_fail_fast_it_stays_admitted_listing_the_node_until_it_recovers() {
         "nothing more while it waits"
     );
     h.admission
-        .take(Input::Node(Change::Apply(Box::new(node("h1", true)))));
+        .take_change(Input::Node(Change::Apply(Box::new(node("h1", true)))));
     h.admission.node_failures(NodeFailures {
-        workload: "ns/a".into(),
+        workload: wk("a"),
         failed: Vec::new(),
     });
     h.turn();

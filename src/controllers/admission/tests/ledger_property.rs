@@ -128,7 +128,7 @@ impl Server {
             Step::Delete(i) => {
                 if let Some(w) = self.stored.remove(&wk(&format!("w{i}"))) {
                     h.admission
-                        .take(Input::Workload(Change::Delete(Box::new(Arc::new(w)))));
+                        .take_change(Input::Workload(Change::Delete(Box::new(Arc::new(w)))));
                     h.turn();
                 }
             }
@@ -148,7 +148,8 @@ impl Server {
             Step::Retry => h.retry_now(),
             Step::Relist => {
                 let list = self.stored.values().cloned().map(Arc::new).collect();
-                h.admission.take(Input::Workload(Change::Reset(list)));
+                h.admission
+                    .take_change(Input::Workload(Change::Reset(list)));
                 h.turn();
             }
             Step::LeaderChange => {
@@ -198,7 +199,7 @@ impl Server {
             }
         };
         let result: Result<Box<api::Workload>, WorkloadWriteError> = result;
-        h.admission.answered(Written::Workload {
+        h.admission.take_answer(Written::Workload {
             key,
             before: read,
             planned,

@@ -15,7 +15,7 @@ fn cluster_queue_writes(h: &mut Harness) -> Vec<api::ClusterQueue> {
                 if let QueueWrite::ClusterQueue(cq) = *write {
                     out.push(cq);
                 }
-                h.admission.answered(Written::Queue {
+                h.admission.take_answer(Written::Queue {
                     key,
                     result: Ok(()),
                 });
@@ -68,7 +68,7 @@ fn queue_writes(h: &mut Harness) -> Vec<String> {
         match request {
             WriteRequest::Queue { key, .. } => {
                 out.push(key.clone());
-                h.admission.answered(Written::Queue {
+                h.admission.take_answer(Written::Queue {
                     key,
                     result: Ok(()),
                 });
@@ -87,7 +87,7 @@ fn queues_held_back_by_the_budget_are_written_at_a_later_report() {
         let mut lq: api::LocalQueue = parse(local_queue);
         lq.metadata.name = Some(format!("lq-{i}"));
         h.admission
-            .take(Input::LocalQueue(Change::Apply(Box::new(lq))));
+            .take_change(Input::LocalQueue(Change::Apply(Box::new(lq))));
     }
     // The ClusterQueue and 15 LocalQueues, none written yet: more than one burst.
     report_next(&mut h);

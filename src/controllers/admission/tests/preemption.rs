@@ -161,18 +161,21 @@ pub(super) fn flavor_of(planned: &Planned) -> Option<&str> {
 pub(super) fn cohort() -> Harness {
     let mut h = Harness::new();
     let objects: Vec<&str> = COHORT.split("\n---\n").collect();
-    h.admission.take(Input::ResourceFlavor(Change::Reset(vec![
-        parse(objects[0]),
-        parse(objects[1]),
-    ])));
-    h.admission.take(Input::ClusterQueue(Change::Reset(vec![
-        parse(objects[2]),
-        parse(objects[3]),
-    ])));
-    h.admission.take(Input::LocalQueue(Change::Reset(vec![
-        parse(objects[4]),
-        parse(objects[5]),
-    ])));
+    h.admission
+        .take_change(Input::ResourceFlavor(Change::Reset(vec![
+            parse(objects[0]),
+            parse(objects[1]),
+        ])));
+    h.admission
+        .take_change(Input::ClusterQueue(Change::Reset(vec![
+            parse(objects[2]),
+            parse(objects[3]),
+        ])));
+    h.admission
+        .take_change(Input::LocalQueue(Change::Reset(vec![
+            parse(objects[4]),
+            parse(objects[5]),
+        ])));
     h
 }
 
@@ -225,7 +228,7 @@ fn an_admission_decided_while_its_workloads_update_is_written_is_undone_when_the
     );
     later.metadata.resource_version = Some("2".into());
     h.admission
-        .take(Input::LocalQueue(Change::Apply(Box::new(later))));
+        .take_change(Input::LocalQueue(Change::Apply(Box::new(later))));
     h.turn();
     let release = h.workload_requests().pop().expect("the victim's release");
     assert_eq!(release.0, wk("low"));
@@ -302,7 +305,8 @@ fn a_workload_preempted_while_its_admission_waits_for_a_retry_is_not_admitted_by
         Arc::new(workload("low", 2, 0, 0)),
         Arc::new(workload("high", 3, 10, 1)),
     ];
-    h.admission.take(Input::Workload(Change::Reset(listed)));
+    h.admission
+        .take_change(Input::Workload(Change::Reset(listed)));
     h.turn();
     h.retry_now();
     assert!(

@@ -269,7 +269,7 @@ fn returning_to_the_admission_read_while_a_move_may_be_stored_is_written_as_a_mo
     h.refuse(moved, WriteError::Timeout("Workload ns/w".into()));
     // `x` goes, and the engine puts `w` back on f1, where it is read: f2 may still hold it.
     h.admission
-        .take(Input::Workload(Change::Delete(Box::new(Arc::new(x)))));
+        .take_change(Input::Workload(Change::Delete(Box::new(Arc::new(x)))));
     h.admission.state.restore_workload(&read, fallback());
     h.retry_now();
     let back = h.workload_requests();

@@ -8,7 +8,7 @@ use crate::controllers::admission::waiting_reasons::{PER_PERIOD, PERIOD, only_wa
 fn burst(h: &mut Harness, workloads: Vec<api::Workload>) {
     for workload in workloads {
         h.admission
-            .take(Input::Workload(Change::Apply(Box::new(Arc::new(workload)))));
+            .take_change(Input::Workload(Change::Apply(Box::new(Arc::new(workload)))));
     }
     h.turn();
 }
@@ -129,7 +129,7 @@ fn a_deleted_workload_leaves_the_deferred_waiting_reasons() {
     let last = &front[PER_PERIOD];
     let name = last.name.as_str();
     h.admission
-        .take(Input::Workload(Change::Delete(Box::new(Arc::new(
+        .take_change(Input::Workload(Change::Delete(Box::new(Arc::new(
             workload(name, 1, 0, 0),
         )))));
     assert_eq!(h.admission.waiting_reasons.deferred(), 0);
@@ -153,7 +153,7 @@ fn an_admission_is_written_at_once_when_the_waiting_budget_is_spent() {
     let mut finished = workload("a", 4, 1000, 0);
     finished.metadata.resource_version = Some("999".into());
     h.admission
-        .take(Input::Workload(Change::Delete(Box::new(Arc::new(
+        .take_change(Input::Workload(Change::Delete(Box::new(Arc::new(
             finished,
         )))));
     h.turn();
