@@ -413,8 +413,8 @@ pub fn slim_workload(workload: api::Workload) -> api::Workload {
     workload
 }
 
-/// A Pod reduced to what topology capacity reads: identity, node, requests, phase and whether
-/// it is a TAS pod.
+/// A Pod reduced to what topology capacity reads: identity, node, requests (its containers'
+/// and its own pod-level ones), phase and whether it is a TAS pod.
 fn slim_pod(pod: Pod) -> Pod {
     let mut slim = Pod::default();
     slim.metadata.name = pod.metadata.name;
@@ -433,6 +433,7 @@ fn slim_pod(pod: Pod) -> Pod {
         init_containers: spec
             .init_containers
             .map(|list| list.into_iter().map(slim_container).collect()),
+        resources: spec.resources,
         overhead: spec.overhead,
         ..PodSpec::default()
     });
@@ -443,6 +444,7 @@ fn slim_pod(pod: Pod) -> Pod {
     slim
 }
 
+/// A container reduced to what its pod's requests are counted from.
 fn slim_container(container: Container) -> Container {
     Container {
         name: container.name,

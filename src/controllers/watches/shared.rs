@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{
-    Container, LimitRange, Namespace, Node, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus,
+    LimitRange, Namespace, Node, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus,
 };
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
@@ -22,7 +22,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::{
-    Fanout, Input, slim, slim_pod as admission_pod, slim_workload, spawn_shared, templates, texts,
+    Fanout, Input, slim, slim_container, slim_pod as admission_pod, slim_workload, spawn_shared,
+    templates, texts,
 };
 use crate::api::keys::{annotations, labels};
 use crate::api::{
@@ -222,6 +223,7 @@ pub fn slim_pod(pod: Pod) -> Pod {
         init_containers: spec
             .init_containers
             .map(|list| list.into_iter().map(slim_container).collect()),
+        resources: spec.resources,
         overhead: spec.overhead,
         ..PodSpec::default()
     });
@@ -230,13 +232,4 @@ pub fn slim_pod(pod: Pod) -> Pod {
         ..PodStatus::default()
     });
     slim
-}
-
-fn slim_container(container: Container) -> Container {
-    Container {
-        name: container.name,
-        resources: container.resources,
-        restart_policy: container.restart_policy,
-        ..Container::default()
-    }
 }

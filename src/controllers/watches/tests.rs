@@ -30,6 +30,13 @@ fn pod() -> Pod {
             }),
             ..Container::default()
         }],
+        resources: Some(ResourceRequirements {
+            requests: Some(BTreeMap::from([(
+                "memory".to_string(),
+                Quantity("1Gi".into()),
+            )])),
+            ..ResourceRequirements::default()
+        }),
         ..PodSpec::default()
     });
     pod.status = Some(PodStatus {
