@@ -26,7 +26,7 @@ use super::job_sync::{WorkloadSync, workload_sync};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
 use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
 use super::prebuilt::{OUT_OF_SYNC_MESSAGE, Prebuilt, PrebuiltUse, use_prebuilt};
-use super::priority::{MissingClass, PriorityLookup, priority_change};
+use super::priority::{MissingClass, PriorityLookup, follow_priority_label};
 use super::reclaimable::{job_reclaimable_pods, to_write};
 use super::scope::queue_name;
 use crate::api::HasConditions;
@@ -347,21 +347,9 @@ fn start(job: &Job, workload: &Workload, context: JobContext<'_>) -> JobStep {
 
 /// Kueue's priority update of a Job's Workload after its priority-class label changed.
 fn priority_step(job: &Job, workload: &Workload, priorities: &PriorityLookup) -> Option<JobStep> {
-    let class = job
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|all| all.get(labels::PRIORITY_CLASS))
-        .map(String::as_str)
-        .filter(|name| !name.is_empty());
-    match priority_change(workload, class, priorities) {
+    match follow_priority_label(&job.metadata, workload, priorities) {
         Ok(None) => None,
-        Ok(Some(resolved)) => {
-            let mut changed = workload.clone();
-            changed.spec.priority_class_ref = resolved.class.map(Box::new);
-            changed.spec.priority = Some(resolved.value);
-            Some(JobStep::ChangePriority(Box::new(changed)))
-        }
+        Ok(Some(changed)) => Some(JobStep::ChangePriority(Box::new(changed))),
         Err(missing) => {
             let job = format!(
                 "{}/{}",

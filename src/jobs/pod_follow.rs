@@ -8,9 +8,8 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::admission_gate::follow_gates;
 use super::events::JobEvent;
-use super::priority::{MissingClass, PriorityLookup, priority_change};
+use super::priority::{MissingClass, PriorityLookup, follow_priority_label};
 use crate::api::Workload;
-use crate::api::keys::labels;
 use crate::engine::features::{Feature, FeatureGates};
 
 /// A write that makes the Workload follow its pods.
@@ -42,21 +41,9 @@ pub fn follow_pod(
             event: JobEvent::updated_admission_gates(&value),
         }));
     }
-    let class = pod
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|all| all.get(labels::PRIORITY_CLASS))
-        .map(String::as_str)
-        .filter(|name| !name.is_empty());
-    match priority_change(workload, class, priorities) {
+    match follow_priority_label(&pod.metadata, workload, priorities) {
         Ok(None) => None,
-        Ok(Some(resolved)) => {
-            let mut changed = workload.clone();
-            changed.spec.priority_class_ref = resolved.class.map(Box::new);
-            changed.spec.priority = Some(resolved.value);
-            Some(Ok(FollowStep::Priority(Box::new(changed))))
-        }
+        Ok(Some(changed)) => Some(Ok(FollowStep::Priority(Box::new(changed)))),
         Err(MissingClass::WorkloadPriorityClass(name)) => {
             Some(Err(JobEvent::workload_priority_class_not_found(&name)))
         }

@@ -204,6 +204,27 @@ pub(crate) fn priority_change(
     Ok((!unchanged).then_some(resolved))
 }
 
+/// [`priority_change`] for the job whose metadata is `job`, read from its
+/// `kueue.x-k8s.io/priority-class` label: the Workload as it is to be written, if it changes.
+pub(crate) fn follow_priority_label(
+    job: &ObjectMeta,
+    workload: &Workload,
+    lookup: &PriorityLookup,
+) -> Result<Option<Workload>, MissingClass> {
+    let class = job
+        .labels
+        .as_ref()
+        .and_then(|all| all.get(labels::PRIORITY_CLASS))
+        .map(String::as_str)
+        .filter(|name| !name.is_empty());
+    Ok(priority_change(workload, class, lookup)?.map(|resolved| {
+        let mut changed = workload.clone();
+        changed.spec.priority_class_ref = resolved.class.map(Box::new);
+        changed.spec.priority = Some(resolved.value);
+        changed
+    }))
+}
+
 fn is_workload_priority_class(class: &PriorityClassRef) -> bool {
     class.group == PriorityClassGroup::Kueue
         && class.kind == PriorityClassKind::WorkloadPriorityClass

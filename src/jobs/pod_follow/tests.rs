@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::api::keys::{annotations, finalizers, job_event_reasons, scheduling_gates};
+use crate::api::keys::{annotations, finalizers, job_event_reasons, labels, scheduling_gates};
 use crate::jobs::fixtures::pod;
 use crate::jobs::{PodContext, PodStep, next_pod_step};
 
