@@ -20,6 +20,7 @@
 //!   [`pods_off_assignment`], the pods left on a host a failed-node replacement dropped.
 //! - waitForPodsReady: [`pods_ready_condition`], [`pods_ready_timeout`].
 //! - Events: [`JobEvent`].
+//! - Job kinds read through the API's JSON: [`framework`], each kind's rules a [`framework::JobKind`].
 //!
 //! The `simulate` subcommand and the job controllers share them; the controllers do the I/O
 //! (reading flavors and pods, writing patches and events) in the order each function documents.
@@ -32,6 +33,7 @@ mod distinct_env;
 mod events;
 #[cfg(test)]
 pub(crate) mod fixtures;
+pub mod framework;
 mod job_lifecycle;
 mod job_reconcile;
 mod job_sync;

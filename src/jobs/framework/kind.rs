@@ -1,0 +1,129 @@
+//! [`JobKind`]: one job kind's rules, as pure functions of its object.
+
+use kube::api::DynamicObject;
+
+use super::super::job_lifecycle::JobFinished;
+use crate::api::workload_status::ReclaimablePod;
+
+/// A kind's API identity and its name in Kueue's configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindId {
+    /// API group, for example `jobset.x-k8s.io`.
+    pub group: &'static str,
+    /// The served version kuota reads and writes, for example `v1alpha2`.
+    pub version: &'static str,
+    /// For example `JobSet`.
+    pub kind: &'static str,
+    /// The resource's plural name, for example `jobsets`.
+    pub plural: &'static str,
+    /// Kueue's framework name in `integrations.frameworks`, for example `jobset.x-k8s.io/jobset`.
+    pub framework: &'static str,
+}
+
+impl KindId {
+    /// `group/version`, as `apiVersion` and owner references spell it.
+    pub fn api_version(&self) -> String {
+        format!("{}/{}", self.group, self.version)
+    }
+}
+
+/// Sub-groups of a pod set whose pods are ranked within each group (a JobSet's replicated Jobs):
+/// the TAS ungater ranks a pod by its group index and its index within the group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubGroup {
+    /// The pod label holding the sub-group's index.
+    pub index_label: &'static str,
+    /// How many sub-groups the pod set has.
+    pub count: i32,
+}
+
+/// One pod set of a job: where its pod template is and how many pods it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KindPodSet {
+    /// The Workload's pod set name (Kueue's, so both name pod sets alike).
+    pub name: String,
+    /// JSON pointer (RFC 6901) into the object's `data` to the pod set's `PodTemplateSpec`.
+    pub template: String,
+    /// Pods the pod set runs when admitted whole.
+    pub count: i32,
+    /// Partial admission: the fewest pods the kind can run this pod set with; `None` when the
+    /// kind runs only whole.
+    pub min_count: Option<i32>,
+    /// The pod label holding each pod's rank within the pod set (or within its sub-group), for
+    /// the TAS ungater.
+    pub pod_index_label: Option<&'static str>,
+    pub sub_group: Option<SubGroup>,
+}
+
+/// Why a job's object cannot be read as its kind.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KindError {
+    /// A field the kind needs is absent.
+    #[error("{kind} {job}: {field} is missing")]
+    Missing {
+        kind: &'static str,
+        job: String,
+        field: String,
+    },
+    /// A field holds a value of another type or outside its range.
+    #[error("{kind} {job}: {field}: {reason}")]
+    Invalid {
+        kind: &'static str,
+        job: String,
+        field: String,
+        reason: String,
+    },
+}
+
+/// One job kind's rules (Kueue's `GenericJob`), read from and written into its object. Every
+/// method is pure: no client, no clock. The framework calls them in Kueue's reconciler order.
+pub trait JobKind: Send + Sync + 'static {
+    /// The kind's API identity and framework name.
+    fn id(&self) -> &'static KindId;
+
+    /// The pod sets, in Kueue's order for the kind.
+    fn pod_sets(&self, job: &DynamicObject) -> Result<Vec<KindPodSet>, KindError>;
+
+    /// Whether the job is suspended (its pods are not to run).
+    fn is_suspended(&self, job: &DynamicObject) -> bool;
+
+    /// Suspends or resumes the job in place.
+    fn set_suspended(&self, job: &mut DynamicObject, suspended: bool) -> Result<(), KindError>;
+
+    /// How the job ended, once it has.
+    fn finished(&self, job: &DynamicObject) -> Option<JobFinished>;
+
+    /// Whether every pod the job runs at once is ready (Kueue's `PodsReady`).
+    fn pods_ready(&self, job: &DynamicObject) -> bool;
+
+    /// Whether pods of the job still run (a stopped job waits for them before it is restored).
+    fn is_active(&self, job: &DynamicObject) -> bool;
+
+    /// Pods of each pod set that have finished and need no quota any more (Kueue's
+    /// `JobWithReclaimablePods`).
+    fn reclaimable_pods(&self, _job: &DynamicObject) -> Vec<ReclaimablePod> {
+        Vec::new()
+    }
+
+    /// The kind's own checks on create (`old` is `None`) and update, each an error naming the
+    /// field (Kueue's `JobWithCustomValidation`).
+    fn validate(&self, _job: &DynamicObject, _old: Option<&DynamicObject>) -> Vec<KindError> {
+        Vec::new()
+    }
+
+    /// Partial admission: sets the pod set's pod count in place. Only kinds that give a
+    /// `min_count` are asked.
+    fn set_count(
+        &self,
+        job: &mut DynamicObject,
+        pod_set: &str,
+        _count: i32,
+    ) -> Result<(), KindError> {
+        Err(KindError::Invalid {
+            kind: self.id().kind,
+            job: job.metadata.name.clone().unwrap_or_default(),
+            field: format!("pod set {pod_set:?}"),
+            reason: "the kind does not run partially".to_owned(),
+        })
+    }
+}
