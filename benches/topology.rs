@@ -8,6 +8,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use kuota::engine::WorkloadKey;
 use kuota::engine::features::{Feature, FeatureGates};
 use kuota::engine::topology::model::{
     AdmittedPodSetUsage, AdmittedTasUsage, BoundPod, DomainAssignment, DomainList, HOSTNAME_LABEL,
@@ -219,7 +220,7 @@ fn groups_replacement_encoding(c: &mut Criterion) {
         };
         let assignment = placed[0].assignment.clone();
         let usage = AdmittedTasUsage {
-            workload: "ns/w".into(),
+            workload: WorkloadKey::new("ns", "w"),
             pod_sets: vec![AdmittedPodSetUsage {
                 flavor: "tas".into(),
                 per_pod: req.per_pod.clone(),

@@ -14,7 +14,7 @@ use super::queue_gauges;
 use crate::api::HasConditions;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::WorkloadEviction;
-use crate::api::{LocalQueue, Workload, WorkloadStatus};
+use crate::api::{LocalQueue, ObjectKey, Workload, WorkloadStatus};
 use crate::engine::PreemptionDecision;
 use crate::engine::queue_report::QueueReport;
 use crate::engine::topology::PlacementQuality;
@@ -30,9 +30,9 @@ pub struct MetricsFeed {
     metrics: Arc<Metrics>,
 }
 
-/// The LocalQueues as read, by `namespace/name`: their labels decide whether their series are
-/// reported (`metrics.localQueueMetrics.localQueueSelector`).
-pub type LocalQueueObjects = BTreeMap<String, LocalQueue>;
+/// The LocalQueues as read: their labels decide whether their series are reported
+/// (`metrics.localQueueMetrics.localQueueSelector`).
+pub type LocalQueueObjects = BTreeMap<ObjectKey, LocalQueue>;
 
 fn local_queue_labels<'a>(
     local_queues: &'a LocalQueueObjects,
@@ -40,7 +40,7 @@ fn local_queue_labels<'a>(
     name: &str,
 ) -> Option<&'a BTreeMap<String, String>> {
     local_queues
-        .get(&format!("{namespace}/{name}"))
+        .get(&ObjectKey::new(namespace, name))
         .map(|queue| queue.labels())
 }
 

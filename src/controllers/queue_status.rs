@@ -3,23 +3,24 @@
 //! write.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
-use crate::api::{ClusterQueue, Cohort, LocalQueue, ResourceFlavor};
+use crate::api::{ClusterQueue, Cohort, LocalQueue, ObjectKey, ResourceFlavor};
 use crate::engine::queue_report::QueueReport;
 use crate::status::queues::{cluster_queue_status, cohort_status, local_queue_status};
 
 mod pacer;
 pub use self::pacer::Pacer;
 
-/// The queue objects as last read, by name (LocalQueues by `namespace/name`), and the
+/// The queue objects as last read, by name (LocalQueues by namespace and name), and the
 /// ResourceFlavors, whose deletion waits on the queues that name them.
 #[derive(Default)]
 pub struct QueueObjects {
     pub cluster_queues: BTreeMap<String, ClusterQueue>,
-    pub local_queues: BTreeMap<String, LocalQueue>,
+    pub local_queues: BTreeMap<ObjectKey, LocalQueue>,
     pub cohorts: BTreeMap<String, Cohort>,
     pub resource_flavors: BTreeMap<String, ResourceFlavor>,
 }
@@ -34,7 +35,7 @@ impl QueueObjects {
                 .map(QueueWrite::ClusterQueue),
             QueueWrite::LocalQueue(q) => self
                 .local_queues
-                .insert(local_queue_key(&q), q)
+                .insert(ObjectKey::of(&q), q)
                 .map(QueueWrite::LocalQueue),
             QueueWrite::Cohort(c) => self.cohorts.insert(c.name_any(), c).map(QueueWrite::Cohort),
         }
@@ -45,26 +46,36 @@ impl QueueObjects {
     /// ClusterQueue brought back would keep naming its flavors, whose deletion would wait on
     /// it forever).
     pub fn restore(&mut self, before: QueueWrite) {
-        fn back<K>(objects: &mut BTreeMap<String, K>, key: String, object: K) {
+        fn back<K: Ord, T>(objects: &mut BTreeMap<K, T>, key: K, object: T) {
             if let Some(slot) = objects.get_mut(&key) {
                 *slot = object;
             }
         }
         match before {
             QueueWrite::ClusterQueue(q) => back(&mut self.cluster_queues, q.name_any(), q),
-            QueueWrite::LocalQueue(q) => back(&mut self.local_queues, local_queue_key(&q), q),
+            QueueWrite::LocalQueue(q) => back(&mut self.local_queues, ObjectKey::of(&q), q),
             QueueWrite::Cohort(c) => back(&mut self.cohorts, c.name_any(), c),
         }
     }
 }
 
-/// A LocalQueue's key: `namespace/name`.
-pub fn local_queue_key(queue: &LocalQueue) -> String {
-    format!(
-        "{}/{}",
-        queue.namespace().unwrap_or_default(),
-        queue.name_any()
-    )
+/// A queue's identity, for pacing its status writes and keeping one in flight at a time.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum QueueKey {
+    ClusterQueue(String),
+    LocalQueue(ObjectKey),
+    Cohort(String),
+}
+
+/// `Kind/name` (`LocalQueue/namespace/name`), for logs.
+impl fmt::Display for QueueKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QueueKey::ClusterQueue(name) => write!(f, "ClusterQueue/{name}"),
+            QueueKey::LocalQueue(key) => write!(f, "LocalQueue/{key}"),
+            QueueKey::Cohort(name) => write!(f, "Cohort/{name}"),
+        }
+    }
 }
 
 /// A queue object with the status to write.
@@ -76,12 +87,12 @@ pub enum QueueWrite {
 }
 
 impl QueueWrite {
-    /// The queue's key for pacing and writes in flight: `Kind/name`.
-    pub fn key(&self) -> String {
+    /// The queue's key for pacing and writes in flight.
+    pub fn key(&self) -> QueueKey {
         match self {
-            QueueWrite::ClusterQueue(q) => format!("ClusterQueue/{}", q.name_any()),
-            QueueWrite::LocalQueue(q) => format!("LocalQueue/{}", local_queue_key(q)),
-            QueueWrite::Cohort(c) => format!("Cohort/{}", c.name_any()),
+            QueueWrite::ClusterQueue(q) => QueueKey::ClusterQueue(q.name_any()),
+            QueueWrite::LocalQueue(q) => QueueKey::LocalQueue(ObjectKey::of(q)),
+            QueueWrite::Cohort(c) => QueueKey::Cohort(c.name_any()),
         }
     }
 }
@@ -102,7 +113,7 @@ pub fn changed(objects: &QueueObjects, report: &QueueReport, now: &Time) -> Vec<
         }
     }
     for lq in &report.local_queues {
-        let key = format!("{}/{}", lq.namespace, lq.name);
+        let key = ObjectKey::new(lq.namespace.as_str(), lq.name.as_str());
         let Some(object) = objects.local_queues.get(&key) else {
             continue;
         };

@@ -7,12 +7,13 @@ use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
 use kube::ResourceExt;
 
 use super::admission_input;
-use super::cache::{Applied, Cache};
+use super::cache::{Applied, Cache, CacheKey};
 use super::limit_ranges::LimitRangeLimits;
 use super::pod_requests::Requests;
 use super::pod_templates::PodTemplates;
 use super::topology_input;
 use crate::api;
+use crate::api::ObjectKey;
 use crate::engine::model::{
     AdmissionCheckState, ClusterQueue, Cohort, EngineConfig, LocalQueue, Namespace, ResourceFlavor,
     Workload,
@@ -21,11 +22,11 @@ use crate::engine::topology::SnapshotPlacer;
 use crate::engine::topology::model::{BoundPod, Node, TasFlavor, Topology};
 use crate::engine::{Engine, ModelError};
 
-/// A refused object: its kind, key and why.
+/// A refused object: its kind, key (no namespace for a cluster-scoped kind) and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SetAside<'a> {
     pub kind: &'static str,
-    pub key: &'a str,
+    pub key: ObjectKey,
     pub error: &'a ModelError,
 }
 
@@ -97,23 +98,23 @@ pub(super) enum ClassRef {
 /// The caches and the engine they feed.
 pub struct ClusterState {
     pub(super) engine: Engine,
-    pub(super) resource_flavors: Cache<(ResourceFlavor, Option<TasFlavor>)>,
-    pub(super) cluster_queues: Cache<ClusterQueue>,
-    pub(super) admission_checks: Cache<AdmissionCheckState>,
-    pub(super) cohorts: Cache<Cohort>,
-    pub(super) local_queues: Cache<LocalQueue>,
-    pub(super) namespaces: Cache<Namespace>,
-    pub(super) workloads: Cache<CachedWorkload>,
-    pub(super) workload_priority_classes: Cache<i32>,
+    pub(super) resource_flavors: Cache<String, (ResourceFlavor, Option<TasFlavor>)>,
+    pub(super) cluster_queues: Cache<String, ClusterQueue>,
+    pub(super) admission_checks: Cache<String, AdmissionCheckState>,
+    pub(super) cohorts: Cache<String, Cohort>,
+    pub(super) local_queues: Cache<ObjectKey, LocalQueue>,
+    pub(super) namespaces: Cache<String, Namespace>,
+    pub(super) workloads: Cache<ObjectKey, CachedWorkload>,
+    pub(super) workload_priority_classes: Cache<String, i32>,
     /// Value and whether it is the global default.
-    pub(super) priority_classes: Cache<(i32, bool)>,
-    pub(super) topologies: Cache<Topology>,
-    pub(super) nodes: Cache<Node>,
-    pub(super) pods: Cache<BoundPod>,
-    /// Each LimitRange's `Container` and `Pod` items, by `namespace/name`.
-    pub(super) limit_ranges: Cache<LimitRangeLimits>,
+    pub(super) priority_classes: Cache<String, (i32, bool)>,
+    pub(super) topologies: Cache<String, Topology>,
+    pub(super) nodes: Cache<String, Node>,
+    pub(super) pods: Cache<ObjectKey, BoundPod>,
+    /// Each LimitRange's `Container` and `Pod` items.
+    pub(super) limit_ranges: Cache<ObjectKey, LimitRangeLimits>,
     /// Each RuntimeClass's `overhead.podFixed`.
-    pub(super) runtime_classes: Cache<Requests>,
+    pub(super) runtime_classes: Cache<String, Requests>,
 }
 
 impl ClusterState {
@@ -146,13 +147,15 @@ impl ClusterState {
 
     /// Every refused object, by kind then key.
     pub fn set_aside(&self) -> Vec<SetAside<'_>> {
-        fn of<'a, T: PartialEq>(
+        fn of<'a, K: CacheKey, T: PartialEq>(
             kind: &'static str,
-            cache: &'a Cache<T>,
+            cache: &'a Cache<K, T>,
         ) -> impl Iterator<Item = SetAside<'a>> {
-            cache
-                .set_aside()
-                .map(move |(key, error)| SetAside { kind, key, error })
+            cache.set_aside().map(move |(key, error)| SetAside {
+                kind,
+                key: key.object_key(),
+                error,
+            })
         }
         of("AdmissionCheck", &self.admission_checks)
             .chain(of("ClusterQueue", &self.cluster_queues))
@@ -291,17 +294,16 @@ impl ClusterState {
     /// A LocalQueue.
     pub fn apply_local_queue(&mut self, queue: &api::LocalQueue) {
         let model = admission_input::local_queue(queue);
-        let key = format!("{}/{}", model.namespace, model.name);
+        let key = ObjectKey::new(model.namespace.as_str(), model.name.as_str());
         if let Applied::Changed(model) = self.local_queues.apply(key, Ok(model)) {
             let model = model.clone();
             self.engine.upsert_local_queue(model);
         }
     }
 
-    /// Forgets the LocalQueue `namespace/name`.
-    pub fn delete_local_queue(&mut self, namespace: &str, name: &str) {
-        if self.local_queues.delete(&format!("{namespace}/{name}")) {
-            self.engine.remove_local_queue(namespace, name);
+    pub fn delete_local_queue(&mut self, key: &ObjectKey) {
+        if self.local_queues.delete(key) {
+            self.engine.remove_local_queue(&key.namespace, &key.name);
         }
     }
 

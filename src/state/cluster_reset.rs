@@ -12,23 +12,18 @@ use kube::ResourceExt;
 use super::cluster::ClusterState;
 use super::cluster_workloads::Fallback;
 use crate::api;
+use crate::api::ObjectKey;
 
-fn key_of<T: ResourceExt>(object: &T) -> String {
-    match object.namespace() {
-        Some(namespace) => format!("{namespace}/{}", object.name_any()),
-        None => object.name_any(),
-    }
-}
-
-fn split(key: &str) -> (&str, &str) {
-    key.split_once('/').unwrap_or(("", key))
+/// What a cache of a cluster-scoped kind is keyed by.
+fn name_of<T: ResourceExt>(object: &T) -> String {
+    object.name_any()
 }
 
 macro_rules! reset {
-    ($(#[$doc:meta])* $reset:ident, $ty:ty, $cache:ident, $apply:ident, |$state:ident, $key:ident| $delete:expr) => {
+    ($(#[$doc:meta])* $reset:ident, $ty:ty, $key_of:path, $cache:ident, $apply:ident, |$state:ident, $key:ident| $delete:expr) => {
         $(#[$doc])*
         pub fn $reset(&mut self, objects: &[$ty]) {
-            let listed: BTreeSet<String> = objects.iter().map(key_of).collect();
+            let listed: BTreeSet<_> = objects.iter().map($key_of).collect();
             for $key in self.$cache.missing_from(&listed) {
                 let $state = &mut *self;
                 $delete;
@@ -43,78 +38,77 @@ macro_rules! reset {
 impl ClusterState {
     reset!(
         /// Every ResourceFlavor.
-        reset_resource_flavors, api::ResourceFlavor, resource_flavors, apply_resource_flavor,
+        reset_resource_flavors, api::ResourceFlavor, name_of, resource_flavors, apply_resource_flavor,
         |s, key| s.delete_resource_flavor(&key)
     );
     reset!(
         /// Every ClusterQueue.
-        reset_cluster_queues, api::ClusterQueue, cluster_queues, apply_cluster_queue,
+        reset_cluster_queues, api::ClusterQueue, name_of, cluster_queues, apply_cluster_queue,
         |s, key| s.delete_cluster_queue(&key)
     );
     reset!(
         /// Every AdmissionCheck.
-        reset_admission_checks, api::AdmissionCheck, admission_checks, apply_admission_check,
+        reset_admission_checks, api::AdmissionCheck, name_of, admission_checks, apply_admission_check,
         |s, key| s.delete_admission_check(&key)
     );
     reset!(
         /// Every Cohort.
-        reset_cohorts, api::Cohort, cohorts, apply_cohort,
+        reset_cohorts, api::Cohort, name_of, cohorts, apply_cohort,
         |s, key| s.delete_cohort(&key)
     );
     reset!(
         /// Every LocalQueue.
-        reset_local_queues, api::LocalQueue, local_queues, apply_local_queue,
-        |s, key| { let (namespace, name) = split(&key); s.delete_local_queue(namespace, name) }
+        reset_local_queues, api::LocalQueue, ObjectKey::of, local_queues, apply_local_queue,
+        |s, key| s.delete_local_queue(&key)
     );
     reset!(
         /// Every Namespace.
-        reset_namespaces, Namespace, namespaces, apply_namespace,
+        reset_namespaces, Namespace, name_of, namespaces, apply_namespace,
         |s, key| s.delete_namespace(&key)
     );
     reset!(
         /// Every WorkloadPriorityClass.
-        reset_workload_priority_classes, api::WorkloadPriorityClass, workload_priority_classes,
+        reset_workload_priority_classes, api::WorkloadPriorityClass, name_of, workload_priority_classes,
         apply_workload_priority_class,
         |s, key| s.delete_workload_priority_class(&key)
     );
     reset!(
         /// Every PriorityClass.
-        reset_priority_classes, PriorityClass, priority_classes, apply_priority_class,
+        reset_priority_classes, PriorityClass, name_of, priority_classes, apply_priority_class,
         |s, key| s.delete_priority_class(&key)
     );
     reset!(
         /// Every Topology.
-        reset_topologies, api::Topology, topologies, apply_topology,
+        reset_topologies, api::Topology, name_of, topologies, apply_topology,
         |s, key| s.delete_topology(&key)
     );
     reset!(
         /// Every Node.
-        reset_nodes, Node, nodes, apply_node,
+        reset_nodes, Node, name_of, nodes, apply_node,
         |s, key| s.delete_node(&key)
     );
     reset!(
         /// Every LimitRange.
-        reset_limit_ranges, LimitRange, limit_ranges, apply_limit_range,
-        |s, key| { let (namespace, name) = split(&key); s.delete_limit_range(namespace, name) }
+        reset_limit_ranges, LimitRange, ObjectKey::of, limit_ranges, apply_limit_range,
+        |s, key| s.delete_limit_range(&key)
     );
     reset!(
         /// Every RuntimeClass.
-        reset_runtime_classes, RuntimeClass, runtime_classes, apply_runtime_class,
+        reset_runtime_classes, RuntimeClass, name_of, runtime_classes, apply_runtime_class,
         |s, key| s.delete_runtime_class(&key)
     );
     reset!(
         /// Every Pod.
-        reset_pods, Pod, pods, apply_pod,
+        reset_pods, Pod, ObjectKey::of, pods, apply_pod,
         |s, key| s.delete_pod(&key)
     );
 
     /// Every Workload. Objects read from a cluster carry their UID and creation time; the fallback
     /// (list position) only orders manifests without them.
     pub fn reset_workloads(&mut self, objects: &[api::Workload]) {
-        let listed: BTreeSet<String> = objects.iter().map(key_of).collect();
+        let listed: BTreeSet<ObjectKey> = objects.iter().map(ObjectKey::of).collect();
         for key in self.workloads.missing_from(&listed) {
-            let (namespace, name) = split(&key);
-            self.delete_workload(namespace, name);
+            self.delete_workload(&key);
         }
         for (index, object) in objects.iter().enumerate() {
             let fallback = Fallback {

@@ -12,22 +12,23 @@ use super::cluster::{CachedWorkload, ClusterState};
 use super::limit_ranges::{limit_range, runtime_class_overhead, summarize};
 use super::pod_templates::PodTemplates;
 use super::workload_resources::{ResourceContext, inadmissible_message, pod_set_resources};
+use crate::api::ObjectKey;
 use crate::engine::model::Workload;
 use crate::engine::{ModelError, WorkloadKey};
 
 impl ClusterState {
     /// A LimitRange: the waiting Workloads of its namespace are counted again.
     pub fn apply_limit_range(&mut self, range: &LimitRange) {
-        let namespace = range.namespace().unwrap_or_default();
-        let key = format!("{namespace}/{}", range.name_any());
+        let key = ObjectKey::of(range);
+        let namespace = key.namespace.clone();
         if changed(self.limit_ranges.apply(key, limit_range(range))) {
             self.recount_namespace(&namespace);
         }
     }
 
-    pub fn delete_limit_range(&mut self, namespace: &str, name: &str) {
-        if self.limit_ranges.delete(&format!("{namespace}/{name}")) {
-            self.recount_namespace(namespace);
+    pub fn delete_limit_range(&mut self, key: &ObjectKey) {
+        if self.limit_ranges.delete(key) {
+            self.recount_namespace(&key.namespace);
         }
     }
 
@@ -54,9 +55,8 @@ impl ClusterState {
         namespace: &str,
         templates: &PodTemplates,
     ) -> ResourceContext {
-        let prefix = format!("{namespace}/");
         ResourceContext {
-            limits: summarize(self.limit_ranges.with_prefix(&prefix).map(|(_, l)| l)),
+            limits: summarize(self.limit_ranges.in_namespace(namespace).map(|(_, l)| l)),
             runtime_class_overheads: templates
                 .runtime_class_names()
                 .filter_map(|name| Some((name.clone(), self.runtime_classes.get(name)?.clone())))
@@ -65,8 +65,10 @@ impl ClusterState {
     }
 
     fn recount_namespace(&mut self, namespace: &str) {
-        let prefix = format!("{namespace}/");
-        let keys = self.workloads.with_prefix(&prefix).map(|(k, _)| k.clone());
+        let keys = self
+            .workloads
+            .in_namespace(namespace)
+            .map(|(k, _)| k.clone());
         self.recount_waiting(keys.collect());
     }
 
@@ -82,26 +84,22 @@ impl ClusterState {
     /// Counts again the pod sets of the Workloads at `keys` that the engine holds waiting. An
     /// admitted one (also one admitted in memory, its write not landed yet) is left as it is:
     /// its quota is what its admission records.
-    fn recount_waiting(&mut self, keys: Vec<String>) {
+    fn recount_waiting(&mut self, keys: Vec<WorkloadKey>) {
         for key in keys {
             let Some(cached) = self.workloads.get(&key).cloned() else {
                 continue;
             };
-            let (namespace, name) = key.split_once('/').unwrap_or(("", &key));
-            let workload_key = WorkloadKey::new(namespace, name);
-            let Some(mut model) = self.engine.workload(&workload_key) else {
+            let Some(mut model) = self.engine.workload(&key) else {
                 continue;
             };
             if model.admission.is_some() || model.finished {
                 continue;
             }
-            let context = self.resource_context(namespace, &cached.templates);
-            let recounted =
-                recount(&key, &mut model, &cached.templates, &context).and_then(|changed| {
-                    match changed {
-                        true => self.engine.upsert_workload(model.clone()).map(|()| true),
-                        false => Ok(false),
-                    }
+            let context = self.resource_context(&key.namespace, &cached.templates);
+            let recounted = recount(&key.to_string(), &mut model, &cached.templates, &context)
+                .and_then(|changed| match changed {
+                    true => self.engine.upsert_workload(model.clone()).map(|()| true),
+                    false => Ok(false),
                 });
             match recounted {
                 Ok(false) => {}
@@ -116,8 +114,8 @@ impl ClusterState {
                     );
                 }
                 Err(error) => {
-                    self.workloads.apply(key, Err(error));
-                    self.engine.remove_workload(&workload_key);
+                    self.workloads.apply(key.clone(), Err(error));
+                    self.engine.remove_workload(&key);
                 }
             }
         }

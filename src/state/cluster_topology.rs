@@ -11,6 +11,7 @@ use super::cache::Applied;
 use super::cluster::ClusterState;
 use super::topology_input;
 use crate::api;
+use crate::api::ObjectKey;
 use crate::engine::model::ResourceFlavor;
 use crate::engine::topology::model::{HOSTNAME_LABEL, Node, TasFlavor};
 use crate::engine::topology::{SnapshotPlacer, TopologySnapshot};
@@ -167,7 +168,7 @@ impl ClusterState {
 
     /// A Pod: bound to a node it uses capacity there; not yet bound it uses none.
     pub fn apply_pod(&mut self, pod: &Pod) {
-        let key = format!("{}/{}", pod.namespace().unwrap_or_default(), pod.name_any());
+        let key = ObjectKey::of(pod);
         let converted = match topology_input::bound_pod(pod) {
             Ok(None) => return self.delete_pod(&key),
             Ok(Some(bound)) => Ok(bound),
@@ -186,17 +187,15 @@ impl ClusterState {
         }
     }
 
-    /// Forgets the Pod `namespace/name`.
-    pub fn delete_pod(&mut self, key: &str) {
+    pub fn delete_pod(&mut self, key: &ObjectKey) {
         if self.pods.delete(key) {
             self.remove_pod(key);
         }
     }
 
-    fn remove_pod(&mut self, key: &str) {
-        let (namespace, name) = key.split_once('/').unwrap_or(("", key));
+    fn remove_pod(&mut self, key: &ObjectKey) {
         if let Some(topo) = self.topology_mut() {
-            topo.remove_pod(namespace, name);
+            topo.remove_pod(key);
         }
         self.engine.requeue_inadmissible();
     }

@@ -29,11 +29,7 @@ impl ClusterState {
     /// A Workload. One the conversion refuses (or whose admission the topology cannot hold) is set
     /// aside and leaves the engine.
     pub fn apply_workload(&mut self, workload: &api::Workload, fallback: Fallback) {
-        let key = format!(
-            "{}/{}",
-            workload.namespace().unwrap_or_default(),
-            workload.name_any()
-        );
+        let key = WorkloadKey::of(workload);
         let class = match (&workload.spec.priority, &workload.spec.priority_class_ref) {
             (None, Some(r)) => Some(match (&r.group, &r.kind) {
                 (PriorityClassGroup::Kueue, PriorityClassKind::WorkloadPriorityClass) => {
@@ -48,7 +44,7 @@ impl ClusterState {
             creation: fallback.creation,
             uid: fallback.uid,
             class_priority: class.as_ref().and_then(|c| self.class_value(c)),
-            resources: self.resource_context(&workload.namespace().unwrap_or_default(), &templates),
+            resources: self.resource_context(&key.namespace, &templates),
         };
         let reclaim = self.engine.features().enabled(Feature::ReclaimablePods);
         let gated = self.engine.features().enabled(Feature::AdmissionGatedBy);
@@ -83,19 +79,15 @@ impl ClusterState {
             }),
             Err(error) => Err(error.clone()),
         };
-        let workload_key = WorkloadKey::new(
-            workload.namespace().unwrap_or_default(),
-            workload.name_any(),
-        );
         match (self.workloads.apply(key.clone(), cached), converted) {
             (Applied::Changed(_), Ok(model)) => {
                 if let Err(error) = self.engine.upsert_workload(model) {
-                    self.workloads.apply(key, Err(error));
-                    self.engine.remove_workload(&workload_key);
+                    self.workloads.apply(key.clone(), Err(error));
+                    self.engine.remove_workload(&key);
                 }
             }
             (Applied::SetAside { had_valid: true }, _) => {
-                self.engine.remove_workload(&workload_key);
+                self.engine.remove_workload(&key);
             }
             _ => {}
         }
@@ -104,20 +96,14 @@ impl ClusterState {
     /// Makes the engine hold `workload` exactly as the object says even when the cache has it
     /// unchanged: a decision the engine made that could not be written is undone this way.
     pub fn restore_workload(&mut self, workload: &api::Workload, fallback: Fallback) {
-        let key = format!(
-            "{}/{}",
-            workload.namespace().unwrap_or_default(),
-            workload.name_any()
-        );
-        self.workloads.delete(&key);
+        self.workloads.delete(&WorkloadKey::of(workload));
         self.apply_workload(workload, fallback);
     }
 
-    /// Forgets the Workload `namespace/name`; its quota is released.
-    pub fn delete_workload(&mut self, namespace: &str, name: &str) {
-        if self.workloads.delete(&format!("{namespace}/{name}")) {
-            self.engine
-                .remove_workload(&WorkloadKey::new(namespace, name));
+    /// Forgets the Workload at `key`; its quota is released.
+    pub fn delete_workload(&mut self, key: &WorkloadKey) {
+        if self.workloads.delete(key) {
+            self.engine.remove_workload(key);
         }
     }
 
@@ -164,7 +150,7 @@ impl ClusterState {
     /// Gives every workload that takes its priority from `class` the class's value now.
     fn reprioritise(&mut self, class: &ClassRef) {
         let priority = self.class_value(class).unwrap_or(0);
-        let affected: Vec<String> = self
+        let affected: Vec<WorkloadKey> = self
             .workloads
             .iter()
             .filter(|(_, w)| w.class.as_ref() == Some(class) && w.priority != priority)
@@ -174,14 +160,12 @@ impl ClusterState {
             let Some(mut cached) = self.workloads.get(&key).cloned() else {
                 continue;
             };
-            let (namespace, name) = key.split_once('/').unwrap_or(("", &key));
-            let workload_key = WorkloadKey::new(namespace, name);
-            match self.engine.set_priority(&workload_key, priority) {
+            match self.engine.set_priority(&key, priority) {
                 // A valid cached Workload is always in the engine: a refused upsert sets it aside.
                 Ok(false) => continue,
                 Ok(true) => {}
                 Err(error) => {
-                    tracing::warn!(workload = %workload_key, %error, "priority change not applied");
+                    tracing::warn!(workload = %key, %error, "priority change not applied");
                 }
             }
             cached.priority = priority;

@@ -9,15 +9,20 @@ use kube::ResourceExt;
 
 use super::documents::Origin;
 use super::objects::{Located, Objects};
-use crate::api::Workload;
+use crate::api::{ObjectKey, Workload};
 use crate::state::{ClusterState, Fallback};
 
 /// Where each object came from, by kind and key, to name it in errors.
 #[derive(Default)]
-struct Origins(BTreeMap<(&'static str, String), Origin>);
+struct Origins(BTreeMap<(&'static str, ObjectKey), Origin>);
 
 impl Origins {
-    fn record(&mut self, kind: &'static str, key: String, origin: &Origin) -> Result<(), String> {
+    fn record(
+        &mut self,
+        kind: &'static str,
+        key: ObjectKey,
+        origin: &Origin,
+    ) -> Result<(), String> {
         match self.0.get(&(kind, key.clone())) {
             Some(first) => Err(format!(
                 "{origin}: {kind} {key} appears more than once (first in {first})"
@@ -27,13 +32,6 @@ impl Origins {
                 Ok(())
             }
         }
-    }
-}
-
-fn key_of<T: ResourceExt>(object: &T) -> String {
-    match object.namespace() {
-        Some(namespace) => format!("{namespace}/{}", object.name_any()),
-        None => object.name_any(),
     }
 }
 
@@ -48,7 +46,7 @@ pub fn load(
     macro_rules! apply {
         ($kind:literal, $list:expr, $apply:ident) => {
             for located in $list {
-                origins.record($kind, key_of(&located.object), &located.origin)?;
+                origins.record($kind, ObjectKey::of(&located.object), &located.origin)?;
                 state.$apply(&located.object);
             }
         };
@@ -102,7 +100,7 @@ pub fn load(
         apply_runtime_class
     );
     for (index, located) in workloads.iter().enumerate() {
-        origins.record("Workload", key_of(&located.object), &located.origin)?;
+        origins.record("Workload", ObjectKey::of(&located.object), &located.origin)?;
         let fallback = Fallback {
             creation: index as i64,
             uid: format!("simulated-{index:06}"),
@@ -112,7 +110,7 @@ pub fn load(
     if let Some(refused) = state.set_aside().first() {
         let origin = origins
             .0
-            .get(&(refused.kind, refused.key.to_string()))
+            .get(&(refused.kind, refused.key.clone()))
             .map_or_else(|| "<input>".to_string(), ToString::to_string);
         return Err(format!("{origin}: {}", refused.error));
     }

@@ -4,8 +4,9 @@
 
 use kube::ResourceExt;
 
-use super::super::queue_status::{QueueObjects, local_queue_key};
+use super::super::queue_status::QueueObjects;
 use super::super::watches::{Change, Input};
+use crate::api::ObjectKey;
 use crate::state::ClusterState;
 
 /// Applies one change. `$apply`, `$delete` and `$reset` are the `ClusterState` methods of the
@@ -58,12 +59,9 @@ pub fn apply(state: &mut ClusterState, queues: &mut QueueObjects, input: Input) 
                 .delete_cohort(&o.name_any()))
         }
         Input::LocalQueue(c) => {
-            keep(&mut queues.local_queues, &c, local_queue_key);
+            keep(&mut queues.local_queues, &c, ObjectKey::of);
             route!(state, c, apply_local_queue, reset_local_queues, |s, o| s
-                .delete_local_queue(
-                    &o.namespace().unwrap_or_default(),
-                    &o.name_any()
-                ))
+                .delete_local_queue(&ObjectKey::of(&*o)))
         }
         Input::Namespace(c) => route!(state, c, apply_namespace, reset_namespaces, |s, o| s
             .delete_namespace(&o.name_any())),
@@ -85,11 +83,10 @@ pub fn apply(state: &mut ClusterState, queues: &mut QueueObjects, input: Input) 
             .delete_topology(&o.name_any())),
         Input::Node(c) => route!(state, c, apply_node, reset_nodes, |s, o| s
             .delete_node(&o.name_any())),
-        Input::Pod(c) => route!(state, c, apply_pod, reset_pods, |s, o| s.delete_pod(
-            &format!("{}/{}", o.namespace().unwrap_or_default(), o.name_any())
-        )),
+        Input::Pod(c) => route!(state, c, apply_pod, reset_pods, |s, o| s
+            .delete_pod(&ObjectKey::of(&*o))),
         Input::LimitRange(c) => route!(state, c, apply_limit_range, reset_limit_ranges, |s, o| s
-            .delete_limit_range(&o.namespace().unwrap_or_default(), &o.name_any())),
+            .delete_limit_range(&ObjectKey::of(&*o))),
         Input::RuntimeClass(c) => route!(
             state,
             c,
@@ -102,10 +99,10 @@ pub fn apply(state: &mut ClusterState, queues: &mut QueueObjects, input: Input) 
 }
 
 /// Keeps the queue objects as read, for merging their status.
-fn keep<K: Clone>(
-    objects: &mut std::collections::BTreeMap<String, K>,
-    change: &Change<K>,
-    key: impl Fn(&K) -> String,
+fn keep<K: Ord, T: Clone>(
+    objects: &mut std::collections::BTreeMap<K, T>,
+    change: &Change<T>,
+    key: impl Fn(&T) -> K,
 ) {
     match change {
         Change::Apply(object) => {

@@ -5,7 +5,7 @@ use super::finalizers::releasable;
 use super::requests::FinalizedObject;
 use super::{AdmissionLoop, WriteRequest};
 use crate::controllers::clock::Reading;
-use crate::controllers::queue_status::{self, QueueWrite};
+use crate::controllers::queue_status::{self, QueueKey, QueueWrite};
 use crate::controllers::writer::WriteError;
 use crate::engine::queue_report::QueueReport;
 
@@ -14,14 +14,14 @@ impl AdmissionLoop {
     /// for the finalizer removals that are due.
     pub(super) fn write_report(&mut self, report: &QueueReport, now: &Reading) {
         let time = now.time();
-        let differing: Vec<(String, QueueWrite)> =
+        let differing: Vec<(QueueKey, QueueWrite)> =
             queue_status::changed(&self.reports.objects, report, &time)
                 .into_iter()
                 .map(|write| (write.key(), write))
                 .collect();
         let count = differing.len();
         // A queue whose write is still in flight waits for its answer, and takes no budget.
-        let candidates: Vec<(String, QueueWrite)> = differing
+        let candidates: Vec<(QueueKey, QueueWrite)> = differing
             .into_iter()
             .filter(|(key, _)| !self.reports.in_flight.contains_key(key))
             .collect();
@@ -47,7 +47,7 @@ impl AdmissionLoop {
         }
     }
 
-    fn send_queue(&mut self, key: String, write: QueueWrite) {
+    fn send_queue(&mut self, key: QueueKey, write: QueueWrite) {
         // The status is taken as written until the watch says otherwise, so the next report
         // does not write it again; a failed write puts the object back as it was.
         let Some(before) = self.reports.objects.put(write.clone()) else {
@@ -67,7 +67,7 @@ impl AdmissionLoop {
     }
 
     /// The answer to a queue status write.
-    pub(super) fn queue_written(&mut self, key: String, result: Result<(), WriteError>) {
+    pub(super) fn queue_written(&mut self, key: QueueKey, result: Result<(), WriteError>) {
         let before = self.reports.in_flight.remove(&key);
         if let Err(error) = result {
             tracing::warn!(%error, "queue status not written; it is computed again");

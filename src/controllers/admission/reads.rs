@@ -18,11 +18,11 @@ use crate::status::requeue::{backoff_finished, waiting_until};
 
 impl Reads for ReadWorkloads {
     fn shared_read(&self, key: &WorkloadKey) -> Option<SharedWorkload> {
-        ReadWorkloads::shared(self, &key.to_string())
+        ReadWorkloads::shared(self, key)
     }
 
     fn read(&self, key: &WorkloadKey) -> Option<&Workload> {
-        self.get(&key.to_string())
+        self.get(key)
     }
 }
 
@@ -48,9 +48,7 @@ impl AdmissionLoop {
 
     /// The key of every Workload read, taken from the object itself.
     fn read_keys(&self) -> impl Iterator<Item = WorkloadKey> + '_ {
-        self.workloads
-            .keys()
-            .filter_map(|held| self.workloads.get(&held).map(ObjectKey::of))
+        self.workloads.keys()
     }
 
     /// A Workload read from the API (a watch event or a write's answer).
@@ -87,7 +85,7 @@ impl AdmissionLoop {
             });
         if let Some(until) = waiting_until(assumed_backoff.as_ref().unwrap_or(&*workload)).cloned()
         {
-            self.state.delete_workload(&key.namespace, &key.name);
+            self.state.delete_workload(&key);
             self.workloads.insert(workload);
             self.backoff.insert(key, until);
             return;
@@ -107,13 +105,13 @@ impl AdmissionLoop {
 
     /// A Workload deleted: its quota is free for real, whatever was decided about it.
     pub(super) fn gone(&mut self, key: &WorkloadKey) {
-        if self.workloads.remove(&key.to_string()).is_none() {
+        if self.workloads.remove(key).is_none() {
             return;
         }
         self.backoff.remove(key);
         self.watched.gone(key);
         self.waiting_reasons.forget(key);
-        self.state.delete_workload(&key.namespace, &key.name);
+        self.state.delete_workload(key);
         self.forget_decisions(key);
     }
 
@@ -133,7 +131,7 @@ impl AdmissionLoop {
     /// Keeps `key`, being evicted with a requeue backoff until `until`, out of the engine at
     /// once, as reading it back with that backoff would.
     pub(super) fn keep_out(&mut self, key: &WorkloadKey, until: Option<Time>) {
-        self.state.delete_workload(&key.namespace, &key.name);
+        self.state.delete_workload(key);
         if let Some(until) = until {
             self.backoff.insert(key.clone(), until);
         }

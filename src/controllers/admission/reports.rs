@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::requests::FinalizedObject;
-use crate::controllers::queue_status::{Pacer, QueueObjects, QueueWrite};
+use crate::controllers::queue_status::{Pacer, QueueKey, QueueObjects, QueueWrite};
 use crate::controllers::writer::FinalizerTarget;
 
 /// How often queue status and gauges are refreshed at most, and retries and deferred waiting
@@ -36,8 +36,8 @@ pub(super) struct Reports {
     /// When the last report ran.
     pub last: Option<Instant>,
     /// Queue status writes in flight, with the object as it was before.
-    pub in_flight: BTreeMap<String, QueueWrite>,
-    pub pacer: Pacer,
+    pub in_flight: BTreeMap<QueueKey, QueueWrite>,
+    pub pacer: Pacer<QueueKey>,
     /// Finalizer removals asked for, with the version they were asked at.
     pub finalizing: BTreeMap<FinalizedObject, Option<String>>,
 }

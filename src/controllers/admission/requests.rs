@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc};
 
-use super::super::queue_status::QueueWrite;
+use super::super::queue_status::{QueueKey, QueueWrite};
 use super::super::watches::SharedWorkload;
 use super::super::writer::{
     FinalizedKind, FinalizerTarget, MAX_IN_FLIGHT, WorkloadWriteError, WriteError, Writer,
@@ -53,7 +53,7 @@ pub enum WriteRequest {
         read: SharedWorkload,
     },
     Queue {
-        key: String,
+        key: QueueKey,
         write: Box<QueueWrite>,
     },
     Finalizers {
@@ -133,7 +133,7 @@ pub enum Written {
         result: Result<Box<Workload>, WriteError>,
     },
     Queue {
-        key: String,
+        key: QueueKey,
         result: Result<(), WriteError>,
     },
     Finalizers {

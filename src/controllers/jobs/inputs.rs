@@ -146,11 +146,6 @@ pub fn workload_of(pod: &Pod) -> Option<ObjectKey> {
     Some(ObjectKey::new(pod.namespace().unwrap_or_default(), name))
 }
 
-/// The key [`ReadWorkloads`] finds a Workload by.
-fn read_key(key: &ObjectKey) -> String {
-    format!("{}/{}", key.namespace, key.name)
-}
-
 /// The UID of the Job controlling `workload`.
 fn controller_uid(workload: &Workload) -> Option<String> {
     workload
@@ -357,7 +352,7 @@ impl JobCaches {
         if let Some(jobs) = self.prebuilt_for.get(&key) {
             touched.jobs.extend(jobs.iter().cloned());
         }
-        if let Some(previous) = self.workloads.remove(&read_key(&key))
+        if let Some(previous) = self.workloads.remove(&key)
             && let Some(uid) = controller_uid(&previous)
             && let Some(owned) = self.owned.get_mut(&uid)
         {
@@ -450,15 +445,12 @@ impl JobCaches {
 
     /// The Workload `key`, as last read.
     pub fn read_workload(&self, key: &ObjectKey) -> Option<&Workload> {
-        self.workloads.get(&read_key(key))
+        self.workloads.get(key)
     }
 
     /// The key of every Workload held, in order.
     pub fn workload_keys(&self) -> BTreeSet<ObjectKey> {
-        self.workloads
-            .keys()
-            .filter_map(|read| self.workloads.get(&read).map(ObjectKey::of))
-            .collect()
+        self.workloads.keys().collect()
     }
 
     /// The pods started for the Workload `key`.

@@ -141,11 +141,6 @@ fn unit_of_workload(workload: &Workload) -> Option<Unit> {
         })
 }
 
-/// The key [`ReadWorkloads`] finds a Workload by.
-fn read_key(key: &ObjectKey) -> String {
-    format!("{}/{}", key.namespace, key.name)
-}
-
 /// Units a change asks to look at again.
 #[derive(Debug, Default)]
 pub struct Touched {
@@ -239,7 +234,7 @@ impl PodCaches {
                 .map(|p| p.resource_version()),
             PodInput::Workload(Change::Apply(w) | Change::Delete(w)) => self
                 .workloads
-                .get(&read_key(&ObjectKey::of(&***w)))
+                .get(&ObjectKey::of(&***w))
                 .map(|w| w.resource_version()),
             _ => return,
         };
@@ -304,7 +299,7 @@ impl PodCaches {
 
     fn workload(&mut self, workload: SharedWorkload, present: bool, touched: &mut Touched) {
         let key = ObjectKey::of(&*workload);
-        if let Some(previous) = self.workloads.remove(&read_key(&key))
+        if let Some(previous) = self.workloads.remove(&key)
             && let Some(unit) = unit_of_workload(&previous)
         {
             if let Some(keys) = self.unit_workloads.get_mut(&unit) {
@@ -367,10 +362,7 @@ impl PodCaches {
             // Without pods, only a Workload made for the group is the group's to let go of.
             return self
                 .workloads
-                .get(&read_key(&ObjectKey::new(
-                    unit.namespace.clone(),
-                    unit.name.clone(),
-                )))
+                .get(&ObjectKey::new(unit.namespace.as_str(), unit.name.as_str()))
                 .filter(|w| !pods.is_empty() || unit_of_workload(w).as_ref() == Some(unit))
                 .into_iter()
                 .collect();
@@ -380,7 +372,7 @@ impl PodCaches {
             .get(unit)
             .into_iter()
             .flatten()
-            .filter_map(|key| self.workloads.get(&read_key(key)))
+            .filter_map(|key| self.workloads.get(key))
             .collect();
         match pods.first().and_then(|p| p.metadata.uid.as_deref()) {
             Some(uid) => run

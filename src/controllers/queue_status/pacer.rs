@@ -20,7 +20,7 @@ const FORGET_AFTER: Duration = Duration::from_secs(600);
 /// the API server. A queue held back is written at a later report with the status computed
 /// then; the queues written longest ago (or never) take the budget first, so every queue whose
 /// status differs is written in turn and ends correct.
-pub struct Pacer {
+pub struct Pacer<K> {
     period: Duration,
     /// The time one write's token takes to come back.
     interval: Duration,
@@ -29,11 +29,11 @@ pub struct Pacer {
     /// When the bucket is full again, if it has been spent from (the theoretical arrival time
     /// of the generic cell rate algorithm, which is a token bucket counted in time).
     full_at: Option<Instant>,
-    /// When each queue's status was last sent, by `Kind/name`.
-    last: BTreeMap<String, Instant>,
+    /// When each queue's status was last sent, by its key.
+    last: BTreeMap<K, Instant>,
 }
 
-impl Pacer {
+impl<K: Ord + Clone> Pacer<K> {
     /// A pacer writing each queue at most once per `period`, and at most `per_second` queues a
     /// second in all after a first `burst`.
     pub fn new(period: Duration, per_second: u32, burst: u32) -> Self {
@@ -49,10 +49,10 @@ impl Pacer {
 
     /// The candidates, by key, whose status may be sent at `now`, stalest first; each counts
     /// as sent then. The others wait for a later call.
-    pub fn pick<T>(&mut self, candidates: Vec<(String, T)>, now: Instant) -> Vec<(String, T)> {
+    pub fn pick<T>(&mut self, candidates: Vec<(K, T)>, now: Instant) -> Vec<(K, T)> {
         self.last
             .retain(|_, at| now.saturating_duration_since(*at) < FORGET_AFTER);
-        let mut candidates: Vec<(Option<Instant>, String, T)> = candidates
+        let mut candidates: Vec<(Option<Instant>, K, T)> = candidates
             .into_iter()
             .map(|(key, item)| (self.last.get(&key).copied(), key, item))
             .collect();

@@ -153,10 +153,10 @@ fn load(n: usize, admitted: usize) -> QueueReport {
 /// taken as written. Returns the keys written.
 fn round(
     objects: &mut QueueObjects,
-    pacer: &mut Pacer,
+    pacer: &mut Pacer<QueueKey>,
     report: &QueueReport,
     at: Instant,
-) -> Vec<String> {
+) -> Vec<QueueKey> {
     let candidates = changed(objects, report, &now())
         .into_iter()
         .map(|write| (write.key(), write))
@@ -171,7 +171,7 @@ fn round(
 
 const HALF_SECOND: Duration = Duration::from_millis(500);
 
-fn budget() -> Pacer {
+fn budget<K: Ord + Clone>() -> Pacer<K> {
     Pacer::new(Duration::from_secs(1), 10, 10)
 }
 
@@ -198,17 +198,17 @@ fn every_differing_queue_is_written_in_turn_stalest_first() {
     let mut objects = many(30);
     let mut pacer = budget();
     let t0 = Instant::now();
-    let mut last: BTreeMap<String, Instant> = BTreeMap::new();
-    let mut order: Vec<String> = Vec::new();
+    let mut last: BTreeMap<QueueKey, Instant> = BTreeMap::new();
+    let mut order: Vec<QueueKey> = Vec::new();
     for k in 0..24 {
         let at = t0 + HALF_SECOND * k;
         let report = load(30, k as usize + 1);
-        let differing: Vec<String> = changed(&objects, &report, &now())
+        let differing: Vec<QueueKey> = changed(&objects, &report, &now())
             .iter()
             .map(QueueWrite::key)
             .collect();
         let written = round(&mut objects, &mut pacer, &report, at);
-        let staleness = |key: &String| last.get(key).copied();
+        let staleness = |key: &QueueKey| last.get(key).copied();
         let newest_written = written.iter().map(staleness).max().flatten();
         for key in differing.iter().filter(|key| !written.contains(key)) {
             assert!(
@@ -224,13 +224,13 @@ fn every_differing_queue_is_written_in_turn_stalest_first() {
     }
     // 10 + 23 × 5 writes: every one of the 60 queues once, then again in the same order.
     assert_eq!(order.len(), 125);
-    let first: BTreeSet<&String> = order[..60].iter().collect();
+    let first: BTreeSet<&QueueKey> = order[..60].iter().collect();
     assert_eq!(
         first.len(),
         60,
         "a queue was written twice before all were once"
     );
-    assert!(first.contains(&"LocalQueue/ns/lq-29".to_string()));
+    assert!(first.contains(&QueueKey::LocalQueue(ObjectKey::new("ns", "lq-29"))));
     assert_eq!(order[60..120], order[..60]);
 }
 

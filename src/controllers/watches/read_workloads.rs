@@ -3,10 +3,10 @@
 //! and with the write requests that carry it, so holding one costs no copy.
 
 use super::SharedWorkload;
-use crate::api::Workload;
+use crate::api::{ObjectKey, Workload};
 use crate::name_table::{NameTable, Named};
 
-/// Workloads by `namespace/name`.
+/// Workloads by namespace and name.
 #[derive(Debug, Default)]
 pub struct ReadWorkloads {
     table: NameTable<SharedWorkload>,
@@ -22,16 +22,16 @@ impl Named<()> for SharedWorkload {
 }
 
 impl ReadWorkloads {
-    pub fn get(&self, key: &str) -> Option<&Workload> {
+    pub fn get(&self, key: &ObjectKey) -> Option<&Workload> {
         self.find(key).map(|w| &**w)
     }
 
     /// The object itself, to hand to a write request without copying it.
-    pub fn shared(&self, key: &str) -> Option<SharedWorkload> {
+    pub fn shared(&self, key: &ObjectKey) -> Option<SharedWorkload> {
         self.find(key).cloned()
     }
 
-    pub fn contains_key(&self, key: &str) -> bool {
+    pub fn contains_key(&self, key: &ObjectKey) -> bool {
         self.find(key).is_some()
     }
 
@@ -40,32 +40,25 @@ impl ReadWorkloads {
         self.table.insert(&(), workload);
     }
 
-    pub fn remove(&mut self, key: &str) -> Option<SharedWorkload> {
-        let (namespace, name) = split(key);
-        self.table.remove(&(), namespace, name)
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<SharedWorkload> {
+        self.table.remove(&(), &key.namespace, &key.name)
     }
 
     pub fn clear(&mut self) {
         self.table.clear();
     }
 
-    /// The `namespace/name` of every Workload held, in no particular order.
-    pub fn keys(&self) -> impl Iterator<Item = String> + '_ {
+    /// The key of every Workload held, in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = ObjectKey> + '_ {
         self.table.iter().filter_map(|held| {
             let (namespace, name) = held.names(&())?;
-            Some(format!("{namespace}/{name}"))
+            Some(ObjectKey::new(namespace, name))
         })
     }
 
-    fn find(&self, key: &str) -> Option<&SharedWorkload> {
-        let (namespace, name) = split(key);
-        self.table.get(&(), namespace, name)
+    fn find(&self, key: &ObjectKey) -> Option<&SharedWorkload> {
+        self.table.get(&(), &key.namespace, &key.name)
     }
-}
-
-/// The namespace and name of a `namespace/name` key.
-fn split(key: &str) -> (&str, &str) {
-    key.split_once('/').unwrap_or(("", key))
 }
 
 #[cfg(test)]
@@ -82,9 +75,9 @@ mod tests {
         Arc::new(workload)
     }
 
-    fn version(workloads: &ReadWorkloads, key: &str) -> Option<String> {
+    fn version(workloads: &ReadWorkloads, namespace: &str, name: &str) -> Option<String> {
         workloads
-            .get(key)
+            .get(&ObjectKey::new(namespace, name))
             .and_then(|w| w.metadata.resource_version.clone())
     }
 
@@ -96,16 +89,19 @@ mod tests {
             workloads.insert(read("b", &format!("w{i}"), "1"));
         }
         workloads.insert(read("a", "w7", "2"));
-        assert_eq!(version(&workloads, "a/w7").as_deref(), Some("2"));
-        assert_eq!(version(&workloads, "b/w7").as_deref(), Some("1"));
-        assert!(workloads.remove("b/w7").is_some());
-        assert!(workloads.remove("b/w7").is_none());
-        assert!(!workloads.contains_key("b/w7") && workloads.contains_key("a/w7"));
-        assert!(workloads.shared("a/w100").is_none());
-        let mut keys: Vec<String> = workloads.keys().collect();
+        assert_eq!(version(&workloads, "a", "w7").as_deref(), Some("2"));
+        assert_eq!(version(&workloads, "b", "w7").as_deref(), Some("1"));
+        let b_w7 = ObjectKey::new("b", "w7");
+        assert!(workloads.remove(&b_w7).is_some());
+        assert!(workloads.remove(&b_w7).is_none());
+        assert!(
+            !workloads.contains_key(&b_w7) && workloads.contains_key(&ObjectKey::new("a", "w7"))
+        );
+        assert!(workloads.shared(&ObjectKey::new("a", "w100")).is_none());
+        let mut keys: Vec<ObjectKey> = workloads.keys().collect();
         keys.sort();
         assert_eq!(keys.len(), 199);
-        assert_eq!(keys[0], "a/w0");
-        assert!(!keys.contains(&"b/w7".to_string()));
+        assert_eq!(keys[0], ObjectKey::new("a", "w0"));
+        assert!(!keys.contains(&b_w7));
     }
 }

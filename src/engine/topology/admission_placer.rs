@@ -170,7 +170,7 @@ pub struct UsageError {
 /// `topologyAssignment`, on its TAS flavor (`is_tas_flavor`), with per-pod requests from
 /// `per_pod` (by pod-set index).
 pub fn admitted_usage(
-    workload: &str,
+    workload: &WorkloadKey,
     admission: &Admission,
     per_pod: impl Fn(usize) -> Option<ResourceList>,
     is_tas_flavor: impl Fn(&str) -> bool,
@@ -204,7 +204,7 @@ pub fn admitted_usage(
         });
     }
     Ok(AdmittedTasUsage {
-        workload: workload.to_string(),
+        workload: workload.clone(),
         pod_sets,
     })
 }
@@ -219,7 +219,7 @@ pub fn admitted_tas_usage(
     let Some(admission) = &workload.admission else {
         return Ok(None);
     };
-    let label = format!("{}/{}", workload.namespace, workload.name);
+    let key = WorkloadKey::new(workload.namespace.as_str(), workload.name.as_str());
     let per_pod = |index: usize| {
         let name = &admission.pod_set_assignments.get(index)?.name;
         workload
@@ -228,7 +228,7 @@ pub fn admitted_tas_usage(
             .find(|p| &p.name == name)
             .map(|p| per_pod_list(&p.requests))
     };
-    let usage = admitted_usage(&label, admission, per_pod, is_tas_flavor)?;
+    let usage = admitted_usage(&key, admission, per_pod, is_tas_flavor)?;
     Ok((!usage.pod_sets.is_empty()).then_some(usage))
 }
 
@@ -249,9 +249,8 @@ struct State {
     answers: HashMap<WorkloadKey, Answers>,
     /// Admitted workloads whose `topologyAssignment` names a flavor with no tree yet (its
     /// ResourceFlavor or Topology is not listed yet, as when a restarted controller lists the
-    /// Workloads first), by `namespace/name`: their quota counts at once, their hosts as soon as
-    /// the tree exists.
-    deferred: BTreeMap<String, Workload>,
+    /// Workloads first): their quota counts at once, their hosts as soon as the tree exists.
+    deferred: BTreeMap<WorkloadKey, Workload>,
 }
 
 /// Whether a TAS pod set of the admitted `workload` is on flavors none of which has a tree.
@@ -291,7 +290,7 @@ impl SnapshotPlacer {
     /// called when a TAS flavor or a Topology arrives.
     pub fn adopt_deferred(&mut self) {
         let state = self.state.get_mut();
-        let ready: Vec<String> = state
+        let ready: Vec<WorkloadKey> = state
             .deferred
             .iter()
             .filter(|(_, w)| !awaits_flavor(w, &state.snapshot))
@@ -399,7 +398,7 @@ impl TopologyPlacer for SnapshotPlacer {
         let released: Vec<AdmittedTasUsage> = query
             .released
             .iter()
-            .filter_map(|victim| state.snapshot.admitted(&victim.to_string()).cloned())
+            .filter_map(|victim| state.snapshot.admitted(victim).cloned())
             .collect();
         for usage in &released {
             state.snapshot.release(&usage.workload);
@@ -448,7 +447,7 @@ impl TopologyPlacer for SnapshotPlacer {
         let answers = state.answers.remove(workload).unwrap_or_default();
         let snapshot = &mut state.snapshot;
         let usage = admitted_usage(
-            &workload.to_string(),
+            workload,
             admission,
             |index| answers.get(&index).map(|a| a.2.clone()),
             |flavor| snapshot.tree(flavor).is_some(),
@@ -464,13 +463,13 @@ impl TopologyPlacer for SnapshotPlacer {
     fn release(&mut self, workload: &WorkloadKey, _admission: &Admission) {
         let state = self.state.get_mut();
         state.answers.remove(workload);
-        state.deferred.remove(&workload.to_string());
-        state.snapshot.release(&workload.to_string());
+        state.deferred.remove(workload);
+        state.snapshot.release(workload);
     }
 
     fn adopt(&mut self, workload: &Workload) -> Result<(), String> {
         let state = self.state.get_mut();
-        let key = format!("{}/{}", workload.namespace, workload.name);
+        let key = WorkloadKey::new(workload.namespace.as_str(), workload.name.as_str());
         state.deferred.remove(&key);
         if awaits_flavor(workload, &state.snapshot) {
             state.deferred.insert(key, workload.clone());

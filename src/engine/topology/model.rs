@@ -4,6 +4,7 @@
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 
 use super::resources::ResourceList;
+use crate::engine::WorkloadKey;
 use crate::engine::node_match::Labels;
 
 /// The node label that makes every node its own leaf domain when it is the lowest level.
@@ -117,9 +118,9 @@ pub struct AdmittedPodSetUsage {
     pub assignment: DomainList,
 }
 
-/// The TAS usage of one admitted Workload, keyed by `namespace/name`.
+/// The TAS usage of one admitted Workload.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdmittedTasUsage {
-    pub workload: String,
+    pub workload: WorkloadKey,
     pub pod_sets: Vec<AdmittedPodSetUsage>,
 }

@@ -14,6 +14,8 @@ use super::model::{AdmittedTasUsage, BoundPod, HOSTNAME_LABEL, Node, TasFlavor, 
 use super::nodes::{NodeId, NodeStore};
 use super::resources::{ResVec, ResourceRegistry};
 use super::tree::{FlavorTree, Membership};
+use crate::api::ObjectKey;
+use crate::engine::WorkloadKey;
 
 /// Input the snapshot cannot use, naming the object and field.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -69,11 +71,11 @@ pub struct TopologySnapshot {
     topologies: BTreeMap<String, Topology>,
     flavors: BTreeMap<String, TasFlavor>,
     pub(crate) trees: BTreeMap<String, FlavorTree>,
-    pods: HashMap<(String, String), PodRecord>,
+    pods: HashMap<ObjectKey, PodRecord>,
     non_tas_by_node: HashMap<String, ResVec>,
     tas_by_hostname: HashMap<String, ResVec>,
     tas_by_domain: HashMap<(String, Vec<String>), ResVec>,
-    admitted: HashMap<String, AdmittedTasUsage>,
+    admitted: HashMap<WorkloadKey, AdmittedTasUsage>,
 }
 
 impl TopologySnapshot {
@@ -231,7 +233,8 @@ impl TopologySnapshot {
     /// Adds or replaces a bound pod (a pod event). Only running, non-TAS pods use capacity here;
     /// TAS pods are counted through their Workload's assignment.
     pub fn upsert_pod(&mut self, pod: BoundPod) {
-        self.remove_pod(&pod.namespace, &pod.name);
+        let key = ObjectKey::new(pod.namespace, pod.name);
+        self.remove_pod(&key);
         let usage = (!pod.tas && !pod.phase.is_terminal()).then(|| {
             let mut usage = self.registry.dense(&pod.requests);
             usage.add(0, crate::engine::quantity::Quantity::from_units(1));
@@ -242,7 +245,7 @@ impl TopologySnapshot {
             self.add_non_tas(&pod.node_name, usage, 1);
         }
         self.pods.insert(
-            (pod.namespace, pod.name),
+            key,
             PodRecord {
                 node: pod.node_name,
                 usage,
@@ -251,8 +254,8 @@ impl TopologySnapshot {
     }
 
     /// Removes a bound pod (deleted).
-    pub fn remove_pod(&mut self, namespace: &str, name: &str) {
-        let Some(old) = self.pods.remove(&(namespace.to_string(), name.to_string())) else {
+    pub fn remove_pod(&mut self, key: &ObjectKey) {
+        let Some(old) = self.pods.remove(key) else {
             return;
         };
         if let Some(usage) = &old.usage {
@@ -270,7 +273,7 @@ impl TopologySnapshot {
     }
 
     /// Drops the TAS usage of a Workload that finished or was evicted.
-    pub fn release(&mut self, workload: &str) {
+    pub fn release(&mut self, workload: &WorkloadKey) {
         if let Some(old) = self.admitted.remove(workload) {
             self.apply_usage(&old, -1);
         }
@@ -283,14 +286,14 @@ impl TopologySnapshot {
                 .get(&ps.flavor)
                 .and_then(|f| self.topologies.get(&f.topology_name))
                 .ok_or_else(|| SnapshotError::UnknownFlavor {
-                    workload: usage.workload.clone(),
+                    workload: usage.workload.to_string(),
                     index,
                     flavor: ps.flavor.clone(),
                 })?;
             let expected = topology.assignment_levels();
             if ps.assignment.levels != expected {
                 return Err(SnapshotError::AssignmentLevels {
-                    workload: usage.workload.clone(),
+                    workload: usage.workload.to_string(),
                     index,
                     expected,
                     got: ps.assignment.levels.clone(),
@@ -304,7 +307,7 @@ impl TopologySnapshot {
                 .find(|(_, d)| d.values.len() != expected.len())
             {
                 return Err(SnapshotError::DomainValues {
-                    workload: usage.workload.clone(),
+                    workload: usage.workload.to_string(),
                     index,
                     domain,
                     expected: expected.len(),
@@ -370,7 +373,7 @@ impl TopologySnapshot {
     }
 
     /// Admitted TAS usage of `workload`, as recorded.
-    pub fn admitted(&self, workload: &str) -> Option<&AdmittedTasUsage> {
+    pub fn admitted(&self, workload: &WorkloadKey) -> Option<&AdmittedTasUsage> {
         self.admitted.get(workload)
     }
 }

@@ -105,7 +105,7 @@ fn invalid_objects_are_set_aside_while_other_queues_admit() {
         state.apply_workload(&workload(name, lq), fallback);
     }
 
-    let set_aside: Vec<(&str, &str, String)> = state
+    let set_aside: Vec<(&str, ObjectKey, String)> = state
         .set_aside()
         .into_iter()
         .map(|s| (s.kind, s.key, s.error.to_string()))
@@ -169,7 +169,7 @@ fn deletes_release_quota_and_unchanged_objects_are_no_ops() {
     ));
     state.apply_cluster_queue(&queue("q", "good", "1"));
     assert!(!state.engine().cycle().changed_anything());
-    state.delete_workload("team", "first");
+    state.delete_workload(&ObjectKey::new("team", "first"));
     state.engine().run_until_stable();
     assert!(matches!(
         status_of(&mut state, "second"),

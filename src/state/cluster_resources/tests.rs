@@ -213,7 +213,7 @@ fn a_workload_outside_the_limit_range_waits_misconfigured() {
                 .into(),
         }
     );
-    state.delete_limit_range("team", "defaults");
+    state.delete_limit_range(&crate::api::ObjectKey::new("team", "defaults"));
     state.engine().run_until_stable();
     assert_eq!(admitted(&mut state, &["a1"]), ["a1"]);
 }

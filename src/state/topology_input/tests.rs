@@ -195,7 +195,7 @@ fn an_admitted_assignment_becomes_tas_usage() {
     let usage = admitted_tas_usage(&workload, |f| f == "tas")
         .unwrap()
         .unwrap();
-    assert_eq!(usage.workload, "team/wl");
+    assert_eq!(usage.workload, crate::api::ObjectKey::new("team", "wl"));
     assert_eq!(usage.pod_sets[0].flavor, "tas");
     assert_eq!(usage.pod_sets[0].per_pod["cpu"], Quantity::from_units(2));
     assert_eq!(usage.pod_sets[0].assignment, list);

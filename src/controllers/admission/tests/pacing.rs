@@ -67,7 +67,7 @@ fn queue_writes(h: &mut Harness) -> Vec<String> {
     for request in std::mem::take(&mut h.unclaimed) {
         match request {
             WriteRequest::Queue { key, .. } => {
-                out.push(key.clone());
+                out.push(key.to_string());
                 h.admission.take_answer(Written::Queue {
                     key,
                     result: Ok(()),

@@ -5,6 +5,7 @@ use k8s_openapi::api::core::v1::{
 };
 
 use super::*;
+use crate::engine::WorkloadKey;
 use crate::engine::topology::model::{
     AdmittedPodSetUsage, AdmittedTasUsage, DomainAssignment, DomainList, TasFlavor,
 };
@@ -17,7 +18,7 @@ fn hostname_usage(
     domains: &[(&str, u32)],
 ) -> AdmittedTasUsage {
     AdmittedTasUsage {
-        workload: workload.into(),
+        workload: WorkloadKey::new("ns", workload),
         pod_sets: vec![AdmittedPodSetUsage {
             flavor: flavor.into(),
             per_pod: resources(&[("cpu", cpus)]),
@@ -138,7 +139,7 @@ fn admitted_tas_usage_counts_across_flavors_sharing_nodes() {
         ..synthetic::flavor()
     };
     s.upsert_flavor(other).unwrap();
-    s.admit(hostname_usage("ns/w1", "tas-b", 2, &[("h1", 2)]))
+    s.admit(hostname_usage("w1", "tas-b", 2, &[("h1", 2)]))
         .unwrap();
     assert!(fits(&s, 4, required_rack()));
     assert!(!fits(&s, 5, required_rack()));
@@ -147,14 +148,14 @@ fn admitted_tas_usage_counts_across_flavors_sharing_nodes() {
         err.fits_empty_cluster,
         "preemption of w1 would make room: {err}"
     );
-    s.release("ns/w1");
+    s.release(&WorkloadKey::new("ns", "w1"));
     assert!(fits(&s, 8, required_rack()));
 }
 
 #[test]
 fn admitted_usage_with_wrong_levels_is_refused() {
     let mut s = cluster(&[("h1", "z1", "b1", "r1", 4)]);
-    let mut usage = hostname_usage("ns/w1", "tas", 1, &[("h1", 1)]);
+    let mut usage = hostname_usage("w1", "tas", 1, &[("h1", 1)]);
     usage.pod_sets[0].assignment.levels = vec![RACK.into()];
     let err = s.admit(usage).unwrap_err();
     assert!(
@@ -177,7 +178,7 @@ fn usage_on_lowest_domains_without_hostname_level() {
         s.upsert_node(synthetic::node(h, "z1", "b1", "r1", 4));
     }
     let usage = AdmittedTasUsage {
-        workload: "ns/w".into(),
+        workload: WorkloadKey::new("ns", "w"),
         pod_sets: vec![AdmittedPodSetUsage {
             flavor: "tas".into(),
             per_pod: resources(&[("cpu", 3)]),
@@ -194,7 +195,7 @@ fn usage_on_lowest_domains_without_hostname_level() {
     // 8 CPUs minus 6 admitted leave 2 in the rack.
     assert!(fits(&s, 2, required_rack()));
     assert!(!fits(&s, 3, required_rack()));
-    s.release("ns/w");
+    s.release(&WorkloadKey::new("ns", "w"));
     // Per-node counting: 3-CPU pods fit once per 4-CPU node, not twice in 8 pooled CPUs.
     let three = PodSetRequest::new("main", "tas", 3, resources(&[("cpu", 3)]), required_rack());
     let err = place(&s, &[three]).unwrap_err();

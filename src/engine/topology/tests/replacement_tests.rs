@@ -1,6 +1,7 @@
 //! Node replacement: one and several failed nodes, slices, and why none exists.
 
 use super::*;
+use crate::engine::WorkloadKey;
 use crate::engine::topology::model::{
     AdmittedPodSetUsage, AdmittedTasUsage, DomainAssignment, DomainList,
 };
@@ -29,7 +30,7 @@ fn admitted(
     failed: &[&str],
 ) {
     s.admit(AdmittedTasUsage {
-        workload: "ns/w".into(),
+        workload: WorkloadKey::new("ns", "w"),
         pod_sets: vec![AdmittedPodSetUsage {
             flavor: "tas".into(),
             per_pod: request.per_pod.clone(),

@@ -1,6 +1,8 @@
 //! Tree membership, exclusions and incremental updates.
 
 use super::*;
+use crate::api::ObjectKey;
+use crate::engine::WorkloadKey;
 use crate::engine::quantity::Quantity;
 use crate::engine::topology::synthetic::{ClusterShape, ZONE};
 
@@ -79,7 +81,7 @@ fn events_update_domain_aggregates_along_one_path() {
     s.upsert_pod(done);
     assert_eq!(cpu_free(&s, 0, &["z1"]), Quantity::from_units(16));
     s.upsert_pod(pod("p2", "h2", 2, false));
-    s.remove_pod("default", "p2");
+    s.remove_pod(&ObjectKey::new("default", "p2"));
     assert_eq!(cpu_free(&s, 0, &["z1"]), Quantity::from_units(16));
     s.remove_node("h2");
     assert_eq!(cpu_free(&s, 0, &["z1"]), Quantity::from_units(8));
@@ -223,7 +225,7 @@ mod incremental {
 
     fn usage(workload: usize, host: usize, count: u32) -> AdmittedTasUsage {
         AdmittedTasUsage {
-            workload: format!("ns/w{workload}"),
+            workload: WorkloadKey::new("ns", format!("w{workload}")),
             pod_sets: vec![AdmittedPodSetUsage {
                 flavor: "tas".into(),
                 per_pod: resources(&[("cpu", 1)]),
@@ -286,7 +288,7 @@ mod incremental {
                     }
                     Op::RemovePod(p) => {
                         pods.remove(&p);
-                        live.remove_pod("default", &format!("p{p}"));
+                        live.remove_pod(&ObjectKey::new("default", format!("p{p}")));
                     }
                     Op::Admit { workload, host, count } => {
                         admitted.insert(workload, usage(workload, host, count));
@@ -294,7 +296,7 @@ mod incremental {
                     }
                     Op::Release(workload) => {
                         admitted.remove(&workload);
-                        live.release(&format!("ns/w{workload}"));
+                        live.release(&WorkloadKey::new("ns", format!("w{workload}")));
                     }
                 }
             }

@@ -1,6 +1,7 @@
 //! Capacity views, flavors sharing nodes across pod sets, and topologies without a hostname level.
 
 use super::*;
+use crate::engine::WorkloadKey;
 use crate::engine::topology::capacity::CapacityView;
 use crate::engine::topology::encoding::{decode, encode};
 use crate::engine::topology::model::{AdmittedPodSetUsage, AdmittedTasUsage, TasFlavor, Topology};
@@ -13,7 +14,7 @@ fn empty_cluster_view_ignores_admitted_tas_usage_only() {
     s.upsert_pod(pod("daemon", "h1", 1, false));
     let placed = place(&s, &[cpu_request(3, required_rack())]).unwrap();
     s.admit(AdmittedTasUsage {
-        workload: "ns/w".into(),
+        workload: WorkloadKey::new("ns", "w"),
         pod_sets: vec![AdmittedPodSetUsage {
             flavor: "tas".into(),
             per_pod: resources(&[("cpu", 1)]),
