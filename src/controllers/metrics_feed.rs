@@ -74,7 +74,7 @@ fn cluster_queue_of(
     if let Some(admission) = status.and_then(|s| s.admission.as_ref()) {
         return Some(admission.cluster_queue.clone());
     }
-    let key = (
+    let key = ObjectKey::new(
         workload.namespace().unwrap_or_default(),
         workload.spec.queue_name.clone().unwrap_or_default(),
     );

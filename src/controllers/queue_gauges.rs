@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::metrics::{ClusterQueueGauge, CohortGauge, LocalQueueGauge, QueueGauges, ResourceGauge};
+use crate::api::ObjectKey;
 use crate::api::keys::admitted_reasons;
 use crate::engine::model::PodSet;
 use crate::engine::quantity::Quantity;
@@ -132,9 +133,9 @@ pub fn gauges(
             .finished += 1;
     }
     let mut by_cq: BTreeMap<String, Pending> = BTreeMap::new();
-    let mut by_lq: BTreeMap<(String, String), Pending> = BTreeMap::new();
+    let mut by_lq: BTreeMap<ObjectKey, Pending> = BTreeMap::new();
     for ((namespace, local_queue), tally) in per_queue {
-        let lq_key = (namespace.to_string(), local_queue.to_string());
+        let lq_key = ObjectKey::new(namespace, local_queue);
         let Some(cq) = structure
             .local_queues
             .get(&lq_key)
@@ -269,7 +270,7 @@ pub fn gauges(
         .iter()
         .map(|lq| {
             let counts = by_lq
-                .remove(&(lq.namespace.clone(), lq.name.clone()))
+                .remove(&ObjectKey::new(lq.namespace.as_str(), lq.name.as_str()))
                 .unwrap_or_default();
             let cq_active = active.contains(lq.cluster_queue.as_str());
             LocalQueueGauge {

@@ -12,7 +12,7 @@ use super::quota::{NodeId, NodeQuota, QuotaTree};
 use super::resources::{FlavorId, FlavorResourceAmounts, Interner, add_amount};
 use super::slot_index::SlotIndex;
 use super::state::{CqInfo, GroupInfo, Holding, InactiveCause, QueueState, WorkloadSlot};
-use crate::api::label_selector;
+use crate::api::{ObjectKey, label_selector};
 
 /// The message of every workload not evaluated yet: one copy, not one per workload.
 static NOT_EVALUATED: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("not evaluated yet"));
@@ -31,7 +31,7 @@ pub struct Compiled {
     pub cohort_weights: Vec<Option<Quantity>>,
     pub cq_index: HashMap<String, u32>,
     /// (namespace, name) → (ClusterQueue, stop policy).
-    pub local_queues: HashMap<(String, String), (String, StopPolicy)>,
+    pub local_queues: HashMap<ObjectKey, (String, StopPolicy)>,
     pub namespaces: HashMap<String, super::model::Labels>,
     /// Node names: ClusterQueues, then Cohorts.
     pub node_names: Vec<String>,
@@ -349,7 +349,7 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
             .iter()
             .map(|q| {
                 let value = (q.cluster_queue.clone(), q.stop_policy);
-                ((q.namespace.clone(), q.name.clone()), value)
+                (ObjectKey::new(q.namespace.as_str(), q.name.as_str()), value)
             })
             .collect(),
         namespaces: snapshot
@@ -410,7 +410,10 @@ impl Compiled {
         let (cq, blocked) = resolve_queue(self, &model);
         let local_queue_stop = self
             .local_queues
-            .get(&(model.namespace.clone(), model.queue_name.clone()))
+            .get(&ObjectKey::new(
+                model.namespace.as_str(),
+                model.queue_name.as_str(),
+            ))
             .map(|(_, stop)| *stop)
             .unwrap_or_default();
         let class_key = format!(
@@ -527,7 +530,7 @@ fn resolve_queue(
     let misconfigured = |msg: String| Some((PendingReason::Misconfigured, Arc::from(msg)));
     let Some((cq_name, lq_stop)) = compiled
         .local_queues
-        .get(&(w.namespace.clone(), w.queue_name.clone()))
+        .get(&ObjectKey::new(w.namespace.as_str(), w.queue_name.as_str()))
     else {
         let msg = format!("LocalQueue {} doesn't exist", w.queue_name);
         return (None, misconfigured(msg));

@@ -14,6 +14,7 @@ use super::scheduler::{Engine, warn_ignored_borrowing};
 use super::state::{Remembered, WorkloadSlot};
 use super::structure::Structure;
 use super::validate;
+use crate::api::ObjectKey;
 
 /// `model` with what the engine holds of it laid over it: its UID, whether it finished, its
 /// preemption credit, its admission and the decision state it carries.
@@ -92,14 +93,13 @@ impl Engine {
 
     /// Adds a LocalQueue or replaces the one of the same namespace and name.
     pub fn upsert_local_queue(&mut self, queue: LocalQueue) {
-        let key = (queue.namespace.clone(), queue.name.clone());
+        let key = ObjectKey::new(queue.namespace.as_str(), queue.name.as_str());
         self.restructure_if(|s| s.local_queues.insert(key, queue.clone()) != Some(queue));
     }
 
     /// Removes a LocalQueue.
-    pub fn remove_local_queue(&mut self, namespace: &str, name: &str) {
-        let key = (namespace.to_string(), name.to_string());
-        self.restructure_if(|s| s.local_queues.remove(&key).is_some());
+    pub fn remove_local_queue(&mut self, key: &ObjectKey) {
+        self.restructure_if(|s| s.local_queues.remove(key).is_some());
     }
 
     /// Adds a Namespace or replaces the one of the same name.

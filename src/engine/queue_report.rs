@@ -184,7 +184,7 @@ impl Engine {
             .compiled
             .local_queues
             .iter()
-            .map(|((namespace, name), (cq, stop))| {
+            .map(|(key, (cq, stop))| {
                 let tally = LocalTally {
                     spec_cluster_queue: cq,
                     stop: *stop,
@@ -193,7 +193,7 @@ impl Engine {
                     admitted: 0,
                     usage: FlavorResourceAmounts::new(),
                 };
-                ((namespace.as_str(), name.as_str()), tally)
+                ((key.namespace.as_str(), key.name.as_str()), tally)
             })
             .collect();
         let workloads = &self.compiled.workloads;

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::model::{ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor, Snapshot};
+use crate::api::ObjectKey;
 
 /// The quota objects an engine holds, by name. Ordered by name, as the API server lists them, so
 /// the same objects give the same engine whatever order they arrived in.
@@ -12,7 +13,7 @@ pub struct Structure {
     pub resource_flavors: BTreeMap<String, ResourceFlavor>,
     pub cluster_queues: BTreeMap<String, ClusterQueue>,
     pub cohorts: BTreeMap<String, Cohort>,
-    pub local_queues: BTreeMap<(String, String), LocalQueue>,
+    pub local_queues: BTreeMap<ObjectKey, LocalQueue>,
     pub namespaces: BTreeMap<String, Namespace>,
 }
 
@@ -23,7 +24,7 @@ impl Structure {
             cluster_queues: by_name(&snapshot.cluster_queues, |c| c.name.clone()),
             cohorts: by_name(&snapshot.cohorts, |c| c.name.clone()),
             local_queues: by_name(&snapshot.local_queues, |q| {
-                (q.namespace.clone(), q.name.clone())
+                ObjectKey::new(q.namespace.as_str(), q.name.as_str())
             }),
             namespaces: by_name(&snapshot.namespaces, |n| n.name.clone()),
         }

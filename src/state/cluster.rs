@@ -303,7 +303,7 @@ impl ClusterState {
 
     pub fn delete_local_queue(&mut self, key: &ObjectKey) {
         if self.local_queues.delete(key) {
-            self.engine.remove_local_queue(&key.namespace, &key.name);
+            self.engine.remove_local_queue(key);
         }
     }
 

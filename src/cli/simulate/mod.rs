@@ -15,18 +15,18 @@ mod output;
 mod placement_notes;
 mod workloads;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
-use crate::engine::WorkloadState;
 use crate::engine::features::FeatureGates;
 use crate::engine::model::{EngineConfig, FairSharingConfig};
 use crate::engine::queue_report::QueueReport;
 use crate::engine::topology::node_health::HotSwap;
+use crate::engine::{WorkloadKey, WorkloadState};
 use crate::state::ClusterState;
 use crate::status::annotations::set_carried;
 use crate::status::queues::{cluster_queue_status, local_queue_status};
@@ -87,29 +87,18 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
     };
     let mut state = ClusterState::new(config);
     load::load(&mut state, &objects, &workloads).map_err(bad)?;
-    let swaps: BTreeMap<String, HotSwap> = state
-        .replace_failed_nodes(&features)
-        .into_iter()
-        .map(|(key, swap)| (key.to_string(), swap))
-        .collect();
+    let swaps = state.replace_failed_nodes(&features);
     let engine = state.engine();
     // Admissions are reserved at `--now`, in whole seconds as their conditions show it.
     engine.set_now(now.0.as_second().saturating_mul(1000));
     let outcome = engine.run_until_stable();
-    let states: HashMap<String, &WorkloadState> = outcome
-        .workloads
-        .iter()
-        .map(|s| (s.workload.to_string(), s))
-        .collect();
+    let states: HashMap<&WorkloadKey, &WorkloadState> =
+        outcome.workloads.iter().map(|s| (&s.workload, s)).collect();
     let results: Vec<_> = workloads
         .into_iter()
         .map(|located| {
             let mut workload = located.object;
-            let key = format!(
-                "{}/{}",
-                workload.namespace().unwrap_or_default(),
-                workload.name_any()
-            );
+            let key = WorkloadKey::of(&workload);
             let Some(state) = states.get(&key) else {
                 return workload;
             };

@@ -7,8 +7,8 @@ use kube::ResourceExt;
 use serde_json::json;
 
 use super::placement_notes::Notes;
-use crate::api::Workload;
 use crate::api::keys::condition_types;
+use crate::api::{ObjectKey, Workload};
 use crate::engine::Event;
 use crate::engine::Structure;
 
@@ -42,10 +42,13 @@ pub fn table(structure: &Structure, workloads: &[Workload], notes: &Notes) -> St
         }
         let namespace = w.namespace().unwrap_or_default();
         let queue = w.spec.queue_name.clone().unwrap_or_default();
-        structure.local_queues.get(&(namespace, queue)).map_or_else(
-            || "(no ClusterQueue)".to_string(),
-            |q| q.cluster_queue.clone(),
-        )
+        structure
+            .local_queues
+            .get(&ObjectKey::new(namespace, queue))
+            .map_or_else(
+                || "(no ClusterQueue)".to_string(),
+                |q| q.cluster_queue.clone(),
+            )
     };
     let mut by_queue: BTreeMap<String, Vec<&Workload>> = BTreeMap::new();
     for workload in workloads {
@@ -68,10 +71,7 @@ pub fn table(structure: &Structure, workloads: &[Workload], notes: &Notes) -> St
             members.len() - admitted
         );
         let rows: Vec<[String; 4]> = members.iter().map(|w| row(w)).collect();
-        let keys: Vec<String> = members
-            .iter()
-            .map(|w| format!("{}/{}", w.namespace().unwrap_or_default(), w.name_any()))
-            .collect();
+        let keys: Vec<ObjectKey> = members.iter().map(|w| ObjectKey::of(*w)).collect();
         let widths: Vec<usize> = (0..3)
             .map(|i| {
                 rows.iter()
@@ -117,11 +117,11 @@ pub fn add_preemption_notes(notes: &mut Notes, events: &[Event]) {
             ..
         } = event
         {
-            notes.entry(victim.to_string()).or_default().push(format!(
+            notes.entry(victim.clone()).or_default().push(format!(
                 "preempted by {preemptor} ({reason}) in cycle {cycle}"
             ));
             notes
-                .entry(preemptor.to_string())
+                .entry(preemptor.clone())
                 .or_default()
                 .push(format!("preempted {victim} ({reason}) in cycle {cycle}"));
         }

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use kube::ResourceExt;
 
 use super::objects::Objects;
-use crate::api::Workload;
 use crate::api::keys::annotations::PLACEMENT_QUALITY;
+use crate::api::{ObjectKey, Workload};
 use crate::engine::topology::model::{DomainAssignment, HOSTNAME_LABEL};
 use crate::engine::topology::node_health::HotSwap;
 use crate::engine::topology::{PlacementQuality, decode};
@@ -18,8 +18,8 @@ use crate::state::topology_input;
 /// At most this many domains are listed per pod set; the rest are counted.
 const LISTED_DOMAINS: usize = 12;
 
-/// Extra table lines per Workload (`namespace/name`).
-pub type Notes = BTreeMap<String, Vec<String>>;
+/// Extra table lines per Workload.
+pub type Notes = BTreeMap<ObjectKey, Vec<String>>;
 
 struct Lookup {
     /// Flavor name → Topology levels.
@@ -159,16 +159,12 @@ pub fn annotated(objects: &Objects, workloads: &[Workload]) -> Vec<Workload> {
 pub fn notes(
     objects: &Objects,
     workloads: &[Workload],
-    swaps: &BTreeMap<String, HotSwap>,
+    swaps: &BTreeMap<ObjectKey, HotSwap>,
 ) -> Notes {
     let lookup = Lookup::new(objects);
     let mut notes = Notes::new();
     for workload in workloads {
-        let key = format!(
-            "{}/{}",
-            workload.namespace().unwrap_or_default(),
-            workload.name_any()
-        );
+        let key = ObjectKey::of(workload);
         let mut lines = Vec::new();
         for placed in placed_pod_sets(&lookup, workload) {
             lines.push(format!("{}: {}", placed.name, domains_text(&placed.paths)));

@@ -44,7 +44,7 @@ fn structure() -> Structure {
         },
     );
     s.local_queues.insert(
-        ("ns".into(), "lq".into()),
+        crate::api::ObjectKey::new("ns", "lq"),
         LocalQueue {
             namespace: "ns".into(),
             name: "lq".into(),
