@@ -19,16 +19,25 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use tokio::time::Instant;
 
+use crate::api::ObjectKey;
+
 /// How long a published event is counted as the same one when it repeats (client-go's).
 pub(super) const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
 /// How many published events are remembered for repeats.
 pub(super) const CAPACITY: usize = 4096;
 
+/// The object an event is about, as two events about the same one are told apart.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Regarding {
+    Uid(String),
+    /// An object whose reference carries no UID.
+    Object(ObjectKey),
+}
+
 /// What makes two events the same one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct EventKey {
-    /// The object's UID, else its namespace and name.
-    regarding: String,
+    regarding: Regarding,
     warning: bool,
     reason: String,
     note: String,
@@ -41,13 +50,13 @@ impl EventKey {
         reason: &str,
         note: &str,
     ) -> Self {
-        let regarding = regarding.uid.clone().unwrap_or_else(|| {
-            format!(
-                "{}/{}",
+        let regarding = match &regarding.uid {
+            Some(uid) => Regarding::Uid(uid.clone()),
+            None => Regarding::Object(ObjectKey::new(
                 regarding.namespace.as_deref().unwrap_or_default(),
-                regarding.name.as_deref().unwrap_or_default()
-            )
-        });
+                regarding.name.as_deref().unwrap_or_default(),
+            )),
+        };
         EventKey {
             regarding,
             warning,

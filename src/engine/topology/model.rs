@@ -4,7 +4,7 @@
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 
 use super::resources::ResourceList;
-use crate::engine::WorkloadKey;
+use crate::api::ObjectKey;
 use crate::engine::node_match::Labels;
 
 /// The node label that makes every node its own leaf domain when it is the lowest level.
@@ -121,6 +121,6 @@ pub struct AdmittedPodSetUsage {
 /// The TAS usage of one admitted Workload.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdmittedTasUsage {
-    pub workload: WorkloadKey,
+    pub workload: ObjectKey,
     pub pod_sets: Vec<AdmittedPodSetUsage>,
 }

@@ -15,7 +15,6 @@ use super::nodes::{NodeId, NodeStore};
 use super::resources::{ResVec, ResourceRegistry};
 use super::tree::{FlavorTree, Membership};
 use crate::api::ObjectKey;
-use crate::engine::WorkloadKey;
 
 /// Input the snapshot cannot use, naming the object and field.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -75,7 +74,7 @@ pub struct TopologySnapshot {
     non_tas_by_node: HashMap<String, ResVec>,
     tas_by_hostname: HashMap<String, ResVec>,
     tas_by_domain: HashMap<(String, Vec<String>), ResVec>,
-    admitted: HashMap<WorkloadKey, AdmittedTasUsage>,
+    admitted: HashMap<ObjectKey, AdmittedTasUsage>,
 }
 
 impl TopologySnapshot {
@@ -273,7 +272,7 @@ impl TopologySnapshot {
     }
 
     /// Drops the TAS usage of a Workload that finished or was evicted.
-    pub fn release(&mut self, workload: &WorkloadKey) {
+    pub fn release(&mut self, workload: &ObjectKey) {
         if let Some(old) = self.admitted.remove(workload) {
             self.apply_usage(&old, -1);
         }
@@ -373,7 +372,7 @@ impl TopologySnapshot {
     }
 
     /// Admitted TAS usage of `workload`, as recorded.
-    pub fn admitted(&self, workload: &WorkloadKey) -> Option<&AdmittedTasUsage> {
+    pub fn admitted(&self, workload: &ObjectKey) -> Option<&AdmittedTasUsage> {
         self.admitted.get(workload)
     }
 }
