@@ -40,7 +40,9 @@ pub(super) struct CachedWorkload {
     /// The engine form's priority, apart from the fingerprint: a class whose value changes
     /// re-prioritises without converting the Workload again.
     pub priority: i32,
-    pub class: Option<ClassRef>,
+    /// Boxed: a Workload rarely takes its priority from a class (Kueue writes `spec.priority`
+    /// from the class it names), and a cached Workload is 24 bytes smaller without it inline.
+    pub class: Option<Box<ClassRef>>,
     /// The pod templates, shared with the object read, for counting them again when a
     /// LimitRange or RuntimeClass changes while the Workload waits.
     pub templates: PodTemplates,

@@ -69,7 +69,7 @@ impl ClusterState {
             Ok(model) => Ok(CachedWorkload {
                 fingerprint: fingerprint(model),
                 priority: model.priority,
-                class,
+                class: class.map(Box::new),
                 // A finished Workload never waits again: nothing counts its templates.
                 templates: if model.finished {
                     PodTemplates::default()
@@ -153,7 +153,7 @@ impl ClusterState {
         let affected: Vec<WorkloadKey> = self
             .workloads
             .iter()
-            .filter(|(_, w)| w.class.as_ref() == Some(class) && w.priority != priority)
+            .filter(|(_, w)| w.class.as_deref() == Some(class) && w.priority != priority)
             .map(|(key, _)| key.clone())
             .collect();
         for key in affected {
