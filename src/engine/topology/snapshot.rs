@@ -15,6 +15,7 @@ use super::nodes::{NodeId, NodeStore};
 use super::resources::{ResVec, ResourceRegistry};
 use super::tree::{FlavorTree, Membership};
 use crate::api::ObjectKey;
+use crate::name_table::{NameTable, Named};
 
 /// Input the snapshot cannot use, naming the object and field.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -54,6 +55,12 @@ pub enum SnapshotError {
     },
 }
 
+impl Named<()> for AdmittedTasUsage {
+    fn names<'a>(&'a self, _: &'a ()) -> Option<(&'a str, &'a str)> {
+        Some((&self.workload.namespace, &self.workload.name))
+    }
+}
+
 #[derive(Clone, Debug)]
 struct PodRecord {
     node: String,
@@ -74,7 +81,8 @@ pub struct TopologySnapshot {
     non_tas_by_node: HashMap<String, ResVec>,
     tas_by_hostname: HashMap<String, ResVec>,
     tas_by_domain: HashMap<(String, Vec<String>), ResVec>,
-    admitted: HashMap<ObjectKey, AdmittedTasUsage>,
+    /// Found by the Workload each usage names, so its key is not kept twice.
+    admitted: NameTable<AdmittedTasUsage>,
 }
 
 impl TopologySnapshot {
@@ -267,13 +275,16 @@ impl TopologySnapshot {
         self.validate_usage(&usage)?;
         self.release(&usage.workload);
         self.apply_usage(&usage, 1);
-        self.admitted.insert(usage.workload.clone(), usage);
+        self.admitted.insert(&(), usage);
         Ok(())
     }
 
     /// Drops the TAS usage of a Workload that finished or was evicted.
     pub fn release(&mut self, workload: &ObjectKey) {
-        if let Some(old) = self.admitted.remove(workload) {
+        if let Some(old) = self
+            .admitted
+            .remove(&(), &workload.namespace, &workload.name)
+        {
             self.apply_usage(&old, -1);
         }
     }
@@ -373,6 +384,6 @@ impl TopologySnapshot {
 
     /// Admitted TAS usage of `workload`, as recorded.
     pub fn admitted(&self, workload: &ObjectKey) -> Option<&AdmittedTasUsage> {
-        self.admitted.get(workload)
+        self.admitted.get(&(), &workload.namespace, &workload.name)
     }
 }
