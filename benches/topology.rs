@@ -8,6 +8,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use kuota::api::ObjectKey;
 use kuota::engine::WorkloadKey;
 use kuota::engine::features::{Feature, FeatureGates};
 use kuota::engine::topology::model::{
@@ -86,7 +87,7 @@ fn tree_updates(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("pod_event", shape.node_count()), |b| {
             b.iter(|| {
                 s.upsert_pod(daemon("bench", &target, 2));
-                s.remove_pod("kube-system", "bench");
+                s.remove_pod(&ObjectKey::new("kube-system", "bench"));
             })
         });
         let mut node = all[all.len() / 3].clone();

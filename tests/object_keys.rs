@@ -217,7 +217,7 @@ fn bare_key_formats(text: &str) -> Vec<(usize, String)> {
 }
 
 /// The sites no entry of `allowed` covers, and the entries that cover no site.
-fn judge<'a>(sites: Vec<Site>, allowed: &'a [Allowed]) -> (Vec<Site>, Vec<&'a Allowed>) {
+fn judge(sites: Vec<Site>, allowed: &[Allowed]) -> (Vec<Site>, Vec<&Allowed>) {
     let covers =
         |entry: &Allowed, site: &Site| entry.file == site.file && site.found.contains(entry.text);
     let unused = allowed
