@@ -590,3 +590,32 @@ fn a_cached_workload_is_small() {
         std::mem::size_of::<CachedWorkload>()
     );
 }
+
+/// A re-list drops the namespaced objects it does not name by namespace and name: a LocalQueue
+/// or Workload of the same name in another namespace stays.
+#[test]
+fn a_re_list_drops_only_what_it_does_not_name_in_its_namespace() {
+    let in_namespace = |namespace: &str, mut queue: api::LocalQueue| {
+        queue.metadata.namespace = Some(namespace.into());
+        queue
+    };
+    let mut state = ClusterState::new(EngineConfig::default());
+    state.apply_local_queue(&local_queue("lq", "q"));
+    state.apply_local_queue(&in_namespace("other", local_queue("lq", "q")));
+    let mut elsewhere = workload("w", "lq");
+    elsewhere.metadata.namespace = Some("other".into());
+    state.reset_workloads(&[workload("w", "lq"), elsewhere.clone()]);
+
+    state.reset_local_queues(&[in_namespace("other", local_queue("lq", "q"))]);
+    state.reset_workloads(&[elsewhere]);
+
+    let queues: Vec<&ObjectKey> = state.engine().structure().local_queues.keys().collect();
+    assert_eq!(queues, [&ObjectKey::new("other", "lq")]);
+    let workloads: Vec<ObjectKey> = state
+        .engine()
+        .states()
+        .into_iter()
+        .map(|s| s.workload)
+        .collect();
+    assert_eq!(workloads, [ObjectKey::new("other", "w")]);
+}
