@@ -3,7 +3,6 @@
 //! write.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
@@ -65,17 +64,6 @@ pub enum QueueKey {
     ClusterQueue(String),
     LocalQueue(ObjectKey),
     Cohort(String),
-}
-
-/// `Kind/name` (`LocalQueue/namespace/name`), for logs.
-impl fmt::Display for QueueKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            QueueKey::ClusterQueue(name) => write!(f, "ClusterQueue/{name}"),
-            QueueKey::LocalQueue(key) => write!(f, "LocalQueue/{key}"),
-            QueueKey::Cohort(name) => write!(f, "Cohort/{name}"),
-        }
-    }
 }
 
 /// A queue object with the status to write.

@@ -213,7 +213,7 @@ fn every_differing_queue_is_written_in_turn_stalest_first() {
         for key in differing.iter().filter(|key| !written.contains(key)) {
             assert!(
                 staleness(key) >= newest_written,
-                "{key} (last written {:?}) was left for a queue written later",
+                "{key:?} (last written {:?}) was left for a queue written later",
                 staleness(key)
             );
         }

@@ -3,7 +3,7 @@
 
 use super::super::reports::{QUEUE_STATUS_BURST, QUEUE_STATUS_PERIOD, REPORT_PERIOD};
 use super::*;
-use crate::controllers::queue_status::QueueWrite;
+use crate::controllers::queue_status::{QueueKey, QueueWrite};
 
 /// The ClusterQueue status writes asked for since the last call, each answered as stored.
 fn cluster_queue_writes(h: &mut Harness) -> Vec<api::ClusterQueue> {
@@ -61,13 +61,13 @@ fn changes_within_the_queue_status_period_are_written_once_with_the_last_status(
 }
 
 /// The keys of the queue status writes asked for since the last call, each answered as stored.
-fn queue_writes(h: &mut Harness) -> Vec<String> {
+fn queue_writes(h: &mut Harness) -> Vec<QueueKey> {
     h.drain();
     let mut out = Vec::new();
     for request in std::mem::take(&mut h.unclaimed) {
         match request {
             WriteRequest::Queue { key, .. } => {
-                out.push(key.to_string());
+                out.push(key.clone());
                 h.admission.take_answer(Written::Queue {
                     key,
                     result: Ok(()),
