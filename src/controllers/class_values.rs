@@ -12,7 +12,6 @@ use futures::future::BoxFuture;
 use tokio::sync::{mpsc, watch};
 
 use self::stale::StaleValues;
-use super::clock::{Clock, Reading};
 use super::watches::{
     Change, SharedWorkload,
     shared::{SharedWatches, owned},
@@ -20,6 +19,7 @@ use super::watches::{
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
 use crate::api::{ObjectKey, Workload, WorkloadPriorityClass};
+use crate::clock::{Clock, Reading};
 
 /// Watch changes waiting for the task.
 const INPUT_DEPTH: usize = 1024;

@@ -20,12 +20,12 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use self::schedule::{Expired, Schedule};
-use super::clock::{Clock, Reading};
 use super::events::{EventSink, WorkloadEvent};
 use super::watches::{Change, SharedWorkload, shared::SharedWatches};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
 use crate::api::ObjectKey;
+use crate::clock::{Clock, Reading};
 use crate::config::WorkloadRetention;
 
 /// Watch changes waiting for the task.

@@ -6,7 +6,6 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Resource, ResourceExt};
 
-use super::super::clock::Reading;
 use super::super::events::{EventSink, WorkloadEvent};
 use super::super::writer::{WriteError, Writer};
 use super::inputs::JobCaches;
@@ -15,6 +14,7 @@ use super::ungater::Release;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::ReclaimablePod;
 use crate::api::{ObjectKey, Workload};
+use crate::clock::Reading;
 use crate::jobs::{JobContext, JobEvent, JobStep, WorkloadStep, next_job_step, workload_step};
 use crate::status::conditions::{Desired, set_condition};
 

@@ -23,7 +23,6 @@ use tokio::time::Instant;
 
 use self::facts::node_facts;
 use self::pods::{ProgressingPods, slim_pod};
-use super::clock::{Clock, Reading};
 use super::watches::{
     Change, SharedWorkload,
     shared::{SharedWatches, owned},
@@ -31,6 +30,7 @@ use super::watches::{
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use crate::api::keys::labels;
 use crate::api::{ObjectKey, ResourceFlavor, Workload};
+use crate::clock::{Clock, Reading};
 use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::topology::model::HOSTNAME_LABEL;
 use crate::engine::topology::node_failure::{

@@ -6,12 +6,12 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Resource, ResourceExt};
 
-use super::super::clock::Reading;
 use super::super::events::WorkloadEvent;
 use super::super::writer::{WriteError, Writer};
 use crate::api::Workload;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::ReclaimablePod;
+use crate::clock::Reading;
 use crate::jobs::{FollowStep, JobEvent, PodStep};
 use crate::status::conditions::{Desired, set_condition};
 
