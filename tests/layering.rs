@@ -1,7 +1,7 @@
 //! Layering rules, read from the source text of `src/`: the engine names only an allow-list of
 //! modules and crates (never the Kubernetes client, the async runtime or the layers built on top
-//! of it) and reads no clock, and no module depends on itself through other modules (an import
-//! cycle).
+//! of it) and reads no clock, nothing outside `src/clock.rs` and test modules reads a clock, and
+//! no module depends on itself through other modules (an import cycle).
 //!
 //! Modules are found by following `mod` declarations from `src/lib.rs` (with `#[path]` and inline
 //! `mod name { ... }` blocks); a module depends on another when it names it in a `use` declaration
@@ -33,14 +33,19 @@ const ENGINE_ALLOWED_CRATES: &[&str] = &[
     "proptest",
 ];
 
-/// Reads of a clock: the engine is handed the time it decides at, so its decisions repeat.
-const ENGINE_CLOCK_READS: &[&str] = &[
+/// Reads of a clock. The engine is handed the time it decides at, so its decisions repeat; the
+/// rest of the crate is handed a `clock::Clock`, so tests set the time instead of waiting on it.
+const CLOCK_READS: &[&str] = &[
     "Instant::now",
     "SystemTime::now",
     "Timestamp::now",
     "Utc::now",
+    "OffsetDateTime::now",
     "chrono",
 ];
+
+/// The files of `src/` that may read a clock outside tests: the one clock itself.
+const CLOCK_READERS: &[&str] = &["src/clock.rs"];
 
 /// Where a dependency was seen.
 #[derive(Clone, Debug)]
@@ -57,6 +62,24 @@ struct Graph {
     modules: BTreeMap<String, PathBuf>,
     /// Module to the modules it names, with the first place it names each.
     edges: BTreeMap<String, BTreeMap<String, Site>>,
+    /// Modules compiled only for tests (declared under `#[cfg(test)]`).
+    test_modules: BTreeSet<String>,
+}
+
+impl Graph {
+    /// Whether `module` is compiled only for tests: it or a module around it is.
+    fn is_test(&self, module: &str) -> bool {
+        let mut at = module;
+        loop {
+            if self.test_modules.contains(at) {
+                return true;
+            }
+            match at.rfind("::") {
+                Some(end) => at = &at[..end],
+                None => return false,
+            }
+        }
+    }
 }
 
 /// A source line with the module it belongs to (inline modules included).
@@ -120,6 +143,7 @@ fn load(graph: &mut Graph, lines: &mut Vec<Line>, module: &str, file: &Path, chi
     // Inline modules open: the indentation of their `mod` line and their module path.
     let mut open: Vec<(usize, String)> = Vec::new();
     let mut path_attr: Option<String> = None;
+    let mut cfg_test = false;
     for (index, raw) in text.lines().enumerate() {
         let indent = raw.len() - raw.trim_start().len();
         if let Some((at, _)) = open.last()
@@ -134,8 +158,14 @@ fn load(graph: &mut Graph, lines: &mut Vec<Line>, module: &str, file: &Path, chi
             path_attr = Some(path);
             continue;
         }
+        if raw.trim() == "#[cfg(test)]" {
+            cfg_test = true;
+        }
         if let Some((name, inline)) = module_declaration(raw) {
             let child = format!("{current}::{name}");
+            if std::mem::take(&mut cfg_test) {
+                graph.test_modules.insert(child.clone());
+            }
             if inline {
                 graph.modules.insert(child.clone(), file.to_path_buf());
                 open.push((indent, child));
@@ -162,6 +192,7 @@ fn load(graph: &mut Graph, lines: &mut Vec<Line>, module: &str, file: &Path, chi
         }
         if !raw.trim_start().starts_with("#[") {
             path_attr = None;
+            cfg_test = false;
         }
         lines.push(Line {
             module: current,
@@ -525,7 +556,7 @@ fn engine_line_offences(
             }
         }
     }
-    for clock in ENGINE_CLOCK_READS {
+    for clock in CLOCK_READS {
         if text.contains(clock) {
             offences.push(format!("reads a clock ({clock})"));
         }
@@ -644,6 +675,74 @@ fn the_engine_check_refuses_other_layers_crates_and_clocks() {
             check(refused)
         );
     }
+}
+
+/// The clock reads `text` makes, outside a line comment.
+fn clock_reads_in(text: &str) -> Vec<&'static str> {
+    let code = text.split("//").next().unwrap_or_default();
+    CLOCK_READS
+        .iter()
+        .copied()
+        .filter(|read| code.contains(read))
+        .collect()
+}
+
+/// Every clock read in `src/` outside [`CLOCK_READERS`] and test modules, as `file:line what: text`.
+fn clock_reads(graph: &Graph, lines: &[Line]) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in lines {
+        let file = relative(&graph.modules[&line.module]);
+        if graph.is_test(&line.module) || CLOCK_READERS.contains(&file.as_str()) {
+            continue;
+        }
+        for read in clock_reads_in(&line.text) {
+            found.push(format!(
+                "{file}:{} reads a clock ({read}): `{}`",
+                line.number,
+                line.text.trim()
+            ));
+        }
+    }
+    found
+}
+
+#[test]
+fn only_the_clock_reads_the_time() {
+    let (graph, lines) = build();
+    let found = clock_reads(&graph, &lines);
+    assert!(
+        found.is_empty(),
+        "the time is read outside src/clock.rs; take a `clock::Clock` instead:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_clock_check_sees_reads_and_leaves_tests_and_comments_alone() {
+    for read in [
+        "let at = tokio::time::Instant::now();",
+        "let wall = Timestamp::now();",
+        "let now = time::OffsetDateTime::now_utc();",
+        "std::time::SystemTime::now().duration_since(UNIX_EPOCH)",
+    ] {
+        assert_eq!(clock_reads_in(read).len(), 1, "{read}");
+    }
+    for not_a_read in [
+        "let at = clock.instant();",
+        "// Instant::now() would be wrong here",
+        "let later = start + Duration::from_secs(1);",
+    ] {
+        assert_eq!(
+            clock_reads_in(not_a_read),
+            Vec::<&str>::new(),
+            "{not_a_read}"
+        );
+    }
+    let (graph, _) = build();
+    assert!(graph.is_test("crate::controllers::leader::tests"));
+    assert!(graph.is_test("crate::clock::tests"));
+    assert!(!graph.is_test("crate::controllers::leader"));
+    assert!(!graph.is_test("crate::tls::manage"));
 }
 
 /// The reader finds the modules and dependencies it must, so the tests above can fail.
