@@ -1,7 +1,8 @@
 //! Layering rules, read from the source text of `src/`: the engine names only an allow-list of
 //! modules and crates (never the Kubernetes client, the async runtime or the layers built on top
-//! of it) and reads no clock, nothing outside `src/clock.rs` and test modules reads a clock, and
-//! no module depends on itself through other modules (an import cycle).
+//! of it) and reads no clock, nothing outside `src/clock.rs` and test modules reads a clock,
+//! nothing outside `src/api/` compares a condition's status with its text, and no module depends
+//! on itself through other modules (an import cycle).
 //!
 //! Modules are found by following `mod` declarations from `src/lib.rs` (with `#[path]` and inline
 //! `mod name { ... }` blocks); a module depends on another when it names it in a `use` declaration
@@ -42,6 +43,17 @@ const CLOCK_READS: &[&str] = &[
     "Utc::now",
     "OffsetDateTime::now",
     "chrono",
+];
+
+/// Comparisons of a condition's status with its text: the API types answer that
+/// (`api::condition_lookup`), so `Unknown` is told apart the same way everywhere.
+const CONDITION_STATUS_COMPARISONS: &[&str] = &[
+    "== \"True\"",
+    "== \"False\"",
+    "!= \"True\"",
+    "!= \"False\"",
+    "\"True\" ==",
+    "\"False\" ==",
 ];
 
 /// The files of `src/` that may read a clock outside tests: the one clock itself.
@@ -743,6 +755,62 @@ fn the_clock_check_sees_reads_and_leaves_tests_and_comments_alone() {
     assert!(graph.is_test("crate::clock::tests"));
     assert!(!graph.is_test("crate::controllers::leader"));
     assert!(!graph.is_test("crate::tls::manage"));
+}
+
+/// The condition status comparisons `text` makes, outside a line comment.
+fn status_comparisons_in(text: &str) -> Vec<&'static str> {
+    let code = text.split("//").next().unwrap_or_default();
+    CONDITION_STATUS_COMPARISONS
+        .iter()
+        .copied()
+        .filter(|comparison| code.contains(comparison))
+        .collect()
+}
+
+#[test]
+fn condition_statuses_are_compared_only_in_the_api_types() {
+    let (graph, lines) = build();
+    let mut found = Vec::new();
+    for line in &lines {
+        let file = relative(&graph.modules[&line.module]);
+        if graph.is_test(&line.module) || file.starts_with("src/api/") {
+            continue;
+        }
+        for comparison in status_comparisons_in(&line.text) {
+            found.push(format!(
+                "{file}:{} compares a status (`{comparison}`): `{}`",
+                line.number,
+                line.text.trim()
+            ));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "use `HasConditions`/`ConditionEntry` (is_true, is_false, has_status):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_status_check_sees_comparisons_and_not_accessors() {
+    for comparison in [
+        ".any(|c| c.type_ == FINISHED && c.status == \"True\")",
+        "Some(current) if current.status == \"False\" => return None,",
+        "if \"True\" == c.status {",
+    ] {
+        assert_eq!(status_comparisons_in(comparison).len(), 1, "{comparison}");
+    }
+    for accessor in [
+        "workload.condition_is_true(FINISHED)",
+        "let text = if status { \"True\" } else { \"False\" };",
+        "// c.status == \"True\" would miss Unknown",
+    ] {
+        assert_eq!(
+            status_comparisons_in(accessor),
+            Vec::<&str>::new(),
+            "{accessor}"
+        );
+    }
 }
 
 /// The reader finds the modules and dependencies it must, so the tests above can fail.

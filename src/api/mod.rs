@@ -29,7 +29,7 @@ pub use admission_check::{AdmissionCheck, AdmissionCheckSpec, AdmissionCheckStat
 pub use cluster_queue::{ClusterQueue, ClusterQueueSpec, ClusterQueueStatus};
 pub use cohort::{Cohort, CohortSpec, CohortStatus};
 pub use condition::Condition;
-pub use condition_lookup::{CONDITION_TRUE, ConditionEntry, HasConditions};
+pub use condition_lookup::{CONDITION_FALSE, CONDITION_TRUE, ConditionEntry, HasConditions};
 pub use local_queue::{LocalQueue, LocalQueueSpec, LocalQueueStatus};
 pub use object_key::ObjectKey;
 pub use resource_flavor::{ResourceFlavor, ResourceFlavorSpec};

@@ -2,7 +2,7 @@
 //! controller `kueue-admission`): derived from what a written status changed, so an event is
 //! recorded only for a change that landed.
 
-use crate::api::HasConditions;
+use crate::api::{ConditionEntry, HasConditions};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Client, Resource};
@@ -129,7 +129,7 @@ pub fn for_change(
         });
     }
     if let Some(c) = new.condition(condition_types::QUOTA_RESERVED)
-        && c.status == "False"
+        && c.is_false()
         && old
             .condition(condition_types::QUOTA_RESERVED)
             .is_none_or(|o| o.reason != c.reason || o.message != c.message || o.status != c.status)

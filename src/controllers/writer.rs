@@ -16,7 +16,9 @@ use tokio::time::Instant;
 
 use super::leader::Tenure;
 use crate::api::keys::{API_VERSION, condition_types, field_managers};
-use crate::api::{ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Workload, WorkloadStatus};
+use crate::api::{
+    ClusterQueue, Cohort, HasConditions, LocalQueue, ResourceFlavor, Workload, WorkloadStatus,
+};
 use crate::clock::Clock;
 
 /// How long one request may take before it counts as failed.
@@ -311,11 +313,8 @@ impl Writer {
                 .await
                 .map_err(|e| failed_after(e, Some(&written)))?;
         }
-        let has_target = |s: &WorkloadStatus| {
-            s.conditions
-                .iter()
-                .any(|c| c.type_ == condition_types::DEACTIVATION_TARGET)
-        };
+        let has_target =
+            |s: &WorkloadStatus| s.condition(condition_types::DEACTIVATION_TARGET).is_some();
         if !has_target(status) && written.status.as_ref().is_some_and(has_target) {
             // A DeactivationTarget another manager set (Kueue, before a switch) stays when an
             // apply leaves it out: replace the list without it, still fenced.
