@@ -1,8 +1,9 @@
 //! Layering rules, read from the source text of `src/`: the engine names only an allow-list of
 //! modules and crates (never the Kubernetes client, the async runtime or the layers built on top
 //! of it) and reads no clock, nothing outside `src/clock.rs` and test modules reads a clock,
-//! nothing outside `src/api/` compares a condition's status with its text, and no module depends
-//! on itself through other modules (an import cycle).
+//! nothing outside `src/api/` compares a condition's status with its text, Kubernetes' name
+//! syntax is checked only in `src/api/name_syntax.rs`, and no module depends on itself through
+//! other modules (an import cycle).
 //!
 //! Modules are found by following `mod` declarations from `src/lib.rs` (with `#[path]` and inline
 //! `mod name { ... }` blocks); a module depends on another when it names it in a `use` declaration
@@ -55,6 +56,21 @@ const CONDITION_STATUS_COMPARISONS: &[&str] = &[
     "\"True\" ==",
     "\"False\" ==",
 ];
+
+/// What a function checking Kubernetes' name syntax is called: such checks live in one module.
+const NAME_SYNTAX_WORDS: &[&str] = &[
+    "dns1123",
+    "dns1035",
+    "dns_label",
+    "dns_subdomain",
+    "subdomain",
+    "qualified_name",
+    "name_part",
+    "domain_prefixed",
+];
+
+/// The one module of name syntax checks.
+const NAME_SYNTAX_HOME: &str = "src/api/name_syntax.rs";
 
 /// The files of `src/` that may read a clock outside tests: the one clock itself.
 const CLOCK_READERS: &[&str] = &["src/clock.rs"];
@@ -811,6 +827,46 @@ fn the_status_check_sees_comparisons_and_not_accessors() {
             "{accessor}"
         );
     }
+}
+
+/// The name of the function `text` defines, if it defines one.
+fn defined_function(text: &str) -> Option<&str> {
+    let (at, _) = text
+        .match_indices("fn ")
+        .find(|(at, _)| text[..*at].chars().next_back().is_none_or(char::is_whitespace))?;
+    let rest = &text[at + 3..];
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+#[test]
+fn name_syntax_is_checked_in_one_module() {
+    let (graph, lines) = build();
+    let mut found = Vec::new();
+    for line in &lines {
+        let file = relative(&graph.modules[&line.module]);
+        if graph.is_test(&line.module) || file == NAME_SYNTAX_HOME || is_comment(&line.text) {
+            continue;
+        }
+        let Some(name) = defined_function(&line.text) else {
+            continue;
+        };
+        if NAME_SYNTAX_WORDS.iter().any(|word| name.contains(word)) {
+            found.push(format!("{file}:{} defines {name}", line.number));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "Kubernetes' name syntax is checked outside {NAME_SYNTAX_HOME}; call it instead:\n{}",
+        found.join("\n")
+    );
+    assert_eq!(
+        defined_function("pub(super) fn is_dns_subdomain(name: &str) -> bool {"),
+        Some("is_dns_subdomain")
+    );
+    assert_eq!(defined_function("let often = |x| x;"), None);
 }
 
 /// The reader finds the modules and dependencies it must, so the tests above can fail.

@@ -11,6 +11,7 @@ mod crd_schema;
 pub mod keys;
 pub mod label_selector;
 pub mod local_queue;
+pub mod name_syntax;
 pub mod object_key;
 pub mod quota;
 pub mod rare_list;
