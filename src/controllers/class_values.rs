@@ -36,6 +36,7 @@ pub fn start(
     writer: Writer,
     leading: watch::Receiver<bool>,
     watches: &mut SharedWatches,
+    clock: Clock,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     watches.workloads.subscribe(&inputs, ClassInput::Workload);
@@ -46,7 +47,7 @@ pub fn start(
         stale: StaleValues::default(),
         writer,
     };
-    WorkQueue::new(task, leading, Clock::system()).run(received)
+    WorkQueue::new(task, leading, clock).run(received)
 }
 
 /// The rules: a Workload whose copy of its class's value is stale gets the value.

@@ -88,8 +88,8 @@ pub struct Settings {
 
 /// Runs the controller until SIGTERM or Ctrl-C (then `Ok`), or until a part of it fails.
 pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerError> {
-    // The one clock of the process: every loop, the election, the writer, the recorder and the
-    // servers read the time from it.
+    // The clock of the process, handed to the loops, the election, the writer, the event
+    // recorders and the servers.
     let clock = Clock::system();
     let ready = Ready::default();
     let ready_within = ready.clone();
@@ -194,6 +194,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             ),
             leading.clone(),
             &mut shared,
+            clock.clone(),
         )
     });
     let pod_integration = async move {
@@ -216,6 +217,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             ),
             leading.clone(),
             &mut shared,
+            clock.clone(),
         )
     });
     let retention = async move {
@@ -224,10 +226,16 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             None => std::future::pending().await,
         }
     };
-    let class_values = class_values::start(writer.clone(), leading.clone(), &mut shared);
+    let class_values =
+        class_values::start(writer.clone(), leading.clone(), &mut shared, clock.clone());
     tokio::spawn(admission::write_all(writer, to_write, results));
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
-    let node_health = node_health::start(settings.engine.features.clone(), failures, &mut shared);
+    let node_health = node_health::start(
+        settings.engine.features.clone(),
+        failures,
+        &mut shared,
+        clock.clone(),
+    );
     shared.spawn(&client, &mut watches);
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),

@@ -64,6 +64,7 @@ pub fn start(
     gates: FeatureGates,
     reports: mpsc::Sender<NodeFailures>,
     watches: &mut SharedWatches,
+    clock: Clock,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     watches.workloads.subscribe(&inputs, HealthInput::Workload);
@@ -81,7 +82,7 @@ pub fn start(
             |pod| pod.labels().contains_key(labels::POD_SET),
         );
     }
-    WorkQueue::ungated(NodeHealthTask::new(gates, reports), Clock::system()).run(received)
+    WorkQueue::ungated(NodeHealthTask::new(gates, reports), clock).run(received)
 }
 
 /// Whether failure detection asks where a Workload's pods stand: a node that is not Ready waits for

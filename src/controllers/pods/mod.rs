@@ -49,6 +49,7 @@ pub fn start(
     events: EventSink,
     leading: watch::Receiver<bool>,
     watches: &mut SharedWatches,
+    clock: Clock,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     inputs::subscribe_all(&inputs, watches);
@@ -60,7 +61,7 @@ pub fn start(
         listed: [false; WATCHED_KINDS],
         reported: BTreeMap::new(),
     };
-    WorkQueue::new(task, leading, Clock::system()).run(received)
+    WorkQueue::new(task, leading, clock).run(received)
 }
 
 /// The pod integration's rules.
