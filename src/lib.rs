@@ -11,11 +11,13 @@
 //! - [`webhooks`]: the admission webhook server: Kueue's defaulting and validating webhooks.
 //! - [`tls`]: the webhook server's certificate: issued, stored, trusted and rotated in process.
 //! - [`cli`]: the `kuota` subcommands.
+//! - [`clock`]: the one place the time is read; everything else is handed a [`clock::Clock`].
 //! - [`name_table`]: the hash table of entries found by the namespace and name they lead to.
 //! - [`small_map`]: the compact sorted map of a pod set's requests, flavors and usage.
 
 pub mod api;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod controllers;
 pub mod engine;

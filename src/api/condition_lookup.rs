@@ -13,6 +13,8 @@ use super::workload_status::WorkloadStatus;
 
 /// The status of a condition that holds.
 pub const CONDITION_TRUE: &str = "True";
+/// The status of a condition known not to hold (neither is `Unknown`).
+pub const CONDITION_FALSE: &str = "False";
 
 /// A condition of any kind of object: its type and its status.
 pub trait ConditionEntry {
@@ -22,6 +24,25 @@ pub trait ConditionEntry {
     /// The condition holds: its status is `True`.
     fn is_true(&self) -> bool {
         self.condition_status() == CONDITION_TRUE
+    }
+
+    /// The condition is known not to hold: its status is `False` (not `Unknown`).
+    fn is_false(&self) -> bool {
+        self.condition_status() == CONDITION_FALSE
+    }
+
+    /// Its status is `True` when `status`, `False` when not; `Unknown` is neither.
+    fn has_status(&self, status: bool) -> bool {
+        if status {
+            self.is_true()
+        } else {
+            self.is_false()
+        }
+    }
+
+    /// Its type is `type_`.
+    fn is_type(&self, type_: &str) -> bool {
+        self.condition_type() == type_
     }
 }
 
@@ -34,9 +55,7 @@ pub trait HasConditions {
 
     /// Its condition of type `type_`, if it has one.
     fn condition(&self, type_: &str) -> Option<&Self::Entry> {
-        self.conditions()
-            .iter()
-            .find(|c| c.condition_type() == type_)
+        self.conditions().iter().find(|c| c.is_type(type_))
     }
 
     /// Its condition of type `type_` if that holds.
@@ -47,6 +66,20 @@ pub trait HasConditions {
     /// It has a condition of type `type_` that holds.
     fn condition_is_true(&self, type_: &str) -> bool {
         self.true_condition(type_).is_some()
+    }
+
+    /// It has a condition of type `type_` known not to hold.
+    fn condition_is_false(&self, type_: &str) -> bool {
+        self.condition(type_).is_some_and(|c| c.is_false())
+    }
+}
+
+/// A list of conditions, as a status holds it.
+impl<E: ConditionEntry> HasConditions for [E] {
+    type Entry = E;
+
+    fn conditions(&self) -> &[E] {
+        self
     }
 }
 
@@ -208,5 +241,29 @@ mod tests {
         assert!(!job.condition_is_true("Failed"));
         assert!(Job::default().conditions().is_empty());
         assert!(Pod::default().condition("Ready").is_none());
+    }
+
+    #[test]
+    fn false_and_unknown_are_told_apart_and_a_list_is_asked_like_an_object() {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p"},
+            "status": {"conditions": [
+                {"type": "Ready", "status": "False"},
+                {"type": "PodScheduled", "status": "Unknown"},
+                {"type": "Initialized", "status": "True"},
+            ]},
+        }))
+        .expect("a pod");
+        assert!(pod.condition_is_false("Ready"));
+        assert!(!pod.condition_is_false("PodScheduled"));
+        assert!(!pod.condition_is_false("Initialized"));
+        assert!(!pod.condition_is_false("ContainersReady"));
+        let conditions = pod.conditions();
+        let ready = conditions.condition("Ready").expect("Ready");
+        assert!(ready.has_status(false) && !ready.has_status(true));
+        let scheduled = conditions.condition("PodScheduled").expect("PodScheduled");
+        assert!(!scheduled.has_status(false) && !scheduled.has_status(true));
+        assert!(conditions.condition_is_true("Initialized"));
+        assert!(ready.is_type("Ready") && !ready.is_type("ready"));
     }
 }

@@ -337,3 +337,9 @@ pub mod field_managers {
     /// ended).
     pub const WORKLOAD_CONTROLLER: &str = "kueue-workload-controller";
 }
+
+/// Condition types of Kubernetes' own objects that kuota reads.
+pub mod core_condition_types {
+    /// A Pod is ready to serve; a Node is healthy and accepts pods.
+    pub const READY: &str = "Ready";
+}

@@ -11,6 +11,7 @@ mod crd_schema;
 pub mod keys;
 pub mod label_selector;
 pub mod local_queue;
+pub mod name_syntax;
 pub mod object_key;
 pub mod quota;
 pub mod rare_list;
@@ -29,7 +30,7 @@ pub use admission_check::{AdmissionCheck, AdmissionCheckSpec, AdmissionCheckStat
 pub use cluster_queue::{ClusterQueue, ClusterQueueSpec, ClusterQueueStatus};
 pub use cohort::{Cohort, CohortSpec, CohortStatus};
 pub use condition::Condition;
-pub use condition_lookup::{CONDITION_TRUE, ConditionEntry, HasConditions};
+pub use condition_lookup::{CONDITION_FALSE, CONDITION_TRUE, ConditionEntry, HasConditions};
 pub use local_queue::{LocalQueue, LocalQueueSpec, LocalQueueStatus};
 pub use object_key::ObjectKey;
 pub use resource_flavor::{ResourceFlavor, ResourceFlavorSpec};

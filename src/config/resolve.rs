@@ -13,6 +13,7 @@ use super::selector;
 use super::tls;
 use super::types::{self, FileConfiguration};
 use super::validate::{self, KUBE_SYSTEM, NAMESPACE_NAME_LABEL, Problems};
+use crate::api::name_syntax::{check_dns1035_label, check_dns1123_subdomain};
 use crate::engine::features::{Feature, FeatureGates};
 
 /// Kueue's code defaults.
@@ -323,14 +324,14 @@ fn internal_cert_management(
         webhook_secret_name: non_empty_or(block.webhook_secret_name, defaults::WEBHOOK_SECRET_NAME),
     };
     if resolved.enable {
-        if !selector::is_dns_label_1035(&resolved.webhook_service_name) {
+        if check_dns1035_label(&resolved.webhook_service_name).is_err() {
             problems.invalid(
                 "internalCertManagement.webhookServiceName",
                 &resolved.webhook_service_name,
                 "must be a DNS-1035 label: lowercase letters, digits and '-', starting with a letter, at most 63 characters",
             );
         }
-        if !selector::is_dns_subdomain(&resolved.webhook_secret_name) {
+        if check_dns1123_subdomain(&resolved.webhook_secret_name).is_err() {
             problems.invalid(
                 "internalCertManagement.webhookSecretName",
                 &resolved.webhook_secret_name,

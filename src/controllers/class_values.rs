@@ -12,7 +12,6 @@ use futures::future::BoxFuture;
 use tokio::sync::{mpsc, watch};
 
 use self::stale::StaleValues;
-use super::clock::{Clock, Reading};
 use super::watches::{
     Change, SharedWorkload,
     shared::{SharedWatches, owned},
@@ -20,6 +19,7 @@ use super::watches::{
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
 use crate::api::{ObjectKey, Workload, WorkloadPriorityClass};
+use crate::clock::{Clock, Reading};
 
 /// Watch changes waiting for the task.
 const INPUT_DEPTH: usize = 1024;
@@ -36,6 +36,7 @@ pub fn start(
     writer: Writer,
     leading: watch::Receiver<bool>,
     watches: &mut SharedWatches,
+    clock: Clock,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     watches.workloads.subscribe(&inputs, ClassInput::Workload);
@@ -46,7 +47,7 @@ pub fn start(
         stale: StaleValues::default(),
         writer,
     };
-    WorkQueue::new(task, leading, Clock::system()).run(received)
+    WorkQueue::new(task, leading, clock).run(received)
 }
 
 /// The rules: a Workload whose copy of its class's value is stale gets the value.

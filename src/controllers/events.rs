@@ -2,7 +2,7 @@
 //! controller `kueue-admission`): derived from what a written status changed, so an event is
 //! recorded only for a change that landed.
 
-use crate::api::HasConditions;
+use crate::api::{ConditionEntry, HasConditions};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Client, Resource};
@@ -16,6 +16,7 @@ use crate::api::{Workload, WorkloadStatus};
 use crate::engine::topology::PlacementQuality;
 
 use self::recorder::Recorder;
+use crate::clock::Clock;
 
 /// The longest note Kueue records, in bytes.
 const MAX_NOTE_BYTES: usize = 1024;
@@ -128,7 +129,7 @@ pub fn for_change(
         });
     }
     if let Some(c) = new.condition(condition_types::QUOTA_RESERVED)
-        && c.status == "False"
+        && c.is_false()
         && old
             .condition(condition_types::QUOTA_RESERVED)
             .is_none_or(|o| o.reason != c.reason || o.message != c.message || o.status != c.status)
@@ -178,14 +179,19 @@ pub struct EventSink {
 
 impl EventSink {
     /// Starts the recorder task of the admission (reporting controller `kueue-admission`).
-    pub fn start(client: Client, instance: Option<String>) -> Self {
-        Self::start_for(client, field_managers::ADMISSION, instance)
+    pub fn start(client: Client, instance: Option<String>, clock: Clock) -> Self {
+        Self::start_for(client, field_managers::ADMISSION, instance, clock)
     }
 
-    /// Starts a recorder task reporting as `controller`.
-    pub fn start_for(client: Client, controller: &str, instance: Option<String>) -> Self {
+    /// Starts a recorder task reporting as `controller`, stamping events with `clock`.
+    pub fn start_for(
+        client: Client,
+        controller: &str,
+        instance: Option<String>,
+        clock: Clock,
+    ) -> Self {
         let (queue, mut events) = mpsc::channel::<(ObjectReference, WorkloadEvent)>(QUEUE_DEPTH);
-        let mut recorder = Recorder::new(client, controller, instance);
+        let mut recorder = Recorder::new(client, controller, instance, clock);
         tokio::spawn(async move {
             while let Some((regarding, event)) = events.recv().await {
                 let note = truncate(event.note);

@@ -17,7 +17,6 @@ use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::jiff::Timestamp;
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 use tokio::sync::watch;
@@ -25,6 +24,7 @@ use tokio::time::{Instant, MissedTickBehavior, interval, timeout};
 
 use self::decide::{Observed, Step, holds, observe, released, step};
 use super::error::ControllerError;
+use crate::clock::Clock;
 
 /// The Lease and its timing, from Kueue's `leaderElection` configuration.
 #[derive(Clone, Debug)]
@@ -50,13 +50,10 @@ pub fn identity() -> String {
                 .filter(|h| !h.is_empty())
         })
         .unwrap_or_else(|| "kuota".to_string());
+    // Every `RandomState` is keyed afresh (random per thread, then counted up), so hashing the
+    // process id with a new one differs between processes and between calls.
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u32(std::process::id());
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
     format!("{base}_{:016x}", hasher.finish())
 }
 
@@ -66,6 +63,7 @@ pub struct Candidate {
     settings: LeaseSettings,
     namespace: String,
     me: String,
+    clock: Clock,
 }
 
 /// The outcome of one try.
@@ -81,7 +79,7 @@ enum Tried {
 }
 
 impl Candidate {
-    pub fn new(client: Client, settings: LeaseSettings, me: String) -> Self {
+    pub fn new(client: Client, settings: LeaseSettings, me: String, clock: Clock) -> Self {
         let namespace = settings
             .namespace
             .clone()
@@ -96,6 +94,7 @@ impl Candidate {
             settings,
             namespace,
             me,
+            clock,
         }
     }
 
@@ -120,7 +119,7 @@ impl Candidate {
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            let sent = Instant::now();
+            let sent = self.clock.instant();
             let tried = timeout(self.settings.renew_deadline, self.try_once(&mut observed)).await;
             let is_leader = *leading.borrow();
             match tried {
@@ -147,7 +146,12 @@ impl Candidate {
                 Ok(Err(error)) => tracing::warn!(%error, "lease not read or written"),
                 Err(_) => tracing::warn!("lease call timed out"),
             }
-            if is_leader && renewed.is_none_or(|at| at.elapsed() >= self.settings.renew_deadline) {
+            let now = self.clock.instant();
+            if is_leader
+                && renewed.is_none_or(|at| {
+                    now.saturating_duration_since(at) >= self.settings.renew_deadline
+                })
+            {
                 tenure.end();
                 tracing::error!("the lease was not renewed within the renew deadline");
                 return self.lost();
@@ -173,8 +177,8 @@ impl Candidate {
 
     async fn try_once(&self, observed: &mut Option<Observed>) -> Result<Tried, kube::Error> {
         let read = self.api.get_opt(&self.settings.name).await?;
-        let now = std::time::Instant::now();
-        let wall = Timestamp::now();
+        let reading = self.clock.read();
+        let (now, wall) = (reading.instant.into_std(), reading.wall);
         let spec = read
             .as_ref()
             .and_then(|l| l.spec.clone())
@@ -253,7 +257,7 @@ impl Candidate {
         if !holds(&spec, &self.me) {
             return Ok(false);
         }
-        lease.spec = Some(released(&spec, Timestamp::now()));
+        lease.spec = Some(released(&spec, self.clock.wall()));
         self.api
             .replace(&self.settings.name, &PostParams::default(), &lease)
             .await

@@ -22,6 +22,8 @@ use kube::api::PostParams;
 use kube::{Api, Client};
 use tokio::time::Instant;
 
+use crate::clock::Clock;
+
 /// How long one review may take.
 const REVIEW_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long answers are remembered (controller-runtime's delegating authenticator keeps a token
@@ -91,13 +93,20 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 pub struct MetricsAuth {
     client: Client,
     remembered: Mutex<HashMap<String, (Instant, Access)>>,
+    clock: Clock,
+}
+
+/// What an answer is remembered under: the token itself is not kept, only a digest of it.
+fn remembered_key(token: &str, verb: &str, path: &str) -> String {
+    format!("{} {verb} {path}", sha1_smol::Sha1::from(token).digest())
 }
 
 impl MetricsAuth {
-    pub fn new(client: Client) -> Self {
+    pub fn new(client: Client, clock: Clock) -> Self {
         MetricsAuth {
             client,
             remembered: Mutex::new(HashMap::new()),
+            clock,
         }
     }
 
@@ -111,9 +120,8 @@ impl MetricsAuth {
         let Some(token) = bearer_token(headers) else {
             return Ok(Access::Unauthenticated);
         };
-        // The token itself is not kept, only a digest of it.
-        let key = format!("{} {verb} {path}", sha1_smol::Sha1::from(token).digest());
-        let now = Instant::now();
+        let key = remembered_key(token, verb, path);
+        let now = self.clock.instant();
         if let Some(access) = self.recall(&key, now) {
             return Ok(access);
         }

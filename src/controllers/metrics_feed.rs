@@ -239,9 +239,8 @@ impl MetricsFeed {
                 ),
                 None => {
                     let first_time = old.is_none_or(|s| {
-                        !s.conditions.iter().any(|c| {
-                            c.type_ == condition_types::EVICTED && c.reason == condition_reason
-                        })
+                        s.condition(condition_types::EVICTED)
+                            .is_none_or(|c| c.reason != condition_reason)
                     });
                     (condition_reason, String::new(), first_time)
                 }

@@ -5,7 +5,6 @@
 
 pub mod admission;
 mod class_values;
-pub mod clock;
 mod error;
 pub mod events;
 pub mod jobs;
@@ -43,6 +42,7 @@ use self::leader::{Candidate, LeaseSettings, Tenure};
 use self::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};
 use self::metrics_feed::MetricsFeed;
 use self::writer::Writer;
+use crate::clock::Clock;
 use crate::engine::model::EngineConfig;
 use crate::state::ClusterState;
 
@@ -88,12 +88,15 @@ pub struct Settings {
 
 /// Runs the controller until SIGTERM or Ctrl-C (then `Ok`), or until a part of it fails.
 pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerError> {
+    // The clock of the process, handed to the loops, the election, the writer, the event
+    // recorders and the servers.
+    let clock = Clock::system();
     let ready = Ready::default();
     let ready_within = ready.clone();
     let candidate = settings
         .leader
         .clone()
-        .map(|lease| Candidate::new(client.clone(), lease, leader::identity()));
+        .map(|lease| Candidate::new(client.clone(), lease, leader::identity(), clock.clone()));
     let (leader, leading) = watch::channel(candidate.is_none());
     let tenure = match candidate {
         Some(_) => Tenure::none(),
@@ -120,6 +123,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 settings.tls.clone(),
                 &mut shared,
                 &mut servers,
+                &clock,
             )
             .await?,
         ),
@@ -133,8 +137,12 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         servers.spawn(serve::health(addr, paths, readiness).await?);
     }
     if let Some(addr) = settings.metrics_addr {
-        let serving =
-            serve::MetricsServing::start(&client, &settings.metrics_security, &mut servers)?;
+        let serving = serve::MetricsServing::start(
+            &client,
+            &settings.metrics_security,
+            &mut servers,
+            &clock,
+        )?;
         servers.spawn(serve::metrics(addr, metrics.clone(), serving, settings.tls.clone()).await?);
     }
 
@@ -145,7 +153,13 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
 
     let (results, done) = mpsc::channel(INPUT_DEPTH);
     let (requests, to_write) = mpsc::unbounded_channel();
-    let writer = Writer::new(client.clone(), settings.qps, settings.burst, tenure.clone());
+    let writer = Writer::new(
+        client.clone(),
+        settings.qps,
+        settings.burst,
+        tenure.clone(),
+        clock.clone(),
+    );
     let job_integration = settings.jobs.clone().map(|job_settings| {
         jobs::start(
             &client,
@@ -155,6 +169,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 client.clone(),
                 crate::api::keys::field_managers::JOB_CONTROLLER,
                 settings.instance.clone(),
+                clock.clone(),
             ),
             leading.clone(),
             &mut shared,
@@ -175,9 +190,11 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 client.clone(),
                 crate::api::keys::field_managers::POD_CONTROLLER,
                 settings.instance.clone(),
+                clock.clone(),
             ),
             leading.clone(),
             &mut shared,
+            clock.clone(),
         )
     });
     let pod_integration = async move {
@@ -196,9 +213,11 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 client.clone(),
                 crate::api::keys::field_managers::WORKLOAD_CONTROLLER,
                 settings.instance.clone(),
+                clock.clone(),
             ),
             leading.clone(),
             &mut shared,
+            clock.clone(),
         )
     });
     let retention = async move {
@@ -207,15 +226,20 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             None => std::future::pending().await,
         }
     };
-    let class_values = class_values::start(writer.clone(), leading.clone(), &mut shared);
+    let class_values =
+        class_values::start(writer.clone(), leading.clone(), &mut shared, clock.clone());
     tokio::spawn(admission::write_all(writer, to_write, results));
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
-    let node_health = node_health::start(settings.engine.features.clone(), failures, &mut shared);
+    let node_health = node_health::start(
+        settings.engine.features.clone(),
+        failures,
+        &mut shared,
+        clock.clone(),
+    );
     shared.spawn(&client, &mut watches);
-    let clock = clock::Clock::system();
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),
-        EventSink::start(client.clone(), settings.instance.clone()),
+        EventSink::start(client.clone(), settings.instance.clone(), clock.clone()),
         MetricsFeed::new(metrics),
         requests,
         ready,

@@ -20,12 +20,12 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use self::schedule::{Expired, Schedule};
-use super::clock::{Clock, Reading};
 use super::events::{EventSink, WorkloadEvent};
 use super::watches::{Change, SharedWorkload, shared::SharedWatches};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
 use crate::api::ObjectKey;
+use crate::clock::{Clock, Reading};
 use crate::config::WorkloadRetention;
 
 /// Watch changes waiting for the task.
@@ -56,6 +56,7 @@ pub fn start(
     events: EventSink,
     leading: watch::Receiver<bool>,
     watches: &mut SharedWatches,
+    clock: Clock,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     watches.workloads.subscribe(&inputs, std::convert::identity);
@@ -65,7 +66,7 @@ pub fn start(
         events,
         listed: false,
     };
-    WorkQueue::new(task, leading, Clock::system()).run(received)
+    WorkQueue::new(task, leading, clock).run(received)
 }
 
 /// The rules: a Workload whose retention period ended is deleted, or its Job.

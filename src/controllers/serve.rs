@@ -12,7 +12,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::future::BoxFuture;
 use kube::Client;
-use time::OffsetDateTime;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
@@ -20,6 +19,7 @@ use super::admission::Ready;
 use super::error::ControllerError;
 use super::metrics::Metrics;
 use super::metrics_auth::MetricsAuth;
+use crate::clock::Clock;
 use crate::tls::{
     CertStore, FILE_CHECK_PERIOD, ServerTls, self_signed_store, serve_https, watch_dir,
 };
@@ -130,13 +130,14 @@ impl MetricsServing {
         client: &Client,
         security: &MetricsSecurity,
         servers: &mut JoinSet<Result<(), ControllerError>>,
+        clock: &Clock,
     ) -> Result<Self, ControllerError> {
         let certificate = match security {
             MetricsSecurity::Plain => return Ok(MetricsServing::Plain),
             MetricsSecurity::Secure(certificate) => certificate,
         };
         let certs = match certificate {
-            MetricsCertificate::SelfSigned => self_signed_store(OffsetDateTime::now_utc())?,
+            MetricsCertificate::SelfSigned => self_signed_store(clock.utc())?,
             MetricsCertificate::Files(dir) => {
                 let (store, dir) = (CertStore::new(), dir.clone());
                 let watched = store.clone();
@@ -148,7 +149,7 @@ impl MetricsServing {
         };
         Ok(MetricsServing::Secure {
             certs,
-            auth: Arc::new(MetricsAuth::new(client.clone())),
+            auth: Arc::new(MetricsAuth::new(client.clone(), clock.clone())),
         })
     }
 }

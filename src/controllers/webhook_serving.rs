@@ -11,6 +11,7 @@ use tokio::task::JoinSet;
 
 use super::error::ControllerError;
 use super::watches::{metadata_events, shared::SharedWatches};
+use crate::clock::Clock;
 use crate::jobs::{DEFAULT_LOCAL_QUEUE, DEFAULT_WORKLOAD_PRIORITY_CLASS};
 use crate::tls::{self, CertStore, ServerTls, TlsSettings};
 use crate::webhooks::{self, NamespaceView, ViewChange, Webhooks};
@@ -43,6 +44,7 @@ pub async fn start(
     tls: ServerTls,
     watches: &mut SharedWatches,
     servers: &mut JoinSet<Result<(), ControllerError>>,
+    clock: &Clock,
 ) -> Result<CertStore, ControllerError> {
     let store = CertStore::new();
     let mut decide_with = serving.webhooks;
@@ -70,9 +72,9 @@ pub async fn start(
     match serving.certificates {
         CertificateSource::Managed(settings) => {
             settings.validate()?;
-            let (client, store) = (client.clone(), store.clone());
+            let (client, store, clock) = (client.clone(), store.clone(), clock.clone());
             servers.spawn(async move {
-                match tls::manage(client, *settings, store).await {
+                match tls::manage(client, *settings, store, clock).await {
                     Err(error) => Err(ControllerError::from(error)),
                 }
             });

@@ -38,7 +38,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::clock::{Clock, Reading};
+use crate::clock::{Clock, Reading};
 
 /// The wait before a failed write is first tried again.
 pub const FIRST_RETRY_AFTER: Duration = Duration::from_secs(1);

@@ -16,7 +16,10 @@ use tokio::time::Instant;
 
 use super::leader::Tenure;
 use crate::api::keys::{API_VERSION, condition_types, field_managers};
-use crate::api::{ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Workload, WorkloadStatus};
+use crate::api::{
+    ClusterQueue, Cohort, HasConditions, LocalQueue, ResourceFlavor, Workload, WorkloadStatus,
+};
+use crate::clock::Clock;
 
 /// How long one request may take before it counts as failed.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(15);
@@ -142,30 +145,31 @@ struct RateLimit {
 }
 
 impl RateLimit {
-    fn new(qps: f32, burst: i32) -> Self {
+    fn new(qps: f32, burst: i32, now: Instant) -> Self {
         let burst = f64::from(burst.max(1));
         RateLimit {
             qps: f64::from(qps),
             burst,
-            state: Mutex::new((burst, Instant::now())),
+            state: Mutex::new((burst, now)),
         }
     }
 
-    async fn acquire(&self) {
+    /// Takes a token at `now`; returns how long to wait before sending (`None`: at once).
+    async fn take(&self, now: Instant) -> Option<Duration> {
         if self.qps <= 0.0 {
-            return;
+            return None;
         }
-        let wait = {
-            let mut state = self.state.lock().await;
-            let (tokens, last) = &mut *state;
-            let now = Instant::now();
-            *tokens =
-                (*tokens + now.duration_since(*last).as_secs_f64() * self.qps).min(self.burst);
-            *last = now;
-            *tokens -= 1.0;
-            (*tokens < 0.0).then(|| Duration::from_secs_f64(-*tokens / self.qps))
-        };
-        if let Some(wait) = wait {
+        let mut state = self.state.lock().await;
+        let (tokens, last) = &mut *state;
+        *tokens = (*tokens + now.saturating_duration_since(*last).as_secs_f64() * self.qps)
+            .min(self.burst);
+        *last = now;
+        *tokens -= 1.0;
+        (*tokens < 0.0).then(|| Duration::from_secs_f64(-*tokens / self.qps))
+    }
+
+    async fn acquire(&self, clock: &Clock) {
+        if let Some(wait) = self.take(clock.instant()).await {
             tokio::time::sleep(wait).await;
         }
     }
@@ -203,15 +207,17 @@ pub struct Writer {
     limit: Arc<RateLimit>,
     in_flight: Arc<Semaphore>,
     tenure: Tenure,
+    clock: Clock,
 }
 
 impl Writer {
-    pub fn new(client: Client, qps: f32, burst: i32, tenure: Tenure) -> Self {
+    pub fn new(client: Client, qps: f32, burst: i32, tenure: Tenure, clock: Clock) -> Self {
         Writer {
             client,
-            limit: Arc::new(RateLimit::new(qps, burst)),
+            limit: Arc::new(RateLimit::new(qps, burst, clock.instant())),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             tenure,
+            clock,
         }
     }
 
@@ -223,16 +229,16 @@ impl Writer {
         F: Future<Output = Result<T, kube::Error>>,
     {
         let _permit = self.in_flight.acquire().await;
-        self.limit.acquire().await;
+        self.limit.acquire(&self.clock).await;
         // Checked after the waits, right before the request goes out; a request still
         // unanswered when the tenure ends is abandoned.
-        if self.tenure.remaining(Instant::now()).is_none() {
+        if self.tenure.remaining(self.clock.instant()).is_none() {
             return Err(WriteError::NotLeading(object.to_string()));
         }
         let request = Box::pin(request());
         let answered = tokio::select! {
             answered = tokio::time::timeout(WRITE_TIMEOUT, request) => answered.ok(),
-            () = self.tenure.ended() => None,
+            () = self.tenure.ended(&self.clock) => None,
         };
         match answered {
             Some(result) => result.map_err(|e| WriteError::from_kube(object.to_string(), e)),
@@ -307,11 +313,8 @@ impl Writer {
                 .await
                 .map_err(|e| failed_after(e, Some(&written)))?;
         }
-        let has_target = |s: &WorkloadStatus| {
-            s.conditions
-                .iter()
-                .any(|c| c.type_ == condition_types::DEACTIVATION_TARGET)
-        };
+        let has_target =
+            |s: &WorkloadStatus| s.condition(condition_types::DEACTIVATION_TARGET).is_some();
         if !has_target(status) && written.status.as_ref().is_some_and(has_target) {
             // A DeactivationTarget another manager set (Kueue, before a switch) stays when an
             // apply leaves it out: replace the list without it, still fenced.

@@ -13,12 +13,13 @@ use crate::api::workload::PodSet;
 use crate::api::{Workload, WorkloadSpec};
 
 use super::distinct_env::distinct_env;
-use super::names::{check_dns1123_subdomain, owner_workload_name};
+use super::names::owner_workload_name;
 use super::priority::{MissingClass, PriorityLookup};
 use super::scope::queue_name;
 use super::topology_request::{
     TopologyAnnotationError, ignored_level_annotations, topology_request,
 };
+use crate::api::name_syntax::check_dns1123_subdomain;
 
 /// API group of batch/v1 Job.
 const JOB_GROUP: &str = "batch";

@@ -171,9 +171,9 @@ pub fn job_finished(job: &Job) -> Option<JobFinished> {
     let conditions = job.status.as_ref()?.conditions.as_ref()?;
     conditions
         .iter()
-        .find(|c| (c.type_ == JOB_COMPLETE || c.type_ == JOB_FAILED) && c.is_true())
+        .find(|c| (c.is_type(JOB_COMPLETE) || c.is_type(JOB_FAILED)) && c.is_true())
         .map(|c| JobFinished {
-            reason: if c.type_ == JOB_FAILED {
+            reason: if c.is_type(JOB_FAILED) {
                 finished_reasons::FAILED
             } else {
                 finished_reasons::SUCCEEDED

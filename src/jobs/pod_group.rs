@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::api::keys::{annotations, finalizers, labels, scheduling_gates};
 
-use super::names::check_dns1123_subdomain;
+use crate::api::name_syntax::check_dns1123_subdomain;
 
 /// The LocalQueue the webhook names when a namespace has one called so and the pod names none.
 pub const DEFAULT_LOCAL_QUEUE: &str = "default";

@@ -20,7 +20,7 @@ use crate::api::workload_status::PodSetAssignment;
 use crate::api::{ResourceFlavor, Workload};
 use crate::engine::features::{Feature, FeatureGates};
 
-use super::names::check_dns1123_label;
+use crate::api::name_syntax::check_dns1123_label;
 
 /// What a ResourceFlavor contributes to the pods that use it.
 #[derive(Clone, Debug, Default, PartialEq)]

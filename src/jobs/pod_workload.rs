@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use crate::api::ConditionEntry;
+use crate::api::HasConditions;
 use crate::api::common::DEFAULT_POD_SET_NAME;
-use crate::api::keys::{annotations, finalizers, labels, scheduling_gates};
+use crate::api::keys::{annotations, core_condition_types, finalizers, labels, scheduling_gates};
 use crate::api::rare_list::RareList;
 use crate::api::workload::PodSet;
 use crate::api::{Workload, WorkloadSpec};
@@ -382,13 +382,7 @@ pub fn pods_ready(pods: &[Pod]) -> bool {
     let Some(first) = pods.first() else {
         return false;
     };
-    let ready = |pod: &Pod| {
-        pod.status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
-            .is_some_and(|c| c.is_true())
-    };
+    let ready = |pod: &Pod| pod.condition_is_true(core_condition_types::READY);
     if pod_group_name(first).is_none() {
         return ready(first);
     }

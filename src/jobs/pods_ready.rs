@@ -43,8 +43,7 @@ impl PodsReadyCondition {
     /// Whether the Workload already carries this condition (type, status and reason); Kueue
     /// writes it only when not.
     pub fn is_current(&self, workload: &Workload) -> bool {
-        pods_ready(workload)
-            .is_some_and(|c| c.status == status_text(self.status) && c.reason == self.reason)
+        pods_ready(workload).is_some_and(|c| c.has_status(self.status) && c.reason == self.reason)
     }
 
     /// The condition to merge with [`crate::status::conditions::set_condition`].
@@ -236,10 +235,6 @@ fn admitted_at(workload: &Workload) -> Option<&Time> {
     workload
         .condition(condition_types::ADMITTED)
         .map(|c| &c.last_transition_time)
-}
-
-fn status_text(status: bool) -> &'static str {
-    if status { "True" } else { "False" }
 }
 
 #[cfg(test)]

@@ -11,9 +11,9 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::pod_group::role_hash;
 use super::pod_workload::runnable_or_succeeded;
-use crate::api::ConditionEntry;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, replacement_pods_reasons};
+use crate::api::{ConditionEntry, HasConditions};
 
 /// Kueue's message while a failed pod waits for its replacement.
 const PODS_FAILED_MESSAGE: &str = "Some Failed pods need replacement";
@@ -47,12 +47,10 @@ fn missing_pods(pods: &[Pod], workload: &Workload) -> usize {
 
 /// The condition the group `pods` give their `workload`, when it differs from the one carried.
 pub fn replacement_pods(pods: &[Pod], workload: &Workload) -> Option<ReplacementPods> {
-    let conditions = workload.status.as_ref().map(|s| s.conditions.as_slice());
-    let find = |type_: &str| conditions.and_then(|c| c.iter().find(|c| c.type_ == type_));
-    let current = find(condition_types::WAITING_FOR_REPLACEMENT_PODS);
+    let current = workload.condition(condition_types::WAITING_FOR_REPLACEMENT_PODS);
     let missing = missing_pods(pods, workload) > 0;
     let wanted = if missing {
-        let evicted = find(condition_types::EVICTED).filter(|c| c.is_true());
+        let evicted = workload.true_condition(condition_types::EVICTED);
         match (evicted, current) {
             (Some(evicted), _) => ReplacementPods {
                 status: true,
@@ -69,7 +67,7 @@ pub fn replacement_pods(pods: &[Pod], workload: &Workload) -> Option<Replacement
     } else {
         match current {
             None => return None,
-            Some(current) if current.status == "False" => return None,
+            Some(current) if current.is_false() => return None,
             Some(_) => ReplacementPods {
                 status: false,
                 reason: replacement_pods_reasons::PODS_READY.to_owned(),
@@ -78,9 +76,7 @@ pub fn replacement_pods(pods: &[Pod], workload: &Workload) -> Option<Replacement
         }
     };
     let carried = current.is_some_and(|c| {
-        c.status == if wanted.status { "True" } else { "False" }
-            && c.reason == wanted.reason
-            && c.message == wanted.message
+        c.has_status(wanted.status) && c.reason == wanted.reason && c.message == wanted.message
     });
     (!carried).then_some(wanted)
 }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::api::ConditionEntry;
+use crate::api::HasConditions;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, labels, scheduling_gates};
 use crate::engine::topology::decode;
@@ -21,17 +21,12 @@ pub fn pods_off_assignment(workload: &Workload, pods: &[&Pod]) -> Vec<String> {
     let Some(status) = workload.status.as_ref() else {
         return Vec::new();
     };
-    let admitted = status
-        .conditions
-        .iter()
-        .any(|c| c.type_ == condition_types::ADMITTED && c.is_true());
+    let admitted = status.condition_is_true(condition_types::ADMITTED);
     let Some(admission) = status.admission.as_ref().filter(|_| admitted) else {
         return Vec::new();
     };
     let admitted_since = status
-        .conditions
-        .iter()
-        .find(|c| c.type_ == condition_types::EVICTED)
+        .condition(condition_types::EVICTED)
         .map(|c| c.last_transition_time.0);
     let hosts: BTreeMap<&str, BTreeSet<String>> = admission
         .pod_set_assignments

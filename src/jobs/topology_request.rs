@@ -12,7 +12,7 @@ use crate::api::keys::annotations::{
 };
 use crate::api::workload::{PodSetTopologyRequest, SliceTopologyConstraint};
 
-use super::names::check_qualified_name;
+use crate::api::name_syntax::check_qualified_name;
 
 /// Most layers a multi-layer slice request may have.
 const MAX_SLICE_LAYERS: usize = 3;

@@ -27,7 +27,7 @@ mod ranks;
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::api::ConditionEntry;
+use crate::api::HasConditions;
 use crate::api::Workload;
 use crate::api::keys::{annotations, condition_types};
 use crate::api::workload::PodSetTopologyRequest;
@@ -69,10 +69,7 @@ pub fn pods_to_ungate(workload: &Workload, pods: &[PodView]) -> Result<Vec<Ungat
     let Some(status) = workload.status.as_ref() else {
         return Ok(Vec::new());
     };
-    let admitted = status
-        .conditions
-        .iter()
-        .any(|c| c.type_ == condition_types::ADMITTED && c.is_true());
+    let admitted = status.condition_is_true(condition_types::ADMITTED);
     let Some(admission) = status.admission.as_ref().filter(|_| admitted) else {
         return Ok(Vec::new());
     };

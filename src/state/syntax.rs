@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{PodSpec, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
+use crate::api::name_syntax::{check_label_value, check_qualified_name};
 use crate::engine::ModelError;
 use crate::engine::model::PODS;
 use crate::engine::quantity::{Quantity, QuantityError};
-use crate::jobs::names::{check_label_value, check_qualified_name};
 
 /// Kueue's reason for a `pods` key in a pod template's requests or limits.
 pub const PODS_KEY_RESERVED: &str = "the key is reserved for internal kueue use";

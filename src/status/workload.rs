@@ -2,7 +2,7 @@
 //! into the status it had.
 
 use crate::api::Condition;
-use crate::api::ConditionEntry;
+use crate::api::{ConditionEntry, HasConditions};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
@@ -154,11 +154,10 @@ impl Writer<'_> {
     /// Kueue's workload controller marks a Workload deactivated earlier and active again
     /// `Requeued=True` with reason `Reactivated`.
     fn reactivated(&mut self) {
-        let deactivated = self.status.conditions.iter().any(|c| {
-            c.type_ == condition_types::REQUEUED
-                && c.status == "False"
-                && c.reason == requeued_reasons::DEACTIVATED
-        });
+        let deactivated = self
+            .status
+            .condition(condition_types::REQUEUED)
+            .is_some_and(|c| c.is_false() && c.reason == requeued_reasons::DEACTIVATED);
         if deactivated {
             self.set(
                 condition_types::REQUEUED,
@@ -236,12 +235,9 @@ fn same_but_numbers(a: &str, b: &str) -> bool {
 /// needed") keeps the one shown, which saves a status write and a Warning event per waiting
 /// Workload and quota change. A new reason or new words are written.
 fn pending_message(conditions: &[Condition], reason: &str, message: &str) -> String {
-    match conditions
-        .iter()
-        .find(|c| c.type_ == condition_types::QUOTA_RESERVED)
-    {
+    match conditions.condition(condition_types::QUOTA_RESERVED) {
         Some(shown)
-            if shown.status == "False"
+            if shown.is_false()
                 && shown.reason == reason
                 && same_but_numbers(&shown.message, message) =>
         {

@@ -16,6 +16,7 @@ use super::error::TlsError;
 use super::material::{CertInfo, Flaw, Material, Parsed};
 use super::settings::TlsSettings;
 use super::store::CertStore;
+use crate::clock::Clock;
 
 /// Reads and writes of one object before giving up for this round when it keeps changing.
 const ATTEMPTS: usize = 5;
@@ -32,6 +33,7 @@ pub async fn manage(
     client: kube::Client,
     settings: TlsSettings,
     store: CertStore,
+    clock: Clock,
 ) -> Result<Infallible, TlsError> {
     settings.validate()?;
     let cluster = Cluster::new(client, &settings);
@@ -40,11 +42,19 @@ pub async fn manage(
     let mut installed: Option<CertInfo> = None;
     let mut retry = RETRY_FIRST;
     loop {
-        let started = tokio::time::Instant::now();
-        let wait = match round(&cluster, &managed, &settings, &store, &mut installed).await {
+        let started = clock.instant();
+        let looked = round(
+            &cluster,
+            &managed,
+            &settings,
+            &store,
+            &mut installed,
+            &clock,
+        );
+        let wait = match looked.await {
             Ok(next) => {
                 retry = RETRY_FIRST;
-                Duration::try_from(next - OffsetDateTime::now_utc()).unwrap_or(RETRY_FIRST)
+                Duration::try_from(next - clock.utc()).unwrap_or(RETRY_FIRST)
             }
             Err(error) if error.is_fatal() => return Err(error),
             Err(error) => {
@@ -56,7 +66,8 @@ pub async fn manage(
         };
         tokio::select! {
             Some(()) = changes.next() => {
-                tokio::time::sleep_until(started + MIN_GAP).await;
+                let since = clock.instant().saturating_duration_since(started);
+                tokio::time::sleep(MIN_GAP.saturating_sub(since)).await;
                 // One look covers every change that arrived meanwhile.
                 while let Some(Some(())) = changes.next().now_or_never() {}
             }
@@ -72,9 +83,10 @@ async fn round(
     settings: &TlsSettings,
     store: &CertStore,
     installed: &mut Option<CertInfo>,
+    clock: &Clock,
 ) -> Result<OffsetDateTime, TlsError> {
-    let material = ensure_secret(cluster, settings).await?;
-    let now = OffsetDateTime::now_utc();
+    let material = ensure_secret(cluster, settings, clock).await?;
+    let now = clock.utc();
     let mut failed = None;
     let mut installed_trusted = true;
     for object in managed {
@@ -96,7 +108,7 @@ async fn round(
             }
             *installed = Some(material.ca.clone());
             store.set_trusted(true);
-            Ok(next_check(&material, OffsetDateTime::now_utc(), settings))
+            Ok(next_check(&material, clock.utc(), settings))
         }
         Some(error) => {
             // A certificate from the CA already in use is presented at once: trust in it is the
@@ -116,7 +128,11 @@ async fn round(
 
 /// Reads the Secret and, unless it holds usable certificates, writes new ones. When another
 /// replica writes first, what it wrote is read and adopted.
-async fn ensure_secret(cluster: &Cluster, settings: &TlsSettings) -> Result<Material, TlsError> {
+async fn ensure_secret(
+    cluster: &Cluster,
+    settings: &TlsSettings,
+    clock: &Clock,
+) -> Result<Material, TlsError> {
     let secret = cluster.secret_label();
     for _ in 0..ATTEMPTS {
         let read = cluster.read_secret().await?;
@@ -127,7 +143,7 @@ async fn ensure_secret(cluster: &Cluster, settings: &TlsSettings) -> Result<Mate
             });
         }
         let data = read.as_ref().map(secret_data).unwrap_or_default();
-        let now = OffsetDateTime::now_utc();
+        let now = clock.utc();
         let verdict = decide(Parsed::from_data(&data), now, settings);
         log_verdict(&secret, &verdict);
         let material = carry_out(verdict, settings, now)?;

@@ -8,7 +8,7 @@ use crate::api::Condition;
 use k8s_openapi::api::core::v1::Toleration;
 
 use super::findings::Findings;
-use crate::jobs::names::{check_dns1123_subdomain, check_qualified_name};
+use crate::api::name_syntax::{check_domain_prefixed_path, check_qualified_name};
 use crate::state::syntax;
 
 /// Kubernetes' limit on the total size of an object's annotations.
@@ -147,24 +147,5 @@ pub fn gated_by_format(findings: &mut Findings, field: &str, value: &str) {
                 format!("{gate:?} must have at most {GATE_NAME_MAX} characters"),
             );
         }
-    }
-}
-
-/// Kubernetes' domain-prefixed path: a DNS-1123 subdomain, `/`, then a non-empty HTTP path.
-fn check_domain_prefixed_path(value: &str) -> Result<(), String> {
-    let Some((host, path)) = value
-        .split_once('/')
-        .filter(|(h, p)| !h.is_empty() && !p.is_empty())
-    else {
-        return Err("must be a domain-prefixed path (such as \"acme.io/foo\")".into());
-    };
-    check_dns1123_subdomain(host).map_err(|reason| format!("domain {reason}"))?;
-    let path_char = |c: char| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c);
-    if path.chars().all(path_char) {
-        Ok(())
-    } else {
-        Err(format!(
-            "path {path:?} holds a character not allowed in a URL path"
-        ))
     }
 }

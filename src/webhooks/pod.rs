@@ -17,8 +17,8 @@ use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::{PodSettings, Webhooks};
 use crate::api::keys::{annotations, labels, scheduling_gates};
+use crate::api::name_syntax::check_dns1123_subdomain;
 use crate::engine::features::Feature;
-use crate::jobs::names::check_dns1123_subdomain;
 use crate::jobs::{
     FieldError, FieldErrorKind, PodDefaulting, default_pod, topology_request, validate_pod,
     validate_pod_update,

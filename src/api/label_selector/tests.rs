@@ -91,3 +91,51 @@ fn an_unknown_operator_matches_nothing() {
         &labels(&[("team", "a")])
     ));
 }
+
+#[test]
+fn validation_names_each_bad_field_under_the_selectors_own() {
+    let mut selector = selector(vec![
+        requirement("team", "In", &[]),
+        requirement("team", "Exists", &["a"]),
+        requirement("team", "Equals", &["a"]),
+        requirement("Bad_Prefix/team", "Exists", &[]),
+        requirement("team", "In", &["-bad"]),
+    ]);
+    selector.match_labels = Some(BTreeMap::from([("team".to_string(), "v".repeat(64))]));
+    let errors = validate(&selector, "spec.sel");
+    let fields: Vec<&str> = errors
+        .iter()
+        .map(|e| match e {
+            SelectorError::ValuesRequired { field }
+            | SelectorError::ValuesForbidden { field, .. }
+            | SelectorError::UnknownOperator { field, .. }
+            | SelectorError::InvalidKey { field, .. }
+            | SelectorError::InvalidValue { field, .. } => field.as_str(),
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "spec.sel.matchLabels",
+            "spec.sel.matchExpressions[0].values",
+            "spec.sel.matchExpressions[1].values",
+            "spec.sel.matchExpressions[2].operator",
+            "spec.sel.matchExpressions[3].key",
+            "spec.sel.matchExpressions[4].values[0]",
+        ]
+    );
+    assert!(
+        errors[4].to_string().contains("\"Bad_Prefix/team\""),
+        "{}",
+        errors[4]
+    );
+    let good = selector_with_labels(&[("example.com/team", "a")]);
+    assert_eq!(validate(&good, "sel"), []);
+}
+
+fn selector_with_labels(pairs: &[(&str, &str)]) -> LabelSelector {
+    LabelSelector {
+        match_labels: Some(labels(pairs)),
+        match_expressions: Some(vec![requirement("example.com/tier", "NotIn", &["b-c"])]),
+    }
+}

@@ -71,7 +71,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
             .parse()
             .map(Time)
             .map_err(|e| bad(format!("--now {text:?}: {e}")))?,
-        None => Time(k8s_openapi::jiff::Timestamp::now()),
+        // The command's edge: without `--now` the time is read here once and passed on.
+        None => crate::clock::Clock::system().time(),
     };
     let documents = documents::read_all(&args.files).map_err(|e| bad(e.to_string()))?;
     let objects = objects::decode_all(documents).map_err(|e| bad(e.to_string()))?;

@@ -6,7 +6,7 @@ use super::plan::{Effect, Planned};
 use super::read::answered;
 use super::{AdmissionLoop, RETRY_AFTER};
 use crate::api::Workload;
-use crate::controllers::clock::Reading;
+use crate::clock::Reading;
 use crate::controllers::events::for_change;
 use crate::controllers::watches::SharedWorkload;
 use crate::controllers::writer::{WorkloadWriteError, WriteError};

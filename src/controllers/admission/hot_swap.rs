@@ -17,7 +17,7 @@ use super::plan::{Effect, Planned, plan};
 use super::replacement::{Replacing, seconds_between};
 use crate::api::keys::{condition_types, evicted_reasons};
 use crate::api::workload_status::UnhealthyNode;
-use crate::api::{Workload, WorkloadStatus};
+use crate::api::{HasConditions, Workload, WorkloadStatus};
 use crate::controllers::node_health::NodeFailures;
 use crate::engine::topology::node_failure::FailedNode;
 use crate::engine::topology::node_health::{HotSwap, NoReplacementCause};
@@ -178,13 +178,9 @@ impl AdmissionLoop {
     /// Counts a written eviction for node failures under the ClusterQueue it left.
     pub(super) fn node_failure_eviction_written(&self, before: &Workload, after: &WorkloadStatus) {
         let evicted = |status: Option<&WorkloadStatus>| {
-            status.is_some_and(|s| {
-                s.conditions.iter().any(|c| {
-                    c.type_ == condition_types::EVICTED
-                        && c.status == "True"
-                        && c.reason == evicted_reasons::NODE_FAILURES
-                })
-            })
+            status
+                .true_condition(condition_types::EVICTED)
+                .is_some_and(|c| c.reason == evicted_reasons::NODE_FAILURES)
         };
         if !evicted(Some(after)) || evicted(before.status.as_ref()) {
             return;

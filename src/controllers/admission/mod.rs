@@ -47,12 +47,12 @@ use self::reports::{REPORT_PERIOD, Reports};
 pub use self::requests::{WriteRequest, Written, write_all};
 use self::waiting_reasons::WaitingReasons;
 use self::watched::Watched;
-use super::clock::{Clock, Reading};
 use super::events::EventSink;
 use super::metrics_feed::MetricsFeed;
 use super::watches::read_workloads::ReadWorkloads;
 use super::watches::{Input, Kind};
-use crate::api::Workload;
+use crate::api::{HasConditions, Workload};
+use crate::clock::{Clock, Reading};
 use crate::config::WaitForPodsReady;
 use crate::engine::features::Feature;
 use crate::engine::topology::PlacementQuality;
@@ -98,11 +98,7 @@ fn fallback() -> Fallback {
 }
 
 fn is_finished(workload: &Workload) -> bool {
-    workload.status.as_ref().is_some_and(|s| {
-        s.conditions
-            .iter()
-            .any(|c| c.type_ == crate::api::keys::condition_types::FINISHED && c.status == "True")
-    })
+    workload.condition_is_true(crate::api::keys::condition_types::FINISHED)
 }
 
 /// What one pass's engine cycles decided.

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::api::Workload;
 use crate::api::keys::condition_types;
+use crate::api::{HasConditions, Workload};
 use crate::engine::WorkloadKey;
 
 /// Whether `workload` holds an admission whose pods are not all ready yet.
@@ -12,14 +12,8 @@ pub fn admitted_not_ready(workload: &Workload) -> bool {
     let Some(status) = workload.status.as_ref() else {
         return false;
     };
-    let finished = status
-        .conditions
-        .iter()
-        .any(|c| c.type_ == condition_types::FINISHED && c.status == "True");
-    let ready = status
-        .conditions
-        .iter()
-        .any(|c| c.type_ == condition_types::PODS_READY && c.status == "True");
+    let finished = status.condition_is_true(condition_types::FINISHED);
+    let ready = status.condition_is_true(condition_types::PODS_READY);
     status.admission.is_some() && !finished && !ready
 }
 

@@ -4,7 +4,7 @@
 use super::finalizers::releasable;
 use super::requests::FinalizedObject;
 use super::{AdmissionLoop, WriteRequest};
-use crate::controllers::clock::Reading;
+use crate::clock::Reading;
 use crate::controllers::queue_status::{self, QueueKey, QueueWrite};
 use crate::controllers::writer::WriteError;
 use crate::engine::queue_report::QueueReport;

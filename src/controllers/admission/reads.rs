@@ -10,7 +10,7 @@ use super::ledger::{Reads, is_older, overlay};
 use super::plan::{Effect, Planned};
 use super::{AdmissionLoop, fallback};
 use crate::api::{ObjectKey, Workload};
-use crate::controllers::clock::Reading;
+use crate::clock::Reading;
 use crate::controllers::watches::read_workloads::ReadWorkloads;
 use crate::controllers::watches::{Change, SharedWorkload};
 use crate::engine::WorkloadKey;

@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use super::AdmissionLoop;
 use super::reports::REPORT_PERIOD;
 use super::requests::Written;
-use crate::controllers::clock::Reading;
+use crate::clock::Reading;
 use crate::controllers::node_health::NodeFailures;
 use crate::controllers::watches::Input;
 use crate::controllers::work_queue::{Dirty, Inputs, Task, Verdict, Writes};

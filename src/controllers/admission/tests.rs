@@ -11,7 +11,7 @@ use super::ledger::Reads;
 use super::plan::{Effect, Planned};
 use super::*;
 use crate::api;
-use crate::controllers::clock::Clock;
+use crate::clock::Clock;
 use crate::controllers::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};
 use crate::controllers::watches::{Change, SharedWorkload};
 use crate::controllers::writer::WriteError;

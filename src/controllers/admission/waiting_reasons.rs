@@ -17,7 +17,7 @@ use k8s_openapi::jiff::Timestamp;
 use tokio::time::Instant;
 
 use crate::api::keys::condition_types::QUOTA_RESERVED;
-use crate::api::{Workload, WorkloadStatus};
+use crate::api::{HasConditions, Workload, WorkloadStatus};
 use crate::engine::WorkloadKey;
 
 /// How many waiting reasons may be written per period.
@@ -121,10 +121,7 @@ impl WaitingReasons {
 pub(super) fn only_waiting_reason(old: Option<&WorkloadStatus>, new: &WorkloadStatus) -> bool {
     let empty = WorkloadStatus::default();
     let old = old.unwrap_or(&empty);
-    let waiting = new
-        .conditions
-        .iter()
-        .any(|c| c.type_ == QUOTA_RESERVED && c.status == "False");
+    let waiting = new.condition_is_false(QUOTA_RESERVED);
     // Every field but the conditions, named so that a field added later is compared too.
     let WorkloadStatus {
         conditions: _,

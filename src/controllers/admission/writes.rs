@@ -13,7 +13,7 @@ use super::requests::WriteRequest;
 use super::waiting_reasons::{only_waiting_reason, queue_order};
 use super::{AdmissionLoop, Decided, is_finished};
 use crate::api::Workload;
-use crate::controllers::clock::Reading;
+use crate::clock::Reading;
 use crate::engine::{WorkloadKey, WorkloadState, WorkloadStatus as EngineStatus};
 
 impl AdmissionLoop {

@@ -14,12 +14,12 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
-use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use tokio::time::Instant;
 
 use crate::api::ObjectKey;
+use crate::clock::Clock;
 
 /// How long a published event is counted as the same one when it repeats (client-go's).
 pub(super) const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
@@ -127,15 +127,37 @@ pub(super) struct Recorder {
     controller: String,
     instance: String,
     remembered: Remembered,
+    clock: Clock,
+}
+
+/// What publishing one event sends.
+#[derive(Debug, PartialEq)]
+enum Publication {
+    /// A repeat: the Event `published.name` gets the patch that counts it.
+    Count {
+        published: Published,
+        patch: serde_json::Value,
+    },
+    /// A new Event.
+    Create {
+        published: Published,
+        event: Box<Event>,
+    },
 }
 
 impl Recorder {
-    pub(super) fn new(client: Client, controller: &str, instance: Option<String>) -> Self {
+    pub(super) fn new(
+        client: Client,
+        controller: &str,
+        instance: Option<String>,
+        clock: Clock,
+    ) -> Self {
         Recorder {
             client,
             controller: controller.to_owned(),
             instance: instance.unwrap_or_else(|| controller.to_owned()),
             remembered: Remembered::default(),
+            clock,
         }
     }
 
@@ -151,37 +173,63 @@ impl Recorder {
         let namespace = regarding.namespace.as_deref().unwrap_or("default");
         let events: Api<Event> = Api::namespaced(self.client.clone(), namespace);
         let key = EventKey::new(regarding, warning, reason, note);
-        let now = Instant::now();
-        let stamp = MicroTime(Timestamp::now());
-        if let Some(repeated) = self.remembered.repeat_of(&key, now) {
+        let published = match self.prepare(&key, regarding, warning, reason, note) {
+            Publication::Count { published, patch } => {
+                events
+                    .patch(
+                        &published.name,
+                        &PatchParams::default(),
+                        &Patch::Merge(&patch),
+                    )
+                    .await?;
+                published
+            }
+            Publication::Create { published, event } => {
+                events.create(&PostParams::default(), &event).await?;
+                published
+            }
+        };
+        self.remembered.remember(key, published);
+        Ok(())
+    }
+
+    /// What to send for the event `key`, at the time on the recorder's clock.
+    fn prepare(
+        &self,
+        key: &EventKey,
+        regarding: &ObjectReference,
+        warning: bool,
+        reason: &str,
+        note: &str,
+    ) -> Publication {
+        let reading = self.clock.read();
+        let stamp = MicroTime(reading.wall);
+        if let Some(repeated) = self.remembered.repeat_of(key, reading.instant) {
             let mut published = repeated.clone();
             published.count += 1;
-            published.at = now;
-            let series = serde_json::json!({
+            published.at = reading.instant;
+            let patch = serde_json::json!({
                 "series": EventSeries {
                     count: published.count,
                     last_observed_time: stamp,
                 }
             });
-            events
-                .patch(
-                    &published.name,
-                    &PatchParams::default(),
-                    &Patch::Merge(&series),
-                )
-                .await?;
-            self.remembered.remember(key, published);
-            return Ok(());
+            return Publication::Count { published, patch };
         }
         let name = format!(
             "{}.{:x}",
             regarding.name.as_deref().unwrap_or(&self.controller),
             stamp.0.as_nanosecond()
         );
-        let created = Event {
+        let event = Event {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
-                namespace: Some(namespace.to_owned()),
+                namespace: Some(
+                    regarding
+                        .namespace
+                        .clone()
+                        .unwrap_or_else(|| "default".to_owned()),
+                ),
                 ..ObjectMeta::default()
             },
             event_time: Some(stamp),
@@ -194,16 +242,14 @@ impl Recorder {
             reporting_instance: Some(self.instance.clone()),
             ..Event::default()
         };
-        events.create(&PostParams::default(), &created).await?;
-        self.remembered.remember(
-            key,
-            Published {
+        Publication::Create {
+            published: Published {
                 name,
                 count: 1,
-                at: now,
+                at: reading.instant,
             },
-        );
-        Ok(())
+            event: Box::new(event),
+        }
     }
 }
 
@@ -291,5 +337,45 @@ mod tests {
         let (held, _) = remembered.by_key.get_key_value(&key).expect("remembered");
         assert_eq!(remembered.order.len(), 3);
         assert!(remembered.order.iter().all(|(_, k)| Arc::ptr_eq(k, held)));
+    }
+
+    /// A repeat within the window is counted on the Event first published, stamped with the
+    /// recorder's clock; past the window the same event is created anew.
+    #[tokio::test]
+    async fn a_repeat_is_counted_by_the_time_on_the_recorders_clock() {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URL"));
+        let client = Client::try_from(config).expect("a client");
+        let start: k8s_openapi::jiff::Timestamp = "2026-11-23T10:00:00Z".parse().unwrap();
+        let clock = Clock::manual(start);
+        let mut recorder = Recorder::new(client, "kueue-admission", None, clock.clone());
+        let regarding = reference("u1");
+        let key = warning_key("u1", "no quota");
+        let prepare =
+            |recorder: &Recorder| recorder.prepare(&key, &regarding, true, "Pending", "no quota");
+
+        let Publication::Create { published, event } = prepare(&recorder) else {
+            panic!("the first event is created");
+        };
+        assert_eq!(event.event_time, Some(MicroTime(start)));
+        assert_eq!(published.name, format!("w-u1.{:x}", start.as_nanosecond()));
+        recorder.remembered.remember(key.clone(), published);
+
+        clock.advance(SERIES_WINDOW - Duration::from_secs(1));
+        let Publication::Count { published, patch } = prepare(&recorder) else {
+            panic!("a repeat within the window is counted");
+        };
+        assert_eq!(published.count, 2);
+        assert_eq!(patch["series"]["count"], 2);
+        assert_eq!(
+            patch["series"]["lastObservedTime"],
+            serde_json::json!(MicroTime(clock.wall()))
+        );
+        recorder.remembered.remember(key.clone(), published);
+
+        clock.advance(SERIES_WINDOW);
+        assert!(
+            matches!(prepare(&recorder), Publication::Create { .. }),
+            "a repeat past the window is a new Event"
+        );
     }
 }

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Node, NodeStatus};
 use kube::ResourceExt;
 
-use crate::api::condition_lookup::HasConditions;
+use crate::api::condition_lookup::{ConditionEntry, HasConditions};
+use crate::api::keys::core_condition_types;
 use crate::engine::topology::model::HOSTNAME_LABEL;
 
 /// A Node reduced to what [`ReadyHosts`] reads: its name, hostname label and `Ready` condition.
@@ -24,9 +25,11 @@ pub fn slim_node(node: Node) -> Node {
             .collect()
     });
     slim.status = node.status.map(|status| NodeStatus {
-        conditions: status
-            .conditions
-            .map(|all| all.into_iter().filter(|c| c.type_ == "Ready").collect()),
+        conditions: status.conditions.map(|all| {
+            all.into_iter()
+                .filter(|c| c.is_type(core_condition_types::READY))
+                .collect()
+        }),
         ..NodeStatus::default()
     });
     slim

@@ -25,12 +25,12 @@ pub use self::inputs::JobInput;
 use self::inputs::{JobCaches, Touched, WATCHED_KINDS, workload_of};
 pub use self::settings::JobSettings;
 use self::steps::{Done, Outcome, Write};
-use super::clock::{Clock, Reading};
 use super::events::EventSink;
 use super::watches::{Change, shared::SharedWatches, slim, slim_workload};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
 use crate::api::ObjectKey;
+use crate::clock::{Clock, Reading};
 
 /// Watch changes waiting for the Job controller.
 const INPUT_DEPTH: usize = 4096;

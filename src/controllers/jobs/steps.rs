@@ -6,7 +6,6 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Resource, ResourceExt};
 
-use super::super::clock::Reading;
 use super::super::events::{EventSink, WorkloadEvent};
 use super::super::writer::{WriteError, Writer};
 use super::inputs::JobCaches;
@@ -14,7 +13,8 @@ use super::settings::JobSettings;
 use super::ungater::Release;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::ReclaimablePod;
-use crate::api::{ObjectKey, Workload};
+use crate::api::{HasConditions, ObjectKey, Workload};
+use crate::clock::Reading;
 use crate::jobs::{JobContext, JobEvent, JobStep, WorkloadStep, next_job_step, workload_step};
 use crate::status::conditions::{Desired, set_condition};
 
@@ -138,7 +138,7 @@ fn condition(workload: &Workload, desired: Desired<'_>, now: &Time) -> Option<Co
         .map(|s| s.conditions.clone())
         .unwrap_or_default();
     set_condition(&mut conditions, desired, now);
-    conditions.into_iter().find(|c| c.type_ == type_)
+    conditions.condition(&type_).cloned()
 }
 
 /// The write `step` asks for on the Job `key`. A composition error is recorded on the Job at

@@ -37,7 +37,13 @@ fn controller(leading: watch::Receiver<bool>) -> WorkQueue<JobTask> {
         ..JobSettings::default()
     };
     let (events, _) = EventSink::detached();
-    let writer = Writer::new(client, -1.0, 1, Tenure::none());
+    let writer = Writer::new(
+        client,
+        -1.0,
+        1,
+        Tenure::none(),
+        crate::clock::Clock::system(),
+    );
     let clock = Clock::manual(k8s_openapi::jiff::Timestamp::from_second(1_700_000_000).unwrap());
     WorkQueue::new(JobTask::new(settings, writer, events), leading, clock)
 }

@@ -13,6 +13,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::clock::Clock;
+
 /// When a tenure ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum End {
@@ -67,17 +69,20 @@ impl Tenure {
         }
     }
 
-    /// Resolves once the tenure is over, however often renewals extend it meanwhile.
-    pub async fn ended(&self) {
+    /// Resolves once the tenure is over on `clock`, however often renewals extend it meanwhile.
+    pub async fn ended(&self, clock: &Clock) {
         let mut changes = self.end.subscribe();
         loop {
             let end = *changes.borrow_and_update();
+            let now = clock.instant();
             match end {
                 End::Over => return,
-                End::At(end) if end <= Instant::now() => return,
+                End::At(end) if end <= now => return,
                 End::At(end) => {
+                    // Slept as the time left on `clock`, then read again: a clock that moved
+                    // less meanwhile is waited on once more.
                     tokio::select! {
-                        () = tokio::time::sleep_until(end) => {}
+                        () = tokio::time::sleep(end - now) => {}
                         // The sender lives as long as `self`, so this cannot fail.
                         _ = changes.changed() => {}
                     }
@@ -93,24 +98,53 @@ impl Tenure {
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::jiff::Timestamp;
+
     use super::*;
+
+    fn manual_clock() -> Clock {
+        Clock::manual(Timestamp::from_second(1_800_000_000).unwrap())
+    }
 
     #[test]
     fn a_tenure_ends_on_its_own_clock_without_anyone_ending_it() {
+        let clock = manual_clock();
         let tenure = Tenure::none();
-        let now = Instant::now();
-        assert_eq!(tenure.remaining(now), None, "a follower may not write");
-        tenure.extend_to(now + Duration::from_secs(3));
-        let left = tenure.remaining(now + Duration::from_secs(1));
-        assert_eq!(left, Some(Duration::from_secs(2)));
-        assert_eq!(tenure.remaining(now + Duration::from_secs(3)), None);
-        assert_eq!(tenure.remaining(now + Duration::from_secs(4)), None);
+        assert_eq!(
+            tenure.remaining(clock.instant()),
+            None,
+            "a follower may not write"
+        );
+        tenure.extend_to(clock.instant() + Duration::from_secs(3));
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(
+            tenure.remaining(clock.instant()),
+            Some(Duration::from_secs(2))
+        );
+        clock.advance(Duration::from_secs(2));
+        assert_eq!(tenure.remaining(clock.instant()), None);
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(tenure.remaining(clock.instant()), None);
+    }
+
+    /// The wait reads the clock it is handed: once that clock is past the end, the tenure is over
+    /// at once, whatever the system time says.
+    #[tokio::test]
+    async fn a_waiter_sees_the_end_its_clock_has_passed() {
+        let clock = manual_clock();
+        let tenure = Tenure::none();
+        tenure.extend_to(clock.instant() + Duration::from_secs(3_600));
+        clock.advance(Duration::from_secs(3_601));
+        tokio::time::timeout(Duration::from_secs(5), tenure.ended(&clock))
+            .await
+            .expect("the tenure is over on the clock it was given");
     }
 
     #[tokio::test]
     async fn a_tenure_extended_while_waited_on_ends_no_earlier_than_its_last_end() {
+        let clock = Clock::system();
         let tenure = Tenure::none();
-        let start = Instant::now();
+        let start = clock.instant();
         tenure.extend_to(start + Duration::from_secs(2));
         let renewer = tenure.clone();
         let renewed = tokio::spawn(async move {
@@ -119,8 +153,8 @@ mod tests {
             renewer.extend_to(end);
             end
         });
-        tenure.ended().await;
-        let ended = Instant::now();
+        tenure.ended(&clock).await;
+        let ended = clock.instant();
         let last_end = renewed.await.expect("the renewer task");
         assert!(
             ended >= last_end,
@@ -131,27 +165,33 @@ mod tests {
 
     #[test]
     fn an_ended_tenure_refuses_at_once_and_an_unlimited_one_never() {
+        let clock = manual_clock();
         let tenure = Tenure::none();
-        let now = Instant::now();
-        tenure.extend_to(now + Duration::from_secs(10));
+        tenure.extend_to(clock.instant() + Duration::from_secs(10));
         tenure.clone().end();
-        assert_eq!(tenure.remaining(now), None, "clones share the tenure");
         assert_eq!(
-            Tenure::unlimited().remaining(now + Duration::from_secs(1_000_000)),
+            tenure.remaining(clock.instant()),
+            None,
+            "clones share the tenure"
+        );
+        clock.advance(Duration::from_secs(1_000_000));
+        assert_eq!(
+            Tenure::unlimited().remaining(clock.instant()),
             Some(Duration::MAX)
         );
     }
 
     #[tokio::test]
     async fn a_waiter_wakes_as_soon_as_the_tenure_is_ended_not_at_its_end() {
+        let clock = Clock::system();
         let tenure = Tenure::none();
-        tenure.extend_to(Instant::now() + Duration::from_secs(3_600));
+        tenure.extend_to(clock.instant() + Duration::from_secs(3_600));
         let ender = tenure.clone();
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(50)).await;
             ender.end();
         });
-        tokio::time::timeout(Duration::from_secs(5), tenure.ended())
+        tokio::time::timeout(Duration::from_secs(5), tenure.ended(&clock))
             .await
             .expect("ended() resolves once end() is called");
     }

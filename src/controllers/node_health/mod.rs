@@ -23,7 +23,6 @@ use tokio::time::Instant;
 
 use self::facts::node_facts;
 use self::pods::{ProgressingPods, slim_pod};
-use super::clock::{Clock, Reading};
 use super::watches::{
     Change, SharedWorkload,
     shared::{SharedWatches, owned},
@@ -31,6 +30,7 @@ use super::watches::{
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use crate::api::keys::labels;
 use crate::api::{ObjectKey, ResourceFlavor, Workload};
+use crate::clock::{Clock, Reading};
 use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::topology::model::HOSTNAME_LABEL;
 use crate::engine::topology::node_failure::{
@@ -64,6 +64,7 @@ pub fn start(
     gates: FeatureGates,
     reports: mpsc::Sender<NodeFailures>,
     watches: &mut SharedWatches,
+    clock: Clock,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     watches.workloads.subscribe(&inputs, HealthInput::Workload);
@@ -81,7 +82,7 @@ pub fn start(
             |pod| pod.labels().contains_key(labels::POD_SET),
         );
     }
-    WorkQueue::ungated(NodeHealthTask::new(gates, reports), Clock::system()).run(received)
+    WorkQueue::ungated(NodeHealthTask::new(gates, reports), clock).run(received)
 }
 
 /// Whether failure detection asks where a Workload's pods stand: a node that is not Ready waits for

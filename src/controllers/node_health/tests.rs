@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 
 use super::{Change, HealthInput, NodeFailures, NodeHealthTask};
 use crate::api::{ObjectKey, Workload};
-use crate::controllers::clock::Clock;
+use crate::clock::Clock;
 use crate::controllers::work_queue::{Dirty, Task, WorkQueue};
 use crate::engine::features::FeatureGates;
 use crate::engine::topology::node_failure::FailedNode;

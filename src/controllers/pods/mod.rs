@@ -19,11 +19,11 @@ use tokio::sync::{mpsc, watch};
 pub use self::inputs::PodInput;
 use self::inputs::{PodCaches, Touched, Unit, WATCHED_KINDS};
 use self::steps::{Answer, Outcome, Planned, Write};
-use super::clock::{Clock, Reading};
 use super::events::{EventSink, WorkloadEvent};
 use super::watches::{Change, shared::SharedWatches, slim_workload};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
+use crate::clock::{Clock, Reading};
 use crate::engine::features::FeatureGates;
 use crate::jobs::{PodContext, PodStep, next_pod_step};
 
@@ -49,6 +49,7 @@ pub fn start(
     events: EventSink,
     leading: watch::Receiver<bool>,
     watches: &mut SharedWatches,
+    clock: Clock,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
     inputs::subscribe_all(&inputs, watches);
@@ -60,7 +61,7 @@ pub fn start(
         listed: [false; WATCHED_KINDS],
         reported: BTreeMap::new(),
     };
-    WorkQueue::new(task, leading, Clock::system()).run(received)
+    WorkQueue::new(task, leading, clock).run(received)
 }
 
 /// The pod integration's rules.

@@ -6,12 +6,12 @@ use k8s_openapi::api::core::v1::{ObjectReference, Pod, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Resource, ResourceExt};
 
-use super::super::clock::Reading;
 use super::super::events::WorkloadEvent;
 use super::super::writer::{WriteError, Writer};
-use crate::api::Workload;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::ReclaimablePod;
+use crate::api::{HasConditions, Workload};
+use crate::clock::Reading;
 use crate::jobs::{FollowStep, JobEvent, PodStep};
 use crate::status::conditions::{Desired, set_condition};
 
@@ -100,7 +100,7 @@ fn workload_condition(workload: &Workload, desired: Desired<'_>, now: &Time) -> 
         .map(|s| s.conditions.clone())
         .unwrap_or_default();
     set_condition(&mut conditions, desired, now);
-    conditions.into_iter().find(|c| c.type_ == type_)
+    conditions.condition(&type_).cloned()
 }
 
 fn workload_key(workload: &Workload) -> String {

@@ -38,7 +38,13 @@ fn queue(clock: &Clock) -> (WorkQueue<RetentionTask>, watch::Sender<bool>) {
             after_finished: Some(Duration::from_secs(3600)),
             after_deactivated_by_kueue: None,
         }),
-        writer: Writer::new(client, -1.0, 1, Tenure::none()),
+        writer: Writer::new(
+            client,
+            -1.0,
+            1,
+            Tenure::none(),
+            crate::clock::Clock::system(),
+        ),
         events,
         listed: false,
     };

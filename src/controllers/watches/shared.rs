@@ -25,10 +25,10 @@ use super::{
     Fanout, Input, slim, slim_container, slim_pod as admission_pod, slim_workload, spawn_shared,
     templates, texts,
 };
-use crate::api::keys::{annotations, labels};
+use crate::api::keys::{annotations, core_condition_types, labels};
 use crate::api::{
-    AdmissionCheck, ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Topology, Workload,
-    WorkloadPriorityClass,
+    AdmissionCheck, ClusterQueue, Cohort, ConditionEntry, LocalQueue, ResourceFlavor, Topology,
+    Workload, WorkloadPriorityClass,
 };
 use crate::state::topology_input::TAS_POD_ANNOTATIONS;
 
@@ -172,9 +172,11 @@ pub fn slim_node(node: Node) -> Node {
     // Every reader asks only whether, and since when, the node is Ready.
     slim.status = node.status.map(|status| NodeStatus {
         allocatable: status.allocatable,
-        conditions: status
-            .conditions
-            .map(|all| all.into_iter().filter(|c| c.type_ == "Ready").collect()),
+        conditions: status.conditions.map(|all| {
+            all.into_iter()
+                .filter(|c| c.is_type(core_condition_types::READY))
+                .collect()
+        }),
         ..NodeStatus::default()
     });
     slim

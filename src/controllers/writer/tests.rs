@@ -134,10 +134,58 @@ fn an_invalid_or_unreadable_write_is_refused_and_not_retried_unchanged() {
 async fn a_workload_write_waiting_for_a_slot_holds_no_request() {
     let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URL"));
     let client = Client::try_from(config).expect("a client");
-    let writer = Writer::new(client, -1.0, 1, Tenure::none());
+    let writer = Writer::new(client, -1.0, 1, Tenure::none(), Clock::system());
     let read = Workload::new("w", crate::api::WorkloadSpec::default());
     let status = WorkloadStatus::default();
     let waiting = writer.workload(&read, &status, None);
     let size = std::mem::size_of_val(&waiting);
     assert!(size <= 4096, "a waiting write takes {size} bytes");
+}
+
+fn manual_clock() -> Clock {
+    Clock::manual("2026-11-23T10:00:00Z".parse().unwrap())
+}
+
+/// Kueue's client-side limit, on the clock the writer is handed: a burst goes at once, the next
+/// request waits its share of a second, and time that passed on the clock refills the bucket.
+#[tokio::test]
+async fn the_rate_limit_refills_as_its_clock_moves() {
+    let clock = manual_clock();
+    let limit = RateLimit::new(2.0, 2, clock.instant());
+    assert_eq!(limit.take(clock.instant()).await, None);
+    assert_eq!(limit.take(clock.instant()).await, None);
+    assert_eq!(
+        limit.take(clock.instant()).await,
+        Some(Duration::from_millis(500))
+    );
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(limit.take(clock.instant()).await, None);
+    assert_eq!(
+        RateLimit::new(-1.0, 1, clock.instant())
+            .take(clock.instant())
+            .await,
+        None
+    );
+}
+
+/// A tenure that ran out on the writer's clock stops a request before it is sent: the client
+/// points nowhere, so an attempt to send would answer with another error.
+#[tokio::test]
+async fn nothing_is_sent_once_the_tenure_ran_out_on_the_writers_clock() {
+    let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URL"));
+    let client = Client::try_from(config).expect("a client");
+    let clock = manual_clock();
+    let tenure = Tenure::none();
+    tenure.extend_to(clock.instant() + Duration::from_secs(10));
+    let writer = Writer::new(client, -1.0, 1, tenure, clock.clone());
+    clock.advance(Duration::from_secs(11));
+    let read = Workload::new("w", crate::api::WorkloadSpec::default());
+    let refused = writer
+        .workload(&read, &WorkloadStatus::default(), Some(&BTreeMap::new()))
+        .await
+        .expect_err("a write outside the tenure");
+    assert!(
+        matches!(refused.error, WriteError::NotLeading(_)),
+        "{refused:?}"
+    );
 }

@@ -21,8 +21,8 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::model::HOSTNAME_LABEL;
 use super::{DecodeError, decode};
-use crate::api::Workload;
 use crate::api::keys::condition_types;
+use crate::api::{HasConditions, Workload};
 use crate::engine::features::{Feature, FeatureGates};
 use crate::engine::node_match::tolerates;
 
@@ -269,12 +269,7 @@ pub fn assigned_pod_sets(
     let Some(status) = workload.status.as_ref() else {
         return Ok(Vec::new());
     };
-    let condition = |type_: &str| {
-        status
-            .conditions
-            .iter()
-            .any(|c| c.type_ == type_ && c.status == "True")
-    };
+    let condition = |type_: &str| status.condition_is_true(type_);
     let Some(admission) = status.admission.as_ref() else {
         return Ok(Vec::new());
     };

@@ -3,6 +3,8 @@
 use kube::api::DynamicObject;
 use serde_json::Value;
 
+use crate::api::CONDITION_TRUE;
+
 /// The string at `pointer`, if it is one.
 pub fn str_at<'a>(job: &'a DynamicObject, pointer: &str) -> Option<&'a str> {
     job.data.pointer(pointer).and_then(Value::as_str)
@@ -35,7 +37,7 @@ pub fn true_condition<'a>(
         .find_map(|condition| {
             let type_ = condition.get("type")?.as_str()?;
             let wanted = types.iter().find(|t| **t == type_)?;
-            (condition.get("status")?.as_str()? == "True").then(|| {
+            (condition.get("status")?.as_str()? == CONDITION_TRUE).then(|| {
                 let message = condition.get("message").and_then(Value::as_str);
                 (*wanted, message.unwrap_or_default())
             })

@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use super::super::{ClassInput, ClassTask};
 use super::*;
 use crate::api::{Workload, WorkloadPriorityClassFields};
-use crate::controllers::clock::Clock;
+use crate::clock::Clock;
 use crate::controllers::leader::Tenure;
 use crate::controllers::work_queue::WorkQueue;
 use crate::controllers::writer::{WriteError, Writer};
@@ -61,7 +61,13 @@ fn queue_on(clock: &Clock) -> (Queue, watch::Sender<bool>) {
     let client = kube::Client::try_from(config).expect("a client");
     let task = ClassTask {
         stale: StaleValues::default(),
-        writer: Writer::new(client, -1.0, 1, Tenure::none()),
+        writer: Writer::new(
+            client,
+            -1.0,
+            1,
+            Tenure::none(),
+            crate::clock::Clock::system(),
+        ),
     };
     let (election, leading) = watch::channel(true);
     (WorkQueue::new(task, leading, clock.clone()), election)

@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelecto
 use serde_json::json;
 
 use super::*;
-use crate::controllers::clock::Clock;
+use crate::clock::Clock;
 use crate::controllers::jobs::inputs::{JobInput, Touched};
 use crate::controllers::watches::Change;
 use crate::jobs::JobScope;

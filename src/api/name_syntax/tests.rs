@@ -64,3 +64,33 @@ fn dns1123_labels_have_no_dots_and_at_most_63_characters() {
         assert!(check_dns1123_label(bad).is_err(), "{bad:?} accepted");
     }
 }
+
+#[test]
+fn dns1035_labels_start_with_a_letter() {
+    for good in ["kueue-webhook-service", "a", "a1", &"s".repeat(63)] {
+        assert!(check_dns1035_label(good).is_ok(), "{good:?} rejected");
+    }
+    for bad in ["", "1a", "-a", "a-", "A", "a.b", "a_b", &"s".repeat(64)] {
+        assert!(check_dns1035_label(bad).is_err(), "{bad:?} accepted");
+    }
+}
+
+#[test]
+fn a_domain_prefixed_path_is_a_subdomain_a_slash_and_a_url_path() {
+    for good in ["acme.io/foo", "example.com/gate/v1", "a/b~c"] {
+        assert!(
+            check_domain_prefixed_path(good).is_ok(),
+            "{good:?} rejected"
+        );
+    }
+    for bad in [
+        "foo",
+        "/foo",
+        "acme.io/",
+        "Acme.io/foo",
+        "acme.io/a b",
+        "acme.io/a\"b",
+    ] {
+        assert!(check_domain_prefixed_path(bad).is_err(), "{bad:?} accepted");
+    }
+}

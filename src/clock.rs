@@ -1,4 +1,4 @@
-//! The one place the controller reads the time. Loops are handed a [`Clock`] and read it once per
+//! The one place kuota reads the time. Loops are handed a [`Clock`] and read it once per
 //! turn; tests hand them a manual one and move it, instead of reaching into a loop's fields.
 //!
 //! Two readings travel together: the wall time written to the API (condition transition times,
@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use time::OffsetDateTime;
 use tokio::time::Instant;
 
 /// The time source of the controller's loops.
@@ -69,6 +70,14 @@ impl Clock {
         Time(self.wall())
     }
 
+    /// The wall time as the certificate code reads it (the `time` crate's type).
+    pub fn utc(&self) -> OffsetDateTime {
+        // Both types span the years -9999 to 9999, so the conversion does not fail; the epoch
+        // stands in should it ever.
+        OffsetDateTime::from_unix_timestamp_nanos(self.wall().as_nanosecond())
+            .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+    }
+
     /// The monotonic time.
     pub fn instant(&self) -> Instant {
         self.read().instant
@@ -109,6 +118,7 @@ mod tests {
         clone.set_wall(start);
         assert_eq!(clock.wall(), start);
         assert_eq!(clock.instant() - first.instant, Duration::from_secs(90));
+        assert_eq!(clock.utc().unix_timestamp(), 1_700_000_000);
     }
 
     #[test]
