@@ -32,17 +32,12 @@ const SLASH_SPLITS: &[&str] = &[
 
 const SPLITS_ALLOWED: &[Allowed] = &[
     Allowed {
-        file: "src/jobs/names.rs",
+        file: "src/api/name_syntax.rs",
         text: "value.split_once('/')",
         reason: "a label key's optional DNS-1123 prefix (Kubernetes' IsQualifiedName)",
     },
     Allowed {
-        file: "src/config/selector.rs",
-        text: "key.split_once('/')",
-        reason: "a label key's optional DNS-1123 prefix in a configured selector",
-    },
-    Allowed {
-        file: "src/webhooks/metadata.rs",
+        file: "src/api/name_syntax.rs",
         text: ".split_once('/')",
         reason: "a domain-prefixed path (a finalizer name): its host, then its path",
     },
