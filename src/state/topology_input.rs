@@ -9,7 +9,8 @@ use k8s_openapi::api::core::v1::{Node as K8sNode, Pod};
 use kube::ResourceExt;
 
 use super::pod_requests::pod_requests;
-use crate::api::ConditionEntry;
+use crate::api::HasConditions;
+use crate::api::keys::core_condition_types;
 use crate::api::keys::annotations::{
     PODSET_PREFERRED_TOPOLOGY, PODSET_REQUIRED_TOPOLOGY, PODSET_SLICE_REQUIRED_TOPOLOGY,
     PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS, PODSET_UNCONSTRAINED_TOPOLOGY,
@@ -59,9 +60,9 @@ pub fn node(node: &K8sNode) -> Result<Node, ModelError> {
         .collect::<Result<_, _>>()?;
     let ready = status
         .conditions
-        .iter()
-        .flatten()
-        .any(|c| c.type_ == "Ready" && c.is_true());
+        .as_deref()
+        .unwrap_or_default()
+        .condition_is_true(core_condition_types::READY);
     Ok(Node {
         labels: node.labels().clone(),
         taints: spec.taints.unwrap_or_default(),
