@@ -11,27 +11,41 @@ use super::name_syntax::{check_label_value, check_qualified_name};
 /// The operators a requirement may use.
 pub const OPERATORS: [&str; 4] = ["In", "NotIn", "Exists", "DoesNotExist"];
 
-/// What is wrong with one field of a selector; `field` is its path under the selector's own.
+/// What is wrong with one field of a selector; `field` is its path under the selector's own, and
+/// the message names the problem alone, so each caller places it under its own field.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
-    #[error("{field}: must be specified when `operator` is 'In' or 'NotIn'")]
+    #[error("must be specified when `operator` is 'In' or 'NotIn'")]
     ValuesRequired { field: String },
-    #[error("{field}: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")]
+    #[error("may not be specified when `operator` is 'Exists' or 'DoesNotExist'")]
     ValuesForbidden { field: String, values: Vec<String> },
-    #[error("{field}: unsupported operator {operator:?}")]
+    #[error("unsupported operator {operator:?} (In, NotIn, Exists, DoesNotExist)")]
     UnknownOperator { field: String, operator: String },
-    #[error("{field}: invalid label key {key:?}: {reason}")]
+    #[error("invalid label key {key:?}: {reason}")]
     InvalidKey {
         field: String,
         key: String,
         reason: String,
     },
-    #[error("{field}: invalid label value {value:?}: {reason}")]
+    #[error("invalid label value {value:?}: {reason}")]
     InvalidValue {
         field: String,
         value: String,
         reason: String,
     },
+}
+
+impl SelectorError {
+    /// The path of the field at fault.
+    pub fn field(&self) -> &str {
+        match self {
+            Self::ValuesRequired { field }
+            | Self::ValuesForbidden { field, .. }
+            | Self::UnknownOperator { field, .. }
+            | Self::InvalidKey { field, .. }
+            | Self::InvalidValue { field, .. } => field,
+        }
+    }
 }
 
 /// Kubernetes' `ValidateLabelSelector` on the selector at `field`: label keys are qualified

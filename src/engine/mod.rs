@@ -120,7 +120,6 @@ pub mod queue_report;
 pub mod quota;
 pub mod resources;
 mod scheduler;
-mod selector;
 mod slot_index;
 mod state;
 mod structure;

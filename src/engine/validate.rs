@@ -10,7 +10,7 @@ use super::model::{
     ResourceGroup, Snapshot, TopologyRequest, Workload,
 };
 use super::quantity::Quantity;
-use super::selector;
+use crate::api::label_selector;
 use crate::api::rule_messages::{
     BORROW_WITHOUT_RECLAIM, BORROWING_LIMIT_WITHOUT_COHORT, PREFERENCE_NEEDS_TRY_NEXT_FLAVOR,
     RESOURCES_PER_FLAVOR,
@@ -401,9 +401,16 @@ pub fn cluster_queue(cq: &ClusterQueue) -> Result<(), ModelError> {
     check_weight("ClusterQueue", &cq.name, cq.fair_sharing_weight)?;
     check_policies(cq)?;
     if let Some(sel) = &cq.namespace_selector {
-        selector::validate(sel).map_err(|reason| {
-            ModelError::invalid("ClusterQueue", &cq.name, "spec.namespaceSelector", reason)
-        })?;
+        // Kueue's ClusterQueue webhook runs Kubernetes' `ValidateLabelSelector` on it.
+        let errors = label_selector::validate(sel, "spec.namespaceSelector");
+        if let Some(error) = errors.first() {
+            return Err(ModelError::invalid(
+                "ClusterQueue",
+                &cq.name,
+                error.field(),
+                error.to_string(),
+            ));
+        }
     }
     Ok(())
 }

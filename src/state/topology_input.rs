@@ -10,11 +10,11 @@ use kube::ResourceExt;
 
 use super::pod_requests::pod_requests;
 use crate::api::HasConditions;
-use crate::api::keys::core_condition_types;
 use crate::api::keys::annotations::{
     PODSET_PREFERRED_TOPOLOGY, PODSET_REQUIRED_TOPOLOGY, PODSET_SLICE_REQUIRED_TOPOLOGY,
     PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS, PODSET_UNCONSTRAINED_TOPOLOGY,
 };
+use crate::api::keys::core_condition_types;
 use crate::api::{ResourceFlavor, Topology as ApiTopology};
 use crate::engine::ModelError;
 use crate::engine::model::Workload;

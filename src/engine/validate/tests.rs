@@ -174,3 +174,33 @@ fn a_positive_weight_must_exceed_one_nano() {
         "{message}"
     );
 }
+
+#[test]
+fn a_namespace_selector_is_checked_as_kubernetes_checks_one_naming_the_field() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+    let with = |key: &str, operator: &str| ClusterQueue {
+        name: "a".into(),
+        namespace_selector: Some(LabelSelector {
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: key.into(),
+                operator: operator.into(),
+                values: Some(vec!["x".into()]),
+            }]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let err = cluster_queue(&with("team", "Matches"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("spec.namespaceSelector.matchExpressions[0].operator")
+            && err.contains("unsupported operator \"Matches\""),
+        "{err}"
+    );
+    let err = cluster_queue(&with("Bad_Prefix/team", "In"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("matchExpressions[0].key"), "{err}");
+    assert!(cluster_queue(&with("team", "In")).is_ok());
+}

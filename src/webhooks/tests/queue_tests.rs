@@ -120,7 +120,7 @@ fn the_namespace_selector_is_a_valid_selector() {
     );
     assert_denied(
         validate(CQ, &bad_operator, None),
-        &["unknown operator \"Near\""],
+        &["unsupported operator \"Near\""],
     );
 }
 
