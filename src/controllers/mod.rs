@@ -172,6 +172,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 clock.clone(),
             ),
             leading.clone(),
+            clock.clone(),
             &mut shared,
             &mut watches,
         )

@@ -36,12 +36,14 @@ use crate::clock::{Clock, Reading};
 const INPUT_DEPTH: usize = 4096;
 
 /// Starts the Job integration's watches and returns its loop.
+#[allow(clippy::too_many_arguments)]
 pub fn start(
     client: &Client,
     settings: JobSettings,
     writer: Writer,
     events: EventSink,
     leading: watch::Receiver<bool>,
+    clock: Clock,
     shared: &mut SharedWatches,
     watches: &mut JoinSet<()>,
 ) -> impl Future<Output = ()> + use<> {
@@ -56,7 +58,7 @@ pub fn start(
     WorkQueue::new(
         JobTask::new(settings, writer, events),
         leading,
-        Clock::system(),
+        clock,
     )
     .run(received)
 }
