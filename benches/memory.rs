@@ -4,8 +4,9 @@
 //! per ClusterQueue, and 15,000 Workloads of 70 % 1 pod, 20 % 5 pods and 10 % 20 pods of 1 cpu
 //! (priorities 50, 100 and 200), spread round robin over the queues.
 //!
-//! The Workloads go through a [`ClusterState`] as the admission controller feeds it: each is
-//! applied as created (pending); engine cycles run until one changes nothing, and every Workload
+//! The Workloads go through a [`ClusterState`] as the admission controller feeds it, each object
+//! as the watch delivers it (slimmed, equal pod templates shared, so the state's templates are the
+//! held objects' own): each is applied as created (pending); engine cycles run until one changes nothing, and every Workload
 //! a cycle admitted, preempted or evicted is applied again with the status the controller writes
 //! for it (the watch's echo of that write). Then, until none is left, every admitted Workload is
 //! applied as Finished (its admission with the `QuotaReserved`, `Admitted` and `Finished`
@@ -144,6 +145,16 @@ fn created(i: usize) -> api::Workload {
     }))
 }
 
+thread_local! {
+    /// The watch's pool of pod templates: Workloads with equal templates share one.
+    static TEMPLATES: std::cell::RefCell<Templates> = std::cell::RefCell::default();
+}
+
+/// `object` as the Workload watch hands it to the tasks.
+fn as_watched(object: api::Workload) -> api::Workload {
+    TEMPLATES.with_borrow_mut(|templates| templates.share(slim_workload(object)))
+}
+
 fn name(i: usize, class: &str) -> String {
     format!("w-{i:05}-{class}")
 }
@@ -209,7 +220,7 @@ fn settle(state: &mut ClusterState, admitted: &mut BTreeSet<usize>) {
         }
         admitted.extend(&granted);
         for i in released.into_iter().chain(granted) {
-            let object = written(state, i, false);
+            let object = as_watched(written(state, i, false));
             state.apply_workload(&object, fallback());
         }
     }
@@ -260,7 +271,7 @@ fn main() {
 fn pending_then_admitted(state: &mut ClusterState, base: Option<usize>) -> BTreeSet<usize> {
     queues(state);
     for i in 0..WORKLOADS {
-        state.apply_workload(&created(i), fallback());
+        state.apply_workload(&as_watched(created(i)), fallback());
     }
     if let Some(base) = base {
         report("all pending", state, base);
@@ -284,7 +295,7 @@ fn finish_all(
     while !admitted.is_empty() {
         rounds += 1;
         for i in std::mem::take(admitted) {
-            let object = written(state, i, true);
+            let object = as_watched(written(state, i, true));
             state.apply_workload(&object, fallback());
             if let Some(texts) = texts.as_deref_mut() {
                 texts[i] = serde_json::to_string(&object).expect("a Workload serializes");
