@@ -49,6 +49,7 @@ mod priority;
 mod reclaimable;
 mod replacement_pods;
 mod scope;
+mod statefulset;
 mod stray_pods;
 mod topology_request;
 mod ungate;
@@ -88,6 +89,10 @@ pub use priority::{
     DEFAULT_WORKLOAD_PRIORITY_CLASS, PriorityLookup, default_workload_priority_class,
 };
 pub use scope::{JobScope, OwnerKind, queue_name};
+pub use statefulset::{
+    STATEFULSET_FRAMEWORK, StatefulSetDefaulting, StatefulSetUpdateFacts, default_statefulset,
+    validate_statefulset,
+};
 pub use stray_pods::pods_off_assignment;
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};
 pub use ungate::{PodView, Ungate, UngateError, pods_to_ungate};
