@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 
-use super::names::check_dns1123_subdomain;
 use super::pod_group::{DEFAULT_LOCAL_QUEUE, FieldError, FieldErrorKind};
 use super::scope::{JobScope, queue_name};
 use crate::api::keys::{annotations, labels};
+use crate::api::name_syntax::check_dns1123_subdomain;
 
 /// The framework's name in `integrations.frameworks`, and the value of the pods'
 /// `kueue.x-k8s.io/pod-suspending-parent` annotation.

@@ -55,12 +55,7 @@ pub fn start(
         shared,
         watches,
     );
-    WorkQueue::new(
-        JobTask::new(settings, writer, events),
-        leading,
-        clock,
-    )
-    .run(received)
+    WorkQueue::new(JobTask::new(settings, writer, events), leading, clock).run(received)
 }
 
 /// What the Job integration decides for and keeps busy while its write is in flight.
