@@ -2,16 +2,23 @@
 //! `integrations.frameworks` that one rules file under `kinds/` describes.
 
 mod jobset;
+mod kubeflow;
 
 use super::framework::JobKind;
 use crate::config::Framework;
 
 pub use jobset::JOBSET;
+pub use kubeflow::{JAXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB};
 
 /// The rules of the framework's kind, when the kind is read through [`JobKind`].
 pub fn rules(framework: Framework) -> Option<&'static dyn JobKind> {
     match framework {
         Framework::JobSet => Some(&JOBSET),
+        Framework::PyTorchJob => Some(&PYTORCHJOB),
+        Framework::TfJob => Some(&TFJOB),
+        Framework::XgBoostJob => Some(&XGBOOSTJOB),
+        Framework::PaddleJob => Some(&PADDLEJOB),
+        Framework::JaxJob => Some(&JAXJOB),
         _ => None,
     }
 }
@@ -32,6 +39,7 @@ mod tests {
             }
         }
         assert!(rules(Framework::JobSet).is_some());
+        assert!(rules(Framework::PyTorchJob).is_some());
         assert!(rules(Framework::BatchJob).is_none());
     }
 }
