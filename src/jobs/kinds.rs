@@ -8,7 +8,7 @@ use super::framework::JobKind;
 use crate::config::Framework;
 
 pub use jobset::JOBSET;
-pub use kubeflow::{JAXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB};
+pub use kubeflow::{JAXJOB, MPIJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB};
 
 /// The rules of the framework's kind, when the kind is read through [`JobKind`].
 pub fn rules(framework: Framework) -> Option<&'static dyn JobKind> {
@@ -19,6 +19,7 @@ pub fn rules(framework: Framework) -> Option<&'static dyn JobKind> {
         Framework::XgBoostJob => Some(&XGBOOSTJOB),
         Framework::PaddleJob => Some(&PADDLEJOB),
         Framework::JaxJob => Some(&JAXJOB),
+        Framework::MpiJob => Some(&MPIJOB),
         _ => None,
     }
 }

@@ -1,7 +1,8 @@
 //! The Kubeflow training-operator v1 kinds (`kubeflow.org/pytorchjob`, `tfjob`, `xgboostjob`,
-//! `paddlejob`, `jaxjob`), as Kueue's `jobs/kubeflow/kubeflowjob`: one pod set per replica type
-//! the job has, in the kind's replica-type order, named as the replica type in lower case,
-//! suspended at `spec.runPolicy.suspend`. The kinds differ only in their replica-spec field and
+//! `paddlejob`, `jaxjob`), as Kueue's `jobs/kubeflow/kubeflowjob`, and the MPI operator's
+//! `kubeflow.org/mpijob` (v2beta1), as Kueue's `jobs/mpijob`: one pod set per replica type the
+//! job has, in the kind's replica-type order, named as the replica type in lower case, suspended
+//! at `spec.runPolicy.suspend`. The kinds differ only in their version, replica-spec field and
 //! replica-type order.
 
 use kube::api::DynamicObject;
@@ -11,7 +12,7 @@ use crate::api::keys::finished_reasons;
 use crate::jobs::framework::{JobKind, KindError, KindId, KindPodSet, bool_at, true_condition};
 use crate::jobs::job_lifecycle::JobFinished;
 
-/// The pod label the training operator writes with each pod's index within its replica type.
+/// The pod label both operators write with each pod's index within its replica type.
 const REPLICA_INDEX: &str = "training.kubeflow.org/replica-index";
 
 /// One training-operator kind's rules.
@@ -38,6 +39,10 @@ static TFJOB_ID: KindId = id("TFJob", "tfjobs", "kubeflow.org/tfjob");
 static XGBOOSTJOB_ID: KindId = id("XGBoostJob", "xgboostjobs", "kubeflow.org/xgboostjob");
 static PADDLEJOB_ID: KindId = id("PaddleJob", "paddlejobs", "kubeflow.org/paddlejob");
 static JAXJOB_ID: KindId = id("JAXJob", "jaxjobs", "kubeflow.org/jaxjob");
+static MPIJOB_ID: KindId = KindId {
+    version: "v2beta1",
+    ..id("MPIJob", "mpijobs", "kubeflow.org/mpijob")
+};
 
 pub static PYTORCHJOB: TrainingJobRules = TrainingJobRules {
     id: &PYTORCHJOB_ID,
@@ -63,6 +68,11 @@ pub static JAXJOB: TrainingJobRules = TrainingJobRules {
     id: &JAXJOB_ID,
     replica_specs: "jaxReplicaSpecs",
     replica_types: &["Worker"],
+};
+pub static MPIJOB: TrainingJobRules = TrainingJobRules {
+    id: &MPIJOB_ID,
+    replica_specs: "mpiReplicaSpecs",
+    replica_types: &["Launcher", "Worker"],
 };
 
 fn job_name(job: &DynamicObject) -> String {

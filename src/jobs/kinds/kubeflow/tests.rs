@@ -135,3 +135,28 @@ fn finished_pods_ready_and_active_are_read_from_the_status() {
         Some(finished_reasons::SUCCEEDED)
     );
 }
+
+#[test]
+fn an_mpijob_runs_its_launcher_then_its_workers_at_v2beta1() {
+    let job = object(json!({"spec": {
+        "runPolicy": {"suspend": true},
+        "mpiReplicaSpecs": {
+            "Worker": {"replicas": 2, "template": template("w")},
+            "Launcher": {"replicas": 1, "template": template("l")},
+        },
+    }}));
+    assert_eq!(MPIJOB.id().version, "v2beta1");
+    let sets = MPIJOB.pod_sets(&job).expect("pod sets");
+    let shape: Vec<(&str, i32, &str)> = sets
+        .iter()
+        .map(|s| (s.name.as_str(), s.count, s.template.as_str()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("launcher", 1, "/spec/mpiReplicaSpecs/Launcher/template"),
+            ("worker", 2, "/spec/mpiReplicaSpecs/Worker/template"),
+        ]
+    );
+    assert!(MPIJOB.is_suspended(&job));
+}
