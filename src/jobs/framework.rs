@@ -10,8 +10,14 @@
 
 mod kind;
 mod pointer;
+mod start_stop;
+#[cfg(test)]
+mod test_kind;
+mod workload;
 
 pub use kind::{JobKind, KindError, KindId, KindPodSet, SubGroup};
 pub use pointer::{bool_at, i32_at, str_at, true_condition};
+pub use start_stop::{StartError, start, stop};
+pub use workload::{FrameworkError, WorkloadContext, workload_for, workload_pod_sets};
 
 pub use kube::api::DynamicObject;
