@@ -26,10 +26,16 @@ pub enum StartError {
     PodSetInfo(#[from] PodSetInfoError),
     /// A pod template cannot be read.
     #[error(transparent)]
-    Template(#[from] FrameworkError),
+    Template(Box<FrameworkError>),
     /// The kind's rules cannot resume or resize the job.
     #[error(transparent)]
     Kind(#[from] KindError),
+}
+
+impl From<FrameworkError> for StartError {
+    fn from(error: FrameworkError) -> Self {
+        Self::Template(Box::new(error))
+    }
 }
 
 impl StartError {

@@ -81,7 +81,7 @@ pub enum FrameworkError {
         kind: &'static str,
         job: String,
         pod_set: String,
-        problem: TopologyAnnotationError,
+        problem: Box<TopologyAnnotationError>,
     },
     /// The priority-class label names a WorkloadPriorityClass that does not exist.
     #[error(
@@ -218,7 +218,7 @@ fn workload_pod_set(
         kind: kind.id().kind,
         job: job_key(job),
         pod_set: pod_set.name.clone(),
-        problem,
+        problem: Box::new(problem),
     })?;
     topology.pod_index_label = pod_set.pod_index_label.map(str::to_owned);
     if let Some(sub_group) = pod_set.sub_group {
