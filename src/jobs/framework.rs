@@ -8,6 +8,7 @@
 //! Objects are read as the API server serves them ([`DynamicObject`]: metadata, and the rest as
 //! JSON), so a kind needs no typed client of its own and a CRD of any version is read alike.
 
+mod in_step;
 mod kind;
 mod pointer;
 mod start_stop;
@@ -15,6 +16,7 @@ mod start_stop;
 mod test_kind;
 mod workload;
 
+pub use in_step::in_step;
 pub use kind::{JobKind, KindError, KindId, KindPodSet, SubGroup};
 pub use pointer::{bool_at, i32_at, str_at, true_condition};
 pub use start_stop::{StartError, start, stop};
