@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::super::job_lifecycle::JobFinished;
 use super::kind::{JobKind, KindError, KindId, KindPodSet, SubGroup};
 use super::pointer::{bool_at, i32_at, true_condition};
+use crate::api::workload_status::ReclaimablePod;
 
 pub(super) static TEST_ID: KindId = KindId {
     group: "jobset.x-k8s.io",
@@ -85,6 +86,16 @@ impl JobKind for TestSet {
 
     fn is_active(&self, job: &DynamicObject) -> bool {
         i32_at(job, "/status/active").unwrap_or(0) > 0
+    }
+
+    fn reclaimable_pods(&self, job: &DynamicObject) -> Vec<ReclaimablePod> {
+        i32_at(job, "/status/reclaimable")
+            .map(|count| ReclaimablePod {
+                name: "workers".to_owned(),
+                count,
+            })
+            .into_iter()
+            .collect()
     }
 
     fn set_count(
