@@ -1,6 +1,6 @@
 //! The next step for a job of any kind, in Kueue's reconciler order (`jobframework`'s
 //! `ReconcileGenericJob`), as the batch Job's [`next_job_step`](super::super::job_reconcile)
-//! decides it: a finished job finishes its Workload; a job without a Workload gets one once no
+//! decides it: a job naming a prebuilt Workload takes it over; a finished job finishes its Workload; a job without a Workload gets one once no
 //! pod of it runs; a duplicate Workload is deleted; one out of step is updated (suspended job,
 //! no quota) or replaced; `PodsReady` is kept; an evicted or unadmitted Workload stops the job;
 //! an admitted one starts it, and its reclaimable pods are kept while it runs. One step at a
@@ -22,6 +22,7 @@ use super::super::events::{
 };
 use super::super::pod_set_info::FlavorInfo;
 use super::super::pods_ready::{PodsReadyCondition, pods_ready_condition};
+use super::super::prebuilt::{OUT_OF_SYNC_MESSAGE, Prebuilt, PrebuiltUse, use_prebuilt_by};
 use super::super::priority::PriorityLookup;
 use super::super::reclaimable::to_write;
 use super::in_step::in_step;
@@ -39,6 +40,9 @@ pub struct FrameworkContext<'a> {
     pub wait_for_pods_ready: bool,
     /// `integrations.labelKeysToCopy`.
     pub label_keys_to_copy: &'a [String],
+    /// The prebuilt Workload the job names (`kueue.x-k8s.io/prebuilt-workload-name`); `None`
+    /// when it names none and kuota builds its Workload.
+    pub prebuilt: Option<Prebuilt<'a>>,
 }
 
 /// The one write to make next for a job.
@@ -53,6 +57,8 @@ pub enum FrameworkStep {
         error: FrameworkError,
         event: JobEvent,
     },
+    /// Write this prebuilt Workload, now controlled by the job (no event, as in Kueue).
+    AdoptWorkload(Box<Workload>),
     /// Write this spec into the Workload (a suspended job changed); `UpdatedWorkload`.
     UpdateWorkload(Box<Workload>),
     /// Delete the Workload (a duplicate, or one that cannot follow the job).
@@ -94,6 +100,20 @@ pub fn next_step(
     if job.metadata.deletion_timestamp.is_some() {
         return FrameworkStep::Idle;
     }
+    let id = kind.id();
+    let prebuilt_owned;
+    let owned = match ctx
+        .prebuilt
+        .map(|prebuilt| use_prebuilt_by(&job.metadata, &id.api_version(), id.kind, prebuilt))
+    {
+        None => owned,
+        Some(PrebuiltUse::Adopt(adopted)) => return FrameworkStep::AdoptWorkload(adopted),
+        Some(PrebuiltUse::Own(workload)) => {
+            prebuilt_owned = [workload];
+            &prebuilt_owned[..]
+        }
+        Some(PrebuiltUse::None) => &[],
+    };
     let live: Vec<&Workload> = owned
         .iter()
         .copied()
@@ -172,7 +192,8 @@ fn without_workload(
         };
         return stop(kind, job, workload, message);
     }
-    if kind.is_active(job) || !owned.is_empty() {
+    // A job naming a prebuilt Workload waits for it; kuota never builds one for it.
+    if kind.is_active(job) || !owned.is_empty() || ctx.prebuilt.is_some() {
         return FrameworkStep::Idle;
     }
     let built = workload_for(
@@ -198,6 +219,13 @@ fn out_of_step(
     workload: &Workload,
     ctx: FrameworkContext<'_>,
 ) -> FrameworkStep {
+    if ctx.prebuilt.is_some() {
+        return FrameworkStep::FinishWorkload {
+            workload: Box::new(workload.clone()),
+            reason: finished_reasons::OUT_OF_SYNC,
+            message: OUT_OF_SYNC_MESSAGE.to_owned(),
+        };
+    }
     if !kind.is_suspended(job) {
         return stop(kind, job, Some(workload), STOP_NO_MATCHING_WORKLOAD);
     }

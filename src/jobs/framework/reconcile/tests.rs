@@ -9,6 +9,15 @@ fn flavors() -> BTreeMap<String, FlavorInfo> {
 }
 
 fn step(job: &DynamicObject, owned: &[&Workload], wait_for_pods_ready: bool) -> FrameworkStep {
+    step_with(job, owned, wait_for_pods_ready, None)
+}
+
+fn step_with(
+    job: &DynamicObject,
+    owned: &[&Workload],
+    wait_for_pods_ready: bool,
+    prebuilt: Option<Prebuilt<'_>>,
+) -> FrameworkStep {
     next_step(
         &TestSet,
         job,
@@ -19,6 +28,7 @@ fn step(job: &DynamicObject, owned: &[&Workload], wait_for_pods_ready: bool) -> 
             gates: &FeatureGates::default(),
             wait_for_pods_ready,
             label_keys_to_copy: &[],
+            prebuilt,
         },
     )
 }
@@ -256,4 +266,44 @@ fn a_running_job_reports_its_reclaimable_pods() {
             count: 2
         }]
     );
+}
+
+#[test]
+fn a_prebuilt_workload_is_adopted_then_owned_and_finished_when_out_of_sync() {
+    let job = test_set();
+    assert_eq!(
+        step_with(&job, &[], false, Some(Prebuilt::Missing)),
+        FrameworkStep::Idle
+    );
+
+    let mut prebuilt = built(&job);
+    prebuilt.metadata.name = Some("pre".to_owned());
+    prebuilt.metadata.owner_references = None;
+    let FrameworkStep::AdoptWorkload(adopted) =
+        step_with(&job, &[], false, Some(Prebuilt::Found(&prebuilt)))
+    else {
+        panic!("expected the prebuilt Workload adopted");
+    };
+    let owner = &adopted.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (
+            owner.api_version.as_str(),
+            owner.kind.as_str(),
+            owner.uid.as_str()
+        ),
+        ("jobset.x-k8s.io/v1alpha2", "JobSet", "u-1")
+    );
+
+    assert_eq!(
+        step_with(&job, &[], false, Some(Prebuilt::Found(&adopted))),
+        FrameworkStep::Idle
+    );
+    let mut scaled = job.clone();
+    scaled.data["spec"]["replicatedJobs"][1]["replicas"] = json!(3);
+    let FrameworkStep::FinishWorkload { reason, .. } =
+        step_with(&scaled, &[], false, Some(Prebuilt::Found(&adopted)))
+    else {
+        panic!("expected the prebuilt Workload finished");
+    };
+    assert_eq!(reason, finished_reasons::OUT_OF_SYNC);
 }
