@@ -8,10 +8,20 @@
 //! Objects are read as the API server serves them ([`DynamicObject`]: metadata, and the rest as
 //! JSON), so a kind needs no typed client of its own and a CRD of any version is read alike.
 
+mod in_step;
 mod kind;
 mod pointer;
+mod reconcile;
+mod start_stop;
+#[cfg(test)]
+mod test_kind;
+mod workload;
 
+pub use in_step::in_step;
 pub use kind::{JobKind, KindError, KindId, KindPodSet, SubGroup};
 pub use pointer::{bool_at, i32_at, str_at, true_condition};
+pub use reconcile::{FrameworkContext, FrameworkStep, next_step};
+pub use start_stop::{StartError, start, stop};
+pub use workload::{FrameworkError, WorkloadContext, workload_for, workload_pod_sets};
 
 pub use kube::api::DynamicObject;

@@ -107,7 +107,7 @@ pub fn job_matches_workload(
 /// The pod sets as the Job runs them while the Workload holds quota: each template with its
 /// pod set info merged in, partially admitted counts lowered. `None` without a reservation or
 /// when the infos cannot be built or merged.
-fn running_pod_sets(
+pub(super) fn running_pod_sets(
     workload: &Workload,
     flavors: &BTreeMap<String, FlavorInfo>,
     gates: &FeatureGates,
@@ -136,7 +136,7 @@ fn running_pod_sets(
     Some(running)
 }
 
-fn same_pod_sets(a: &[PodSet], b: &[PodSet], ignore_tolerations: bool) -> bool {
+pub(super) fn same_pod_sets(a: &[PodSet], b: &[PodSet], ignore_tolerations: bool) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(a, b)| {
             a.count == b.count

@@ -6,7 +6,7 @@
 //! finished as `OutOfSync`.
 
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use crate::api::Workload;
 use crate::api::keys::labels;
@@ -44,10 +44,20 @@ pub enum PrebuiltUse<'a> {
 
 /// How `job` uses the prebuilt Workload it names.
 pub fn use_prebuilt<'a>(job: &Job, prebuilt: Prebuilt<'a>) -> PrebuiltUse<'a> {
+    use_prebuilt_by(&job.metadata, "batch/v1", "Job", prebuilt)
+}
+
+/// [`use_prebuilt`] for an owner of any kind, given by its metadata, `apiVersion` and `kind`.
+pub(crate) fn use_prebuilt_by<'a>(
+    owner_meta: &ObjectMeta,
+    api_version: &str,
+    kind: &str,
+    prebuilt: Prebuilt<'a>,
+) -> PrebuiltUse<'a> {
     let Prebuilt::Found(workload) = prebuilt else {
         return PrebuiltUse::None;
     };
-    let uid = job.metadata.uid.as_deref().unwrap_or_default();
+    let uid = owner_meta.uid.as_deref().unwrap_or_default();
     let controller = workload
         .metadata
         .owner_references
@@ -65,9 +75,9 @@ pub fn use_prebuilt<'a>(job: &Job, prebuilt: Prebuilt<'a>) -> PrebuiltUse<'a> {
                 .owner_references
                 .get_or_insert_default()
                 .push(OwnerReference {
-                    api_version: "batch/v1".to_owned(),
-                    kind: "Job".to_owned(),
-                    name: job.metadata.name.clone().unwrap_or_default(),
+                    api_version: api_version.to_owned(),
+                    kind: kind.to_owned(),
+                    name: owner_meta.name.clone().unwrap_or_default(),
                     uid: uid.to_owned(),
                     controller: Some(true),
                     block_owner_deletion: Some(true),

@@ -1,0 +1,340 @@
+//! The next step for a job of any kind, in Kueue's reconciler order (`jobframework`'s
+//! `ReconcileGenericJob`), as the batch Job's [`next_job_step`](super::super::job_reconcile)
+//! decides it: a job naming a prebuilt Workload takes it over; a finished job finishes its Workload; a job without a Workload gets one once no
+//! pod of it runs; a duplicate Workload is deleted; one out of step is updated (suspended job,
+//! no quota) or replaced; `PodsReady` is kept; an evicted or unadmitted Workload stops the job;
+//! an admitted one starts it, and its reclaimable pods are kept while it runs. One step at a
+//! time: the controller writes it and asks again once its watches show the result.
+
+use std::collections::BTreeMap;
+
+use kube::api::DynamicObject;
+
+use crate::api::HasConditions;
+use crate::api::Workload;
+use crate::api::keys::{condition_types, finished_reasons};
+use crate::api::workload_status::ReclaimablePod;
+use crate::engine::features::{Feature, FeatureGates};
+
+use super::super::events::{
+    JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
+    STOP_WORKLOAD_DELETED,
+};
+use super::super::pod_set_info::FlavorInfo;
+use super::super::pods_ready::{PodsReadyCondition, pods_ready_condition};
+use super::super::prebuilt::{OUT_OF_SYNC_MESSAGE, Prebuilt, PrebuiltUse, use_prebuilt_by};
+use super::super::priority::PriorityLookup;
+use super::super::reclaimable::to_write;
+use super::in_step::in_step;
+use super::kind::JobKind;
+use super::start_stop::{self, StartError};
+use super::workload::{FrameworkError, WorkloadContext, workload_for};
+
+/// What the reconciler reads besides the job and its Workloads.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameworkContext<'a> {
+    pub flavors: &'a BTreeMap<String, FlavorInfo>,
+    pub priorities: &'a PriorityLookup,
+    pub gates: &'a FeatureGates,
+    /// `waitForPodsReady` is on: the Workload's `PodsReady` condition is kept.
+    pub wait_for_pods_ready: bool,
+    /// `integrations.labelKeysToCopy`.
+    pub label_keys_to_copy: &'a [String],
+    /// The prebuilt Workload the job names (`kueue.x-k8s.io/prebuilt-workload-name`); `None`
+    /// when it names none and kuota builds its Workload.
+    pub prebuilt: Option<Prebuilt<'a>>,
+}
+
+/// The one write to make next for a job.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FrameworkStep {
+    /// Nothing to do until the job or a Workload changes.
+    Idle,
+    /// Create this Workload; `CreatedWorkload` on the job once it exists.
+    CreateWorkload(Box<Workload>),
+    /// The job cannot have a Workload as it is: the warning to record on the job.
+    CannotCompose {
+        error: FrameworkError,
+        event: JobEvent,
+    },
+    /// Write this prebuilt Workload, now controlled by the job (no event, as in Kueue).
+    AdoptWorkload(Box<Workload>),
+    /// Write this spec into the Workload (a suspended job changed); `UpdatedWorkload`.
+    UpdateWorkload(Box<Workload>),
+    /// Delete the Workload (a duplicate, or one that cannot follow the job).
+    DeleteWorkload {
+        workload: Box<Workload>,
+        event: JobEvent,
+    },
+    /// Set `Finished=True` on the Workload with this reason and message.
+    FinishWorkload {
+        workload: Box<Workload>,
+        reason: &'static str,
+        message: String,
+    },
+    /// Write these `status.reclaimablePods` on the Workload (gate `ReclaimablePods`).
+    ReclaimablePods {
+        workload: Box<Workload>,
+        pods: Vec<ReclaimablePod>,
+    },
+    /// Write this `PodsReady` condition on the Workload.
+    PodsReady {
+        workload: Box<Workload>,
+        condition: PodsReadyCondition,
+    },
+    /// Replace the job with this one (start, suspend or restore), then record the event.
+    UpdateJob {
+        job: Box<DynamicObject>,
+        event: Option<JobEvent>,
+    },
+}
+
+/// The next step for `job`, given the Workloads it controls.
+pub fn next_step(
+    kind: &dyn JobKind,
+    job: &DynamicObject,
+    owned: &[&Workload],
+    ctx: FrameworkContext<'_>,
+) -> FrameworkStep {
+    // A job being deleted is only finalized, as in Kueue.
+    if job.metadata.deletion_timestamp.is_some() {
+        return FrameworkStep::Idle;
+    }
+    let id = kind.id();
+    let prebuilt_owned;
+    let owned = match ctx
+        .prebuilt
+        .map(|prebuilt| use_prebuilt_by(&job.metadata, &id.api_version(), id.kind, prebuilt))
+    {
+        None => owned,
+        Some(PrebuiltUse::Adopt(adopted)) => return FrameworkStep::AdoptWorkload(adopted),
+        Some(PrebuiltUse::Own(workload)) => {
+            prebuilt_owned = [workload];
+            &prebuilt_owned[..]
+        }
+        Some(PrebuiltUse::None) => &[],
+    };
+    let live: Vec<&Workload> = owned
+        .iter()
+        .copied()
+        .filter(|w| w.metadata.deletion_timestamp.is_none())
+        .collect();
+    if let Some(finished) = kind.finished(job) {
+        return match live
+            .iter()
+            .find(|w| !w.condition_is_true(condition_types::FINISHED))
+        {
+            Some(workload) => FrameworkStep::FinishWorkload {
+                workload: Box::new((*workload).clone()),
+                reason: finished.reason,
+                message: finished.message,
+            },
+            None => FrameworkStep::Idle,
+        };
+    }
+    let Some((&workload, duplicates)) = live.split_first() else {
+        return without_workload(kind, job, owned, ctx);
+    };
+    if let Some(duplicate) = duplicates.first() {
+        // Kueue keeps one Workload per job: the extras go, the first stays.
+        return delete(duplicate);
+    }
+    if workload.condition_is_true(condition_types::FINISHED) {
+        return FrameworkStep::Idle;
+    }
+    match in_step(kind, job, workload, ctx.flavors, ctx.gates) {
+        Err(error) => return cannot_compose(error),
+        Ok(false) => return out_of_step(kind, job, workload, ctx),
+        Ok(true) => {}
+    }
+    if ctx.wait_for_pods_ready && workload.condition_is_true(condition_types::QUOTA_RESERVED) {
+        let condition = pods_ready_condition(workload, kind.pods_ready(job));
+        if !condition.is_current(workload) {
+            return FrameworkStep::PodsReady {
+                workload: Box::new(workload.clone()),
+                condition,
+            };
+        }
+    }
+    if let Some(evicted) = workload.true_condition(condition_types::EVICTED) {
+        return stop(kind, job, Some(workload), &evicted.message);
+    }
+    if !workload.condition_is_true(condition_types::ADMITTED) {
+        return stop(kind, job, Some(workload), STOP_NOT_ADMITTED);
+    }
+    if !kind.is_suspended(job) {
+        if !ctx.gates.enabled(Feature::ReclaimablePods) {
+            return FrameworkStep::Idle;
+        }
+        return match to_write(workload, kind.reclaimable_pods(job)) {
+            Some(pods) => FrameworkStep::ReclaimablePods {
+                workload: Box::new(workload.clone()),
+                pods,
+            },
+            None => FrameworkStep::Idle,
+        };
+    }
+    start(kind, job, workload, ctx)
+}
+
+/// A job whose Workloads are all gone or going: stop it if it runs, then create a Workload once
+/// no pod of it is active (a new Workload never counts pods an old one still runs).
+fn without_workload(
+    kind: &dyn JobKind,
+    job: &DynamicObject,
+    owned: &[&Workload],
+    ctx: FrameworkContext<'_>,
+) -> FrameworkStep {
+    if !kind.is_suspended(job) {
+        let (message, workload) = match owned.first() {
+            Some(deleted) => (STOP_WORKLOAD_DELETED, Some(*deleted)),
+            None => (STOP_MISSING_WORKLOAD, None),
+        };
+        return stop(kind, job, workload, message);
+    }
+    // A job naming a prebuilt Workload waits for it; kuota never builds one for it.
+    if kind.is_active(job) || !owned.is_empty() || ctx.prebuilt.is_some() {
+        return FrameworkStep::Idle;
+    }
+    let built = workload_for(
+        kind,
+        job,
+        WorkloadContext {
+            priorities: ctx.priorities,
+            label_keys_to_copy: ctx.label_keys_to_copy,
+        },
+    );
+    match built {
+        Ok(workload) => FrameworkStep::CreateWorkload(Box::new(workload)),
+        Err(error) => cannot_compose(error),
+    }
+}
+
+/// A Workload that no longer describes its job: a suspended job whose Workload holds no quota
+/// gets the spec rebuilt (keeping `spec.active`); otherwise the Workload is deleted, a running
+/// job first stopped.
+fn out_of_step(
+    kind: &dyn JobKind,
+    job: &DynamicObject,
+    workload: &Workload,
+    ctx: FrameworkContext<'_>,
+) -> FrameworkStep {
+    if ctx.prebuilt.is_some() {
+        return FrameworkStep::FinishWorkload {
+            workload: Box::new(workload.clone()),
+            reason: finished_reasons::OUT_OF_SYNC,
+            message: OUT_OF_SYNC_MESSAGE.to_owned(),
+        };
+    }
+    if !kind.is_suspended(job) {
+        return stop(kind, job, Some(workload), STOP_NO_MATCHING_WORKLOAD);
+    }
+    if workload.condition_is_true(condition_types::QUOTA_RESERVED) {
+        return delete(workload);
+    }
+    let built = workload_for(
+        kind,
+        job,
+        WorkloadContext {
+            priorities: ctx.priorities,
+            label_keys_to_copy: ctx.label_keys_to_copy,
+        },
+    );
+    match built {
+        Ok(built) => {
+            let mut updated = workload.clone();
+            let active = updated.spec.active;
+            updated.spec = built.spec;
+            updated.spec.active = active;
+            FrameworkStep::UpdateWorkload(Box::new(updated))
+        }
+        Err(error) => cannot_compose(error),
+    }
+}
+
+/// Kueue's stop: suspend and restore the templates from the Workload; `Stopped` is recorded when
+/// a running job is suspended.
+fn stop(
+    kind: &dyn JobKind,
+    job: &DynamicObject,
+    workload: Option<&Workload>,
+    message: &str,
+) -> FrameworkStep {
+    let running = !kind.is_suspended(job);
+    let stopped = match workload {
+        Some(workload) => start_stop::stop(kind, job, workload),
+        None => {
+            let mut suspended = job.clone();
+            kind.set_suspended(&mut suspended, true)
+                .map(|()| running.then_some(suspended))
+                .map_err(StartError::from)
+        }
+    };
+    match stopped {
+        Ok(Some(stopped)) => FrameworkStep::UpdateJob {
+            job: Box::new(stopped),
+            event: running.then(|| JobEvent::stopped(message)),
+        },
+        Ok(None) => FrameworkStep::Idle,
+        Err(error) => {
+            tracing::warn!(kind = kind.id().kind, job = %super::workload::job_key(job), %error, "cannot stop the job");
+            FrameworkStep::Idle
+        }
+    }
+}
+
+/// Kueue's start of an admitted Workload's suspended job; a conflict no retry can solve finishes
+/// the Workload with `FailedToStart`.
+fn start(
+    kind: &dyn JobKind,
+    job: &DynamicObject,
+    workload: &Workload,
+    ctx: FrameworkContext<'_>,
+) -> FrameworkStep {
+    match start_stop::start(kind, job, workload, ctx.flavors, ctx.gates) {
+        Ok(started) => {
+            let cluster_queue = workload
+                .status
+                .as_ref()
+                .and_then(|s| s.admission.as_ref())
+                .map(|a| a.cluster_queue.clone())
+                .unwrap_or_default();
+            FrameworkStep::UpdateJob {
+                job: Box::new(started),
+                event: Some(JobEvent::started(&cluster_queue)),
+            }
+        }
+        Err(error) if error.is_permanent() => FrameworkStep::FinishWorkload {
+            workload: Box::new(workload.clone()),
+            reason: finished_reasons::FAILED_TO_START,
+            message: error.to_string(),
+        },
+        // A flavor not read yet: the next change retries.
+        Err(_) => FrameworkStep::Idle,
+    }
+}
+
+fn delete(workload: &Workload) -> FrameworkStep {
+    let key = format!(
+        "{}/{}",
+        workload.metadata.namespace.as_deref().unwrap_or_default(),
+        workload.metadata.name.as_deref().unwrap_or_default()
+    );
+    FrameworkStep::DeleteWorkload {
+        workload: Box::new(workload.clone()),
+        event: JobEvent::deleted_workload(&key),
+    }
+}
+
+fn cannot_compose(error: FrameworkError) -> FrameworkStep {
+    let event = match &error {
+        FrameworkError::WorkloadPriorityClassNotFound { name, .. } => {
+            JobEvent::workload_priority_class_not_found(name)
+        }
+        other => JobEvent::err_workload_compose(&other.to_string()),
+    };
+    FrameworkStep::CannotCompose { error, event }
+}
+
+#[cfg(test)]
+mod tests;
