@@ -37,6 +37,7 @@ pub mod framework;
 mod job_lifecycle;
 mod job_reconcile;
 mod job_sync;
+pub mod kinds;
 pub(crate) mod names;
 mod pod_follow;
 mod pod_group;
