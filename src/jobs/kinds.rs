@@ -1,12 +1,14 @@
 //! The registry of job kinds read through the framework: each framework name of
 //! `integrations.frameworks` that one rules file under `kinds/` describes.
 
+mod appwrapper;
 mod jobset;
 mod kubeflow;
 
 use super::framework::JobKind;
 use crate::config::Framework;
 
+pub use appwrapper::APPWRAPPER;
 pub use jobset::JOBSET;
 pub use kubeflow::{JAXJOB, MPIJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB};
 
@@ -20,6 +22,7 @@ pub fn rules(framework: Framework) -> Option<&'static dyn JobKind> {
         Framework::PaddleJob => Some(&PADDLEJOB),
         Framework::JaxJob => Some(&JAXJOB),
         Framework::MpiJob => Some(&MPIJOB),
+        Framework::AppWrapper => Some(&APPWRAPPER),
         _ => None,
     }
 }
