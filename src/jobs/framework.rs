@@ -20,7 +20,7 @@ mod workload;
 pub use in_step::in_step;
 pub use kind::{JobKind, KindError, KindId, KindPodSet, SubGroup};
 pub use pointer::{bool_at, i32_at, str_at, true_condition};
-pub use reconcile::{FrameworkContext, FrameworkStep, next_step};
+pub use reconcile::{FrameworkStep, next_step};
 pub use start_stop::{StartError, start, stop};
 pub use workload::{FrameworkError, WorkloadContext, workload_for, workload_pod_sets};
 

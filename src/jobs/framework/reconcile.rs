@@ -6,44 +6,26 @@
 //! an admitted one starts it, and its reclaimable pods are kept while it runs. One step at a
 //! time: the controller writes it and asks again once its watches show the result.
 
-use std::collections::BTreeMap;
-
 use kube::api::DynamicObject;
 
 use crate::api::HasConditions;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, finished_reasons};
 use crate::api::workload_status::ReclaimablePod;
-use crate::engine::features::{Feature, FeatureGates};
+use crate::engine::features::Feature;
 
 use super::super::events::{
     JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
     STOP_WORKLOAD_DELETED,
 };
-use super::super::pod_set_info::FlavorInfo;
 use super::super::pods_ready::{PodsReadyCondition, pods_ready_condition};
-use super::super::prebuilt::{OUT_OF_SYNC_MESSAGE, Prebuilt, PrebuiltUse, use_prebuilt_by};
-use super::super::priority::PriorityLookup;
+use super::super::prebuilt::{OUT_OF_SYNC_MESSAGE, PrebuiltUse, use_prebuilt_by};
 use super::super::reclaimable::to_write;
 use super::in_step::in_step;
 use super::kind::JobKind;
 use super::start_stop::{self, StartError};
 use super::workload::{FrameworkError, WorkloadContext, workload_for};
-
-/// What the reconciler reads besides the job and its Workloads.
-#[derive(Clone, Copy, Debug)]
-pub struct FrameworkContext<'a> {
-    pub flavors: &'a BTreeMap<String, FlavorInfo>,
-    pub priorities: &'a PriorityLookup,
-    pub gates: &'a FeatureGates,
-    /// `waitForPodsReady` is on: the Workload's `PodsReady` condition is kept.
-    pub wait_for_pods_ready: bool,
-    /// `integrations.labelKeysToCopy`.
-    pub label_keys_to_copy: &'a [String],
-    /// The prebuilt Workload the job names (`kueue.x-k8s.io/prebuilt-workload-name`); `None`
-    /// when it names none and kuota builds its Workload.
-    pub prebuilt: Option<Prebuilt<'a>>,
-}
+use crate::jobs::job_reconcile::JobContext;
 
 /// The one write to make next for a job.
 #[derive(Clone, Debug, PartialEq)]
@@ -94,7 +76,7 @@ pub fn next_step(
     kind: &dyn JobKind,
     job: &DynamicObject,
     owned: &[&Workload],
-    ctx: FrameworkContext<'_>,
+    ctx: JobContext<'_>,
 ) -> FrameworkStep {
     // A job being deleted is only finalized, as in Kueue.
     if job.metadata.deletion_timestamp.is_some() {
@@ -183,7 +165,7 @@ fn without_workload(
     kind: &dyn JobKind,
     job: &DynamicObject,
     owned: &[&Workload],
-    ctx: FrameworkContext<'_>,
+    ctx: JobContext<'_>,
 ) -> FrameworkStep {
     if !kind.is_suspended(job) {
         let (message, workload) = match owned.first() {
@@ -217,7 +199,7 @@ fn out_of_step(
     kind: &dyn JobKind,
     job: &DynamicObject,
     workload: &Workload,
-    ctx: FrameworkContext<'_>,
+    ctx: JobContext<'_>,
 ) -> FrameworkStep {
     if ctx.prebuilt.is_some() {
         return FrameworkStep::FinishWorkload {
@@ -289,7 +271,7 @@ fn start(
     kind: &dyn JobKind,
     job: &DynamicObject,
     workload: &Workload,
-    ctx: FrameworkContext<'_>,
+    ctx: JobContext<'_>,
 ) -> FrameworkStep {
     match start_stop::start(kind, job, workload, ctx.flavors, ctx.gates) {
         Ok(started) => {

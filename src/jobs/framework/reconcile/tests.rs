@@ -1,8 +1,12 @@
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
 use super::super::test_kind::{TestSet, test_set};
 use super::*;
 use crate::api::keys::labels;
+use crate::engine::features::FeatureGates;
+use crate::jobs::{FlavorInfo, Prebuilt, PriorityLookup};
 
 fn flavors() -> BTreeMap<String, FlavorInfo> {
     BTreeMap::from([("gpu".to_owned(), FlavorInfo::default())])
@@ -22,7 +26,7 @@ fn step_with(
         &TestSet,
         job,
         owned,
-        FrameworkContext {
+        JobContext {
             flavors: &flavors(),
             priorities: &PriorityLookup::new(),
             gates: &FeatureGates::default(),
