@@ -41,6 +41,7 @@ pub mod kinds;
 pub(crate) mod names;
 mod pod_follow;
 mod pod_group;
+mod pod_parent;
 mod pod_reconcile;
 mod pod_set_info;
 mod pod_workload;
@@ -57,9 +58,7 @@ mod ungate;
 
 pub use batch_job::{JobError, workload_for_job};
 pub use copied_labels::{LabelMismatch, copied_labels, group_labels};
-pub use deployment::{
-    DEPLOYMENT_FRAMEWORK, DeploymentDefaulting, default_deployment, validate_deployment,
-};
+pub use deployment::{DEPLOYMENT_FRAMEWORK, default_deployment, validate_deployment};
 pub use events::{
     JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
     STOP_WORKLOAD_DELETED,
@@ -77,6 +76,7 @@ pub use pod_group::{
     DEFAULT_LOCAL_QUEUE, FieldError, FieldErrorKind, PodDefaulting, default_pod, pod_group_name,
     pod_group_total_count, role_hash, validate_pod, validate_pod_update,
 };
+pub use pod_parent::ParentDefaulting;
 pub use pod_reconcile::{PodContext, PodStep, next_pod_step};
 pub use pod_set_info::{FlavorInfo, PodSetInfo, PodSetInfoError, pod_set_infos};
 pub use pod_workload::{
@@ -91,8 +91,7 @@ pub use priority::{
 };
 pub use scope::{JobScope, OwnerKind, queue_name};
 pub use statefulset::{
-    STATEFULSET_FRAMEWORK, StatefulSetDefaulting, StatefulSetUpdateFacts, default_statefulset,
-    validate_statefulset,
+    STATEFULSET_FRAMEWORK, StatefulSetUpdateFacts, default_statefulset, validate_statefulset,
 };
 pub use stray_pods::pods_off_assignment;
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};

@@ -10,7 +10,7 @@ use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::Webhooks;
 use crate::jobs::{
-    DEPLOYMENT_FRAMEWORK, DeploymentDefaulting, default_deployment, validate_deployment,
+    DEPLOYMENT_FRAMEWORK, ParentDefaulting, default_deployment, validate_deployment,
 };
 
 fn enabled(webhooks: &Webhooks) -> bool {
@@ -29,7 +29,7 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     let settings = &webhooks.pods;
     let namespace = request.namespace_of(&deployment.metadata);
     let namespace_labels = settings.namespaces.labels(namespace);
-    let facts = DeploymentDefaulting {
+    let facts = ParentDefaulting {
         scope: &settings.scope,
         namespace_labels: &namespace_labels,
         default_local_queue_exists: settings.namespaces.has_default_local_queue(namespace),

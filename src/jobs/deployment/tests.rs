@@ -1,9 +1,11 @@
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::apps::v1::{DeploymentSpec, DeploymentStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::*;
-use crate::jobs::OwnerKind;
 use crate::jobs::fixtures::default_scope;
+use crate::jobs::{JobScope, OwnerKind};
 
 fn deployment(labels: &[(&str, &str)]) -> Deployment {
     let mut deployment = Deployment::default();
@@ -53,7 +55,7 @@ fn defaulted(
     let labels = namespace(ns);
     default_deployment(
         deployment,
-        DeploymentDefaulting {
+        ParentDefaulting {
             scope,
             namespace_labels: &labels,
             default_local_queue_exists: default_queue,

@@ -1,8 +1,11 @@
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::apps::v1::{StatefulSetSpec, StatefulSetStatus};
 
 use super::*;
-use crate::jobs::OwnerKind;
+use crate::api::keys::labels;
 use crate::jobs::fixtures::default_scope;
+use crate::jobs::{JobScope, OwnerKind, queue_name};
 
 fn statefulset(labels: &[(&str, &str)], replicas: i32) -> StatefulSet {
     let mut statefulset = StatefulSet::default();
@@ -44,7 +47,7 @@ fn defaulted(statefulset: &StatefulSet, scope: &JobScope, default_queue: bool) -
         BTreeMap::from([("kubernetes.io/metadata.name".to_owned(), "team".to_owned())]);
     default_statefulset(
         statefulset,
-        StatefulSetDefaulting {
+        ParentDefaulting {
             scope,
             namespace_labels: &namespace_labels,
             default_local_queue_exists: default_queue,
@@ -85,7 +88,7 @@ fn a_statefulset_without_queue_is_left_alone() {
     assert!(
         default_statefulset(
             &sts,
-            StatefulSetDefaulting {
+            ParentDefaulting {
                 scope: &scope,
                 namespace_labels: &BTreeMap::new(),
                 default_local_queue_exists: false,
