@@ -4,16 +4,16 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::api::common::DEFAULT_POD_SET_NAME;
-use crate::api::keys::{annotations, finalizers, labels};
+use crate::api::keys::{annotations, labels};
 use crate::api::rare_list::RareList;
 use crate::api::workload::PodSet;
 use crate::api::{Workload, WorkloadSpec};
 
 use super::distinct_env::distinct_env;
-use super::names::owner_workload_name;
+use super::names::{Owner, owned_workload_metadata, owner_workload_name};
 use super::priority::{MissingClass, PriorityLookup};
 use super::scope::queue_name;
 use super::topology_request::{
@@ -268,26 +268,16 @@ impl<'a> JobIdentity<'a> {
         owner_workload_name(JOB_KIND, JOB_GROUP, self.name, self.uid)
     }
 
-    /// The Workload's metadata: namespace, the job-uid label, the owner reference that makes
-    /// the Job its controller, and the finalizer that keeps it while its quota is in use.
+    /// The Workload's metadata, the Job its controller.
     fn workload_metadata(&self, base: ObjectMeta) -> ObjectMeta {
-        ObjectMeta {
-            namespace: Some(self.namespace.to_owned()),
-            labels: Some(BTreeMap::from([(
-                labels::JOB_UID.to_owned(),
-                self.uid.to_owned(),
-            )])),
-            owner_references: Some(vec![OwnerReference {
-                api_version: JOB_API_VERSION.to_owned(),
-                kind: JOB_KIND.to_owned(),
-                name: self.name.to_owned(),
-                uid: self.uid.to_owned(),
-                controller: Some(true),
-                block_owner_deletion: Some(true),
-            }]),
-            finalizers: Some(vec![finalizers::RESOURCE_IN_USE.to_owned()]),
-            ..base
-        }
+        let owner = Owner {
+            namespace: self.namespace,
+            api_version: JOB_API_VERSION,
+            kind: JOB_KIND,
+            name: self.name,
+            uid: self.uid,
+        };
+        owned_workload_metadata(owner, base)
     }
 }
 

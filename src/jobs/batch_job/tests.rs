@@ -1,4 +1,5 @@
 use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -6,6 +7,7 @@ use super::*;
 use crate::api::keys::annotations::{
     PODSET_PREFERRED_TOPOLOGY, PODSET_REQUIRED_TOPOLOGY, PODSET_SLICE_SIZE,
 };
+use crate::api::keys::finalizers;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind, PriorityClassRef};
 
 const UID: &str = "6f1c2d4e-0000-4000-8000-000000000001";

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::DynamicObject;
 use serde::Deserialize;
 
-use crate::api::keys::{finalizers, labels};
+use crate::api::keys::labels;
 use crate::api::name_syntax::check_dns1123_subdomain;
 use crate::api::rare_list::RareList;
 use crate::api::workload::PodSet;
@@ -17,7 +17,7 @@ use crate::api::{Workload, WorkloadSpec};
 
 use super::super::copied_labels::{add_labels, copied_labels};
 use super::super::distinct_env::distinct_env;
-use super::super::names::owner_workload_name;
+use super::super::names::{Owner, owned_workload_metadata, owner_workload_name};
 use super::super::priority::{MissingClass, PriorityLookup};
 use super::super::scope::queue_name;
 use super::super::topology_request::{TopologyAnnotationError, topology_request};
@@ -292,28 +292,17 @@ impl<'a> Identity<'a> {
         })
     }
 
-    /// Namespace, the job-uid label, the owner reference that makes the job the Workload's
-    /// controller, and the finalizer that keeps the Workload while its quota is in use (as the
-    /// batch Job's Workload has).
+    /// The Workload's metadata, the job its controller (as the batch Job's Workload has it).
     fn workload_metadata(&self, kind: &dyn JobKind, base: ObjectMeta) -> ObjectMeta {
         let id = kind.id();
-        ObjectMeta {
-            namespace: Some(self.namespace.to_owned()),
-            labels: Some(BTreeMap::from([(
-                labels::JOB_UID.to_owned(),
-                self.uid.to_owned(),
-            )])),
-            owner_references: Some(vec![OwnerReference {
-                api_version: id.api_version(),
-                kind: id.kind.to_owned(),
-                name: self.name.to_owned(),
-                uid: self.uid.to_owned(),
-                controller: Some(true),
-                block_owner_deletion: Some(true),
-            }]),
-            finalizers: Some(vec![finalizers::RESOURCE_IN_USE.to_owned()]),
-            ..base
-        }
+        let owner = Owner {
+            namespace: self.namespace,
+            api_version: &id.api_version(),
+            kind: id.kind,
+            name: self.name,
+            uid: self.uid,
+        };
+        owned_workload_metadata(owner, base)
     }
 }
 

@@ -2,6 +2,7 @@ use serde_json::json;
 
 use super::super::test_kind::{TestSet, test_set};
 use super::*;
+use crate::api::keys::finalizers;
 
 fn ctx<'a>(priorities: &'a PriorityLookup, keys: &'a [String]) -> WorkloadContext<'a> {
     WorkloadContext {
