@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::PodSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::api::HasConditions;
 use crate::api::Workload;
@@ -48,6 +49,29 @@ pub fn workload_sync(
     }
 }
 
+/// Whether `workload`'s controller is the owner `meta` describes, of kind `kind`: same name, and
+/// with `FinishOrphanedWorkloads` the same UID, so a re-created owner of the same name does not
+/// take over its predecessor's Workload.
+pub(super) fn controlled_by(
+    workload: &Workload,
+    meta: &ObjectMeta,
+    kind: &str,
+    gates: &FeatureGates,
+) -> bool {
+    workload
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .is_some_and(|owner| {
+            Some(owner.name.as_str()) == meta.name.as_deref()
+                && owner.kind == kind
+                && (!gates.enabled(Feature::FinishOrphanedWorkloads)
+                    || Some(owner.uid.as_str()) == meta.uid.as_deref())
+        })
+}
+
 /// Kueue's equivalence of a Job and a Workload: the Workload's controller is this Job (name, and
 /// UID with `FinishOrphanedWorkloads`), the maximum execution time agrees, and the pod sets
 /// agree. While the Workload holds quota the Job is compared with the pod sets as started
@@ -58,21 +82,7 @@ pub fn job_matches_workload(
     flavors: &BTreeMap<String, FlavorInfo>,
     gates: &FeatureGates,
 ) -> Result<bool, JobError> {
-    let Some(owner) = workload
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.controller == Some(true))
-    else {
-        return Ok(false);
-    };
-    if Some(owner.name.as_str()) != job.metadata.name.as_deref() {
-        return Ok(false);
-    }
-    if gates.enabled(Feature::FinishOrphanedWorkloads)
-        && Some(owner.uid.as_str()) != job.metadata.uid.as_deref()
-    {
+    if !controlled_by(workload, &job.metadata, super::batch_job::JOB_KIND, gates) {
         return Ok(false);
     }
     let key = format!(

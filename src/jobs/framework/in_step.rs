@@ -11,7 +11,7 @@ use crate::api::Workload;
 use crate::api::keys::condition_types;
 use crate::engine::features::{Feature, FeatureGates};
 
-use super::super::job_sync::{running_pod_sets, same_pod_sets};
+use super::super::job_sync::{controlled_by, running_pod_sets, same_pod_sets};
 use super::super::pod_set_info::FlavorInfo;
 use super::kind::JobKind;
 use super::workload::{FrameworkError, workload_pod_sets};
@@ -27,20 +27,7 @@ pub fn in_step(
     flavors: &BTreeMap<String, FlavorInfo>,
     gates: &FeatureGates,
 ) -> Result<bool, FrameworkError> {
-    let Some(owner) = workload
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.controller == Some(true))
-    else {
-        return Ok(false);
-    };
-    if Some(owner.name.as_str()) != job.metadata.name.as_deref()
-        || owner.kind != kind.id().kind
-        || (gates.enabled(Feature::FinishOrphanedWorkloads)
-            && Some(owner.uid.as_str()) != job.metadata.uid.as_deref())
-    {
+    if !controlled_by(workload, &job.metadata, kind.id().kind, gates) {
         return Ok(false);
     }
     let mut job_pod_sets = workload_pod_sets(kind, job)?;
