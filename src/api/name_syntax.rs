@@ -80,12 +80,7 @@ pub fn check_qualified_name(value: &str) -> Result<(), String> {
             name.len()
         ));
     }
-    let bytes = name.as_bytes();
-    let edge_ok = |b: Option<&u8>| b.is_some_and(u8::is_ascii_alphanumeric);
-    let inner_ok = bytes
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if edge_ok(bytes.first()) && edge_ok(bytes.last()) && inner_ok {
+    if is_name_part(name) {
         Ok(())
     } else {
         Err(
@@ -94,6 +89,18 @@ pub fn check_qualified_name(value: &str) -> Result<(), String> {
                 .to_owned(),
         )
     }
+}
+
+/// Letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit: the name part
+/// of a qualified name and a non-empty label value.
+fn is_name_part(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let edge_ok = |b: Option<&u8>| b.is_some_and(u8::is_ascii_alphanumeric);
+    edge_ok(bytes.first())
+        && edge_ok(bytes.last())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 /// Checks a label value: empty, or 1 to 63 letters, digits, `-`, `_` or `.`, starting and ending
@@ -108,12 +115,7 @@ pub fn check_label_value(value: &str) -> Result<(), String> {
             value.len()
         ));
     }
-    let bytes = value.as_bytes();
-    let edge_ok = |b: Option<&u8>| b.is_some_and(u8::is_ascii_alphanumeric);
-    let inner_ok = bytes
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if edge_ok(bytes.first()) && edge_ok(bytes.last()) && inner_ok {
+    if is_name_part(value) {
         Ok(())
     } else {
         Err(
