@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::batch::v1::Job;
 
 use super::admission_gate::{copy_gates, follow_gates};
-use super::batch_job::{JOB_API_VERSION, JOB_KIND, JobError, workload_for_job};
+use super::batch_job::{JOB_KIND, JobError, workload_for_job};
 use super::copied_labels::{add_labels, copied_labels};
 use super::events::{
     JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
@@ -28,7 +28,7 @@ use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
 use super::prebuilt::{OUT_OF_SYNC_MESSAGE, Prebuilt, PrebuiltUse, use_prebuilt};
 use super::priority::{MissingClass, PriorityLookup, follow_priority_label};
 use super::reclaimable::{job_reclaimable_pods, to_write};
-use super::scope::queue_name;
+use super::scope::{OwnerKind, queue_name};
 use crate::api::HasConditions;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, finalizers, finished_reasons, labels};
@@ -50,16 +50,17 @@ pub struct JobContext<'a> {
     pub prebuilt: Option<Prebuilt<'a>>,
 }
 
-/// The one write to make next for a Job.
+/// The one write to make next for a job: a batch/v1 Job (`J`, with [`JobError`]s), or a job
+/// of any kind the framework reads (see [`crate::jobs::framework::FrameworkStep`]).
 #[derive(Clone, Debug, PartialEq)]
-pub enum JobStep {
+pub enum JobStep<J = Job, E = JobError> {
     /// Nothing to do until the Job or a Workload changes.
     Idle,
     /// Create this Workload; `CreatedWorkload` on the Job once it exists.
     CreateWorkload(Box<Workload>),
     /// The Job cannot have a Workload as it is (a missing priority class, a label kuota cannot
     /// use): the warning to record on the Job, once per version of the Job.
-    CannotCompose { error: JobError, event: JobEvent },
+    CannotCompose { error: E, event: JobEvent },
     /// Write this spec into the Workload (a suspended Job changed); `UpdatedWorkload`.
     UpdateWorkload(Box<Workload>),
     /// Write this Workload, whose `admission-gated-by` now follows the Job's; `UpdatedWorkload`.
@@ -98,7 +99,7 @@ pub enum JobStep {
     },
     /// Replace the Job with this one (start, suspend or restore), then record the event.
     UpdateJob {
-        job: Box<Job>,
+        job: Box<J>,
         event: Option<JobEvent>,
     },
     /// Clear the Job's `status.startTime`, so its template may be restored.
@@ -396,28 +397,68 @@ pub enum WorkloadStep {
 /// The write `workload` needs, given the Job its controller reference names (`None` when that
 /// Job is gone). Only Workloads of batch Jobs are looked at, and Workloads nothing owns, which
 /// are what a Job deleted with `propagationPolicy: Orphan` leaves: the garbage collector drops
-/// the owner reference, the `job-uid` label stays. As Kueue's `FinalizeOrphanedWorkload` (from
-/// its Job reconciler and its Workload reconciler) does, a Workload whose owner is gone or going
-/// is finished as `OwnerNotFound` (gate `FinishOrphanedWorkloads`, unless it is being deleted)
-/// so its quota is freed, then released; a finished Workload is released, and a deleted one
-/// once its Job no longer runs under it.
+/// the owner reference, the `job-uid` label stays.
 pub fn workload_step(workload: &Workload, job: Option<&Job>, gates: &FeatureGates) -> WorkloadStep {
+    let owner = job.map(|job| OwnerState {
+        deleting: job.metadata.deletion_timestamp.is_some(),
+        suspended: is_suspended(job),
+    });
+    owned_workload_step(
+        workload,
+        &OwnerKind::new("batch", "v1", JOB_KIND),
+        owner,
+        Orphans::Finish,
+        gates,
+    )
+}
+
+/// What a Workload's step reads of the job controlling it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OwnerState {
+    /// The job is being deleted.
+    pub deleting: bool,
+    /// The job is suspended: none of its pods run under the Workload.
+    pub suspended: bool,
+}
+
+/// Whether a Workload nothing owns is the caller's to finish and release (one integration
+/// finalizes orphans, so two never race for them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Orphans {
+    Finish,
+    Leave,
+}
+
+/// The write `workload` needs when a job of `kind` controls it (`owner` is `None` when that
+/// job is gone). As Kueue's `FinalizeOrphanedWorkload` (from its job reconcilers and its
+/// Workload reconciler) does, a Workload whose owner is gone or going is finished as
+/// `OwnerNotFound` (gate `FinishOrphanedWorkloads`, unless it is being deleted) so its quota is
+/// freed, then released; a finished Workload is released, and a deleted one once its job no
+/// longer runs under it.
+pub fn owned_workload_step(
+    workload: &Workload,
+    kind: &OwnerKind,
+    owner: Option<OwnerState>,
+    orphans: Orphans,
+    gates: &FeatureGates,
+) -> WorkloadStep {
     let meta = &workload.metadata;
     let deleting = meta.deletion_timestamp.is_some();
     let unowned = meta.owner_references.as_ref().is_none_or(Vec::is_empty);
-    let of_job = meta.owner_references.iter().flatten().any(|o| {
-        o.controller == Some(true) && o.kind == JOB_KIND && o.api_version == JOB_API_VERSION
+    let of_kind = meta.owner_references.iter().flatten().any(|o| {
+        o.controller == Some(true) && o.kind == kind.kind && o.api_version == kind.api_version
     });
     let labelled = meta
         .labels
         .as_ref()
         .is_some_and(|l| l.contains_key(labels::JOB_UID));
     let finish_orphans = gates.enabled(Feature::FinishOrphanedWorkloads);
-    let orphaned = unowned && (deleting || (finish_orphans && labelled));
-    if !of_job && !orphaned {
+    let orphaned =
+        orphans == Orphans::Finish && unowned && (deleting || (finish_orphans && labelled));
+    if !of_kind && !orphaned {
         return WorkloadStep::Idle;
     }
-    let owner_gone = orphaned || job.is_none_or(|job| job.metadata.deletion_timestamp.is_some());
+    let owner_gone = orphaned || owner.is_none_or(|owner| owner.deleting);
     let finished = workload.condition_is_true(condition_types::FINISHED);
     if owner_gone && finish_orphans && !deleting && !finished {
         return WorkloadStep::Finish {
@@ -429,7 +470,7 @@ pub fn workload_step(workload: &Workload, job: Option<&Job>, gates: &FeatureGate
         .finalizers
         .as_ref()
         .is_some_and(|f| f.iter().any(|f| f == finalizers::RESOURCE_IN_USE));
-    let released = finished || owner_gone || (deleting && job.is_some_and(is_suspended));
+    let released = finished || owner_gone || (deleting && owner.is_some_and(|o| o.suspended));
     if held && released {
         WorkloadStep::Release
     } else {

@@ -68,7 +68,8 @@ pub use job_lifecycle::{
     stop_job,
 };
 pub use job_reconcile::{
-    JobContext, JobStep, WorkloadStep, next_job_step, owned_by, workload_step,
+    JobContext, JobStep, Orphans, OwnerState, WorkloadStep, next_job_step, owned_by,
+    owned_workload_step, workload_step,
 };
 pub use job_sync::{WorkloadSync, job_matches_workload, workload_sync};
 pub use pod_follow::FollowStep;

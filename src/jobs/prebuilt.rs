@@ -23,9 +23,8 @@ pub enum Prebuilt<'a> {
 }
 
 /// The name of the prebuilt Workload `job` runs under, if it names one.
-pub fn prebuilt_workload_name(job: &Job) -> Option<&str> {
-    job.metadata
-        .labels
+pub fn prebuilt_workload_name(job: &ObjectMeta) -> Option<&str> {
+    job.labels
         .as_ref()?
         .get(labels::PREBUILT_WORKLOAD_NAME)
         .map(String::as_str)

@@ -25,12 +25,13 @@ use super::hosts::{ReadyHosts, slim_node};
 use crate::api::keys::{annotations, labels};
 use crate::api::{ObjectKey, ResourceFlavor, Workload, WorkloadPriorityClass};
 use crate::config::NAMESPACE_NAME_LABEL;
-use crate::jobs::{FlavorInfo, Prebuilt, PriorityLookup, prebuilt_workload_name};
+use crate::jobs::{FlavorInfo, OwnerKind, Prebuilt, PriorityLookup, prebuilt_workload_name};
 
-/// A change delivered by one of the Job integration's watches.
+/// A change delivered by one of the Job integration's watches; `J` is the job object (a
+/// batch/v1 Job, or another kind read as a [`kube::api::DynamicObject`]).
 #[derive(Debug)]
-pub enum JobInput {
-    Job(Change<Job>),
+pub enum JobInput<J = Job> {
+    Job(Change<J>),
     Workload(Change<SharedWorkload>),
     ResourceFlavor(Change<ResourceFlavor>),
     WorkloadPriorityClass(Change<WorkloadPriorityClass>),
@@ -43,7 +44,7 @@ pub enum JobInput {
 /// The kinds the Job integration watches.
 pub const WATCHED_KINDS: usize = 8;
 
-impl JobInput {
+impl<J> JobInput<J> {
     /// Which watch delivered it (an index below [`WATCHED_KINDS`]), and whether it is a full list.
     pub fn source(&self) -> (usize, bool) {
         fn reset<K>(change: &Change<K>) -> bool {
@@ -146,12 +147,14 @@ pub fn workload_of(pod: &Pod) -> Option<ObjectKey> {
     Some(ObjectKey::new(pod.namespace().unwrap_or_default(), name))
 }
 
-/// The UID of the Job controlling `workload`.
-fn controller_uid(workload: &Workload) -> Option<String> {
+/// The UID of the object of `owner`'s kind controlling `workload`.
+fn controller_uid(workload: &Workload, owner: &OwnerKind) -> Option<String> {
     workload
         .owner_references()
         .iter()
-        .find(|o| o.controller == Some(true) && o.kind == "Job")
+        .find(|o| {
+            o.controller == Some(true) && o.kind == owner.kind && o.api_version == owner.api_version
+        })
         .map(|o| o.uid.clone())
 }
 
@@ -164,10 +167,13 @@ pub struct Touched {
     pub all: bool,
 }
 
-/// The Job integration's view of the cluster.
-#[derive(Debug, Default)]
-pub struct JobCaches {
-    pub jobs: BTreeMap<ObjectKey, Job>,
+/// A job integration's view of the cluster: its jobs of one kind (`J`), the Workloads they
+/// control, and what their Workloads are built from.
+#[derive(Debug)]
+pub struct JobCaches<J = Job> {
+    /// The kind of the jobs held, as Workloads' owner references name it.
+    owner: OwnerKind,
+    pub jobs: BTreeMap<ObjectKey, J>,
     job_by_uid: BTreeMap<String, ObjectKey>,
     workloads: ReadWorkloads,
     /// Workloads by the UID of the Job controlling them.
@@ -186,9 +192,35 @@ pub struct JobCaches {
     pub ready_hosts: ReadyHosts,
 }
 
-impl JobCaches {
+impl Default for JobCaches<Job> {
+    fn default() -> Self {
+        JobCaches::for_owner(OwnerKind::new("batch", "v1", "Job"))
+    }
+}
+
+impl<J: ResourceExt> JobCaches<J> {
+    /// Empty caches for jobs of the `owner` kind.
+    pub fn for_owner(owner: OwnerKind) -> Self {
+        JobCaches {
+            owner,
+            jobs: BTreeMap::new(),
+            job_by_uid: BTreeMap::new(),
+            workloads: ReadWorkloads::default(),
+            owned: BTreeMap::new(),
+            prebuilt_for: BTreeMap::new(),
+            flavors: BTreeMap::new(),
+            workload_priority_classes: BTreeMap::new(),
+            priority_classes: BTreeMap::new(),
+            priorities: PriorityLookup::default(),
+            pods: BTreeMap::new(),
+            pods_of: BTreeMap::new(),
+            namespaces: BTreeMap::new(),
+            ready_hosts: ReadyHosts::default(),
+        }
+    }
+
     /// Takes one change, noting what it touched.
-    fn take(&mut self, input: JobInput, touched: &mut Touched) {
+    fn take(&mut self, input: JobInput<J>, touched: &mut Touched) {
         match input {
             JobInput::Job(change) => on_change(change, touched, |object, present, t| {
                 self.job(object, present, t)
@@ -237,7 +269,7 @@ impl JobCaches {
     }
 
     /// Clears one kind before its full list is applied.
-    fn clear(&mut self, input: &JobInput) {
+    fn clear(&mut self, input: &JobInput<J>) {
         match input {
             JobInput::Job(_) => {
                 self.jobs.clear();
@@ -261,7 +293,7 @@ impl JobCaches {
     }
 
     /// Takes a change, clearing the kind first when it is a full list.
-    pub fn take_input(&mut self, input: JobInput, touched: &mut Touched) {
+    pub fn take_input(&mut self, input: JobInput<J>, touched: &mut Touched) {
         if input.source().1 {
             self.clear(&input);
             touched.all = true;
@@ -275,7 +307,7 @@ impl JobCaches {
     /// correct.
     pub fn take_written(
         &mut self,
-        input: JobInput,
+        input: JobInput<J>,
         read_version: Option<&str>,
         touched: &mut Touched,
     ) {
@@ -310,7 +342,7 @@ impl JobCaches {
         );
     }
 
-    fn job(&mut self, job: Job, present: bool, touched: &mut Touched) {
+    fn job(&mut self, job: J, present: bool, touched: &mut Touched) {
         let key = ObjectKey::of(&job);
         if present && is_older(&job, self.jobs.get(&key)) {
             return;
@@ -353,12 +385,12 @@ impl JobCaches {
             touched.jobs.extend(jobs.iter().cloned());
         }
         if let Some(previous) = self.workloads.remove(&key)
-            && let Some(uid) = controller_uid(&previous)
+            && let Some(uid) = controller_uid(&previous, &self.owner)
             && let Some(owned) = self.owned.get_mut(&uid)
         {
             owned.remove(&key);
         }
-        if let Some(uid) = controller_uid(&workload) {
+        if let Some(uid) = controller_uid(&workload, &self.owner) {
             if let Some(job) = self.job_by_uid.get(&uid) {
                 touched.jobs.insert(job.clone());
             }
@@ -417,14 +449,14 @@ impl JobCaches {
         })
     }
 
-    /// The Job controlling `workload`, if kuota sees it.
-    pub fn job_of(&self, workload: &Workload) -> Option<&Job> {
-        let uid = controller_uid(workload)?;
+    /// The job controlling `workload`, if kuota sees it.
+    pub fn job_of(&self, workload: &Workload) -> Option<&J> {
+        let uid = controller_uid(workload, &self.owner)?;
         self.jobs.get(self.job_by_uid.get(&uid)?)
     }
 
     /// The prebuilt Workload `job` names, as kuota sees it; `None` when it names none.
-    pub fn prebuilt_of(&self, job: &Job) -> Option<Prebuilt<'_>> {
+    pub fn prebuilt_of(&self, job: &J) -> Option<Prebuilt<'_>> {
         let key = prebuilt_key(job)?;
         Some(match self.read_workload(&key) {
             Some(workload) => Prebuilt::Found(workload),
@@ -433,7 +465,7 @@ impl JobCaches {
     }
 
     /// The Workloads `job` controls, by name.
-    pub fn workloads_of(&self, job: &Job) -> Vec<&Workload> {
+    pub fn workloads_of(&self, job: &J) -> Vec<&Workload> {
         let uid = job.uid().unwrap_or_default();
         self.owned
             .get(&uid)
@@ -465,8 +497,8 @@ impl JobCaches {
 }
 
 /// The prebuilt Workload `job` names.
-fn prebuilt_key(job: &Job) -> Option<ObjectKey> {
-    let name = prebuilt_workload_name(job)?;
+fn prebuilt_key(job: &impl ResourceExt) -> Option<ObjectKey> {
+    let name = prebuilt_workload_name(job.meta())?;
     Some(ObjectKey::new(job.namespace().unwrap_or_default(), name))
 }
 

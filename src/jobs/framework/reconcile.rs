@@ -11,65 +11,24 @@ use kube::api::DynamicObject;
 use crate::api::HasConditions;
 use crate::api::Workload;
 use crate::api::keys::{condition_types, finished_reasons};
-use crate::api::workload_status::ReclaimablePod;
 use crate::engine::features::Feature;
 
 use super::super::events::{
     JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
     STOP_WORKLOAD_DELETED,
 };
-use super::super::pods_ready::{PodsReadyCondition, pods_ready_condition};
+use super::super::pods_ready::pods_ready_condition;
 use super::super::prebuilt::{OUT_OF_SYNC_MESSAGE, PrebuiltUse, use_prebuilt_by};
 use super::super::reclaimable::to_write;
 use super::in_step::in_step;
 use super::kind::JobKind;
 use super::start_stop::{self, StartError};
 use super::workload::{FrameworkError, WorkloadContext, workload_for};
-use crate::jobs::job_reconcile::JobContext;
+use crate::jobs::job_reconcile::{JobContext, JobStep};
 
-/// The one write to make next for a job.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FrameworkStep {
-    /// Nothing to do until the job or a Workload changes.
-    Idle,
-    /// Create this Workload; `CreatedWorkload` on the job once it exists.
-    CreateWorkload(Box<Workload>),
-    /// The job cannot have a Workload as it is: the warning to record on the job.
-    CannotCompose {
-        error: FrameworkError,
-        event: JobEvent,
-    },
-    /// Write this prebuilt Workload, now controlled by the job (no event, as in Kueue).
-    AdoptWorkload(Box<Workload>),
-    /// Write this spec into the Workload (a suspended job changed); `UpdatedWorkload`.
-    UpdateWorkload(Box<Workload>),
-    /// Delete the Workload (a duplicate, or one that cannot follow the job).
-    DeleteWorkload {
-        workload: Box<Workload>,
-        event: JobEvent,
-    },
-    /// Set `Finished=True` on the Workload with this reason and message.
-    FinishWorkload {
-        workload: Box<Workload>,
-        reason: &'static str,
-        message: String,
-    },
-    /// Write these `status.reclaimablePods` on the Workload (gate `ReclaimablePods`).
-    ReclaimablePods {
-        workload: Box<Workload>,
-        pods: Vec<ReclaimablePod>,
-    },
-    /// Write this `PodsReady` condition on the Workload.
-    PodsReady {
-        workload: Box<Workload>,
-        condition: PodsReadyCondition,
-    },
-    /// Replace the job with this one (start, suspend or restore), then record the event.
-    UpdateJob {
-        job: Box<DynamicObject>,
-        event: Option<JobEvent>,
-    },
-}
+/// The one write to make next for a job of a framework kind: the batch Job's steps, on the
+/// kind's object (a framework kind's job never needs `ClearStartTime`).
+pub type FrameworkStep = JobStep<DynamicObject, FrameworkError>;
 
 /// The next step for `job`, given the Workloads it controls.
 pub fn next_step(
@@ -304,7 +263,7 @@ fn delete(workload: &Workload) -> FrameworkStep {
     );
     FrameworkStep::DeleteWorkload {
         workload: Box::new(workload.clone()),
-        event: JobEvent::deleted_workload(&key),
+        event: Some(JobEvent::deleted_workload(&key)),
     }
 }
 
