@@ -3,6 +3,9 @@
 
 use k8s_openapi::api::batch::v1::{Job, JobCondition};
 use k8s_openapi::api::core::v1::{Node, NodeCondition, Pod, PodCondition};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionCondition,
+};
 
 use super::admission_check::{AdmissionCheck, AdmissionCheckStatus};
 use super::cluster_queue::{ClusterQueue, ClusterQueueStatus};
@@ -114,7 +117,12 @@ macro_rules! core_condition_entry {
         }
     )*};
 }
-core_condition_entry!(PodCondition, NodeCondition, JobCondition);
+core_condition_entry!(
+    PodCondition,
+    NodeCondition,
+    JobCondition,
+    CustomResourceDefinitionCondition
+);
 
 /// Kueue's statuses hold their conditions as a list.
 macro_rules! status_conditions {
@@ -148,7 +156,12 @@ macro_rules! object_conditions {
         }
     )*};
 }
-object_conditions!(Pod => PodCondition, Node => NodeCondition, Job => JobCondition);
+object_conditions!(
+    Pod => PodCondition,
+    Node => NodeCondition,
+    Job => JobCondition,
+    CustomResourceDefinition => CustomResourceDefinitionCondition
+);
 
 /// Kueue's objects, whose status may be absent.
 macro_rules! kueue_object_conditions {

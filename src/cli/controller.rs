@@ -5,11 +5,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::config::{self, Configuration, Framework};
+use crate::controllers::jobs::frameworks::FrameworkSettings;
 use crate::controllers::{
     self, CertificateSource, MetricsCertificate, MetricsSecurity, ProbePaths, Settings,
     WebhookServing,
 };
 use crate::engine::model::EngineConfig;
+use crate::jobs::kinds;
 use crate::jobs::{JobScope, OwnerKind};
 use crate::tls::{ServerTls, TlsSettings};
 use crate::webhooks::{NamespaceView, PodSettings, Webhooks};
@@ -195,12 +197,8 @@ fn settings(
         jobs: config
             .integrations
             .enabled(config::Framework::BatchJob)
-            .then(|| controllers::jobs::JobSettings {
-                gates: config.feature_gates.clone(),
-                wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
-                scope: job_scope(config),
-                label_keys_to_copy: config.integrations.label_keys_to_copy.clone(),
-            }),
+            .then(|| job_settings(config)),
+        frameworks: framework_settings(config),
         pods: config
             .integrations
             .enabled(config::Framework::Pod)
@@ -218,6 +216,32 @@ fn settings(
         } else {
             None
         },
+    })
+}
+
+/// What a job integration runs with.
+fn job_settings(config: &Configuration) -> controllers::jobs::JobSettings {
+    controllers::jobs::JobSettings {
+        gates: config.feature_gates.clone(),
+        wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
+        scope: job_scope(config),
+        label_keys_to_copy: config.integrations.label_keys_to_copy.clone(),
+    }
+}
+
+/// The enabled frameworks whose kinds are read through the job framework, with what they run
+/// with; `None` when there are none.
+fn framework_settings(config: &Configuration) -> Option<FrameworkSettings> {
+    let frameworks: Vec<Framework> = config
+        .integrations
+        .frameworks
+        .iter()
+        .copied()
+        .filter(|f| kinds::rules(*f).is_some())
+        .collect();
+    (!frameworks.is_empty()).then(|| FrameworkSettings {
+        frameworks,
+        jobs: job_settings(config),
     })
 }
 

@@ -75,6 +75,9 @@ pub struct Settings {
     pub webhooks: Option<WebhookServing>,
     /// The batch/v1 Job integration; `None` when `integrations.frameworks` leaves it out.
     pub jobs: Option<jobs::JobSettings>,
+    /// The framework kinds' integrations (JobSet, Kubeflow, AppWrapper, ...); `None` when
+    /// `integrations.frameworks` enables none of them.
+    pub frameworks: Option<jobs::frameworks::FrameworkSettings>,
     /// The plain-pod integration; `None` when `integrations.frameworks` leaves `pod` out.
     pub pods: Option<pods::PodSettings>,
     /// `objectRetentionPolicies.workloads`: how long Workloads that ended are kept.
@@ -183,6 +186,29 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             None => std::future::pending().await,
         }
     };
+    let framework_integrations = settings.frameworks.as_ref().map(|framework_settings| {
+        jobs::frameworks::start(
+            &client,
+            framework_settings,
+            &writer,
+            &EventSink::start_for(
+                client.clone(),
+                crate::api::keys::field_managers::JOB_CONTROLLER,
+                settings.instance.clone(),
+                clock.clone(),
+            ),
+            &leading,
+            &clock,
+            &mut shared,
+            &mut watches,
+        )
+    });
+    let framework_integrations = async move {
+        match framework_integrations {
+            Some(run) => run.await,
+            None => std::future::pending().await,
+        }
+    };
     let pod_integration = settings.pods.clone().map(|pod_settings| {
         pods::start(
             pod_settings,
@@ -272,6 +298,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         () = admission => Err(ControllerError::LoopStopped),
         () = node_health => Err(ControllerError::LoopStopped),
         () = job_integration => Err(ControllerError::LoopStopped),
+        () = framework_integrations => Err(ControllerError::LoopStopped),
         () = pod_integration => Err(ControllerError::LoopStopped),
         () = retention => Err(ControllerError::LoopStopped),
         () = class_values => Err(ControllerError::LoopStopped),

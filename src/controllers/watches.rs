@@ -175,7 +175,7 @@ pub(crate) fn spawn<K, T>(
     wrap: fn(Change<K>) -> T,
     slim: fn(K) -> K,
 ) where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + 'static,
+    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + 'static,
     T: Send + 'static,
 {
     let inputs = inputs.clone();
@@ -197,7 +197,7 @@ fn changes<K, O>(
     mut convert: impl FnMut(K) -> O + Send + 'static,
 ) -> BoxStream<'static, Change<O>>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + 'static,
+    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + 'static,
     O: Send + 'static,
 {
     let kind = std::any::type_name::<K>()

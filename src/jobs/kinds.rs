@@ -27,6 +27,13 @@ pub fn rules(framework: Framework) -> Option<&'static dyn JobKind> {
     }
 }
 
+/// The rules of the kind an object's `apiVersion` and `kind` name, among the framework kinds.
+pub fn rules_of(api_version: &str, kind: &str) -> Option<&'static dyn JobKind> {
+    Framework::all()
+        .filter_map(rules)
+        .find(|rules| rules.id().kind == kind && rules.id().api_version() == api_version)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -130,5 +137,13 @@ mod tests {
         assert!(rules(Framework::JobSet).is_some());
         assert!(rules(Framework::PyTorchJob).is_some());
         assert!(rules(Framework::BatchJob).is_none());
+    }
+
+    #[test]
+    fn a_kind_is_found_by_its_api_version_and_kind() {
+        let found = rules_of("jobset.x-k8s.io/v1alpha2", "JobSet").map(|k| k.id().plural);
+        assert_eq!(found, Some("jobsets"));
+        assert!(rules_of("jobset.x-k8s.io/v1alpha1", "JobSet").is_none());
+        assert!(rules_of("batch/v1", "Job").is_none());
     }
 }

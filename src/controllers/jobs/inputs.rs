@@ -87,6 +87,24 @@ pub fn subscribe_all(
         JobInput::Job,
         slim,
     );
+    subscribe_cluster(inputs, shared);
+    shared.nodes.subscribe(inputs, |c| {
+        JobInput::Node(c.map(|node| slim_node(owned(node))))
+    });
+    // Only pods kuota started carry the pod-set label; they are the ungater's to release.
+    shared.pods.subscribe_to(
+        inputs,
+        |c| JobInput::Pod(c.map(|pod| slim_pod(owned(pod)))),
+        |pod| pod.labels().contains_key(labels::POD_SET),
+    );
+}
+
+/// Subscribes `inputs` to what every job integration builds Workloads from: Workloads,
+/// Namespaces, ResourceFlavors and priority classes.
+pub fn subscribe_cluster<J: Send + 'static>(
+    inputs: &mpsc::Sender<JobInput<J>>,
+    shared: &mut SharedWatches,
+) {
     shared.workloads.subscribe(inputs, JobInput::Workload);
     shared
         .namespaces
@@ -100,15 +118,6 @@ pub fn subscribe_all(
     shared
         .priority_classes
         .subscribe(inputs, |c| JobInput::PriorityClass(c.map(owned)));
-    shared.nodes.subscribe(inputs, |c| {
-        JobInput::Node(c.map(|node| slim_node(owned(node))))
-    });
-    // Only pods kuota started carry the pod-set label; they are the ungater's to release.
-    shared.pods.subscribe_to(
-        inputs,
-        |c| JobInput::Pod(c.map(|pod| slim_pod(owned(pod)))),
-        |pod| pod.labels().contains_key(labels::POD_SET),
-    );
 }
 
 /// A pod reduced to what the ungater reads and patches: identity, version, when it was created

@@ -7,6 +7,7 @@
 //! what was written; a conflict waits for the newer object, a transient failure is tried again
 //! after a backoff.
 
+pub mod frameworks;
 mod hosts;
 mod inputs;
 mod settings;
@@ -200,42 +201,55 @@ impl Task for JobTask {
         if let Object::Pod(pod) = key {
             self.releasing.remove(pod);
         }
-        match answer.result {
-            Ok(outcome) => {
-                if let Some((regarding, events)) = answer.events {
-                    self.events.record_on(regarding, events);
-                }
-                let input = match outcome {
-                    Outcome::Job(job) => Some(JobInput::Job(applied(slim(*job)))),
-                    Outcome::Workload(workload) => Some(JobInput::Workload(applied(
-                        std::sync::Arc::new(slim_workload(*workload)),
-                    ))),
-                    Outcome::Pod(pod) => Some(JobInput::Pod(applied(inputs::slim_pod(*pod)))),
-                    Outcome::Deleted => None,
-                };
-                if let Some(input) = input {
-                    let mut touched = Touched::default();
-                    self.caches
-                        .take_written(input, answer.read_version.as_deref(), &mut touched);
-                    mark(touched, dirty);
-                }
-                Verdict::Landed
+        settle(key, answer, &self.events, |outcome, read_version| {
+            let input = match outcome {
+                Outcome::Job(job) => Some(JobInput::Job(applied(slim(*job)))),
+                Outcome::Workload(workload) => Some(JobInput::Workload(applied(
+                    std::sync::Arc::new(slim_workload(*workload)),
+                ))),
+                Outcome::Pod(pod) => Some(JobInput::Pod(applied(inputs::slim_pod(*pod)))),
+                // Only framework kinds' writes leave an object of another kind.
+                Outcome::Object(_) | Outcome::Deleted => None,
+            };
+            if let Some(input) = input {
+                let mut touched = Touched::default();
+                self.caches.take_written(input, read_version, &mut touched);
+                mark(touched, dirty);
             }
-            Err(error) if error.is_transient() => {
-                tracing::warn!(object = ?key, %error, "write failed; trying again");
-                Verdict::Retry
+        })
+    }
+}
+
+/// How a job integration's write went: its events are recorded once it landed, and what it
+/// left behind is handed to `landed` with the version the write was decided on.
+pub(super) fn settle<K: std::fmt::Debug>(
+    key: &K,
+    answer: Done,
+    events: &EventSink,
+    landed: impl FnOnce(Outcome, Option<&str>),
+) -> Verdict {
+    match answer.result {
+        Ok(outcome) => {
+            if let Some((regarding, recorded)) = answer.events {
+                events.record_on(regarding, recorded);
             }
-            Err(error @ WriteError::Refused { .. }) => {
-                // The same write would be refused again; the object's next change asks anew.
-                tracing::warn!(object = ?key, %error, "write refused");
-                Verdict::Settled
-            }
-            Err(error) => {
-                // A conflict or a missing object: the watch brings the newer state, and the
-                // change it brings asks for another look.
-                tracing::debug!(object = ?key, %error, "write not made");
-                Verdict::Settled
-            }
+            landed(outcome, answer.read_version.as_deref());
+            Verdict::Landed
+        }
+        Err(error) if error.is_transient() => {
+            tracing::warn!(object = ?key, %error, "write failed; trying again");
+            Verdict::Retry
+        }
+        Err(error @ WriteError::Refused { .. }) => {
+            // The same write would be refused again; the object's next change asks anew.
+            tracing::warn!(object = ?key, %error, "write refused");
+            Verdict::Settled
+        }
+        Err(error) => {
+            // A conflict or a missing object: the watch brings the newer state, and the
+            // change it brings asks for another look.
+            tracing::debug!(object = ?key, %error, "write not made");
+            Verdict::Settled
         }
     }
 }

@@ -4,6 +4,7 @@ use crate::api::Condition;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{ApiResource, DynamicObject};
 use kube::{Resource, ResourceExt};
 
 use super::super::events::{EventSink, WorkloadEvent};
@@ -15,7 +16,9 @@ use crate::api::keys::condition_types;
 use crate::api::workload_status::ReclaimablePod;
 use crate::api::{HasConditions, ObjectKey, Workload};
 use crate::clock::Reading;
-use crate::jobs::{JobContext, JobEvent, JobStep, WorkloadStep, next_job_step, workload_step};
+use crate::jobs::{
+    JobContext, JobEvent, JobStep, WorkloadStep, kinds, next_job_step, workload_step,
+};
 use crate::status::conditions::{Desired, set_condition};
 
 /// One write to make.
@@ -31,6 +34,8 @@ pub enum Action {
     /// Drop the Workload's `resource-in-use` finalizer.
     ReleaseWorkload(Box<Workload>),
     ReplaceJob(Box<Job>),
+    /// Replace a job of a framework kind, as the API serves that kind.
+    ReplaceObject(Box<DynamicObject>, Box<ApiResource>),
     ClearStartTime(Box<Job>),
     Ungate(Box<Release>),
     /// Delete a pod left on a host its Workload's assignment no longer names.
@@ -64,6 +69,7 @@ impl Write {
 #[derive(Debug)]
 pub enum Outcome {
     Job(Box<Job>),
+    Object(Box<DynamicObject>),
     Workload(Box<Workload>),
     Pod(Box<Pod>),
     Deleted,
@@ -89,6 +95,7 @@ impl Action {
             | Action::ReclaimablePods(w, _)
             | Action::ReleaseWorkload(w) => w.resource_version(),
             Action::ReplaceJob(job) | Action::ClearStartTime(job) => job.resource_version(),
+            Action::ReplaceObject(job, _) => job.resource_version(),
             Action::Ungate(release) => release.pod.resource_version(),
             Action::DeletePod(pod) => pod.resource_version(),
         }
@@ -141,25 +148,77 @@ fn condition(workload: &Workload, desired: Desired<'_>, now: &Time) -> Option<Co
     conditions.condition(&type_).cloned()
 }
 
-/// The write `step` asks for on the Job `key`. A composition error is recorded on the Job at
+/// A job object of some kind, as its steps are written.
+pub trait JobObject: ResourceExt + Clone {
+    /// The event target naming the job.
+    fn reference(&self) -> ObjectReference;
+    /// The write replacing the job with `job`; `None` when kuota cannot tell how the API
+    /// serves it.
+    fn replace(job: Box<Self>) -> Option<Action>;
+    /// The write clearing the job's start time (only batch Jobs have one to clear).
+    fn clear_start_time(&self) -> Option<Action>;
+}
+
+impl JobObject for Job {
+    fn reference(&self) -> ObjectReference {
+        self.object_ref(&())
+    }
+
+    fn replace(job: Box<Self>) -> Option<Action> {
+        Some(Action::ReplaceJob(job))
+    }
+
+    fn clear_start_time(&self) -> Option<Action> {
+        Some(Action::ClearStartTime(Box::new(self.clone())))
+    }
+}
+
+impl JobObject for DynamicObject {
+    fn reference(&self) -> ObjectReference {
+        let types = self.types.clone().unwrap_or_default();
+        ObjectReference {
+            api_version: Some(types.api_version),
+            kind: Some(types.kind),
+            name: self.metadata.name.clone(),
+            namespace: self.metadata.namespace.clone(),
+            uid: self.metadata.uid.clone(),
+            resource_version: self.metadata.resource_version.clone(),
+            ..ObjectReference::default()
+        }
+    }
+
+    fn replace(job: Box<Self>) -> Option<Action> {
+        let types = job.types.as_ref()?;
+        let resource = kinds::rules_of(&types.api_version, &types.kind)?
+            .id()
+            .api_resource();
+        Some(Action::ReplaceObject(job, Box::new(resource)))
+    }
+
+    fn clear_start_time(&self) -> Option<Action> {
+        None
+    }
+}
+
+/// The write `step` asks for on the job `key`. A composition error is recorded on the job at
 /// once, once per version of it.
-pub fn write_for(
-    step: JobStep,
-    job: &Job,
+pub fn write_for<J: JobObject, E: std::fmt::Display>(
+    step: JobStep<J, E>,
+    job: &J,
     key: &ObjectKey,
     reported: &mut std::collections::BTreeMap<ObjectKey, Option<String>>,
     events: &EventSink,
     now: Reading,
 ) -> Option<Write> {
     let now = now.time();
-    let regarding = job.object_ref(&());
+    let regarding = job.reference();
     let on_job = |e: Option<JobEvent>| e.map(|e| (regarding.clone(), vec![event(e)]));
     let (action, events_after) = match step {
         JobStep::Idle => return None,
         JobStep::CannotCompose { error, event: e } => {
             let version = job.resource_version();
             if reported.get(key) != Some(&version) {
-                tracing::warn!(job = %key, %error, "no Workload for the Job");
+                tracing::warn!(job = %key, %error, "no Workload for the job");
                 events.record_on(regarding, vec![event(e)]);
                 reported.insert(key.clone(), version);
             }
@@ -235,8 +294,11 @@ pub fn write_for(
             let written = condition(&workload, desired, &now)?;
             (Action::Condition(workload, Box::new(written)), None)
         }
-        JobStep::UpdateJob { job, event: e } => (Action::ReplaceJob(job), on_job(e)),
-        JobStep::ClearStartTime => (Action::ClearStartTime(Box::new(job.clone())), None),
+        JobStep::UpdateJob {
+            job: updated,
+            event: e,
+        } => (J::replace(updated)?, on_job(e)),
+        JobStep::ClearStartTime => (job.clear_start_time()?, None),
     };
     Some(Write {
         action,
@@ -254,7 +316,13 @@ pub fn workload_write(
     now: Reading,
 ) -> Option<Write> {
     let workload = caches.read_workload(key)?;
-    let action = match workload_step(workload, caches.job_of(workload), &settings.gates) {
+    let step = workload_step(workload, caches.job_of(workload), &settings.gates);
+    write_workload_step(workload, step, now)
+}
+
+/// The write that makes `step` on `workload`.
+pub fn write_workload_step(workload: &Workload, step: WorkloadStep, now: Reading) -> Option<Write> {
+    let action = match step {
         WorkloadStep::Idle => return None,
         WorkloadStep::Finish { reason, message } => {
             let finished = condition(
@@ -324,6 +392,10 @@ pub async fn carry_out(write: Write, writer: Writer) -> Done {
             .replace_job(&job)
             .await
             .map(|j| Outcome::Job(Box::new(j))),
+        Action::ReplaceObject(job, resource) => writer
+            .replace_object(&job, &resource)
+            .await
+            .map(|j| Outcome::Object(Box::new(j))),
         Action::ClearStartTime(job) => writer
             .clear_job_start_time(&job)
             .await

@@ -1,5 +1,5 @@
-//! The Job integration's writes: Workloads created, updated, finished and deleted for Jobs,
-//! Jobs started and stopped, pods released by the topology ungater or deleted off a replaced
+//! The job integrations' writes: Workloads created, updated, finished and deleted for jobs,
+//! jobs of every kind started and stopped, pods released by the topology ungater or deleted off a replaced
 //! node. Every write that changes
 //! an existing object is fenced by the resource version it was decided on; a create is fenced
 //! by the Workload's name, which the Job determines.
@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use crate::api::Condition;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::api::{
+    ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions,
+};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
@@ -171,6 +173,27 @@ impl Writer {
             ..PostParams::default()
         };
         self.send(&label("Job", job), || async {
+            api.replace(&job.name_any(), &params, job).await
+        })
+        .await
+    }
+
+    /// Replaces a job of a framework kind (start, suspend or restore), as `resource` serves it.
+    pub async fn replace_object(
+        &self,
+        job: &DynamicObject,
+        resource: &ApiResource,
+    ) -> Result<DynamicObject, WriteError> {
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            self.client.clone(),
+            &job.namespace().unwrap_or_default(),
+            resource,
+        );
+        let params = PostParams {
+            field_manager: Some(field_managers::JOB_CONTROLLER.to_owned()),
+            ..PostParams::default()
+        };
+        self.send(&label(&resource.kind, job), || async {
             api.replace(&job.name_any(), &params, job).await
         })
         .await

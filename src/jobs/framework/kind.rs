@@ -1,6 +1,6 @@
 //! [`JobKind`]: one job kind's rules, as pure functions of its object.
 
-use kube::api::DynamicObject;
+use kube::api::{ApiResource, DynamicObject};
 
 use super::super::job_lifecycle::JobFinished;
 use crate::api::workload_status::ReclaimablePod;
@@ -24,6 +24,17 @@ impl KindId {
     /// `group/version`, as `apiVersion` and owner references spell it.
     pub fn api_version(&self) -> String {
         format!("{}/{}", self.group, self.version)
+    }
+
+    /// How the API serves the kind, for a dynamic client.
+    pub fn api_resource(&self) -> ApiResource {
+        ApiResource {
+            group: self.group.to_owned(),
+            version: self.version.to_owned(),
+            api_version: self.api_version(),
+            kind: self.kind.to_owned(),
+            plural: self.plural.to_owned(),
+        }
     }
 }
 

@@ -41,7 +41,10 @@ fn step(job: &Job, owned: &[&Workload], prebuilt: Option<Prebuilt<'_>>) -> JobSt
 #[test]
 fn the_job_takes_its_prebuilt_workload_over() {
     let job = prebuilt_job(json!({}));
-    assert_eq!(prebuilt_workload_name(&job.metadata), Some("job-sample-0a1b2"));
+    assert_eq!(
+        prebuilt_workload_name(&job.metadata),
+        Some("job-sample-0a1b2")
+    );
     let made = unowned();
     let JobStep::AdoptWorkload(adopted) = step(&job, &[], Some(Prebuilt::Found(&made))) else {
         panic!("an unowned prebuilt Workload is taken over");

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use super::super::test_kind::{TestSet, test_set};
 use super::*;
 use crate::api::keys::labels;
+use crate::api::workload_status::ReclaimablePod;
 use crate::engine::features::FeatureGates;
 use crate::jobs::{FlavorInfo, Prebuilt, PriorityLookup};
 

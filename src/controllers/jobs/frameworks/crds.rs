@@ -1,0 +1,99 @@
+//! Kueue waits for a framework kind's CRD before it manages the kind: the CRDs are watched, and
+//! each awaited kind's watch starts once its CRD is `Established`, then feeds the kind's task.
+//! A kind is started once; the CRD watch ends when no kind is awaited any more.
+
+use futures::StreamExt;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::DynamicObject;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::api::HasConditions;
+use crate::api::keys::labels;
+use crate::controllers::jobs::inputs::JobInput;
+use crate::controllers::watches::{self, Change};
+use crate::jobs::framework::{JobKind, KindId};
+
+/// The CRD condition saying the API serves the kind.
+const ESTABLISHED: &str = "Established";
+
+/// A kind waiting for its CRD, and where its jobs go once it is served.
+pub struct Awaited {
+    pub kind: &'static dyn JobKind,
+    /// `manageJobsWithoutQueueName`: every job of the kind is read, not only those naming a
+    /// queue.
+    pub every_job: bool,
+    pub inputs: mpsc::Sender<JobInput<DynamicObject>>,
+}
+
+/// The CRD name serving `id`: `<plural>.<group>`.
+fn crd_name(id: &KindId) -> String {
+    format!("{}.{}", id.plural, id.group)
+}
+
+/// Whether `crd` serves `id` at the version kuota reads, and is established.
+fn serves(crd: &CustomResourceDefinition, id: &KindId) -> bool {
+    crd.metadata.name.as_deref() == Some(crd_name(id).as_str())
+        && crd
+            .spec
+            .versions
+            .iter()
+            .any(|v| v.name == id.version && v.served)
+        && crd.condition_is_true(ESTABLISHED)
+}
+
+/// Watches the CRDs until every awaited kind has been started; the kinds' own watches run on
+/// in a set of their own until their tasks stop.
+pub async fn start_when_established(client: Client, mut awaited: Vec<Awaited>) {
+    let mut started = JoinSet::new();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut changes = watcher::watcher(crds, watcher::Config::default())
+        .default_backoff()
+        .boxed();
+    while !awaited.is_empty() {
+        let Some(event) = changes.next().await else {
+            break;
+        };
+        let crds: Vec<CustomResourceDefinition> = match event {
+            Ok(watcher::Event::Apply(crd) | watcher::Event::InitApply(crd)) => vec![crd],
+            Ok(_) => continue,
+            Err(error) => {
+                tracing::warn!(%error, "CRD watch failed; it lists again after a backoff");
+                continue;
+            }
+        };
+        for crd in &crds {
+            awaited.retain(|waiting| {
+                let id = waiting.kind.id();
+                if !serves(crd, id) {
+                    return true;
+                }
+                tracing::info!(kind = id.kind, crd = %crd_name(id), "CRD established; managing the kind");
+                start_kind(&client, waiting, &mut started);
+                false
+            });
+        }
+    }
+    drop(changes);
+    while started.join_next().await.is_some() {}
+}
+
+/// Starts the watch of one kind's jobs: every job with `manageJobsWithoutQueueName`, else those
+/// naming a queue.
+fn start_kind(client: &Client, waiting: &Awaited, tasks: &mut JoinSet<()>) {
+    let resource = waiting.kind.id().api_resource();
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+    let all = watcher::Config::default();
+    let config = if waiting.every_job {
+        all
+    } else {
+        all.labels(labels::QUEUE_NAME)
+    };
+    let wrap: fn(Change<DynamicObject>) -> JobInput<DynamicObject> = JobInput::Job;
+    watches::spawn(tasks, api, config, &waiting.inputs, wrap, watches::slim);
+}
+
+#[cfg(test)]
+mod tests;

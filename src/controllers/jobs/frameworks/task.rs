@@ -1,0 +1,178 @@
+//! One framework kind's reconciler: each job that changed gets its next step from the kind's
+//! rules, and each Workload a job of the kind controls is finished once that job is gone and
+//! released once finished.
+
+use std::collections::BTreeMap;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use kube::api::DynamicObject;
+use kube::{Resource, ResourceExt};
+
+use super::super::inputs::{JobCaches, JobInput, Touched, WATCHED_KINDS};
+use super::super::settings::JobSettings;
+use super::super::steps::{self, Done, Outcome, Write};
+use super::super::{Object, applied, mark, settle};
+use crate::api::ObjectKey;
+use crate::clock::Reading;
+use crate::controllers::events::EventSink;
+use crate::controllers::watches::{slim, slim_workload};
+use crate::controllers::work_queue::{Dirty, Task, Verdict, Writes};
+use crate::controllers::writer::Writer;
+use crate::jobs::framework::{FrameworkStep, JobKind, next_step};
+use crate::jobs::{JobContext, Orphans, OwnerKind, OwnerState, owned_workload_step};
+
+/// The watches a framework kind's task waits for before it decides (every one the batch Job
+/// integration reads but its pods and nodes, which only the ungater needs).
+const LISTED_SOURCES: [usize; 6] = [0, 1, 2, 3, 4, 6];
+
+/// One framework kind's rules, over its caches.
+pub struct FrameworkTask {
+    kind: &'static dyn JobKind,
+    owner: OwnerKind,
+    caches: JobCaches<DynamicObject>,
+    settings: JobSettings,
+    writer: Writer,
+    events: EventSink,
+    listed: [bool; WATCHED_KINDS],
+    /// The job version whose composition error was last reported, so each is reported once.
+    reported: BTreeMap<ObjectKey, Option<String>>,
+}
+
+impl FrameworkTask {
+    pub fn new(
+        kind: &'static dyn JobKind,
+        settings: JobSettings,
+        writer: Writer,
+        events: EventSink,
+    ) -> Self {
+        let id = kind.id();
+        let owner = OwnerKind::new(id.group, id.version, id.kind);
+        FrameworkTask {
+            kind,
+            caches: JobCaches::for_owner(owner.clone()),
+            owner,
+            settings,
+            writer,
+            events,
+            listed: [false; WATCHED_KINDS],
+            reported: BTreeMap::new(),
+        }
+    }
+
+    /// The next step of `job`; none for a job kuota does not manage (one naming no queue
+    /// without `manageJobsWithoutQueueName`, or whose parent an integration manages).
+    fn job_step(&self, job: &DynamicObject) -> FrameworkStep {
+        let namespace = job.namespace().unwrap_or_default();
+        let labels = self.caches.namespace_labels(&namespace);
+        if !self.settings.scope.manages(&job.metadata, &labels) {
+            return FrameworkStep::Idle;
+        }
+        let owned = self.caches.workloads_of(job);
+        next_step(
+            self.kind,
+            job,
+            &owned,
+            JobContext {
+                flavors: &self.caches.flavors,
+                priorities: &self.caches.priorities,
+                gates: &self.settings.gates,
+                wait_for_pods_ready: self.settings.wait_for_pods_ready,
+                label_keys_to_copy: &self.settings.label_keys_to_copy,
+                prebuilt: self.caches.prebuilt_of(job),
+            },
+        )
+    }
+
+    /// The write a Workload of this kind needs itself: finished once its job is gone, released
+    /// once finished. Workloads nothing owns are the batch Job integration's.
+    fn workload_write(&self, key: &ObjectKey, now: Reading) -> Option<Write> {
+        let workload = self.caches.read_workload(key)?;
+        let owner = self.caches.job_of(workload).map(|job| OwnerState {
+            deleting: job.meta().deletion_timestamp.is_some(),
+            suspended: self.kind.is_suspended(job),
+        });
+        let step = owned_workload_step(
+            workload,
+            &self.owner,
+            owner,
+            Orphans::Leave,
+            &self.settings.gates,
+        );
+        steps::write_workload_step(workload, step, now)
+    }
+}
+
+impl Task for FrameworkTask {
+    type Input = JobInput<DynamicObject>;
+    type Key = Object;
+    type Write = Write;
+    type Answer = Done;
+
+    fn take(&mut self, input: Self::Input, _now: Reading, dirty: &mut Dirty<Object>) {
+        let (source, reset) = input.source();
+        if reset {
+            self.listed[source] = true;
+        }
+        let mut touched = Touched::default();
+        self.caches.take_input(input, &mut touched);
+        mark(touched, dirty);
+    }
+
+    fn listed(&self) -> bool {
+        LISTED_SOURCES.iter().all(|source| self.listed[*source])
+    }
+
+    fn keys(&self) -> Vec<Object> {
+        let jobs = self.caches.jobs.keys().cloned().map(Object::Job);
+        let workloads = self.caches.workload_keys().into_iter();
+        jobs.chain(workloads.map(Object::Workload)).collect()
+    }
+
+    fn decide(&mut self, key: &Object, now: Reading, writes: &mut Writes<'_, Object, Write>) {
+        let write = match key {
+            Object::Job(job_key) => {
+                let Some(job) = self.caches.jobs.get(job_key) else {
+                    return;
+                };
+                let step = self.job_step(job);
+                steps::write_for(step, job, job_key, &mut self.reported, &self.events, now)
+            }
+            Object::Workload(workload_key) => self.workload_write(workload_key, now),
+            // A framework kind's task reads no pods.
+            Object::Pod(_) => None,
+        };
+        if let Some(write) = write {
+            writes.send(key.clone(), write);
+        }
+    }
+
+    fn write(&self, write: Write) -> BoxFuture<'static, Done> {
+        steps::carry_out(write, self.writer.clone()).boxed()
+    }
+
+    fn answered(
+        &mut self,
+        key: &Object,
+        answer: Done,
+        _now: Reading,
+        dirty: &mut Dirty<Object>,
+    ) -> Verdict {
+        settle(key, answer, &self.events, |outcome, read_version| {
+            let input = match outcome {
+                Outcome::Object(job) => JobInput::Job(applied(slim(*job))),
+                Outcome::Workload(workload) => {
+                    JobInput::Workload(applied(std::sync::Arc::new(slim_workload(*workload))))
+                }
+                // Only the batch Job integration writes Jobs and pods.
+                Outcome::Job(_) | Outcome::Pod(_) | Outcome::Deleted => return,
+            };
+            let mut touched = Touched::default();
+            self.caches.take_written(input, read_version, &mut touched);
+            mark(touched, dirty);
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
