@@ -4,7 +4,7 @@
 //! nearly every one would get a `QuotaReserved=False` write (and its event) before it is admitted,
 //! one API request per Workload. Kueue shows a waiting reason only on the queue heads it tried.
 //! Here every waiting Workload gets its reason, but at most [`PER_PERIOD`] of them per period,
-//! highest priority and oldest first; the others stay due, in that order, and each period takes
+//! those showing none yet first, then highest priority and oldest; the others stay due, in that order, and each period takes
 //! only as many of them as it has room for, so thousands deferred are not planned again every
 //! period. One admitted meanwhile is written once, with its admission.
 
@@ -25,11 +25,14 @@ pub(super) const PER_PERIOD: usize = 10;
 /// The period [`PER_PERIOD`] counts over.
 pub(super) const PERIOD: Duration = Duration::from_secs(1);
 
-/// Where a Workload stands in its queue for its waiting reason: higher priority, then older, first.
-pub(super) type QueueOrder = (Reverse<i32>, Option<Timestamp>);
+/// Where a Workload stands in its queue for its waiting reason: one that shows no reason yet
+/// first, so rewrites of reasons already shown (their messages change as usage does) never
+/// starve it; then higher priority, then older.
+pub(super) type QueueOrder = (bool, Reverse<i32>, Option<Timestamp>);
 
 pub(super) fn queue_order(workload: &Workload) -> QueueOrder {
     (
+        workload.condition(QUOTA_RESERVED).is_some(),
         Reverse(workload.spec.priority.unwrap_or(0)),
         workload.metadata.creation_timestamp.as_ref().map(|t| t.0),
     )

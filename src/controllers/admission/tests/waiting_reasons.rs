@@ -2,7 +2,9 @@
 //! admissions.
 
 use super::*;
-use crate::controllers::admission::waiting_reasons::{PER_PERIOD, PERIOD, only_waiting_reason};
+use crate::controllers::admission::waiting_reasons::{
+    PER_PERIOD, PERIOD, only_waiting_reason, queue_order,
+};
 
 /// Takes `workloads` in and decides on all of them in one pass.
 fn burst(h: &mut Harness, workloads: Vec<api::Workload>) {
@@ -218,5 +220,24 @@ fn only_a_quota_reserved_false_change_counts_as_a_waiting_reason() {
     assert!(
         !only_waiting_reason(Some(&old), &requests),
         "a field besides the conditions"
+    );
+}
+
+/// A Workload that shows no waiting reason yet goes before one whose shown reason would only
+/// be rewritten, whatever their priorities and ages: under steady churn the rewrites alone
+/// would fill every period's budget and leave the newest Workloads without any status.
+#[test]
+fn a_workload_showing_no_reason_yet_is_written_before_reasons_already_shown() {
+    let mut shown = workload("old", 1, 100, 1);
+    shown.status = serde_json::from_value(serde_json::json!({"conditions": [{
+        "type": "QuotaReserved", "status": "False", "reason": "Pending",
+        "message": "couldn't assign flavors", "lastTransitionTime": "2026-11-29T00:00:00Z"}]}))
+    .expect("a status");
+    let fresh = workload("new", 1, 0, 9);
+    assert!(queue_order(&fresh) < queue_order(&shown));
+    let older_fresh = workload("newer-but-older", 1, 0, 2);
+    assert!(
+        queue_order(&older_fresh) < queue_order(&fresh),
+        "then oldest"
     );
 }
