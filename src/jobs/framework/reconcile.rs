@@ -1,9 +1,11 @@
 //! The next step for a job of any kind, in Kueue's reconciler order (`jobframework`'s
 //! `ReconcileGenericJob`), as the batch Job's [`next_job_step`](super::super::job_reconcile)
-//! decides it: a job naming a prebuilt Workload takes it over; a finished job finishes its Workload; a job without a Workload gets one once no
-//! pod of it runs; a duplicate Workload is deleted; one out of step is updated (suspended job,
-//! no quota) or replaced; `PodsReady` is kept; an evicted or unadmitted Workload stops the job;
-//! an admitted one starts it, and its reclaimable pods are kept while it runs. One step at a
+//! decides it: a job naming a prebuilt Workload takes it over; a finished job finishes its
+//! Workload; a job without a Workload gets one once no pod of it runs; a duplicate Workload is
+//! deleted; one out of step is updated (suspended job, no quota) or replaced; the Workload
+//! follows the job's admission gates and priority-class label; `PodsReady` is kept; an evicted
+//! or unadmitted Workload stops the job, and a suspended one follows its queue-name label; an
+//! admitted one starts it, and its reclaimable pods are kept while it runs. One step at a
 //! time: the controller writes it and asks again once its watches show the result.
 
 use kube::api::DynamicObject;
@@ -13,13 +15,16 @@ use crate::api::Workload;
 use crate::api::keys::{condition_types, finished_reasons};
 use crate::engine::features::Feature;
 
+use super::super::admission_gate::{copy_gates, follow_gates};
 use super::super::events::{
     JobEvent, STOP_MISSING_WORKLOAD, STOP_NO_MATCHING_WORKLOAD, STOP_NOT_ADMITTED,
     STOP_WORKLOAD_DELETED,
 };
 use super::super::pods_ready::pods_ready_condition;
 use super::super::prebuilt::{OUT_OF_SYNC_MESSAGE, PrebuiltUse, use_prebuilt_by};
+use super::super::priority::{MissingClass, PriorityLookup, follow_priority_label};
 use super::super::reclaimable::to_write;
+use super::super::scope::queue_name;
 use super::in_step::in_step;
 use super::kind::JobKind;
 use super::start_stop::{self, StartError};
@@ -88,6 +93,18 @@ pub fn next_step(
         Ok(false) => return out_of_step(kind, job, workload, ctx),
         Ok(true) => {}
     }
+    if ctx.prebuilt.is_none()
+        && ctx.gates.enabled(Feature::AdmissionGatedBy)
+        && let Some((followed, gates)) = follow_gates(&job.metadata, workload)
+    {
+        return FrameworkStep::FollowAdmissionGates {
+            workload: Box::new(followed),
+            event: JobEvent::updated_admission_gates(&gates),
+        };
+    }
+    if let Some(step) = priority_step(kind, job, workload, ctx.priorities) {
+        return step;
+    }
     if ctx.wait_for_pods_ready && workload.condition_is_true(condition_types::QUOTA_RESERVED) {
         let condition = pods_ready_condition(workload, kind.pods_ready(job));
         if !condition.is_current(workload) {
@@ -101,7 +118,18 @@ pub fn next_step(
         return stop(kind, job, Some(workload), &evicted.message);
     }
     if !workload.condition_is_true(condition_types::ADMITTED) {
-        return stop(kind, job, Some(workload), STOP_NOT_ADMITTED);
+        let stopping = stop(kind, job, Some(workload), STOP_NOT_ADMITTED);
+        if stopping != FrameworkStep::Idle {
+            return stopping;
+        }
+        // A suspended job labelled with another queue (or its first) moves its Workload there.
+        let queue = queue_name(&job.metadata);
+        if kind.is_suspended(job) && workload.spec.queue_name.as_deref() != queue {
+            let mut moved = workload.clone();
+            moved.spec.queue_name = queue.map(str::to_owned);
+            return FrameworkStep::ChangeQueue(Box::new(moved));
+        }
+        return FrameworkStep::Idle;
     }
     if !kind.is_suspended(job) {
         if !ctx.gates.enabled(Feature::ReclaimablePods) {
@@ -146,7 +174,12 @@ fn without_workload(
         },
     );
     match built {
-        Ok(workload) => FrameworkStep::CreateWorkload(Box::new(workload)),
+        Ok(mut workload) => {
+            if ctx.gates.enabled(Feature::AdmissionGatedBy) {
+                copy_gates(&job.metadata, &mut workload);
+            }
+            FrameworkStep::CreateWorkload(Box::new(workload))
+        }
         Err(error) => cannot_compose(error),
     }
 }
@@ -252,6 +285,31 @@ fn start(
         },
         // A flavor not read yet: the next change retries.
         Err(_) => FrameworkStep::Idle,
+    }
+}
+
+/// Kueue's priority-class label change: the Workload follows the job's
+/// `kueue.x-k8s.io/priority-class` label while it waits.
+fn priority_step(
+    kind: &dyn JobKind,
+    job: &DynamicObject,
+    workload: &Workload,
+    priorities: &PriorityLookup,
+) -> Option<FrameworkStep> {
+    match follow_priority_label(&job.metadata, workload, priorities) {
+        Ok(None) => None,
+        Ok(Some(changed)) => Some(FrameworkStep::ChangePriority(Box::new(changed))),
+        Err(missing) => {
+            let (kind, job) = (kind.id().kind, super::workload::job_key(job));
+            Some(cannot_compose(match missing {
+                MissingClass::WorkloadPriorityClass(name) => {
+                    FrameworkError::WorkloadPriorityClassNotFound { kind, job, name }
+                }
+                MissingClass::PriorityClass(name) => {
+                    FrameworkError::PriorityClassNotFound { kind, job, name }
+                }
+            }))
+        }
     }
 }
 

@@ -312,3 +312,69 @@ fn a_prebuilt_workload_is_adopted_then_owned_and_finished_when_out_of_sync() {
     };
     assert_eq!(reason, finished_reasons::OUT_OF_SYNC);
 }
+
+fn labelled(job: &DynamicObject, key: &str, value: &str) -> DynamicObject {
+    let mut labelled = job.clone();
+    labelled
+        .metadata
+        .labels
+        .get_or_insert_default()
+        .insert(key.to_owned(), value.to_owned());
+    labelled
+}
+
+#[test]
+fn a_suspended_job_labelled_with_another_queue_moves_its_pending_workload_there() {
+    let job = test_set();
+    let pending = built(&job);
+    let moved = labelled(&job, labels::QUEUE_NAME, "other");
+    let FrameworkStep::ChangeQueue(workload) = step(&moved, &[&pending], false) else {
+        panic!("the Workload follows the queue label");
+    };
+    assert_eq!(workload.spec.queue_name.as_deref(), Some("other"));
+    assert_eq!(step(&job, &[&pending], false), FrameworkStep::Idle);
+}
+
+#[test]
+fn the_workload_follows_the_jobs_admission_gates_and_priority_class_label() {
+    let gated = |value: &str| {
+        let mut job = test_set();
+        job.metadata.annotations = Some(BTreeMap::from([(
+            "kueue.x-k8s.io/admission-gated-by".to_owned(),
+            value.to_owned(),
+        )]));
+        job
+    };
+    let job = gated("example.com/a,example.com/b");
+    let FrameworkStep::CreateWorkload(created) = step(&job, &[], false) else {
+        panic!("a Workload is created");
+    };
+    let gates = |w: &Workload| {
+        w.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("kueue.x-k8s.io/admission-gated-by"))
+            .cloned()
+    };
+    assert_eq!(
+        gates(&created).as_deref(),
+        Some("example.com/a,example.com/b")
+    );
+    let FrameworkStep::FollowAdmissionGates { workload, .. } =
+        step(&gated("example.com/b"), &[&created], false)
+    else {
+        panic!("the Workload follows the gate the job dropped");
+    };
+    assert_eq!(gates(&workload).as_deref(), Some("example.com/b"));
+
+    let plain = test_set();
+    let classed = labelled(&plain, labels::PRIORITY_CLASS, "missing");
+    let FrameworkStep::CannotCompose { error, .. } = step(&classed, &[&built(&plain)], false)
+    else {
+        panic!("a priority class that does not exist is reported");
+    };
+    assert!(
+        matches!(error, FrameworkError::WorkloadPriorityClassNotFound { ref name, .. } if name == "missing"),
+        "{error}"
+    );
+}
