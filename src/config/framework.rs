@@ -59,7 +59,19 @@ frameworks! {
 /// The frameworks kuota integrates: their jobs are suspended, queued and admitted against quota.
 /// Every other framework Kueue knows is refused in `integrations.frameworks`, since its jobs would
 /// start at once outside quota. An integration adds its framework here.
-pub const MANAGED: &[Framework] = &[Framework::BatchJob, Framework::Pod, Framework::Deployment];
+pub const MANAGED: &[Framework] = &[
+    Framework::BatchJob,
+    Framework::Pod,
+    Framework::Deployment,
+    Framework::JobSet,
+    Framework::PyTorchJob,
+    Framework::TfJob,
+    Framework::XgBoostJob,
+    Framework::PaddleJob,
+    Framework::JaxJob,
+    Framework::MpiJob,
+    Framework::AppWrapper,
+];
 
 impl Framework {
     /// Whether kuota integrates this framework (it is in [`MANAGED`]).

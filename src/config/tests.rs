@@ -84,15 +84,9 @@ fn kueue_shipped_configuration_is_refused_for_its_unmanaged_frameworks() {
     assert_eq!(
         refused,
         [
-            ("integrations.frameworks[1]", "\"kubeflow.org/mpijob\""),
             ("integrations.frameworks[2]", "\"ray.io/rayjob\""),
             ("integrations.frameworks[3]", "\"ray.io/raycluster\""),
             ("integrations.frameworks[4]", "\"ray.io/rayservice\""),
-            ("integrations.frameworks[5]", "\"jobset.x-k8s.io/jobset\""),
-            (
-                "integrations.frameworks[6]",
-                "\"workload.codeflare.dev/appwrapper\""
-            ),
             (
                 "integrations.frameworks[7]",
                 "\"trainer.kubeflow.org/trainjob\""

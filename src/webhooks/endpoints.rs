@@ -10,7 +10,10 @@
 
 use super::review::{AdmissionRequest, Verdict};
 use super::settings::Webhooks;
-use super::{batch_job, defaulting, deployment, pod, validation};
+use super::{batch_job, defaulting, deployment, framework_job, pod, validation};
+use crate::jobs::kinds::{
+    APPWRAPPER, JAXJOB, JOBSET, MPIJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB,
+};
 
 const KUEUE_GROUP: &str = "kueue.x-k8s.io";
 const KUEUE_VERSION: &str = "v1beta2";
@@ -51,7 +54,21 @@ pub struct Integration {
     pub validate: JobWebhook,
 }
 
-/// The webhooks of every framework kuota manages (`config::MANAGED_FRAMEWORKS`).
+/// A framework kind's pair of webhooks: [`framework_job`] told the kind's rules.
+macro_rules! framework_kind {
+    ($rules:path, $framework:literal, $group:literal, $version:literal, $kind:literal) => {
+        Integration {
+            framework: $framework,
+            group: $group,
+            version: $version,
+            kind: $kind,
+            default: |webhooks, request| framework_job::default(&$rules, webhooks, request),
+            validate: |webhooks, request| framework_job::validate(&$rules, webhooks, request),
+        }
+    };
+}
+
+/// The webhooks of every framework kuota manages (`config::MANAGED_FRAMEWORKS`), in its order.
 pub static INTEGRATIONS: &[Integration] = &[
     Integration {
         framework: "batch/job",
@@ -77,6 +94,56 @@ pub static INTEGRATIONS: &[Integration] = &[
         default: deployment::default,
         validate: deployment::validate,
     },
+    framework_kind!(
+        JOBSET,
+        "jobset.x-k8s.io/jobset",
+        "jobset.x-k8s.io",
+        "v1alpha2",
+        "jobset"
+    ),
+    framework_kind!(
+        PYTORCHJOB,
+        "kubeflow.org/pytorchjob",
+        "kubeflow.org",
+        "v1",
+        "pytorchjob"
+    ),
+    framework_kind!(TFJOB, "kubeflow.org/tfjob", "kubeflow.org", "v1", "tfjob"),
+    framework_kind!(
+        XGBOOSTJOB,
+        "kubeflow.org/xgboostjob",
+        "kubeflow.org",
+        "v1",
+        "xgboostjob"
+    ),
+    framework_kind!(
+        PADDLEJOB,
+        "kubeflow.org/paddlejob",
+        "kubeflow.org",
+        "v1",
+        "paddlejob"
+    ),
+    framework_kind!(
+        JAXJOB,
+        "kubeflow.org/jaxjob",
+        "kubeflow.org",
+        "v1",
+        "jaxjob"
+    ),
+    framework_kind!(
+        MPIJOB,
+        "kubeflow.org/mpijob",
+        "kubeflow.org",
+        "v2beta1",
+        "mpijob"
+    ),
+    framework_kind!(
+        APPWRAPPER,
+        "workload.codeflare.dev/appwrapper",
+        "workload.codeflare.dev",
+        "v1beta2",
+        "appwrapper"
+    ),
 ];
 
 /// What a path serves.

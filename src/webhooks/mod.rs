@@ -14,6 +14,8 @@ mod deployment;
 pub mod endpoints;
 mod error;
 mod findings;
+mod framework_job;
+mod job_rules;
 mod metadata;
 mod namespaces;
 mod patch;

@@ -31,13 +31,24 @@ const NAMESPACED: [&str; 11] = [
 
 /// The webhooks (path, operations) of Kueue's kinds and of the frameworks kuota manages, as
 /// Kueue's manager registers them.
-const MUTATING: [(&str, &[&str]); 6] = [
+const MUTATING: [(&str, &[&str]); 14] = [
     ("/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-workload", &["CREATE"]),
     ("/mutate-batch-v1-job", &["CREATE"]),
     ("/mutate--v1-pod", &["CREATE"]),
     ("/mutate-apps-v1-deployment", &["CREATE", "UPDATE"]),
+    ("/mutate-jobset-x-k8s-io-v1alpha2-jobset", &["CREATE"]),
+    ("/mutate-kubeflow-org-v1-pytorchjob", &["CREATE"]),
+    ("/mutate-kubeflow-org-v1-tfjob", &["CREATE"]),
+    ("/mutate-kubeflow-org-v1-xgboostjob", &["CREATE"]),
+    ("/mutate-kubeflow-org-v1-paddlejob", &["CREATE"]),
+    ("/mutate-kubeflow-org-v1-jaxjob", &["CREATE"]),
+    ("/mutate-kubeflow-org-v2beta1-mpijob", &["CREATE"]),
+    (
+        "/mutate-workload-codeflare-dev-v1beta2-appwrapper",
+        &["CREATE"],
+    ),
 ];
 
 /// Every mutating path but ClusterQueue's is also validated, and Cohorts are validated only.

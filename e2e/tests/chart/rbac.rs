@@ -12,7 +12,9 @@ use super::render::{CASES, Case, render, strings};
 /// (src/controllers/writer/job_writes.rs: Workloads, Jobs, pods released by the ungater or deleted off
 /// a host a failed-node replacement dropped), Jobs and Workloads deleted when their retention ends
 /// (src/controllers/retention.rs), the pod integration's
-/// (src/controllers/writer/pod_writes.rs: pods started, stopped, let go of), events (src/controllers/events.rs), and the CA bundle kept in the release's
+/// (src/controllers/writer/pod_writes.rs: pods started, stopped, let go of), the framework
+/// kinds' jobs and the CRDs whose establishment starts them (src/controllers/jobs/frameworks/),
+/// events (src/controllers/events.rs), and the CA bundle kept in the release's
 /// own webhook configurations (src/tls/cluster.rs: read, watched by name, updated).
 fn manager_rules(fullname: &str) -> Value {
     json!([
@@ -21,6 +23,14 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["delete", "list", "update", "watch"]},
         {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["patch"]},
+        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["list", "update", "watch"]},
+        {"apiGroups": ["kubeflow.org"], "resources": [
+            "jaxjobs", "mpijobs", "paddlejobs", "pytorchjobs", "tfjobs", "xgboostjobs"],
+            "verbs": ["list", "update", "watch"]},
+        {"apiGroups": ["workload.codeflare.dev"], "resources": ["appwrappers"],
+            "verbs": ["list", "update", "watch"]},
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+            "verbs": ["list", "watch"]},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list", "watch"]},
         {"apiGroups": [""], "resources": ["limitranges"], "verbs": ["list", "watch"]},
         {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": ["list", "watch"]},

@@ -62,7 +62,22 @@ fn deployment_enables_pod_implicitly() {
 #[test]
 fn the_managed_frameworks_are_accepted() {
     let names: Vec<&str> = MANAGED.iter().map(|f| f.name()).collect();
-    assert_eq!(names, ["batch/job", "pod", "deployment"]);
+    assert_eq!(
+        names,
+        [
+            "batch/job",
+            "pod",
+            "deployment",
+            "jobset.x-k8s.io/jobset",
+            "kubeflow.org/pytorchjob",
+            "kubeflow.org/tfjob",
+            "kubeflow.org/xgboostjob",
+            "kubeflow.org/paddlejob",
+            "kubeflow.org/jaxjob",
+            "kubeflow.org/mpijob",
+            "workload.codeflare.dev/appwrapper",
+        ]
+    );
     let (resolved, errors) = integrations_of(&names, &[], &FeatureGates::default());
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(resolved.frameworks, MANAGED.iter().copied().collect());
@@ -79,7 +94,11 @@ fn a_framework_kuota_does_not_manage_is_refused_naming_the_managed_ones() {
                 field: "integrations.frameworks[1]".into(),
                 value: format!("{:?}", framework.name()),
                 detail: "kuota does not manage this framework, so its jobs would run outside \
-                         quota; kuota manages \"batch/job\", \"pod\", \"deployment\""
+                         quota; kuota manages \"batch/job\", \"pod\", \"deployment\", \
+                         \"jobset.x-k8s.io/jobset\", \"kubeflow.org/pytorchjob\", \
+                         \"kubeflow.org/tfjob\", \"kubeflow.org/xgboostjob\", \
+                         \"kubeflow.org/paddlejob\", \"kubeflow.org/jaxjob\", \
+                         \"kubeflow.org/mpijob\", \"workload.codeflare.dev/appwrapper\""
                     .into(),
             }],
             "{framework:?}"

@@ -11,16 +11,32 @@ const SERVED_PATHS: &[&str] = &[
     "/mutate--v1-pod",
     "/mutate-apps-v1-deployment",
     "/mutate-batch-v1-job",
+    "/mutate-jobset-x-k8s-io-v1alpha2-jobset",
+    "/mutate-kubeflow-org-v1-jaxjob",
+    "/mutate-kubeflow-org-v1-paddlejob",
+    "/mutate-kubeflow-org-v1-pytorchjob",
+    "/mutate-kubeflow-org-v1-tfjob",
+    "/mutate-kubeflow-org-v1-xgboostjob",
+    "/mutate-kubeflow-org-v2beta1-mpijob",
     "/mutate-kueue-x-k8s-io-v1beta2-clusterqueue",
     "/mutate-kueue-x-k8s-io-v1beta2-resourceflavor",
     "/mutate-kueue-x-k8s-io-v1beta2-workload",
+    "/mutate-workload-codeflare-dev-v1beta2-appwrapper",
     "/validate--v1-pod",
     "/validate-apps-v1-deployment",
     "/validate-batch-v1-job",
+    "/validate-jobset-x-k8s-io-v1alpha2-jobset",
+    "/validate-kubeflow-org-v1-jaxjob",
+    "/validate-kubeflow-org-v1-paddlejob",
+    "/validate-kubeflow-org-v1-pytorchjob",
+    "/validate-kubeflow-org-v1-tfjob",
+    "/validate-kubeflow-org-v1-xgboostjob",
+    "/validate-kubeflow-org-v2beta1-mpijob",
     "/validate-kueue-x-k8s-io-v1beta2-clusterqueue",
     "/validate-kueue-x-k8s-io-v1beta2-cohort",
     "/validate-kueue-x-k8s-io-v1beta2-resourceflavor",
     "/validate-kueue-x-k8s-io-v1beta2-workload",
+    "/validate-workload-codeflare-dev-v1beta2-appwrapper",
 ];
 
 #[test]
@@ -72,4 +88,48 @@ fn the_pod_paths_answer_with_the_pod_integration_when_it_is_enabled() {
     let validated =
         pod_endpoint("/validate--v1-pod").decide(&webhooks, &request("CREATE", &pod, None));
     assert_eq!(validated, Verdict::Allow);
+}
+
+/// A framework kind's paths answer with the framework webhook told that kind's rules: the
+/// JobSet path suspends a queued JobSet at `spec.suspend`, the PyTorchJob path at
+/// `spec.runPolicy.suspend`.
+#[test]
+fn each_framework_kinds_paths_answer_with_its_own_rules() {
+    let webhooks = Webhooks {
+        frameworks: ["jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob"]
+            .into_iter()
+            .collect(),
+        ..Webhooks::default()
+    };
+    let endpoint = |path: &str| {
+        Endpoint::all()
+            .into_iter()
+            .find(|e| e.path() == path)
+            .expect("a served path")
+    };
+    let queued = json!({"kueue.x-k8s.io/queue-name": "lq"});
+    let jobset = json!({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+        "metadata": {"name": "j", "namespace": "ns", "labels": queued},
+        "spec": {"replicatedJobs": []}});
+    let pytorchjob = json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+        "metadata": {"name": "p", "namespace": "ns", "labels": queued},
+        "spec": {"pytorchReplicaSpecs": {}}});
+    for (path, object, suspend) in [
+        (
+            "/mutate-jobset-x-k8s-io-v1alpha2-jobset",
+            &jobset,
+            "/spec/suspend",
+        ),
+        (
+            "/mutate-kubeflow-org-v1-pytorchjob",
+            &pytorchjob,
+            "/spec/runPolicy",
+        ),
+    ] {
+        let verdict = endpoint(path).decide(&webhooks, &request("CREATE", object, None));
+        assert!(
+            matches!(&verdict, Verdict::Patch(ops) if ops.iter().any(|op| op.path == suspend)),
+            "{path}: {verdict:?}"
+        );
+    }
 }
