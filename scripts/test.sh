@@ -24,6 +24,9 @@ cargo test --features e2e --test e2e_leader
 cargo test --features e2e --test e2e_pods_ready
 # manageJobsWithoutQueueName with a namespace selector: a controller of its own as well.
 cargo test --features e2e --test e2e_unqueued_jobs
+# The framework kinds (JobSet, ...) against their own controllers, built from their Go modules by
+# e2e/operators/build.sh (cached by pin outside the clone); a controller of its own.
+cargo test --features e2e --test e2e_frameworks
 # objectRetentionPolicies: finished Workloads deleted after a period; a controller of its own.
 cargo test --features e2e --test e2e_retention
 # Every kind watched once per process, counted by the API server: a controller of its own.

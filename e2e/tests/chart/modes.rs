@@ -155,13 +155,13 @@ integrations:
     ] {
         for hook in &rendered.of_kind(kind)[0]["webhooks"].as_array().unwrap()[..] {
             let name = hook["name"].as_str().unwrap();
-            let policy = if ["mpod.kb.io", "vpod.kb.io"].contains(&name) {
-                "Ignore"
-            } else {
-                "Fail"
-            };
-            assert_eq!(hook["failurePolicy"], policy, "{name}");
             let path = hook["clientConfig"]["service"]["path"].as_str().unwrap();
+            // Only the listed frameworks fail closed: `pod` is implied, not listed.
+            let listed = super::is_kueue_kind(path)
+                || path.ends_with("-batch-v1-job")
+                || path.ends_with("-apps-v1-deployment");
+            let policy = if listed { "Fail" } else { "Ignore" };
+            assert_eq!(hook["failurePolicy"], policy, "{name}");
             if !super::is_kueue_kind(path) {
                 assert_eq!(
                     hook["namespaceSelector"],
