@@ -1,11 +1,13 @@
 //! The framework kinds on the local control plane, each against its own controller built from
 //! its Go module (`support::operators`): kuota waits for a kind's CRD, then queues its jobs,
 //! starts an admitted one with its flavor's node selector while the next waits suspended, and
-//! admits the next once the first has finished and freed the quota.
+//! admits the next once the first has finished and freed the quota; a higher-priority job
+//! preempts a running one; a job asking for one rack gets every pod in one rack.
 //!
-//! A test binary of its own: its controller enables the framework kinds, and a test removes a
-//! kind's CRD to show the controller picks the kind up once the CRD appears. The controller
-//! serves no webhooks, so the jobs are created suspended, as Kueue's webhooks would leave them.
+//! A test binary of its own: its controller enables the framework kinds, and is started before
+//! their CRDs exist (they are removed first), so every test also shows the controller picks a
+//! kind up once its CRD appears. The controller serves no webhooks, so the jobs are created
+//! suspended, as Kueue's webhooks would leave them.
 //!
 //! ```text
 //! e2e/cluster up && eval "$(e2e/cluster env)"
@@ -18,15 +20,19 @@ mod support;
 
 use std::time::Duration;
 
+use std::collections::BTreeSet;
+
 use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use kube::{Api, Client, ResourceExt};
 use kuota::api::Workload;
 use serde_json::Value;
+use tokio::sync::OnceCell;
 
 use support::controller::Replica;
 use support::kueue::{self, apply_yaml};
-use support::nodes::NodeSet;
+use support::nodes::{self, HOSTNAME_LABEL, NodeSet, RACK_LABEL};
 use support::operators::{self, Operator};
 use support::{TestNamespace, unique_name};
 
@@ -40,27 +46,62 @@ const FRAMEWORKS: &str = "integrations:
   frameworks: [batch/job, jobset.x-k8s.io/jobset]
 ";
 
-/// A flavor of `nodes` (labelled for this test), a ClusterQueue of `cpu` and LocalQueue `lq`.
-async fn queue(client: &Client, namespace: &str, nodes: &mut NodeSet, cpu: &str) -> Result<()> {
+/// The suite's controller and the kinds' controllers, started once: kuota first, before the
+/// kinds' CRDs exist.
+struct Controllers {
+    kuota: Replica,
+    jobset: operators::Running,
+}
+
+async fn controllers(client: &Client) -> Result<&'static Controllers> {
+    static STARTED: OnceCell<Controllers> = OnceCell::const_new();
+    STARTED
+        .get_or_try_init(|| async {
+            support::apply_crds(client).await?;
+            operators::remove_crds(client, Operator::JobSet).await?;
+            let kuota = Replica::spawn("frameworks", FRAMEWORKS).await?;
+            let jobset = operators::start(client, Operator::JobSet).await?;
+            Ok(Controllers { kuota, jobset })
+        })
+        .await
+}
+
+/// A flavor of `nodes` (labelled for this test; a TAS flavor when `tas`), a ClusterQueue of
+/// `cpu` that preempts lower priorities within itself, and LocalQueue `lq`.
+async fn queue(
+    client: &Client,
+    namespace: &str,
+    nodes: &mut NodeSet,
+    cpu: &str,
+    tas: bool,
+) -> Result<()> {
     let id = nodes.prefix.clone();
     nodes.labels.insert(TEST_LABEL.into(), id.clone());
     nodes.create(client).await?;
     let (flavor, cq) = (unique_name("rf"), unique_name("cq"));
-    apply_yaml(
-        client,
-        namespace,
-        &format!(
+    let flavor_yaml = if tas {
+        nodes::tas_flavor_yaml(&unique_name("topo"), &flavor, TEST_LABEL, &id)
+    } else {
+        format!(
             "apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {{name: {flavor}}}
 spec:
   nodeLabels: {{{TEST_LABEL}: {id}}}
 ---
-apiVersion: kueue.x-k8s.io/v1beta2
+"
+        )
+    };
+    apply_yaml(
+        client,
+        namespace,
+        &format!(
+            "{flavor_yaml}apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {{name: {cq}}}
 spec:
   namespaceSelector: {{}}
+  preemption: {{withinClusterQueue: LowerPriority}}
   resourceGroups:
   - coveredResources: [cpu]
     flavors:
@@ -81,12 +122,26 @@ spec: {{clusterQueue: {cq}}}
 /// of `cpu`, running `run`; with the defaults JobSet's own webhook would set, since the API
 /// server is not told to call it.
 fn jobset_yaml(name: &str, replicas: u32, cpu: &str, run: &str) -> String {
+    jobset_with(name, "", replicas, 1, cpu, run, "")
+}
+
+/// [`jobset_yaml`] with more labels (a flow-map entry), `parallelism` pods per Job and more pod
+/// template annotations (a flow-map entry).
+fn jobset_with(
+    name: &str,
+    labels: &str,
+    replicas: u32,
+    parallelism: u32,
+    cpu: &str,
+    run: &str,
+    annotations: &str,
+) -> String {
     format!(
         "apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
 metadata:
   name: {name}
-  labels: {{kueue.x-k8s.io/queue-name: lq}}
+  labels: {{kueue.x-k8s.io/queue-name: lq, {labels}}}
 spec:
   suspend: true
   successPolicy: {{operator: All}}
@@ -98,12 +153,12 @@ spec:
     template:
       spec:
         completionMode: Indexed
-        parallelism: 1
-        completions: 1
+        parallelism: {parallelism}
+        completions: {parallelism}
         backoffLimit: 0
         template:
           metadata:
-            annotations: {{e2e.kuota.dev/run-duration: \"{run}\"}}
+            annotations: {{e2e.kuota.dev/run-duration: \"{run}\", {annotations}}}
           spec:
             restartPolicy: Never
             containers:
@@ -162,14 +217,12 @@ fn node_selector(jobset: &DynamicObject) -> Option<&Value> {
 #[tokio::test]
 async fn jobsets_wait_for_their_crd_then_run_one_after_another_within_quota() -> Result<()> {
     let client = support::client().await?;
-    support::apply_crds(&client).await?;
-    operators::remove_crds(&client, Operator::JobSet).await?;
-    let replica = Replica::spawn("frameworks", FRAMEWORKS).await?;
-    let operator = operators::start(&client, Operator::JobSet).await?;
+    let running = controllers(&client).await?;
+    let (replica, operator) = (&running.kuota, &running.jobset);
 
     let ns = TestNamespace::create(&client, "jobset").await?;
     let mut nodes = NodeSet::new(&unique_name("js"), 1, 1, 2);
-    queue(&client, &ns.name, &mut nodes, "4").await?;
+    queue(&client, &ns.name, &mut nodes, "4", false).await?;
     apply_yaml(&client, &ns.name, &jobset_yaml("first", 2, "2", "5s")).await?;
     let api = jobsets(&client, &ns.name);
     let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
@@ -255,6 +308,149 @@ async fn jobsets_wait_for_their_crd_then_run_one_after_another_within_quota() ->
     .await?;
 
     ns.delete().await?;
-    nodes.delete(&client).await?;
-    operator.stop()
+    nodes.delete(&client).await
+}
+
+/// A JobSet of a higher WorkloadPriorityClass preempts a running one that holds the whole
+/// quota: the running one's Workload is evicted and the JobSet suspended again, and the
+/// higher one is admitted and started.
+#[tokio::test]
+async fn a_higher_priority_jobset_preempts_a_running_one() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "jobset-preempt").await?;
+    let mut nodes = NodeSet::new(&unique_name("jp"), 1, 1, 2);
+    queue(&client, &ns.name, &mut nodes, "4", false).await?;
+    let (low, high) = (unique_name("low"), unique_name("high"));
+    apply_yaml(
+        &client,
+        &ns.name,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {low}}}
+value: 10
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {high}}}
+value: 1000
+"
+        ),
+    )
+    .await?;
+    let api = jobsets(&client, &ns.name);
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let class = |name: &str| format!("kueue.x-k8s.io/priority-class: {name}");
+    apply_yaml(
+        &client,
+        &ns.name,
+        &jobset_with("victim", &class(&low), 2, 1, "2", "1h", ""),
+    )
+    .await?;
+    until(
+        "the low-priority JobSet started",
+        kueue::DECIDED,
+        async || Ok(api.get("victim").await?),
+        |j| !suspended(j),
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    let victim_uid = api.get("victim").await?.uid().context("a UID")?;
+
+    apply_yaml(
+        &client,
+        &ns.name,
+        &jobset_with("urgent", &class(&high), 2, 1, "2", "1h", ""),
+    )
+    .await?;
+    until(
+        "the low-priority JobSet's Workload evicted as preempted",
+        kueue::DECIDED,
+        async || workload_of(&workloads, &victim_uid).await,
+        |w| {
+            w.as_ref()
+                .is_some_and(|w| kueue::has(w, "Evicted", "Preempted"))
+        },
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    until(
+        "the preempted JobSet suspended again",
+        kueue::DECIDED,
+        async || Ok(api.get("victim").await?),
+        suspended,
+    )
+    .await?;
+    until(
+        "the high-priority JobSet started",
+        kueue::DECIDED,
+        async || Ok(api.get("urgent").await?),
+        |j| !suspended(j),
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+/// A JobSet whose pod template requires one rack gets every pod bound in one rack: kuota
+/// admits it with a topology assignment, its pods are created behind the topology gate by the
+/// JobSet and Job controllers, and kuota releases each into its domain, ranked by the JobSet's
+/// Job index and each Job's completion index.
+#[tokio::test]
+async fn a_jobset_requiring_one_rack_gets_every_pod_in_one_rack() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "jobset-tas").await?;
+    // Two racks of two 8-cpu hosts: four 3-cpu pods fit one rack, two per host.
+    let mut nodes = NodeSet::new(&unique_name("jt"), 1, 2, 2);
+    queue(&client, &ns.name, &mut nodes, "32", true).await?;
+    let required = format!("kueue.x-k8s.io/podset-required-topology: {RACK_LABEL}");
+    apply_yaml(
+        &client,
+        &ns.name,
+        &jobset_with("ranked", "", 2, 2, "3", "1h", &required),
+    )
+    .await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let selector = ListParams::default().labels("jobset.sigs.k8s.io/jobset-name=ranked");
+    let bound = until(
+        "the JobSet's four pods bound",
+        RUNS,
+        async || Ok(pods.list(&selector).await?.items),
+        |pods| {
+            pods.len() == 4
+                && pods.iter().all(|p| {
+                    p.spec
+                        .as_ref()
+                        .and_then(|s| s.node_name.as_deref())
+                        .is_some()
+                })
+        },
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    let node_api: Api<Node> = Api::all(client.clone());
+    let mut racks = BTreeSet::new();
+    for pod in &bound {
+        let host = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .context("a bound pod")?;
+        let node = node_api.get(&host).await?;
+        racks.insert(node.labels().get(RACK_LABEL).cloned().unwrap_or_default());
+        let selector = pod.spec.as_ref().and_then(|s| s.node_selector.as_ref());
+        ensure!(
+            selector.is_some_and(|s| s.contains_key(HOSTNAME_LABEL) || s.contains_key(RACK_LABEL)),
+            "pod {} released with its domain's nodeSelector: {selector:?}",
+            pod.name_any()
+        );
+    }
+    ensure!(racks.len() == 1, "every pod in one rack: {racks:?}");
+
+    ns.delete().await?;
+    nodes.delete(&client).await
 }
