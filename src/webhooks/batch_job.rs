@@ -6,9 +6,10 @@
 //! integration could not turn into a Workload, with the integration's own checks
 //! (`jobs::workload_for_job`), and the changes Kueue forbids while the Job runs.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::batch::v1::Job;
 
-use super::job_rules::{self, JobView, job_key, with_identity};
 use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::Webhooks;
@@ -19,6 +20,15 @@ const FRAMEWORK: &str = "batch/job";
 
 fn enabled(webhooks: &Webhooks) -> bool {
     webhooks.frameworks.contains(FRAMEWORK)
+}
+
+fn label<'a>(job: &'a Job, key: &str) -> Option<&'a str> {
+    job.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(key))
+        .map(String::as_str)
+        .filter(|v| !v.is_empty())
 }
 
 fn annotation<'a>(job: &'a Job, key: &str) -> Option<&'a str> {
@@ -85,7 +95,7 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         Some(Err(invalid)) => return invalid,
         None => return Verdict::Allow,
     };
-    let key = job_key(&job.metadata, request.namespace.as_deref());
+    let key = job_key(&job, request);
     let mut problems = Vec::new();
     let settings = &webhooks.pods;
     let namespace_labels = settings
@@ -109,13 +119,30 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     }
 }
 
+fn job_key(job: &Job, request: &AdmissionRequest) -> String {
+    let namespace = job
+        .metadata
+        .namespace
+        .clone()
+        .or_else(|| request.namespace.clone())
+        .unwrap_or_default();
+    let name = job
+        .metadata
+        .name
+        .clone()
+        .filter(|n| !n.is_empty())
+        .or_else(|| job.metadata.generate_name.clone())
+        .unwrap_or_default();
+    format!("{namespace}/{name}")
+}
+
 /// What the Job integration would refuse in this Job's labels, annotations and topology
 /// requests. Identity fields the API server has not set yet on CREATE (the UID, a generated
 /// name) are filled in first; priority classes that do not exist yet are not the webhook's
 /// business (the Workload waits for them).
 fn integration_problem(job: &Job, request: &AdmissionRequest) -> Option<String> {
     let mut job = job.clone();
-    job.metadata = with_identity(&job.metadata, request.namespace.as_deref());
+    request.fill_identity(&mut job.metadata);
     match workload_for_job(&job, &PriorityLookup::new()) {
         Ok(_) => None,
         Err(
@@ -125,20 +152,46 @@ fn integration_problem(job: &Job, request: &AdmissionRequest) -> Option<String> 
     }
 }
 
-fn view(job: &Job) -> JobView<'_> {
-    JobView {
-        meta: &job.metadata,
-        suspended: suspended(job),
-    }
-}
-
 /// Kueue's rules on what may change while the Job runs (is not suspended), and on the queue
-/// name in a namespace with a `default` LocalQueue; a partially admitted Job keeps its
-/// parallelism while it runs.
+/// name in a namespace with a `default` LocalQueue.
 fn update_problems(key: &str, old: &Job, new: &Job, default_queue_exists: bool) -> Vec<String> {
-    let mut problems =
-        job_rules::update_problems("Job", key, view(old), view(new), default_queue_exists);
+    let mut problems = Vec::new();
     let running = !suspended(old) && !suspended(new);
+    let old_labels = old.metadata.labels.clone().unwrap_or_default();
+    let new_labels = new.metadata.labels.clone().unwrap_or_default();
+    let changed = |labels: &BTreeMap<String, String>, key: &str| labels.get(key).cloned();
+    if running
+        && label(old, labels::QUEUE_NAME).is_some()
+        && changed(&old_labels, labels::QUEUE_NAME) != changed(&new_labels, labels::QUEUE_NAME)
+    {
+        problems.push(format!(
+            "Job {key}: label {}: field is immutable while the Job is not suspended",
+            labels::QUEUE_NAME
+        ));
+    }
+    if default_queue_exists
+        && label(old, labels::QUEUE_NAME).is_some()
+        && label(new, labels::QUEUE_NAME).is_none()
+    {
+        problems.push(format!(
+            "Job {key}: label {}: queue-name must not be empty in namespace with default queue",
+            labels::QUEUE_NAME
+        ));
+    }
+    let old_class = label(old, labels::PRIORITY_CLASS);
+    let new_class = label(new, labels::PRIORITY_CLASS);
+    if old_class.is_some() && new_class.is_none() {
+        problems.push(format!(
+            "Job {key}: label {}: cannot be removed",
+            labels::PRIORITY_CLASS
+        ));
+    }
+    if running && old_class.is_none() && new_class.is_some() {
+        problems.push(format!(
+            "Job {key}: label {}: cannot be added to a Job that is not suspended",
+            labels::PRIORITY_CLASS
+        ));
+    }
     let partial = annotation(new, annotations::JOB_MIN_PARALLELISM).is_some();
     let parallelism = |job: &Job| job.spec.as_ref().and_then(|s| s.parallelism);
     if running && partial && parallelism(old) != parallelism(new) {

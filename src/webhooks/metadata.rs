@@ -149,3 +149,17 @@ pub fn gated_by_format(findings: &mut Findings, field: &str, value: &str) {
         }
     }
 }
+
+/// Kueue's rule on an `admission-gated-by` value changed by an update: gates may only be removed
+/// after creation, never added.
+pub fn gated_by_update(findings: &mut Findings, field: &str, before: &str, after: &str) {
+    if before.is_empty() && !after.is_empty() {
+        findings.add(field, "cannot add admission gate after creation");
+    }
+    if !before.is_empty() && !after.is_empty() {
+        let kept = gates(before);
+        if gates(after).iter().any(|g| !kept.contains(g)) {
+            findings.add(field, "can only remove gates, not add new ones");
+        }
+    }
+}

@@ -15,7 +15,6 @@ pub mod endpoints;
 mod error;
 mod findings;
 mod framework_job;
-mod job_rules;
 mod metadata;
 mod namespaces;
 mod patch;

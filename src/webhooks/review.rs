@@ -86,6 +86,24 @@ impl AdmissionRequest {
             .unwrap_or_default()
     }
 
+    /// Gives `meta` the identity the API server has not set yet on CREATE (a name for one still
+    /// to be generated, the request's namespace, a UID), so the Workload the object would get can
+    /// be built before it exists.
+    pub fn fill_identity(&self, meta: &mut ObjectMeta) {
+        if meta.name.as_deref().is_none_or(str::is_empty) {
+            meta.name = Some(format!(
+                "{}webhook",
+                meta.generate_name.clone().unwrap_or_default()
+            ));
+        }
+        if meta.namespace.as_deref().is_none_or(str::is_empty) {
+            meta.namespace = Some(self.namespace.clone().unwrap_or_else(|| "default".into()));
+        }
+        if meta.uid.as_deref().is_none_or(str::is_empty) {
+            meta.uid = Some("not-yet-created".into());
+        }
+    }
+
     /// What a validating webhook reads of a write: the new object, and on UPDATE the stored
     /// one; `None` on DELETE and CONNECT, which job webhooks allow unread.
     pub fn written<T: DeserializeOwned>(

@@ -205,14 +205,6 @@ fn admission_gates(findings: &mut Findings, workload: &api::Workload, old: &api:
         gated_by(old).unwrap_or_default(),
         gated_by(workload).unwrap_or_default(),
     );
-    if before.is_empty() && !after.is_empty() {
-        findings.add(&field, "cannot add admission gate after creation");
-    }
-    if !before.is_empty() && !after.is_empty() {
-        let kept = metadata::gates(before);
-        if metadata::gates(after).iter().any(|g| !kept.contains(g)) {
-            findings.add(&field, "can only remove gates, not add new ones");
-        }
-    }
+    metadata::gated_by_update(findings, &field, before, after);
     metadata::gated_by_format(findings, &field, after);
 }

@@ -10,9 +10,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
-use kube::api::{Api, DeleteParams};
+use kube::api::{Api, DeleteParams, PostParams};
 use tokio::sync::OnceCell;
 
 use super::{apply, wait};
@@ -21,13 +22,19 @@ use super::{apply, wait};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operator {
     JobSet,
+    /// Kubeflow's training-operator, for PyTorchJob, TFJob, XGBoostJob, PaddleJob and JAXJob.
+    TrainingOperator,
 }
+
+/// Where the training-operator keeps its webhook certificate Secret (it rotates it itself).
+const TRAINING_OPERATOR_NAMESPACE: &str = "kuota-e2e-training-operator";
 
 impl Operator {
     /// Its binary and CRD folder under the build folder.
     fn name(self) -> &'static str {
         match self {
             Operator::JobSet => "jobset",
+            Operator::TrainingOperator => "training-operator",
         }
     }
 
@@ -56,7 +63,48 @@ health: {{healthProbeBindAddress: \"0\"}}
                 )?;
                 Ok(vec!["--config".into(), config.display().to_string()])
             }
+            Operator::TrainingOperator => {
+                let mut args: Vec<String> = [
+                    "--leader-elect=false",
+                    "--metrics-bind-address=0",
+                    "--health-probe-bind-address=0",
+                ]
+                .map(String::from)
+                .to_vec();
+                args.push(format!("--webhook-server-port={}", free_port()?));
+                for scheme in ["pytorchjob", "tfjob", "xgboostjob", "paddlejob", "jaxjob"] {
+                    args.push(format!("--enable-scheme={scheme}"));
+                }
+                Ok(args)
+            }
         }
+    }
+
+    /// Its environment besides `KUBECONFIG`.
+    fn env(self) -> Vec<(&'static str, &'static str)> {
+        match self {
+            Operator::JobSet => Vec::new(),
+            Operator::TrainingOperator => vec![("MY_POD_NAMESPACE", TRAINING_OPERATOR_NAMESPACE)],
+        }
+    }
+
+    /// What it needs in the cluster before it starts: the training-operator rotates its webhook
+    /// certificate into a Secret of its namespace, which must exist.
+    async fn prepare(self, client: &Client) -> Result<()> {
+        if self != Operator::TrainingOperator {
+            return Ok(());
+        }
+        let namespace: Namespace = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": TRAINING_OPERATOR_NAMESPACE}}))?;
+        create_if_absent(&Api::all(client.clone()), &namespace).await?;
+        let secret: Secret = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "training-operator-webhook-cert",
+                         "namespace": TRAINING_OPERATOR_NAMESPACE}}))?;
+        create_if_absent(
+            &Api::namespaced(client.clone(), TRAINING_OPERATOR_NAMESPACE),
+            &secret,
+        )
+        .await
     }
 }
 
@@ -148,6 +196,7 @@ impl Running {
 /// Installs `operator`'s CRDs and starts it against the test cluster.
 pub async fn start(client: &Client, operator: Operator) -> Result<Running> {
     install_crds(client, operator).await?;
+    operator.prepare(client).await?;
     let binary = built().await?.join("bin").join(operator.name());
     let state = match std::env::var_os("KUOTA_E2E_STATE") {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
@@ -176,6 +225,7 @@ wait "$operator"
         .arg(&pid_file)
         .args(&args)
         .env("KUBECONFIG", super::kubeconfig_path())
+        .envs(operator.env())
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)
         .stderr(out)
@@ -183,6 +233,18 @@ wait "$operator"
         .with_context(|| format!("start {}", binary.display()))?;
     println!("{} started; log: {}", operator.name(), log.display());
     Ok(Running { log, pid_file })
+}
+
+/// Creates `object` unless it exists.
+async fn create_if_absent<K>(api: &Api<K>, object: &K) -> Result<()>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    match api.create(&PostParams::default(), object).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        Err(error) => Err(error).context("create what an operator needs"),
+    }
 }
 
 fn free_port() -> Result<u16> {

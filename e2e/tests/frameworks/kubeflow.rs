@@ -1,0 +1,188 @@
+//! PyTorchJobs against Kubeflow's training-operator.
+
+use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::{Api, Client, ResourceExt};
+use kuota::api::Workload;
+use serde_json::Value;
+
+use crate::support::kueue::{self, apply_yaml};
+use crate::support::nodes::{NodeSet, RACK_LABEL};
+use crate::support::{self, TestNamespace, unique_name};
+use crate::{RUNS, TEST_LABEL, bound_pods, controllers, in_one_rack, queue, until, workload_of};
+
+/// A suspended PyTorchJob in LocalQueue `lq`: one master and `workers` workers of `cpu` each,
+/// running `run`; `worker_annotations` (a flow-map entry) go on the workers' template.
+fn pytorchjob_yaml(
+    name: &str,
+    workers: u32,
+    cpu: &str,
+    run: &str,
+    worker_annotations: &str,
+) -> String {
+    let template = |annotations: &str| {
+        format!(
+            "      restartPolicy: OnFailure
+      template:
+        metadata:
+          annotations: {{e2e.kuota.dev/run-duration: \"{run}\", {annotations}}}
+        spec:
+          containers:
+          - {{name: pytorch, image: busybox, resources: {{requests: {{cpu: \"{cpu}\"}}}}}}"
+        )
+    };
+    format!(
+        "apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: {name}
+  labels: {{kueue.x-k8s.io/queue-name: lq}}
+spec:
+  runPolicy: {{suspend: true}}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+{}
+    Worker:
+      replicas: {workers}
+{}
+",
+        template(""),
+        template(worker_annotations)
+    )
+}
+
+fn pytorchjobs(client: &Client, namespace: &str) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("kubeflow.org", "v1", "PyTorchJob");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "pytorchjobs");
+    Api::namespaced_with(client.clone(), namespace, &resource)
+}
+
+fn suspended(job: &DynamicObject) -> bool {
+    job.data.pointer("/spec/runPolicy/suspend") == Some(&Value::Bool(true))
+}
+
+/// The node selector of a replica type's pod template.
+fn node_selector<'a>(job: &'a DynamicObject, replica: &str) -> Option<&'a Value> {
+    job.data.pointer(&format!(
+        "/spec/pytorchReplicaSpecs/{replica}/template/spec/nodeSelector"
+    ))
+}
+
+/// A PyTorchJob waits suspended until admitted, starts with its flavor's node selector on every
+/// replica type, runs under the training-operator and finishes its Workload, freeing the
+/// quota for the next one, which waited.
+#[tokio::test]
+async fn pytorchjobs_run_on_their_flavor_one_after_another_within_quota() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "pytorch").await?;
+    let mut nodes = NodeSet::new(&unique_name("pt"), 1, 1, 2);
+    queue(&client, &ns.name, &mut nodes, "3", false).await?;
+    let api = pytorchjobs(&client, &ns.name);
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    apply_yaml(
+        &client,
+        &ns.name,
+        &pytorchjob_yaml("first", 2, "1", "5s", ""),
+    )
+    .await?;
+    apply_yaml(
+        &client,
+        &ns.name,
+        &pytorchjob_yaml("second", 2, "1", "5s", ""),
+    )
+    .await?;
+    let first_uid = api.get("first").await?.uid().context("a UID")?;
+    let second_uid = api.get("second").await?.uid().context("a UID")?;
+
+    let started = until(
+        "the first PyTorchJob started on its flavor",
+        kueue::DECIDED,
+        async || Ok(api.get("first").await?),
+        |j| !suspended(j),
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    for replica in ["Master", "Worker"] {
+        ensure!(
+            node_selector(&started, replica).and_then(|s| s.get(TEST_LABEL))
+                == Some(&Value::from(nodes.prefix.clone())),
+            "{replica}: the flavor's node label: {:?}",
+            node_selector(&started, replica)
+        );
+    }
+    let admitted = workload_of(&workloads, &first_uid)
+        .await?
+        .context("the first PyTorchJob's Workload")?;
+    ensure!(
+        admitted.name_any().starts_with("pytorchjob-first-"),
+        "Kueue's Workload name for a PyTorchJob: {}",
+        admitted.name_any()
+    );
+    let second = workload_of(&workloads, &second_uid).await?;
+    ensure!(
+        !second.as_ref().is_some_and(kueue::admitted),
+        "the second fits only once the first is done"
+    );
+    ensure!(
+        suspended(&api.get("second").await?),
+        "the second waits suspended"
+    );
+
+    until(
+        "the first PyTorchJob's Workload finished",
+        RUNS,
+        async || workload_of(&workloads, &first_uid).await,
+        |w| {
+            w.as_ref()
+                .is_some_and(|w| kueue::has(w, "Finished", "Succeeded"))
+        },
+    )
+    .await
+    .with_context(|| running.training.log_tail())?;
+    until(
+        "the second PyTorchJob's Workload finished",
+        RUNS,
+        async || workload_of(&workloads, &second_uid).await,
+        |w| {
+            w.as_ref()
+                .is_some_and(|w| kueue::has(w, "Finished", "Succeeded"))
+        },
+    )
+    .await?;
+
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+/// A PyTorchJob whose workers require one rack gets every worker bound in one rack.
+#[tokio::test]
+async fn a_pytorchjob_whose_workers_require_one_rack_gets_them_in_one_rack() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "pytorch-tas").await?;
+    // Two racks of two 8-cpu hosts: four 3-cpu workers fit one rack, two per host.
+    let mut nodes = NodeSet::new(&unique_name("ptt"), 1, 2, 2);
+    queue(&client, &ns.name, &mut nodes, "32", true).await?;
+    let required = format!("kueue.x-k8s.io/podset-required-topology: {RACK_LABEL}");
+    apply_yaml(
+        &client,
+        &ns.name,
+        &pytorchjob_yaml("ranked", 4, "3", "1h", &required),
+    )
+    .await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let workers = bound_pods(
+        &pods,
+        "training.kubeflow.org/job-name=ranked,training.kubeflow.org/replica-type=worker",
+        4,
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    in_one_rack(&client, &workers).await?;
+
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
