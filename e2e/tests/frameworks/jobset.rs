@@ -1,5 +1,7 @@
 //! JobSets against the JobSet controller.
 
+use std::collections::BTreeSet;
+
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
@@ -49,7 +51,7 @@ spec:
         completionMode: Indexed
         parallelism: {parallelism}
         completions: {parallelism}
-        backoffLimit: 0
+        backoffLimit: 4
         template:
           metadata:
             annotations: {{e2e.kuota.dev/run-duration: \"{run}\", {annotations}}}
@@ -287,6 +289,74 @@ async fn a_jobset_requiring_one_rack_gets_every_pod_in_one_rack() -> Result<()> 
         .with_context(|| running.kuota.log_tail())?;
     in_one_rack(&client, &bound).await?;
 
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+/// A host of a running JobSet that requires one rack fails (NotReady, its pod evicted): the
+/// Workload stays admitted, its assignment names the rack's spare host instead, and the pod the
+/// Job controller makes again is released onto that host.
+#[tokio::test]
+async fn a_failed_host_of_a_running_tas_jobset_is_replaced_within_its_rack() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "jobset-heal").await?;
+    // One rack of three 8-cpu hosts: two 5-cpu pods take two hosts, the third is spare.
+    let mut nodes = NodeSet::new(&unique_name("jh"), 1, 1, 3);
+    queue(&client, &ns.name, &mut nodes, "24", true).await?;
+    let required = format!("kueue.x-k8s.io/podset-required-topology: {RACK_LABEL}");
+    apply_yaml(
+        &client,
+        &ns.name,
+        &jobset_with("healing", "", 2, 1, "5", "1h", &required),
+    )
+    .await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let selector = "jobset.sigs.k8s.io/jobset-name=healing";
+    let bound = bound_pods(&pods, selector, 2)
+        .await
+        .with_context(|| running.kuota.log_tail())?;
+    let host_of = |pod: &Pod| pod.spec.as_ref().and_then(|s| s.node_name.clone());
+    let failing = bound.iter().find_map(host_of).context("a bound pod")?;
+    let uid = jobsets(&client, &ns.name)
+        .get("healing")
+        .await?
+        .uid()
+        .context("a UID")?;
+
+    support::nodes::mark_not_ready(&client, &failing).await?;
+    support::nodes::evict_pods(&client, &ns.name, &failing).await?;
+    let list = kube::api::ListParams::default().labels(selector);
+    let healed = until(
+        "the JobSet's two pods bound off the failed host",
+        RUNS,
+        async || Ok(pods.list(&list).await?.items),
+        |pods| {
+            let live: Vec<&Pod> = pods
+                .iter()
+                .filter(|p| p.metadata.deletion_timestamp.is_none())
+                .collect();
+            live.len() == 2
+                && live
+                    .iter()
+                    .all(|p| host_of(p).is_some_and(|host| host != failing))
+        },
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let workload = workload_of(&workloads, &uid)
+        .await?
+        .context("the JobSet's Workload")?;
+    ensure!(
+        kueue::admitted(&workload) && !kueue::has(&workload, "Evicted", "NodeFailures"),
+        "the Workload stays admitted through the replacement: {:?}",
+        workload.status
+    );
+    let hosts: BTreeSet<String> = healed.iter().filter_map(host_of).collect();
+    ensure!(hosts.len() == 2, "one pod a host: {hosts:?}");
+
+    support::nodes::mark_ready(&client, &failing).await?;
     ns.delete().await?;
     nodes.delete(&client).await
 }
