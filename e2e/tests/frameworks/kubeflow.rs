@@ -186,3 +186,140 @@ async fn a_pytorchjob_whose_workers_require_one_rack_gets_them_in_one_rack() -> 
     ns.delete().await?;
     nodes.delete(&client).await
 }
+
+/// A training-operator kind: its API names, the field of its replica specs, its container name
+/// and the replica types a small job of it has.
+struct Kind {
+    kind: &'static str,
+    plural: &'static str,
+    specs: &'static str,
+    container: &'static str,
+    replicas: &'static [(&'static str, u32)],
+}
+
+const OTHER_KINDS: [Kind; 4] = [
+    Kind {
+        kind: "TFJob",
+        plural: "tfjobs",
+        specs: "tfReplicaSpecs",
+        container: "tensorflow",
+        replicas: &[("PS", 1), ("Worker", 2)],
+    },
+    Kind {
+        kind: "XGBoostJob",
+        plural: "xgboostjobs",
+        specs: "xgbReplicaSpecs",
+        container: "xgboost",
+        replicas: &[("Master", 1), ("Worker", 2)],
+    },
+    Kind {
+        kind: "PaddleJob",
+        plural: "paddlejobs",
+        specs: "paddleReplicaSpecs",
+        container: "paddle",
+        replicas: &[("Master", 1), ("Worker", 2)],
+    },
+    Kind {
+        kind: "JAXJob",
+        plural: "jaxjobs",
+        specs: "jaxReplicaSpecs",
+        container: "jax",
+        replicas: &[("Worker", 2)],
+    },
+];
+
+impl Kind {
+    /// A suspended job of this kind in LocalQueue `lq`, each pod 1 cpu, running 5 s.
+    fn yaml(&self, name: &str) -> String {
+        let specs: String = self
+            .replicas
+            .iter()
+            .map(|(replica, count)| {
+                format!(
+                    "    {replica}:
+      replicas: {count}
+      restartPolicy: OnFailure
+      template:
+        metadata:
+          annotations: {{e2e.kuota.dev/run-duration: \"5s\"}}
+        spec:
+          containers:
+          - {{name: {}, image: busybox, resources: {{requests: {{cpu: \"1\"}}}}}}
+",
+                    self.container
+                )
+            })
+            .collect();
+        format!(
+            "apiVersion: kubeflow.org/v1
+kind: {}
+metadata:
+  name: {name}
+  labels: {{kueue.x-k8s.io/queue-name: lq}}
+spec:
+  runPolicy: {{suspend: true}}
+  {}:
+{specs}",
+            self.kind, self.specs
+        )
+    }
+
+    fn api(&self, client: &Client, namespace: &str) -> Api<DynamicObject> {
+        let gvk = GroupVersionKind::gvk("kubeflow.org", "v1", self.kind);
+        let resource = ApiResource::from_gvk_with_plural(&gvk, self.plural);
+        Api::namespaced_with(client.clone(), namespace, &resource)
+    }
+}
+
+/// Two TFJobs, XGBoostJobs, PaddleJobs and JAXJobs, each pair more than the quota holds at once:
+/// both of each kind run under the training-operator, started with the flavor's node selector,
+/// and finish their Workloads.
+#[tokio::test]
+async fn every_training_operator_kind_runs_within_quota_and_finishes() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "kubeflow").await?;
+    let mut nodes = NodeSet::new(&unique_name("kf"), 1, 1, 2);
+    // Room for one job of each kind at a time (3 pods at most), not for two of one kind.
+    queue(&client, &ns.name, &mut nodes, "3", false).await?;
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    for kind in &OTHER_KINDS {
+        let api = kind.api(&client, &ns.name);
+        let (first, second) = ("first", "second");
+        let name = |job: &str| format!("{}-{job}", kind.kind.to_lowercase());
+        apply_yaml(&client, &ns.name, &kind.yaml(&name(first))).await?;
+        apply_yaml(&client, &ns.name, &kind.yaml(&name(second))).await?;
+        let mut uids = Vec::new();
+        for job in [first, second] {
+            uids.push(api.get(&name(job)).await?.uid().context("a UID")?);
+        }
+        for (job, uid) in [first, second].iter().zip(&uids) {
+            let what = format!("{} {} finished", kind.kind, name(job));
+            until(
+                &what,
+                RUNS,
+                async || workload_of(&workloads, uid).await,
+                |w| {
+                    w.as_ref()
+                        .is_some_and(|w| kueue::has(w, "Finished", "Succeeded"))
+                },
+            )
+            .await
+            .with_context(|| running.training.log_tail())?;
+        }
+        let started = api.get(&name(second)).await?;
+        let replica = kind.replicas[0].0;
+        let selector = started.data.pointer(&format!(
+            "/spec/{}/{replica}/template/spec/nodeSelector/{}",
+            kind.specs,
+            TEST_LABEL.replace('/', "~1")
+        ));
+        ensure!(
+            selector == Some(&Value::from(nodes.prefix.clone())),
+            "{}: started with its flavor's node label: {selector:?}",
+            kind.kind
+        );
+    }
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
