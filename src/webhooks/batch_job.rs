@@ -14,7 +14,7 @@ use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::Webhooks;
 use crate::api::keys::{annotations, labels};
-use crate::jobs::{DEFAULT_LOCAL_QUEUE, JobError, PriorityLookup, workload_for_job};
+use crate::jobs::{JobError, PriorityLookup, workload_for_job};
 
 const FRAMEWORK: &str = "batch/job";
 
@@ -53,26 +53,8 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         Ok(job) => job,
         Err(invalid) => return invalid,
     };
-    let settings = &webhooks.pods;
-    let namespace = request.namespace_of(&job.metadata);
-    let namespace_labels = settings.namespaces.labels(namespace);
     let mut defaulted = job.clone();
-    if settings.scope.takes_default_queue(
-        &job.metadata,
-        &namespace_labels,
-        settings.namespaces.has_default_local_queue(namespace),
-    ) {
-        defaulted.metadata.labels.get_or_insert_default().insert(
-            labels::QUEUE_NAME.to_owned(),
-            DEFAULT_LOCAL_QUEUE.to_owned(),
-        );
-    }
-    webhooks.default_priority_class(&mut defaulted.metadata);
-    if settings
-        .scope
-        .manages(&defaulted.metadata, &namespace_labels)
-        && !suspended(&defaulted)
-    {
+    if webhooks.default_job_metadata(request, &mut defaulted.metadata) && !suspended(&defaulted) {
         defaulted.spec.get_or_insert_default().suspend = Some(true);
     }
     if defaulted == job {

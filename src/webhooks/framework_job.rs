@@ -20,7 +20,7 @@ use crate::engine::features::Feature;
 use crate::jobs::framework::{
     DynamicObject, FrameworkError, JobKind, KindId, WorkloadContext, workload_for,
 };
-use crate::jobs::{DEFAULT_LOCAL_QUEUE, PriorityLookup, queue_name};
+use crate::jobs::{PriorityLookup, queue_name};
 
 /// Kueue's `supportedPrebuiltWlJobGVKs`: the frameworks whose jobs may run under a prebuilt
 /// Workload.
@@ -61,24 +61,8 @@ pub fn default(kind: &dyn JobKind, webhooks: &Webhooks, request: &AdmissionReque
         Ok(job) => job,
         Err(invalid) => return invalid,
     };
-    let settings = &webhooks.pods;
-    let namespace = request.namespace_of(&job.metadata);
-    let namespace_labels = settings.namespaces.labels(namespace);
     let mut defaulted = job.clone();
-    if settings.scope.takes_default_queue(
-        &job.metadata,
-        &namespace_labels,
-        settings.namespaces.has_default_local_queue(namespace),
-    ) {
-        defaulted.metadata.labels.get_or_insert_default().insert(
-            labels::QUEUE_NAME.to_owned(),
-            DEFAULT_LOCAL_QUEUE.to_owned(),
-        );
-    }
-    webhooks.default_priority_class(&mut defaulted.metadata);
-    if settings
-        .scope
-        .manages(&defaulted.metadata, &namespace_labels)
+    if webhooks.default_job_metadata(request, &mut defaulted.metadata)
         && !kind.is_suspended(&defaulted)
         && let Err(error) = kind.set_suspended(&mut defaulted, true)
     {

@@ -5,8 +5,10 @@ use std::collections::BTreeSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::namespaces::NamespaceView;
+use super::review::AdmissionRequest;
+use crate::api::keys::labels;
 use crate::engine::features::{Feature, FeatureGates};
-use crate::jobs::{JobScope, default_workload_priority_class};
+use crate::jobs::{DEFAULT_LOCAL_QUEUE, JobScope, default_workload_priority_class};
 
 /// What the webhooks need to decide: the feature gates in force (`PartialAdmission` decides
 /// whether a Workload keeps `minCount`, other gates switch rules on or off as in Kueue).
@@ -34,6 +36,32 @@ pub struct PodSettings {
 }
 
 impl Webhooks {
+    /// Kueue's defaulting of a job's metadata on creation, the same for every kind: the
+    /// `default` LocalQueue for a job naming none (in a selected namespace that has it), then
+    /// the `default` WorkloadPriorityClass. Returns whether kuota manages the job, so its kind
+    /// suspends it.
+    pub(super) fn default_job_metadata(
+        &self,
+        request: &AdmissionRequest,
+        meta: &mut ObjectMeta,
+    ) -> bool {
+        let settings = &self.pods;
+        let namespace = request.namespace_of(meta).to_owned();
+        let namespace_labels = settings.namespaces.labels(&namespace);
+        if settings.scope.takes_default_queue(
+            meta,
+            &namespace_labels,
+            settings.namespaces.has_default_local_queue(&namespace),
+        ) {
+            meta.labels.get_or_insert_default().insert(
+                labels::QUEUE_NAME.to_owned(),
+                DEFAULT_LOCAL_QUEUE.to_owned(),
+            );
+        }
+        self.default_priority_class(meta);
+        settings.scope.manages(meta, &namespace_labels)
+    }
+
     /// Kueue's `ApplyDefaultWorkloadPriorityClass` (gate `WorkloadPriorityClassDefaulting`): an
     /// object naming no WorkloadPriorityClass, whose owner no enabled integration manages, is
     /// labelled with the one named `default` when it exists.
