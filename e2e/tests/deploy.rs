@@ -325,7 +325,19 @@ async fn webhooks_cover_only_managed_kinds(client: &Client, release: &Release) -
     let mutated = resources(mutating.webhooks.iter().flatten().map(|w| &w.rules));
     let validated = resources(validating.webhooks.iter().flatten().map(|w| &w.rules));
     let kueue = ["clusterqueues", "resourceflavors", "workloads"];
-    let jobs = ["jobs", "pods", "deployments"];
+    let jobs = [
+        "jobs",
+        "pods",
+        "deployments",
+        "jobsets",
+        "pytorchjobs",
+        "tfjobs",
+        "xgboostjobs",
+        "paddlejobs",
+        "jaxjobs",
+        "mpijobs",
+        "appwrappers",
+    ];
     let expected: BTreeSet<String> = kueue.iter().chain(&jobs).map(|r| r.to_string()).collect();
     ensure!(mutated == expected, "mutating webhooks cover {mutated:?}");
     let expected: BTreeSet<String> = kueue
