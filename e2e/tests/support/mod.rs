@@ -8,6 +8,9 @@ pub mod apply;
 pub mod controller;
 pub mod kueue;
 pub mod nodes;
+// Used by the operators' test binary (e2e_operators) only.
+#[allow(dead_code)]
+pub mod operators;
 pub mod wait;
 
 use std::path::PathBuf;
