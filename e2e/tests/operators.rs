@@ -147,11 +147,15 @@ apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
 metadata: {{name: {name}}}
 spec:
+  successPolicy: {{operator: All}}
+  startupPolicy: {{startupPolicyOrder: AnyOrder}}
+  network: {{enableDNSHostnames: true, publishNotReadyAddresses: true}}
   replicatedJobs:
   - name: workers
     replicas: 1
     template:
       spec:
+        completionMode: Indexed
         parallelism: 2
         completions: 2
         backoffLimit: 0

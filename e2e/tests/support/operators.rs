@@ -31,6 +31,8 @@ use super::controller::{free_port, get, state_dir};
 
 /// How long an operator may take to answer its readiness probe.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
+/// Where controller-runtime's webhook server reads its certificate, below the temp folder.
+const CONTROLLER_RUNTIME_CERT_DIR: &str = "k8s-webhook-server/serving-certs";
 /// How long a CRD may take to become Established.
 const CRD_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -148,12 +150,21 @@ internalCertManagement: {{enable: false}}
                 })
             }
             Operator::TrainingOperator => {
-                // Its webhook certificates are always managed by a rotator that needs the Secret
-                // to exist in the operator's namespace, `kubeflow` (it fills it and writes the
-                // files); with no ValidatingWebhookConfiguration to inject into, it is ready once
-                // they are written.
+                // Its webhook certificates are always managed by a rotator that fills a Secret in
+                // the operator's namespace, `kubeflow` (which must exist), and then waits for a
+                // kubelet to mount it as files in /tmp/k8s-webhook-server/serving-certs, a path
+                // it does not let one change; with no ValidatingWebhookConfiguration to inject
+                // into, it is ready once a tls.crt is there. The webhook server reads its
+                // certificate under $TMPDIR instead, so the operator gets a self-signed one of
+                // its own there, and the fixed path gets one only if it has none.
                 ensure_namespace_with_secret(client, "kubeflow", "training-operator-webhook-cert")
                     .await?;
+                let tmp = dir.join("tmp");
+                write_certificate_into(&tmp.join(CONTROLLER_RUNTIME_CERT_DIR))?;
+                let mounted = Path::new("/tmp").join(CONTROLLER_RUNTIME_CERT_DIR);
+                if !mounted.join("tls.crt").is_file() {
+                    write_certificate_into(&mounted)?;
+                }
                 let mut args = vec![
                     "--metrics-bind-address=0".to_string(),
                     format!("--health-probe-bind-address=127.0.0.1:{health_port}"),
@@ -165,7 +176,7 @@ internalCertManagement: {{enable: false}}
                 Ok(Launch {
                     ready: Readiness::Probe(health_port),
                     args,
-                    env: Vec::new(),
+                    env: vec![("TMPDIR".into(), tmp.display().to_string())],
                     pod_webhook: None,
                 })
             }
@@ -328,17 +339,24 @@ async fn apply_crds(client: &Client, dir: &Path) -> Result<()> {
 /// Writes a self-signed serving certificate for 127.0.0.1 and localhost as `tls.crt` and
 /// `tls.key` (controller-runtime's file names) into `<dir>/certs` and returns that folder.
 fn write_certificate(dir: &Path) -> Result<PathBuf> {
+    let cert_dir = dir.join("certs");
+    write_certificate_into(&cert_dir)?;
+    Ok(cert_dir)
+}
+
+/// Writes a self-signed serving certificate for 127.0.0.1 and localhost as `tls.crt` and
+/// `tls.key` into `cert_dir`.
+fn write_certificate_into(cert_dir: &Path) -> Result<()> {
     let generated =
         rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
             .context("generate a self-signed certificate")?;
-    let cert_dir = dir.join("certs");
-    std::fs::create_dir_all(&cert_dir)?;
+    std::fs::create_dir_all(cert_dir).with_context(|| format!("create {}", cert_dir.display()))?;
     std::fs::write(cert_dir.join("tls.crt"), generated.cert.pem())?;
     std::fs::write(
         cert_dir.join("tls.key"),
         generated.signing_key.serialize_pem(),
     )?;
-    Ok(cert_dir)
+    Ok(())
 }
 
 /// Creates `namespace` unless it exists.
