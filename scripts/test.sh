@@ -13,6 +13,8 @@ cargo test --benches --no-run
 # components if they are missing); once up, the cluster is stopped whatever happens. A failed `up`
 # stops what it started itself, and leaves alone a cluster that was already running.
 (cd e2e && GOTOOLCHAIN=local go test -buildvcs=false ./cmd/...)
+# The job kinds' own operators (JobSet, LWS, Kubeflow, MPI, KubeRay, AppWrapper), cached by pins.
+e2e/operators/build.sh >/dev/null
 e2e/cluster up
 trap 'e2e/cluster undeploy >/dev/null 2>&1 || true; e2e/cluster down' EXIT
 KUBECONFIG="$(e2e/cluster env | sed -n 's/^export KUBECONFIG=//p')"
@@ -28,6 +30,8 @@ cargo test --features e2e --test e2e_unqueued_jobs
 cargo test --features e2e --test e2e_retention
 # Every kind watched once per process, counted by the API server: a controller of its own.
 cargo test --features e2e --test e2e_watches
+# The job kinds' operators run their objects' pods on this control plane, without kuota.
+cargo test --features e2e --test e2e_operators
 # The chaos suite: controller kills, a leader takeover, API server restarts and TAS kills during
 # storms, with invariant checkers that must report zero violations (controllers of its own).
 cargo test --features e2e --test e2e_chaos -- --nocapture
