@@ -348,3 +348,103 @@ spec:
         .await?;
     fixture.delete().await
 }
+
+/// A RayCluster of a head and one worker: KubeRay creates both pods, kwok runs them and the
+/// head pod is Ready.
+#[tokio::test]
+async fn kuberay_runs_a_raycluster() -> Result<()> {
+    let fixture = Fixture::create("op-ray").await?;
+    let _operator = Operator::KubeRay.start(&fixture.client).await?;
+    let name = "ray";
+    let template = |container: &str| {
+        format!(
+            r#"
+    template:
+      spec:
+        nodeSelector: {{{TEST_LABEL}: {test}}}
+        containers:
+        - name: {container}
+          image: rayproject/ray:2.46.0
+          resources: {{requests: {{cpu: 100m}}}}"#,
+            test = fixture.name
+        )
+    };
+    apply_yaml(
+        &fixture.client,
+        &fixture.namespace.name,
+        &format!(
+            r#"
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {{name: {name}}}
+spec:
+  rayVersion: "2.46.0"
+  headGroupSpec:
+    rayStartParams: {{}}{head}
+  workerGroupSpecs:
+  - groupName: workers
+    replicas: 1
+    minReplicas: 1
+    maxReplicas: 1
+    rayStartParams: {{}}{worker}
+"#,
+            head = template("ray-head"),
+            worker = template("ray-worker")
+        ),
+    )
+    .await?;
+    let selector = format!("ray.io/cluster={name}");
+    fixture.until_pods(&selector, 2, &["Running"]).await?;
+    let gvk = GroupVersionKind::gvk("ray.io", "v1", "RayCluster");
+    fixture
+        .until_condition(&gvk, "rayclusters", name, "HeadPodReady")
+        .await?;
+    fixture.delete().await
+}
+
+/// An AppWrapper of one batch Job: the AppWrapper operator creates the Job, the Job controller its
+/// pod, kwok runs it and the AppWrapper's resources are deployed.
+#[tokio::test]
+async fn appwrapper_operator_deploys_an_appwrapper() -> Result<()> {
+    let fixture = Fixture::create("op-aw").await?;
+    let _operator = Operator::AppWrapper.start(&fixture.client).await?;
+    let name = "wrapped";
+    apply_yaml(
+        &fixture.client,
+        &fixture.namespace.name,
+        &format!(
+            r#"
+apiVersion: workload.codeflare.dev/v1beta2
+kind: AppWrapper
+metadata: {{name: {name}}}
+spec:
+  components:
+  - podSets: [{{replicas: 1, path: template.spec.template}}]
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {{name: {name}-job}}
+      spec:
+        template:
+          metadata:
+            annotations: {{e2e.kuota.dev/run-duration: 30s}}
+          spec:
+            restartPolicy: Never
+            nodeSelector: {{{TEST_LABEL}: {test}}}
+            containers:
+            - name: main
+              image: registry.k8s.io/pause:3.10
+              resources: {{requests: {{cpu: 100m}}}}
+"#,
+            test = fixture.name
+        ),
+    )
+    .await?;
+    let selector = format!("job-name={name}-job");
+    fixture.until_pods(&selector, 1, &["Running"]).await?;
+    let gvk = GroupVersionKind::gvk("workload.codeflare.dev", "v1beta2", "AppWrapper");
+    fixture
+        .until_condition(&gvk, "appwrappers", name, "ResourcesDeployed")
+        .await?;
+    fixture.delete().await
+}

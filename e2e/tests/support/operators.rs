@@ -18,7 +18,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, WebhookClientConfig,
 };
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector, LabelSelectorRequirement, ObjectMeta,
 };
@@ -53,6 +53,11 @@ pub enum Operator {
     /// `mpi-operator` namespace, and serves its health check on port 8080 of every interface, so
     /// one runs at a time on a machine.
     MpiOperator,
+    /// KubeRay (RayClusters, RayJobs, RayServices), its webhooks off as they are by default.
+    KubeRay,
+    /// The CodeFlare AppWrapper operator, its webhooks off; it reads its configuration from a
+    /// ConfigMap in its namespace, `appwrapper-system`.
+    AppWrapper,
 }
 
 impl Operator {
@@ -63,6 +68,8 @@ impl Operator {
             Operator::LeaderWorkerSet => "lws",
             Operator::TrainingOperator => "training-operator",
             Operator::MpiOperator => "mpi-operator",
+            Operator::KubeRay => "kuberay",
+            Operator::AppWrapper => "appwrapper",
         }
     }
 
@@ -177,6 +184,42 @@ internalCertManagement: {{enable: false}}
                     ready: Readiness::Probe(health_port),
                     args,
                     env: vec![("TMPDIR".into(), tmp.display().to_string())],
+                    pod_webhook: None,
+                })
+            }
+            Operator::KubeRay => Ok(Launch {
+                ready: Readiness::Probe(health_port),
+                args: vec![
+                    "--metrics-addr=0".into(),
+                    format!("--health-probe-bind-address=127.0.0.1:{health_port}"),
+                    "--enable-leader-election=false".into(),
+                ],
+                env: Vec::new(),
+                pod_webhook: None,
+            }),
+            Operator::AppWrapper => {
+                let namespace = "appwrapper-system";
+                ensure_namespace(client, namespace).await?;
+                let name = super::unique_name("appwrapper-config");
+                let config = format!(
+                    "webhooksEnabled: false
+controllerManager:
+  metrics: {{bindAddress: \"0\"}}
+  health: {{bindAddress: \"127.0.0.1:{health_port}\"}}
+  leaderElection: false
+"
+                );
+                let mut config_map = ConfigMap::default();
+                config_map.metadata.name = Some(name.clone());
+                config_map.data = Some([("config.yaml".to_string(), config)].into());
+                Api::<ConfigMap>::namespaced(client.clone(), namespace)
+                    .create(&PostParams::default(), &config_map)
+                    .await
+                    .with_context(|| format!("create ConfigMap {namespace}/{name}"))?;
+                Ok(Launch {
+                    ready: Readiness::Probe(health_port),
+                    args: vec![format!("--config={name}")],
+                    env: vec![("NAMESPACE".into(), namespace.into())],
                     pod_webhook: None,
                 })
             }
