@@ -448,3 +448,69 @@ spec:
         .await?;
     fixture.delete().await
 }
+
+/// A TrainJob of two nodes on a TrainingRuntime: the trainer creates its JobSet, the JobSet
+/// controller the Job, kwok runs both pods to completion and the TrainJob is Complete.
+#[tokio::test]
+async fn trainer_runs_a_trainjob_to_completion() -> Result<()> {
+    let fixture = Fixture::create("op-trainer").await?;
+    let _jobset = Operator::JobSet.start(&fixture.client).await?;
+    let _trainer = Operator::Trainer.start(&fixture.client).await?;
+    let name = "train";
+    apply_yaml(
+        &fixture.client,
+        &fixture.namespace.name,
+        &format!(
+            r#"
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {{name: torch}}
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {{}}
+  template:
+    spec:
+      successPolicy: {{operator: All}}
+      startupPolicy: {{startupPolicyOrder: AnyOrder}}
+      network: {{enableDNSHostnames: true, publishNotReadyAddresses: true}}
+      replicatedJobs:
+      - name: node
+        replicas: 1
+        template:
+          metadata:
+            labels: {{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            completionMode: Indexed
+            template:
+              metadata:
+                annotations: {{e2e.kuota.dev/run-duration: 3s}}
+              spec:
+                restartPolicy: OnFailure
+                nodeSelector: {{{TEST_LABEL}: {test}}}
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime
+                  resources: {{requests: {{cpu: 100m}}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {{name: {name}}}
+spec:
+  runtimeRef: {{apiGroup: trainer.kubeflow.org, kind: TrainingRuntime, name: torch}}
+  trainer: {{numNodes: 2}}
+"#,
+            test = fixture.name
+        ),
+    )
+    .await?;
+    let selector = format!("jobset.sigs.k8s.io/jobset-name={name}");
+    fixture
+        .until_pods(&selector, 2, &["Running", "Succeeded"])
+        .await?;
+    let gvk = GroupVersionKind::gvk("trainer.kubeflow.org", "v1alpha1", "TrainJob");
+    fixture
+        .until_condition(&gvk, "trainjobs", name, "Complete")
+        .await?;
+    fixture.delete().await
+}

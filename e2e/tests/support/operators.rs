@@ -53,6 +53,9 @@ pub enum Operator {
     /// `mpi-operator` namespace, and serves its health check on port 8080 of every interface, so
     /// one runs at a time on a machine.
     MpiOperator,
+    /// The Kubeflow trainer (v2 TrainJobs), its certificate management off. Its TrainJobs run as
+    /// JobSets, so it needs the JobSet operator beside it.
+    Trainer,
     /// KubeRay (RayClusters, RayJobs, RayServices), its webhooks off as they are by default.
     KubeRay,
     /// The CodeFlare AppWrapper operator, its webhooks off; it reads its configuration from a
@@ -68,6 +71,7 @@ impl Operator {
             Operator::LeaderWorkerSet => "lws",
             Operator::TrainingOperator => "training-operator",
             Operator::MpiOperator => "mpi-operator",
+            Operator::Trainer => "trainer",
             Operator::KubeRay => "kuberay",
             Operator::AppWrapper => "appwrapper",
         }
@@ -183,6 +187,32 @@ internalCertManagement: {{enable: false}}
                 Ok(Launch {
                     ready: Readiness::Probe(health_port),
                     args,
+                    env: vec![("TMPDIR".into(), tmp.display().to_string())],
+                    pod_webhook: None,
+                })
+            }
+            Operator::Trainer => {
+                // Its webhook server reads its certificate under $TMPDIR.
+                let tmp = dir.join("tmp");
+                write_certificate_into(&tmp.join(CONTROLLER_RUNTIME_CERT_DIR))?;
+                let config = dir.join("config.yaml");
+                std::fs::write(
+                    &config,
+                    format!(
+                        "apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+webhook: {{host: 127.0.0.1, port: {webhook_port}}}
+metrics: {{bindAddress: \"0\"}}
+health: {{healthProbeBindAddress: \"127.0.0.1:{health_port}\"}}
+leaderElection: {{leaderElect: false}}
+certManagement: {{enable: false}}
+",
+                        webhook_port = free_port()?
+                    ),
+                )?;
+                Ok(Launch {
+                    ready: Readiness::Probe(health_port),
+                    args: vec!["--config".into(), config.display().to_string()],
                     env: vec![("TMPDIR".into(), tmp.display().to_string())],
                     pod_webhook: None,
                 })
