@@ -190,7 +190,7 @@ spec:
 #[tokio::test]
 async fn training_operator_runs_a_pytorchjob() -> Result<()> {
     let fixture = Fixture::create("op-pytorch").await?;
-    let _operator = Operator::TrainingOperator.start(&fixture.client).await?;
+    let _operator = Operator::KubeflowTraining.start(&fixture.client).await?;
     let name = "training";
     let replica = format!(
         r#"
@@ -296,7 +296,7 @@ spec:
 #[tokio::test]
 async fn mpi_operator_runs_an_mpijob_to_completion() -> Result<()> {
     let fixture = Fixture::create("op-mpi").await?;
-    let _operator = Operator::MpiOperator.start(&fixture.client).await?;
+    let _operator = Operator::Mpi.start(&fixture.client).await?;
     let name = "pi";
     let replica = |container: &str, replicas: u32, duration: &str| {
         format!(
