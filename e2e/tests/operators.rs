@@ -17,12 +17,23 @@ use anyhow::{Result, bail};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use kube::{Api, Client, ResourceExt};
+use tokio::sync::OnceCell;
 use tokio::time::{Instant, sleep};
 
 use support::kueue::apply_yaml;
 use support::nodes::NodeSet;
-use support::operators::Operator;
+use support::operators::{Operator, RunningOperator};
 use support::{TestNamespace, unique_name};
+
+/// The JobSet operator, shared by the JobSet and trainer tests so that one JobSet controller
+/// reconciles each JobSet, as in a cluster; it stops when the test process ends.
+static JOBSET: OnceCell<RunningOperator> = OnceCell::const_new();
+
+async fn jobset_operator(client: &Client) -> Result<&'static RunningOperator> {
+    JOBSET
+        .get_or_try_init(|| Operator::JobSet.start(client))
+        .await
+}
 
 /// Label that keeps a test's pods on the test's own nodes.
 const TEST_LABEL: &str = "e2e.kuota.dev/test";
@@ -136,7 +147,7 @@ impl Fixture {
 #[tokio::test]
 async fn jobset_controller_runs_a_jobset_to_completion() -> Result<()> {
     let fixture = Fixture::create("op-jobset").await?;
-    let _operator = Operator::JobSet.start(&fixture.client).await?;
+    jobset_operator(&fixture.client).await?;
     let name = "training";
     apply_yaml(
         &fixture.client,
@@ -454,7 +465,7 @@ spec:
 #[tokio::test]
 async fn trainer_runs_a_trainjob_to_completion() -> Result<()> {
     let fixture = Fixture::create("op-trainer").await?;
-    let _jobset = Operator::JobSet.start(&fixture.client).await?;
+    jobset_operator(&fixture.client).await?;
     let _trainer = Operator::Trainer.start(&fixture.client).await?;
     let name = "train";
     apply_yaml(
