@@ -129,8 +129,9 @@ if [[ ! -f "$dir/.complete" ]]; then
   mv "$staging" "$dir"
 fi
 echo "e2e/operators/build.sh: built in $((SECONDS - started))s" >&2
+# Only folders of this layout (binaries beside crds/) are this script's to remove.
 for old in "$root"/*; do
-  if [[ -d "$old" && "$old" != "$dir" && "$old" != "$dir".partial.* ]]; then
+  if [[ -d "$old" && "$old" != "$dir" && -x "$old/jobset" && -d "$old/crds" ]]; then
     rm -rf "$old"
   fi
 done
