@@ -13,6 +13,8 @@ cargo test --benches --no-run
 # components if they are missing); once up, the cluster is stopped whatever happens. A failed `up`
 # stops what it started itself, and leaves alone a cluster that was already running.
 (cd e2e && GOTOOLCHAIN=local go test -buildvcs=false ./cmd/...)
+# The job kinds' own operators (JobSet, LWS, Kubeflow, MPI, KubeRay, AppWrapper), cached by pins.
+e2e/operators/build.sh >/dev/null
 e2e/cluster up
 trap 'e2e/cluster undeploy >/dev/null 2>&1 || true; e2e/cluster down' EXIT
 KUBECONFIG="$(e2e/cluster env | sed -n 's/^export KUBECONFIG=//p')"
@@ -24,13 +26,15 @@ cargo test --features e2e --test e2e_leader
 cargo test --features e2e --test e2e_pods_ready
 # manageJobsWithoutQueueName with a namespace selector: a controller of its own as well.
 cargo test --features e2e --test e2e_unqueued_jobs
-# The framework kinds (JobSet, ...) against their own controllers, built from their Go modules by
-# e2e/operators/build.sh (cached by pin outside the clone); a controller of its own.
-cargo test --features e2e --test e2e_frameworks
 # objectRetentionPolicies: finished Workloads deleted after a period; a controller of its own.
 cargo test --features e2e --test e2e_retention
 # Every kind watched once per process, counted by the API server: a controller of its own.
 cargo test --features e2e --test e2e_watches
+# The job kinds' operators run their objects' pods on this control plane, without kuota.
+cargo test --features e2e --test e2e_operators
+# The framework kinds kuota manages (JobSet, the Kubeflow jobs) queued, admitted, preempted and
+# placed by topology against those operators; a controller of its own.
+cargo test --features e2e --test e2e_frameworks
 # The chaos suite: controller kills, a leader takeover, API server restarts and TAS kills during
 # storms, with invariant checkers that must report zero violations (controllers of its own).
 cargo test --features e2e --test e2e_chaos -- --nocapture

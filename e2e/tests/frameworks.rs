@@ -36,7 +36,7 @@ use tokio::sync::OnceCell;
 use support::controller::Replica;
 use support::kueue::apply_yaml;
 use support::nodes::{self, HOSTNAME_LABEL, NodeSet, RACK_LABEL};
-use support::operators::{self, Operator};
+use support::operators::{Operator, RunningOperator};
 use support::unique_name;
 
 /// Nodes of one test carry this label, so the test's flavor selects only them.
@@ -54,8 +54,8 @@ const FRAMEWORKS: &str = "integrations:
 /// kinds' CRDs exist.
 struct Controllers {
     kuota: Replica,
-    jobset: operators::Running,
-    training: operators::Running,
+    jobset: RunningOperator,
+    training: RunningOperator,
 }
 
 async fn controllers(client: &Client) -> Result<&'static Controllers> {
@@ -63,11 +63,11 @@ async fn controllers(client: &Client) -> Result<&'static Controllers> {
     STARTED
         .get_or_try_init(|| async {
             support::apply_crds(client).await?;
-            operators::remove_crds(client, Operator::JobSet).await?;
-            operators::remove_crds(client, Operator::TrainingOperator).await?;
+            Operator::JobSet.remove_crds(client).await?;
+            Operator::KubeflowTraining.remove_crds(client).await?;
             let kuota = Replica::spawn("frameworks", FRAMEWORKS).await?;
-            let jobset = operators::start(client, Operator::JobSet).await?;
-            let training = operators::start(client, Operator::TrainingOperator).await?;
+            let jobset = Operator::JobSet.start(client).await?;
+            let training = Operator::KubeflowTraining.start(client).await?;
             Ok(Controllers {
                 kuota,
                 jobset,

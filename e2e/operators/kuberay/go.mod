@@ -1,8 +1,8 @@
-module kuota.local/e2e/operators/kuberay
+module kuota.local/e2e-operators-kuberay
 
 go 1.26.0
 
-require github.com/ray-project/kuberay/ray-operator v1.6.0
+tool github.com/ray-project/kuberay/ray-operator
 
 require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
@@ -47,6 +47,7 @@ require (
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.67.4 // indirect
 	github.com/prometheus/procfs v0.19.2 // indirect
+	github.com/ray-project/kuberay/ray-operator v1.6.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/smallnest/chanx v1.2.0 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect

@@ -26,20 +26,20 @@ pub struct Replica {
 static CONTROLLER: OnceCell<Replica> = OnceCell::const_new();
 
 /// Where the cluster keeps its state, and the controller its log and configuration.
-fn state_dir() -> PathBuf {
+pub fn state_dir() -> PathBuf {
     match std::env::var_os("KUOTA_E2E_STATE") {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
         _ => super::repo_root().join("e2e/.state"),
     }
 }
 
-fn free_port() -> Result<u16> {
+pub fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").context("find a free port")?;
     Ok(listener.local_addr()?.port())
 }
 
 /// GET `path` on a loopback port: the status code and the body.
-async fn get(port: u16, path: &str) -> Result<(u16, String)> {
+pub async fn get(port: u16, path: &str) -> Result<(u16, String)> {
     let request = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
     let response = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
         use std::io::{Read, Write};

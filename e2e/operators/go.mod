@@ -1,12 +1,12 @@
-module kuota.local/e2e/operators/k8s-v0.36
+module kuota.local/e2e-operators
 
 go 1.26.0
 
-require (
-	github.com/kubeflow/trainer/v2 v2.3.0
-	github.com/kubeflow/training-operator v1.9.4
-	sigs.k8s.io/jobset v0.12.0
-	sigs.k8s.io/lws v0.9.0
+tool (
+	github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+	github.com/kubeflow/training-operator/cmd/training-operator.v1
+	sigs.k8s.io/jobset
+	sigs.k8s.io/lws/cmd
 )
 
 require (
@@ -48,6 +48,8 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.27.7 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/kubeflow/trainer/v2 v2.3.0 // indirect
+	github.com/kubeflow/training-operator v1.9.4 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -106,7 +108,9 @@ require (
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.34.0 // indirect
 	sigs.k8s.io/controller-runtime v0.24.1 // indirect
+	sigs.k8s.io/jobset v0.12.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
+	sigs.k8s.io/lws v0.9.0 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/scheduler-plugins v0.35.4-devel // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
