@@ -22,6 +22,8 @@ mod support;
 mod jobset;
 #[path = "frameworks/kubeflow.rs"]
 mod kubeflow;
+#[path = "frameworks/mpi.rs"]
+mod mpi;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -47,7 +49,7 @@ const RUNS: Duration = Duration::from_secs(120);
 /// The controller's configuration: Kueue's, with the framework kinds enabled.
 const FRAMEWORKS: &str = "integrations:
   frameworks: [batch/job, jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob, kubeflow.org/tfjob,
-    kubeflow.org/xgboostjob, kubeflow.org/paddlejob, kubeflow.org/jaxjob]
+    kubeflow.org/xgboostjob, kubeflow.org/paddlejob, kubeflow.org/jaxjob, kubeflow.org/mpijob]
 ";
 
 /// The suite's controller and the kinds' controllers, started once: kuota first, before the
@@ -56,6 +58,7 @@ struct Controllers {
     kuota: Replica,
     jobset: RunningOperator,
     training: RunningOperator,
+    mpi: RunningOperator,
 }
 
 async fn controllers(client: &Client) -> Result<&'static Controllers> {
@@ -65,13 +68,16 @@ async fn controllers(client: &Client) -> Result<&'static Controllers> {
             support::apply_crds(client).await?;
             Operator::JobSet.remove_crds(client).await?;
             Operator::KubeflowTraining.remove_crds(client).await?;
+            Operator::Mpi.remove_crds(client).await?;
             let kuota = Replica::spawn("frameworks", FRAMEWORKS).await?;
             let jobset = Operator::JobSet.start(client).await?;
             let training = Operator::KubeflowTraining.start(client).await?;
+            let mpi = Operator::Mpi.start(client).await?;
             Ok(Controllers {
                 kuota,
                 jobset,
                 training,
+                mpi,
             })
         })
         .await
