@@ -18,6 +18,8 @@
 #[allow(dead_code)]
 mod support;
 
+#[path = "frameworks/appwrapper.rs"]
+mod appwrapper;
 #[path = "frameworks/jobset.rs"]
 mod jobset;
 #[path = "frameworks/kubeflow.rs"]
@@ -49,7 +51,8 @@ const RUNS: Duration = Duration::from_secs(120);
 /// The controller's configuration: Kueue's, with the framework kinds enabled.
 const FRAMEWORKS: &str = "integrations:
   frameworks: [batch/job, jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob, kubeflow.org/tfjob,
-    kubeflow.org/xgboostjob, kubeflow.org/paddlejob, kubeflow.org/jaxjob, kubeflow.org/mpijob]
+    kubeflow.org/xgboostjob, kubeflow.org/paddlejob, kubeflow.org/jaxjob, kubeflow.org/mpijob,
+    workload.codeflare.dev/appwrapper]
 ";
 
 /// The suite's controller and the kinds' controllers, started once: kuota first, before the
@@ -59,6 +62,7 @@ struct Controllers {
     jobset: RunningOperator,
     training: RunningOperator,
     mpi: RunningOperator,
+    appwrapper: RunningOperator,
 }
 
 async fn controllers(client: &Client) -> Result<&'static Controllers> {
@@ -69,15 +73,18 @@ async fn controllers(client: &Client) -> Result<&'static Controllers> {
             Operator::JobSet.remove_crds(client).await?;
             Operator::KubeflowTraining.remove_crds(client).await?;
             Operator::Mpi.remove_crds(client).await?;
+            Operator::AppWrapper.remove_crds(client).await?;
             let kuota = Replica::spawn("frameworks", FRAMEWORKS).await?;
             let jobset = Operator::JobSet.start(client).await?;
             let training = Operator::KubeflowTraining.start(client).await?;
             let mpi = Operator::Mpi.start(client).await?;
+            let appwrapper = Operator::AppWrapper.start(client).await?;
             Ok(Controllers {
                 kuota,
                 jobset,
                 training,
                 mpi,
+                appwrapper,
             })
         })
         .await
