@@ -6,6 +6,9 @@
 //! [`WorkQueue`]: a write's answer is taken like a watch event, so the next step is decided on
 //! what was written; a conflict waits for the newer object, a transient failure is tried again
 //! after a backoff.
+//!
+//! The framework kinds ([`frameworks`]) run on the same caches, steps and writes, one task per
+//! kind; the ungater here releases their pods too.
 
 pub mod frameworks;
 mod hosts;
