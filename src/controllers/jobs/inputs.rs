@@ -167,6 +167,17 @@ fn controller_uid(workload: &Workload, owner: &OwnerKind) -> Option<String> {
         .map(|o| o.uid.clone())
 }
 
+/// Whether a job integration of `owner`'s kind that does not read every Workload holds this
+/// one: a Workload of its kind, or one nothing controls yet (a prebuilt Workload a job of the
+/// kind may take over).
+fn held_by(workload: &Workload, owner: &OwnerKind) -> bool {
+    let controlled = workload
+        .owner_references()
+        .iter()
+        .any(|o| o.controller == Some(true));
+    !controlled || controller_uid(workload, owner).is_some()
+}
+
 /// Jobs and Workloads a change asks to look at again.
 #[derive(Debug, Default)]
 pub struct Touched {
@@ -182,6 +193,10 @@ pub struct Touched {
 pub struct JobCaches<J = Job> {
     /// The kind of the jobs held, as Workloads' owner references name it.
     owner: OwnerKind,
+    /// Every Workload is held (the batch Job integration's ungater reads the pods of any
+    /// kind's Workloads); otherwise only those [`held_by`] the kind, so a task per framework
+    /// kind does not index every Workload of the cluster again.
+    every_workload: bool,
     pub jobs: BTreeMap<ObjectKey, J>,
     job_by_uid: BTreeMap<String, ObjectKey>,
     workloads: ReadWorkloads,
@@ -203,15 +218,16 @@ pub struct JobCaches<J = Job> {
 
 impl Default for JobCaches<Job> {
     fn default() -> Self {
-        JobCaches::for_owner(OwnerKind::new("batch", "v1", "Job"))
+        JobCaches::for_owner(OwnerKind::new("batch", "v1", "Job"), true)
     }
 }
 
 impl<J: ResourceExt> JobCaches<J> {
-    /// Empty caches for jobs of the `owner` kind.
-    pub fn for_owner(owner: OwnerKind) -> Self {
+    /// Empty caches for jobs of the `owner` kind, holding every Workload or only the kind's.
+    pub fn for_owner(owner: OwnerKind, every_workload: bool) -> Self {
         JobCaches {
             owner,
+            every_workload,
             jobs: BTreeMap::new(),
             job_by_uid: BTreeMap::new(),
             workloads: ReadWorkloads::default(),
@@ -389,11 +405,16 @@ impl<J: ResourceExt> JobCaches<J> {
         if present && is_older(&*workload, self.read_workload(&key)) {
             return;
         }
+        let previous = self.workloads.remove(&key);
+        let kept = self.every_workload || held_by(&workload, &self.owner);
+        if !kept && previous.is_none() {
+            return;
+        }
         touched.workloads.insert(key.clone());
         if let Some(jobs) = self.prebuilt_for.get(&key) {
             touched.jobs.extend(jobs.iter().cloned());
         }
-        if let Some(previous) = self.workloads.remove(&key)
+        if let Some(previous) = previous
             && let Some(uid) = controller_uid(&previous, &self.owner)
             && let Some(owned) = self.owned.get_mut(&uid)
         {
@@ -407,7 +428,7 @@ impl<J: ResourceExt> JobCaches<J> {
                 self.owned.entry(uid).or_default().insert(key.clone());
             }
         }
-        if present {
+        if present && kept {
             self.workloads.insert(workload);
         }
     }

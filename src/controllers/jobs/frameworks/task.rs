@@ -50,7 +50,7 @@ impl FrameworkTask {
         let owner = OwnerKind::new(id.group, id.version, id.kind);
         FrameworkTask {
             kind,
-            caches: JobCaches::for_owner(owner.clone()),
+            caches: JobCaches::for_owner(owner.clone(), false),
             owner,
             settings,
             writer,

@@ -88,3 +88,62 @@ fn a_prebuilt_workload_appearing_asks_again_for_the_job_naming_it() {
     );
     assert_eq!(caches.prebuilt_of(&job), None);
 }
+
+/// A framework kind's caches hold its own Workloads and those nothing controls yet (a prebuilt
+/// one a job may take over), not every Workload of the cluster; the batch Job's hold all.
+#[test]
+fn a_framework_kinds_caches_hold_only_its_own_and_uncontrolled_workloads() {
+    let owned_by = |name: &str, api_version: &str, kind: &str| {
+        let mut w = workload("3", false);
+        w.metadata.name = Some(name.into());
+        if !kind.is_empty() {
+            w.metadata.owner_references = Some(vec![
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                    api_version: api_version.into(),
+                    kind: kind.into(),
+                    name: "owner".into(),
+                    uid: format!("uid-{name}"),
+                    controller: Some(true),
+                    ..Default::default()
+                },
+            ]);
+        }
+        std::sync::Arc::new(w)
+    };
+    let all = vec![
+        owned_by("of-jobset", "jobset.x-k8s.io/v1alpha2", "JobSet"),
+        owned_by("of-job", "batch/v1", "Job"),
+        owned_by("prebuilt", "", ""),
+    ];
+    let mut jobsets: JobCaches<kube::api::DynamicObject> = JobCaches::for_owner(
+        OwnerKind::new("jobset.x-k8s.io", "v1alpha2", "JobSet"),
+        false,
+    );
+    let mut touched = Touched::default();
+    jobsets.take_input(JobInput::Workload(Change::Reset(all.clone())), &mut touched);
+    let held: Vec<String> = jobsets
+        .workload_keys()
+        .into_iter()
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(held, ["of-jobset", "prebuilt"]);
+
+    // Taken over by a Job: no longer the JobSet task's.
+    let mut adopted = (*all[2]).clone();
+    adopted.metadata.resource_version = Some("4".into());
+    adopted.metadata.owner_references = all[1].metadata.owner_references.clone();
+    jobsets.take_input(
+        JobInput::Workload(Change::Apply(Box::new(std::sync::Arc::new(adopted)))),
+        &mut touched,
+    );
+    let held: Vec<String> = jobsets
+        .workload_keys()
+        .into_iter()
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(held, ["of-jobset"]);
+
+    let mut jobs = JobCaches::default();
+    jobs.take_input(JobInput::Workload(Change::Reset(all)), &mut touched);
+    assert_eq!(jobs.workload_keys().len(), 3);
+}
