@@ -50,7 +50,7 @@ const RUNS: Duration = Duration::from_secs(120);
 
 /// The controller's configuration: Kueue's, with the framework kinds enabled.
 const FRAMEWORKS: &str = "integrations:
-  frameworks: [batch/job, jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob, kubeflow.org/tfjob,
+  frameworks: [jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob, kubeflow.org/tfjob,
     kubeflow.org/xgboostjob, kubeflow.org/paddlejob, kubeflow.org/jaxjob, kubeflow.org/mpijob,
     workload.codeflare.dev/appwrapper]
 ";

@@ -18,6 +18,7 @@ pub mod queue_gauges;
 pub mod queue_status;
 mod retention;
 mod serve;
+mod topology_ungater;
 pub mod watches;
 mod webhook_serving;
 pub mod work_queue;
@@ -255,6 +256,20 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     };
     let class_values =
         class_values::start(writer.clone(), leading.clone(), &mut shared, clock.clone());
+    // Kueue's topology ungater runs with topology-aware scheduling, whatever kinds are enabled.
+    let tas = settings
+        .engine
+        .features
+        .enabled(crate::engine::features::Feature::TopologyAwareScheduling);
+    let ungater = tas.then(|| {
+        topology_ungater::start(writer.clone(), leading.clone(), clock.clone(), &mut shared)
+    });
+    let ungater = async move {
+        match ungater {
+            Some(run) => run.await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::spawn(admission::write_all(writer, to_write, results));
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
     let node_health = node_health::start(
@@ -302,6 +317,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         () = pod_integration => Err(ControllerError::LoopStopped),
         () = retention => Err(ControllerError::LoopStopped),
         () = class_values => Err(ControllerError::LoopStopped),
+        () = ungater => Err(ControllerError::LoopStopped),
         () = unlisted_after(ready_within.clone(), settings.cache_sync_timeout) => {
             Err(ControllerError::CacheSyncTimeout(settings.cache_sync_timeout))
         }

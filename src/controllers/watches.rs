@@ -115,6 +115,35 @@ impl<K> Change<K> {
             Change::Reset(objects) => Change::Reset(objects.into_iter().map(convert).collect()),
         }
     }
+
+    /// Whether this is a full list of the kind.
+    pub fn is_reset(&self) -> bool {
+        matches!(self, Change::Reset(_))
+    }
+
+    /// Feeds each object to `apply` with whether it is present afterwards.
+    pub fn for_each(self, mut apply: impl FnMut(K, bool)) {
+        match self {
+            Change::Apply(object) => apply(*object, true),
+            Change::Delete(object) => apply(*object, false),
+            Change::Reset(objects) => objects.into_iter().for_each(|o| apply(o, true)),
+        }
+    }
+}
+
+/// Whether `candidate` is an older version of the object than `known`: a write's answer can
+/// arrive after the watch already delivered a newer version (resource versions of one object
+/// grow with every change; one that does not parse counts as newer).
+pub fn is_older<K: kube::ResourceExt>(candidate: &K, known: Option<&K>) -> bool {
+    let version = |object: &K| {
+        object
+            .resource_version()
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    match (version(candidate), known.and_then(version)) {
+        (Some(candidate), Some(known)) => candidate < known,
+        _ => false,
+    }
 }
 
 /// A Workload as one watch decoded it, shared by every task that reads it.

@@ -9,8 +9,9 @@
 //! a restart. Until that watch has listed, the kind's task decides nothing, so no Workload of
 //! the kind is taken for an orphan.
 //!
-//! The pods of every kind are released from the topology gate by the batch Job integration's
-//! ungater, which reads the pods kuota started whatever their owner.
+//! The pods of every kind are released from the topology gate by
+//! [`crate::controllers::topology_ungater`], which reads the pods kuota started whatever their
+//! owner.
 
 mod crds;
 mod task;

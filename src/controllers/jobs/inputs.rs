@@ -1,14 +1,12 @@
 //! What the Job integration reads: from its own watch, Jobs that name a queue (every Job with
 //! `manageJobsWithoutQueueName`); from the shared watches, Workloads, ResourceFlavors, priority
-//! classes, Namespaces (their labels, for `managedJobsNamespaceSelector`), the pods kuota
-//! started (those carrying the `kueue.x-k8s.io/podset` label), and Nodes (which hosts are
-//! ready, for the ungater). Each change
-//! says which Jobs and Workloads need another look.
+//! classes and Namespaces (their labels, for `managedJobsNamespaceSelector`). Each change says
+//! which Jobs and Workloads need another look.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodSpec, PodStatus};
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
@@ -17,12 +15,11 @@ use tokio::task::JoinSet;
 
 use super::super::watches::read_workloads::ReadWorkloads;
 use super::super::watches::{
-    Change, SharedWorkload,
+    Change, SharedWorkload, is_older,
     shared::{SharedWatches, owned},
     slim, spawn,
 };
-use super::hosts::{ReadyHosts, slim_node};
-use crate::api::keys::{annotations, labels};
+use crate::api::keys::labels;
 use crate::api::{ObjectKey, ResourceFlavor, Workload, WorkloadPriorityClass};
 use crate::config::NAMESPACE_NAME_LABEL;
 use crate::jobs::{FlavorInfo, OwnerKind, Prebuilt, PriorityLookup, prebuilt_workload_name};
@@ -36,13 +33,11 @@ pub enum JobInput<J = Job> {
     ResourceFlavor(Change<ResourceFlavor>),
     WorkloadPriorityClass(Change<WorkloadPriorityClass>),
     PriorityClass(Change<PriorityClass>),
-    Pod(Change<Pod>),
     Namespace(Change<Namespace>),
-    Node(Change<Node>),
 }
 
 /// The kinds the Job integration watches.
-pub const WATCHED_KINDS: usize = 8;
+pub const WATCHED_KINDS: usize = 6;
 
 impl<J> JobInput<J> {
     /// Which watch delivered it (an index below [`WATCHED_KINDS`]), and whether it is a full list.
@@ -56,9 +51,7 @@ impl<J> JobInput<J> {
             JobInput::ResourceFlavor(c) => (2, reset(c)),
             JobInput::WorkloadPriorityClass(c) => (3, reset(c)),
             JobInput::PriorityClass(c) => (4, reset(c)),
-            JobInput::Pod(c) => (5, reset(c)),
-            JobInput::Namespace(c) => (6, reset(c)),
-            JobInput::Node(c) => (7, reset(c)),
+            JobInput::Namespace(c) => (5, reset(c)),
         }
     }
 }
@@ -88,15 +81,6 @@ pub fn subscribe_all(
         slim,
     );
     subscribe_cluster(inputs, shared);
-    shared.nodes.subscribe(inputs, |c| {
-        JobInput::Node(c.map(|node| slim_node(owned(node))))
-    });
-    // Only pods kuota started carry the pod-set label; they are the ungater's to release.
-    shared.pods.subscribe_to(
-        inputs,
-        |c| JobInput::Pod(c.map(|pod| slim_pod(owned(pod)))),
-        |pod| pod.labels().contains_key(labels::POD_SET),
-    );
 }
 
 /// Subscribes `inputs` to what every job integration builds Workloads from: Workloads,
@@ -120,42 +104,6 @@ pub fn subscribe_cluster<J: Send + 'static>(
         .subscribe(inputs, |c| JobInput::PriorityClass(c.map(owned)));
 }
 
-/// A pod reduced to what the ungater reads and patches: identity, version, when it was created
-/// and whether it is being deleted, labels, the Kueue annotations, scheduling gates, nodeSelector and phase.
-pub(super) fn slim_pod(pod: Pod) -> Pod {
-    let mut slim = Pod::default();
-    let keep = [annotations::WORKLOAD, annotations::POD_INDEX_OFFSET];
-    slim.metadata.name = pod.metadata.name;
-    slim.metadata.namespace = pod.metadata.namespace;
-    slim.metadata.uid = pod.metadata.uid;
-    slim.metadata.resource_version = pod.metadata.resource_version;
-    slim.metadata.creation_timestamp = pod.metadata.creation_timestamp;
-    slim.metadata.deletion_timestamp = pod.metadata.deletion_timestamp;
-    slim.metadata.labels = pod.metadata.labels;
-    slim.metadata.annotations = pod.metadata.annotations.map(|all| {
-        all.into_iter()
-            .filter(|(key, _)| keep.contains(&key.as_str()))
-            .collect()
-    });
-    slim.spec = pod.spec.map(|spec| PodSpec {
-        scheduling_gates: spec.scheduling_gates,
-        node_selector: spec.node_selector,
-        node_name: spec.node_name,
-        ..PodSpec::default()
-    });
-    slim.status = pod.status.map(|status| PodStatus {
-        phase: status.phase,
-        ..PodStatus::default()
-    });
-    slim
-}
-
-/// The Workload a pod was started for.
-pub fn workload_of(pod: &Pod) -> Option<ObjectKey> {
-    let name = pod.annotations().get(annotations::WORKLOAD)?;
-    Some(ObjectKey::new(pod.namespace().unwrap_or_default(), name))
-}
-
 /// The UID of the object of `owner`'s kind controlling `workload`.
 fn controller_uid(workload: &Workload, owner: &OwnerKind) -> Option<String> {
     workload
@@ -167,8 +115,7 @@ fn controller_uid(workload: &Workload, owner: &OwnerKind) -> Option<String> {
         .map(|o| o.uid.clone())
 }
 
-/// Whether a job integration of `owner`'s kind that does not read every Workload holds this
-/// one: a Workload of its kind, or one nothing controls yet (a prebuilt Workload a job of the
+/// Whether a job integration of `owner`'s kind holds this one: a Workload of its kind, or one nothing controls yet (a prebuilt Workload a job of the
 /// kind may take over).
 fn held_by(workload: &Workload, owner: &OwnerKind) -> bool {
     let controlled = workload
@@ -191,12 +138,10 @@ pub struct Touched {
 /// control, and what their Workloads are built from.
 #[derive(Debug)]
 pub struct JobCaches<J = Job> {
-    /// The kind of the jobs held, as Workloads' owner references name it.
+    /// The kind of the jobs held, as Workloads' owner references name it. Only the Workloads
+    /// [`held_by`] the kind are held, so a task per kind does not index every Workload of the
+    /// cluster again.
     owner: OwnerKind,
-    /// Every Workload is held (the batch Job integration's ungater reads the pods of any
-    /// kind's Workloads); otherwise only those [`held_by`] the kind, so a task per framework
-    /// kind does not index every Workload of the cluster again.
-    every_workload: bool,
     pub jobs: BTreeMap<ObjectKey, J>,
     job_by_uid: BTreeMap<String, ObjectKey>,
     workloads: ReadWorkloads,
@@ -208,26 +153,21 @@ pub struct JobCaches<J = Job> {
     workload_priority_classes: BTreeMap<String, WorkloadPriorityClass>,
     priority_classes: BTreeMap<String, PriorityClass>,
     pub priorities: PriorityLookup,
-    pub pods: BTreeMap<ObjectKey, Pod>,
-    /// Pods by the Workload they were started for.
-    pods_of: BTreeMap<ObjectKey, BTreeSet<ObjectKey>>,
     /// Namespace labels, by name.
     namespaces: BTreeMap<String, BTreeMap<String, String>>,
-    pub ready_hosts: ReadyHosts,
 }
 
 impl Default for JobCaches<Job> {
     fn default() -> Self {
-        JobCaches::for_owner(OwnerKind::new("batch", "v1", "Job"), true)
+        JobCaches::for_owner(OwnerKind::new("batch", "v1", "Job"))
     }
 }
 
 impl<J: ResourceExt> JobCaches<J> {
-    /// Empty caches for jobs of the `owner` kind, holding every Workload or only the kind's.
-    pub fn for_owner(owner: OwnerKind, every_workload: bool) -> Self {
+    /// Empty caches for jobs of the `owner` kind.
+    pub fn for_owner(owner: OwnerKind) -> Self {
         JobCaches {
             owner,
-            every_workload,
             jobs: BTreeMap::new(),
             job_by_uid: BTreeMap::new(),
             workloads: ReadWorkloads::default(),
@@ -237,10 +177,7 @@ impl<J: ResourceExt> JobCaches<J> {
             workload_priority_classes: BTreeMap::new(),
             priority_classes: BTreeMap::new(),
             priorities: PriorityLookup::default(),
-            pods: BTreeMap::new(),
-            pods_of: BTreeMap::new(),
             namespaces: BTreeMap::new(),
-            ready_hosts: ReadyHosts::default(),
         }
     }
 
@@ -253,15 +190,8 @@ impl<J: ResourceExt> JobCaches<J> {
             JobInput::Workload(change) => on_change(change, touched, |object, present, t| {
                 self.workload(object, present, t)
             }),
-            JobInput::Pod(change) => on_change(change, touched, |object, present, t| {
-                self.pod(object, present, t)
-            }),
             JobInput::Namespace(change) => on_change(change, touched, |object, present, t| {
                 self.namespace(object, present, t)
-            }),
-            // A host turning ready or not may hold or free pods of any Workload.
-            JobInput::Node(change) => on_change(change, touched, |node, present, t| {
-                t.all |= self.ready_hosts.apply(&node, present);
             }),
             JobInput::ResourceFlavor(change) => {
                 touched.all = true;
@@ -305,12 +235,7 @@ impl<J: ResourceExt> JobCaches<J> {
                 self.workloads.clear();
                 self.owned.clear();
             }
-            JobInput::Pod(_) => {
-                self.pods.clear();
-                self.pods_of.clear();
-            }
             JobInput::Namespace(_) => self.namespaces.clear(),
-            JobInput::Node(_) => self.ready_hosts.clear(),
             JobInput::ResourceFlavor(_) => self.flavors.clear(),
             JobInput::WorkloadPriorityClass(_) => self.workload_priority_classes.clear(),
             JobInput::PriorityClass(_) => self.priority_classes.clear(),
@@ -344,10 +269,6 @@ impl<J: ResourceExt> JobCaches<J> {
             JobInput::Workload(Change::Apply(w)) => self
                 .read_workload(&ObjectKey::of(&***w))
                 .map(|w| w.resource_version()),
-            JobInput::Pod(Change::Apply(pod)) => self
-                .pods
-                .get(&ObjectKey::of(&**pod))
-                .map(|p| p.resource_version()),
             _ => return,
         };
         let unchanged = match (cached, read_version) {
@@ -406,7 +327,7 @@ impl<J: ResourceExt> JobCaches<J> {
             return;
         }
         let previous = self.workloads.remove(&key);
-        let kept = self.every_workload || held_by(&workload, &self.owner);
+        let kept = held_by(&workload, &self.owner);
         if !kept && previous.is_none() {
             return;
         }
@@ -430,27 +351,6 @@ impl<J: ResourceExt> JobCaches<J> {
         }
         if present && kept {
             self.workloads.insert(workload);
-        }
-    }
-
-    fn pod(&mut self, pod: Pod, present: bool, touched: &mut Touched) {
-        let key = ObjectKey::of(&pod);
-        if present && is_older(&pod, self.pods.get(&key)) {
-            return;
-        }
-        if let Some(workload) = workload_of(&pod) {
-            touched.workloads.insert(workload.clone());
-            let pods = self.pods_of.entry(workload).or_default();
-            if present {
-                pods.insert(key.clone());
-            } else {
-                pods.remove(&key);
-            }
-        }
-        if present {
-            self.pods.insert(key, pod);
-        } else {
-            self.pods.remove(&key);
         }
     }
 
@@ -514,37 +414,12 @@ impl<J: ResourceExt> JobCaches<J> {
     pub fn workload_keys(&self) -> BTreeSet<ObjectKey> {
         self.workloads.keys().collect()
     }
-
-    /// The pods started for the Workload `key`.
-    pub fn pods_of(&self, key: &ObjectKey) -> Vec<&Pod> {
-        self.pods_of
-            .get(key)
-            .into_iter()
-            .flatten()
-            .filter_map(|pod| self.pods.get(pod))
-            .collect()
-    }
 }
 
 /// The prebuilt Workload `job` names.
 fn prebuilt_key(job: &impl ResourceExt) -> Option<ObjectKey> {
     let name = prebuilt_workload_name(job.meta())?;
     Some(ObjectKey::new(job.namespace().unwrap_or_default(), name))
-}
-
-/// Whether `candidate` is an older version of the object than `known`: a write's answer can
-/// arrive after the watch already delivered a newer version (resource versions of one object
-/// grow with every change; one that does not parse counts as newer).
-fn is_older<K: ResourceExt>(candidate: &K, known: Option<&K>) -> bool {
-    let version = |object: &K| {
-        object
-            .resource_version()
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    match (version(candidate), known.and_then(version)) {
-        (Some(candidate), Some(known)) => candidate < known,
-        _ => false,
-    }
 }
 
 fn upsert<K: ResourceExt>(map: &mut BTreeMap<String, K>, object: K, present: bool) {

@@ -1,21 +1,19 @@
 //! Kueue's batch/v1 Job integration as a controller: its own watches feed [`JobCaches`]; while
 //! this replica leads, each Job that changed is reconciled one step at a time
 //! ([`crate::jobs::next_job_step`]), each Workload that changed is finished once its Job is gone
-//! and has its finalizer and its gated pods seen to (the topology ungater; pods left on a
-//! replaced node are deleted), and the writes go through the [`Writer`]. It runs in the
+//! and has its finalizer seen to, and the writes go through the [`Writer`]. It runs in the
 //! [`WorkQueue`]: a write's answer is taken like a watch event, so the next step is decided on
 //! what was written; a conflict waits for the newer object, a transient failure is tried again
 //! after a backoff.
 //!
 //! The framework kinds ([`frameworks`]) run on the same caches, steps and writes, one task per
-//! kind; the ungater here releases their pods too.
+//! kind. The pods of every kind are released from the topology gate by
+//! [`super::topology_ungater`].
 
 pub mod frameworks;
-mod hosts;
 mod inputs;
 mod settings;
 mod steps;
-mod ungater;
 
 use std::collections::BTreeMap;
 
@@ -26,7 +24,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 pub use self::inputs::JobInput;
-use self::inputs::{JobCaches, Touched, WATCHED_KINDS, workload_of};
+use self::inputs::{JobCaches, Touched, WATCHED_KINDS};
 pub use self::settings::JobSettings;
 use self::steps::{Done, Outcome, Write};
 use super::events::EventSink;
@@ -67,8 +65,6 @@ pub fn start(
 pub enum Object {
     Job(ObjectKey),
     Workload(ObjectKey),
-    /// A pod of a Workload; looking at it again looks at its Workload.
-    Pod(ObjectKey),
 }
 
 /// The Job integration's rules.
@@ -79,8 +75,6 @@ struct JobTask {
     events: EventSink,
     /// Which watches delivered their first full list.
     listed: [bool; WATCHED_KINDS],
-    /// Pods being released, with the nodeSelector they get.
-    releasing: BTreeMap<ObjectKey, BTreeMap<String, String>>,
     /// The Job version whose composition error was last reported, so each is reported once.
     reported: BTreeMap<ObjectKey, Option<String>>,
 }
@@ -93,35 +87,7 @@ impl JobTask {
             writer,
             events,
             listed: [false; WATCHED_KINDS],
-            releasing: BTreeMap::new(),
             reported: BTreeMap::new(),
-        }
-    }
-
-    /// The Workload's own write, and its pods' deletions and releases (each pod once at a time).
-    fn decide_workload(
-        &mut self,
-        key: &ObjectKey,
-        now: Reading,
-        writes: &mut Writes<'_, Object, Write>,
-    ) {
-        if let Some(write) = steps::workload_write(&self.caches, &self.settings, key, now) {
-            writes.send(Object::Workload(key.clone()), write);
-        }
-        for (pod_key, pod) in steps::stray_pods(&self.caches, key) {
-            let busy = Object::Pod(pod_key.clone());
-            if !writes.busy(&busy) {
-                tracing::info!(workload = %key, pod = %pod_key, "pod left on a replaced node; deleted");
-                writes.send(busy, Write::delete_pod(pod));
-            }
-        }
-        for release in ungater::releases(&self.caches, key, &self.releasing) {
-            let busy = Object::Pod(release.pod_key.clone());
-            if !writes.busy(&busy) {
-                self.releasing
-                    .insert(release.pod_key.clone(), release.node_selector.clone());
-                writes.send(busy, Write::ungate(release));
-            }
         }
     }
 }
@@ -173,16 +139,9 @@ impl Task for JobTask {
                     writes.send(Object::Job(key.clone()), write);
                 }
             }
-            Object::Workload(key) => self.decide_workload(key, now, writes),
-            Object::Pod(key) => {
-                let Some(workload) = self.caches.pods.get(key).and_then(workload_of) else {
-                    return;
-                };
-                let busy = Object::Workload(workload.clone());
-                if writes.busy(&busy) {
-                    writes.later(busy);
-                } else {
-                    self.decide_workload(&workload, now, writes);
+            Object::Workload(key) => {
+                if let Some(write) = steps::workload_write(&self.caches, &self.settings, key, now) {
+                    writes.send(Object::Workload(key.clone()), write);
                 }
             }
         }
@@ -201,16 +160,12 @@ impl Task for JobTask {
         _now: Reading,
         dirty: &mut Dirty<Object>,
     ) -> Verdict {
-        if let Object::Pod(pod) = key {
-            self.releasing.remove(pod);
-        }
         settle(key, answer, &self.events, |outcome, read_version| {
             let input = match outcome {
                 Outcome::Job(job) => Some(JobInput::Job(applied(slim(*job)))),
                 Outcome::Workload(workload) => Some(JobInput::Workload(applied(
                     std::sync::Arc::new(slim_workload(*workload)),
                 ))),
-                Outcome::Pod(pod) => Some(JobInput::Pod(applied(inputs::slim_pod(*pod)))),
                 // Only framework kinds' writes leave an object of another kind.
                 Outcome::Object(_) | Outcome::Deleted => None,
             };

@@ -2,7 +2,7 @@
 
 use crate::api::Condition;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{ApiResource, DynamicObject};
 use kube::{Resource, ResourceExt};
@@ -11,7 +11,6 @@ use super::super::events::{EventSink, WorkloadEvent};
 use super::super::writer::{WriteError, Writer};
 use super::inputs::JobCaches;
 use super::settings::JobSettings;
-use super::ungater::Release;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::ReclaimablePod;
 use crate::api::{HasConditions, ObjectKey, Workload};
@@ -37,9 +36,6 @@ pub enum Action {
     /// Replace a job of a framework kind, as the API serves that kind.
     ReplaceObject(Box<DynamicObject>, Box<ApiResource>),
     ClearStartTime(Box<Job>),
-    Ungate(Box<Release>),
-    /// Delete a pod left on a host its Workload's assignment no longer names.
-    DeletePod(Box<Pod>),
 }
 
 /// A write and the events to record once it has landed.
@@ -49,29 +45,12 @@ pub struct Write {
     events: Option<(ObjectReference, Vec<WorkloadEvent>)>,
 }
 
-impl Write {
-    pub fn delete_pod(pod: Pod) -> Self {
-        Write {
-            action: Action::DeletePod(Box::new(pod)),
-            events: None,
-        }
-    }
-
-    pub fn ungate(release: Release) -> Self {
-        Write {
-            action: Action::Ungate(Box::new(release)),
-            events: None,
-        }
-    }
-}
-
 /// What a landed write left behind.
 #[derive(Debug)]
 pub enum Outcome {
     Job(Box<Job>),
     Object(Box<DynamicObject>),
     Workload(Box<Workload>),
-    Pod(Box<Pod>),
     Deleted,
 }
 
@@ -96,8 +75,6 @@ impl Action {
             | Action::ReleaseWorkload(w) => w.resource_version(),
             Action::ReplaceJob(job) | Action::ClearStartTime(job) => job.resource_version(),
             Action::ReplaceObject(job, _) => job.resource_version(),
-            Action::Ungate(release) => release.pod.resource_version(),
-            Action::DeletePod(pod) => pod.resource_version(),
         }
     }
 }
@@ -346,23 +323,6 @@ pub fn write_workload_step(workload: &Workload, step: WorkloadStep, now: Reading
     })
 }
 
-/// The pods of the Workload `key` to delete: those left on a host its assignment dropped.
-pub fn stray_pods(caches: &JobCaches, key: &ObjectKey) -> Vec<(ObjectKey, Pod)> {
-    let Some(workload) = caches.read_workload(key) else {
-        return Vec::new();
-    };
-    let namespace = workload.namespace().unwrap_or_default();
-    let pods = caches.pods_of(key);
-    crate::jobs::pods_off_assignment(workload, &pods)
-        .into_iter()
-        .filter_map(|name| {
-            let pod_key = ObjectKey::new(namespace.clone(), name);
-            let pod = caches.pods.get(&pod_key)?.clone();
-            Some((pod_key, pod))
-        })
-        .collect()
-}
-
 /// Carries out `write` and returns its answer.
 pub async fn carry_out(write: Write, writer: Writer) -> Done {
     let read_version = write.action.read_version();
@@ -400,11 +360,6 @@ pub async fn carry_out(write: Write, writer: Writer) -> Done {
             .clear_job_start_time(&job)
             .await
             .map(|j| Outcome::Job(Box::new(j))),
-        Action::DeletePod(pod) => writer.delete_pod(&pod).await.map(|_| Outcome::Deleted),
-        Action::Ungate(release) => writer
-            .ungate_pod(&release.pod, &release.node_selector)
-            .await
-            .map(|p| Outcome::Pod(Box::new(p))),
     };
     Done {
         events: write.events,

@@ -58,9 +58,7 @@ fn first_lists(namespace: &str) -> Vec<JobInput> {
         JobInput::ResourceFlavor(Change::Reset(Vec::new())),
         JobInput::WorkloadPriorityClass(Change::Reset(Vec::new())),
         JobInput::PriorityClass(Change::Reset(Vec::new())),
-        JobInput::Pod(Change::Reset(Vec::new())),
         JobInput::Namespace(Change::Reset(vec![ns])),
-        JobInput::Node(Change::Reset(Vec::new())),
     ]
 }
 

@@ -22,10 +22,6 @@ use crate::controllers::writer::Writer;
 use crate::jobs::framework::{FrameworkStep, JobKind, next_step};
 use crate::jobs::{JobContext, Orphans, OwnerKind, OwnerState, owned_workload_step};
 
-/// The watches a framework kind's task waits for before it decides (every one the batch Job
-/// integration reads but its pods and nodes, which only the ungater needs).
-const LISTED_SOURCES: [usize; 6] = [0, 1, 2, 3, 4, 6];
-
 /// One framework kind's rules, over its caches.
 pub struct FrameworkTask {
     kind: &'static dyn JobKind,
@@ -50,7 +46,7 @@ impl FrameworkTask {
         let owner = OwnerKind::new(id.group, id.version, id.kind);
         FrameworkTask {
             kind,
-            caches: JobCaches::for_owner(owner.clone(), false),
+            caches: JobCaches::for_owner(owner.clone()),
             owner,
             settings,
             writer,
@@ -120,7 +116,7 @@ impl Task for FrameworkTask {
     }
 
     fn listed(&self) -> bool {
-        LISTED_SOURCES.iter().all(|source| self.listed[*source])
+        self.listed.iter().all(|l| *l)
     }
 
     fn keys(&self) -> Vec<Object> {
@@ -139,8 +135,6 @@ impl Task for FrameworkTask {
                 steps::write_for(step, job, job_key, &mut self.reported, &self.events, now)
             }
             Object::Workload(workload_key) => self.workload_write(workload_key, now),
-            // A framework kind's task reads no pods.
-            Object::Pod(_) => None,
         };
         if let Some(write) = write {
             writes.send(key.clone(), write);
@@ -164,8 +158,8 @@ impl Task for FrameworkTask {
                 Outcome::Workload(workload) => {
                     JobInput::Workload(applied(std::sync::Arc::new(slim_workload(*workload))))
                 }
-                // Only the batch Job integration writes Jobs and pods.
-                Outcome::Job(_) | Outcome::Pod(_) | Outcome::Deleted => return,
+                // Only the batch Job integration writes Jobs.
+                Outcome::Job(_) | Outcome::Deleted => return,
             };
             let mut touched = Touched::default();
             self.caches.take_written(input, read_version, &mut touched);

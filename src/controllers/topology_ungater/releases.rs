@@ -1,17 +1,17 @@
-//! Kueue's topology ungater, run over the Job integration's caches: the pods of an admitted
-//! TAS Workload to release next. A pod whose release is still in flight counts as released
-//! into the domain it was given, so a later choice never puts a second pod in that slot; a pod
-//! whose domain is a host that is not ready stays gated (see [`super::hosts`]).
+//! The pods of an admitted TAS Workload to release next, and those to delete. A pod whose
+//! release is still in flight counts as released into the domain it was given, so a later choice
+//! never puts a second pod in that slot; a pod whose domain is a host that is not ready stays
+//! gated (see [`super::hosts`]).
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 
-use super::inputs::JobCaches;
+use super::inputs::UngaterCaches;
 use crate::api::ObjectKey;
 use crate::engine::topology::model::HOSTNAME_LABEL;
-use crate::jobs::{PodView, pods_to_ungate};
+use crate::jobs::{PodView, pods_off_assignment, pods_to_ungate};
 
 /// A pod to release and the nodeSelector it gets.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ pub struct Release {
 /// The pods of the Workload `key` to release now. `in_flight` maps pods to the nodeSelector a
 /// release still being written gives them.
 pub fn releases(
-    caches: &JobCaches,
+    caches: &UngaterCaches,
     key: &ObjectKey,
     in_flight: &BTreeMap<ObjectKey, BTreeMap<String, String>>,
 ) -> Vec<Release> {
@@ -64,12 +64,29 @@ pub fn releases(
         })
         .filter_map(|ungate| {
             let pod_key = ObjectKey::new(namespace.clone(), ungate.pod);
-            let pod = caches.pods.get(&pod_key)?.clone();
+            let pod = caches.pod(&pod_key)?.clone();
             Some(Release {
                 pod_key,
                 pod,
                 node_selector: ungate.node_selector,
             })
+        })
+        .collect()
+}
+
+/// The pods of the Workload `key` to delete: those left on a host its assignment dropped.
+pub fn stray_pods(caches: &UngaterCaches, key: &ObjectKey) -> Vec<(ObjectKey, Pod)> {
+    let Some(workload) = caches.read_workload(key) else {
+        return Vec::new();
+    };
+    let namespace = workload.namespace().unwrap_or_default();
+    let pods = caches.pods_of(key);
+    pods_off_assignment(workload, &pods)
+        .into_iter()
+        .filter_map(|name| {
+            let pod_key = ObjectKey::new(namespace.clone(), name);
+            let pod = caches.pod(&pod_key)?.clone();
+            Some((pod_key, pod))
         })
         .collect()
 }

@@ -8,8 +8,7 @@ use serde_json::json;
 
 use super::*;
 use crate::api::Workload;
-use crate::controllers::jobs::inputs::{JobInput, Touched};
-use crate::controllers::jobs::steps::stray_pods;
+use crate::controllers::topology_ungater::inputs::{Touched, UngaterInput};
 use crate::controllers::watches::Change;
 
 fn key() -> ObjectKey {
@@ -69,14 +68,14 @@ fn node(name: &str, ready: bool) -> Node {
 }
 
 /// h1 has stopped reporting; h2 and h3 are ready.
-fn caches(workload: Workload, pods: Vec<Pod>) -> JobCaches {
-    let mut caches = JobCaches::default();
+fn caches(workload: Workload, pods: Vec<Pod>) -> UngaterCaches {
+    let mut caches = UngaterCaches::default();
     let mut touched = Touched::default();
     let nodes = vec![node("h1", false), node("h2", true), node("h3", true)];
     for input in [
-        JobInput::Node(Change::Reset(nodes)),
-        JobInput::Workload(Change::Reset(vec![std::sync::Arc::new(workload)])),
-        JobInput::Pod(Change::Reset(pods)),
+        UngaterInput::Node(Change::Reset(nodes)),
+        UngaterInput::Workload(Change::Reset(vec![std::sync::Arc::new(workload)])),
+        UngaterInput::Pod(Change::Reset(pods)),
     ] {
         caches.take_input(input, &mut touched);
     }
@@ -84,7 +83,7 @@ fn caches(workload: Workload, pods: Vec<Pod>) -> JobCaches {
 }
 
 /// The releases of the Workload's pods now, as (pod, host).
-fn released(caches: &JobCaches) -> Vec<(String, Option<String>)> {
+fn released(caches: &UngaterCaches) -> Vec<(String, Option<String>)> {
     releases(caches, &key(), &BTreeMap::new())
         .into_iter()
         .map(|r| {
@@ -107,7 +106,7 @@ fn a_gated_pod_whose_host_is_not_ready_waits_for_its_replacement() {
     let mut touched = Touched::default();
     let mut back = failing;
     back.take_input(
-        JobInput::Node(Change::Apply(Box::new(node("h1", true)))),
+        UngaterInput::Node(Change::Apply(Box::new(node("h1", true)))),
         &mut touched,
     );
     assert!(
