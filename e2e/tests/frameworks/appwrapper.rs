@@ -1,15 +1,16 @@
 //! AppWrappers against the AppWrapper operator.
 
 use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::{Api, ResourceExt};
 use kuota::api::Workload;
 use serde_json::Value;
 
 use crate::support::kueue::{self, apply_yaml};
-use crate::support::nodes::NodeSet;
+use crate::support::nodes::{NodeSet, RACK_LABEL};
 use crate::support::{self, TestNamespace, unique_name};
-use crate::{RUNS, TEST_LABEL, controllers, queue, until, workload_of};
+use crate::{RUNS, TEST_LABEL, bound_pods, controllers, in_one_rack, queue, until, workload_of};
 
 /// A suspended AppWrapper in LocalQueue `lq` wrapping one Job of one pod of 1 cpu, running 5 s.
 fn appwrapper_yaml(name: &str) -> String {
@@ -35,6 +36,44 @@ spec:
             restartPolicy: Never
             containers:
             - {{name: main, image: busybox, resources: {{requests: {{cpu: \"1\"}}}}}}
+"
+    )
+}
+
+/// A suspended AppWrapper in LocalQueue `lq` wrapping an Indexed Job of four 3-cpu pods that
+/// require one rack; its pod set names the Job's completion index as the pods' rank.
+fn tas_appwrapper_yaml(name: &str) -> String {
+    format!(
+        "apiVersion: workload.codeflare.dev/v1beta2
+kind: AppWrapper
+metadata:
+  name: {name}
+  labels: {{kueue.x-k8s.io/queue-name: lq}}
+spec:
+  suspend: true
+  components:
+  - podSets:
+    - replicas: 4
+      path: template.spec.template
+      annotations:
+        workload.codeflare.dev.appwrapper/tas-pod-index-label: batch.kubernetes.io/job-completion-index
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {{name: {name}-job}}
+      spec:
+        completionMode: Indexed
+        parallelism: 4
+        completions: 4
+        template:
+          metadata:
+            annotations:
+              e2e.kuota.dev/run-duration: \"30s\"
+              kueue.x-k8s.io/podset-required-topology: {RACK_LABEL}
+          spec:
+            restartPolicy: Never
+            containers:
+            - {{name: main, image: busybox, resources: {{requests: {{cpu: \"3\"}}}}}}
 "
     )
 }
@@ -99,6 +138,49 @@ async fn appwrappers_run_one_after_another_within_quota() -> Result<()> {
         .await
         .with_context(|| running.appwrapper.log_tail())?;
     }
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+/// An AppWrapper whose wrapped Job requires one rack: its Workload's pod set carries the topology
+/// request with the rank label its pod set's annotation names, and every pod lands in one rack.
+#[tokio::test]
+async fn an_appwrapper_requiring_one_rack_gets_every_pod_in_one_rack() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "appwrapper-tas").await?;
+    // Two racks of two 8-cpu hosts: four 3-cpu pods fit one rack, two per host.
+    let mut nodes = NodeSet::new(&unique_name("awt"), 1, 2, 2);
+    queue(&client, &ns.name, &mut nodes, "32", true).await?;
+    let gvk = GroupVersionKind::gvk("workload.codeflare.dev", "v1beta2", "AppWrapper");
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        &ns.name,
+        &ApiResource::from_gvk_with_plural(&gvk, "appwrappers"),
+    );
+    apply_yaml(&client, &ns.name, &tas_appwrapper_yaml("ranked")).await?;
+    let uid = api.get("ranked").await?.uid().context("a UID")?;
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let workload = until(
+        "the AppWrapper's Workload",
+        kueue::DECIDED,
+        async || workload_of(&workloads, &uid).await,
+        Option::is_some,
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?
+    .context("a Workload")?;
+    let request = workload.spec.pod_sets[0].topology_request.as_deref();
+    ensure!(
+        request.and_then(|r| r.pod_index_label.as_deref())
+            == Some("batch.kubernetes.io/job-completion-index"),
+        "the pod set ranks its pods by the label its annotation names: {request:?}"
+    );
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let bound = bound_pods(&pods, "batch.kubernetes.io/job-name=ranked-job", 4)
+        .await
+        .with_context(|| running.appwrapper.log_tail())?;
+    in_one_rack(&client, &bound).await?;
     ns.delete().await?;
     nodes.delete(&client).await
 }

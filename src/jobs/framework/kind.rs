@@ -1,5 +1,7 @@
 //! [`JobKind`]: one job kind's rules, as pure functions of its object.
 
+use std::borrow::Cow;
+
 use kube::api::{ApiResource, DynamicObject};
 
 use super::super::job_lifecycle::JobFinished;
@@ -40,10 +42,10 @@ impl KindId {
 
 /// Sub-groups of a pod set whose pods are ranked within each group (a JobSet's replicated Jobs):
 /// the TAS ungater ranks a pod by its group index and its index within the group.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SubGroup {
     /// The pod label holding the sub-group's index.
-    pub index_label: &'static str,
+    pub index_label: Cow<'static, str>,
     /// How many sub-groups the pod set has.
     pub count: i32,
 }
@@ -62,7 +64,7 @@ pub struct KindPodSet {
     pub min_count: Option<i32>,
     /// The pod label holding each pod's rank within the pod set (or within its sub-group), for
     /// the TAS ungater.
-    pub pod_index_label: Option<&'static str>,
+    pub pod_index_label: Option<Cow<'static, str>>,
     pub sub_group: Option<SubGroup>,
 }
 

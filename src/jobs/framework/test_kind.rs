@@ -48,9 +48,9 @@ impl JobKind for TestSet {
                     template: format!("/spec/replicatedJobs/{i}/template/spec/template"),
                     count: replicas * parallelism,
                     min_count: (i == 1).then_some(1),
-                    pod_index_label: Some("batch.kubernetes.io/job-completion-index"),
+                    pod_index_label: Some("batch.kubernetes.io/job-completion-index".into()),
                     sub_group: Some(SubGroup {
-                        index_label: "jobset.sigs.k8s.io/job-index",
+                        index_label: "jobset.sigs.k8s.io/job-index".into(),
                         count: replicas,
                     }),
                 }

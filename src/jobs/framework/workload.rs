@@ -212,7 +212,7 @@ fn workload_pod_set(
     let mut topology = topology_request(
         annotations,
         pod_set.count,
-        pod_set.pod_index_label.unwrap_or_default(),
+        pod_set.pod_index_label.as_deref().unwrap_or_default(),
     )
     .map_err(|problem| FrameworkError::Topology {
         kind: kind.id().kind,
@@ -220,9 +220,9 @@ fn workload_pod_set(
         pod_set: pod_set.name.clone(),
         problem: Box::new(problem),
     })?;
-    topology.pod_index_label = pod_set.pod_index_label.map(str::to_owned);
-    if let Some(sub_group) = pod_set.sub_group {
-        topology.sub_group_index_label = Some(sub_group.index_label.to_owned());
+    topology.pod_index_label = pod_set.pod_index_label.as_deref().map(str::to_owned);
+    if let Some(sub_group) = &pod_set.sub_group {
+        topology.sub_group_index_label = Some(sub_group.index_label.to_string());
         topology.sub_group_count = Some(sub_group.count);
     }
     Ok(PodSet {

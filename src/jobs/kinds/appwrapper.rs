@@ -1,11 +1,21 @@
 //! AppWrapper (`workload.codeflare.dev/appwrapper`): one pod set per `spec.components[i].podSets[j]`,
-//! in that order, each named `<appwrapper name>-<pod set index>` as Kueue names them.
+//! in that order, each named `<appwrapper name>-<pod set index>` as Kueue names them. A pod set's
+//! own annotations name the pod labels the TAS ungater ranks its pods by, as the AppWrapper
+//! controller's utilities define them.
 
 use kube::api::DynamicObject;
 use serde_json::Value;
 
 use crate::jobs::JobFinished;
-use crate::jobs::framework::{JobKind, KindError, KindId, KindPodSet, bool_at, str_at};
+use crate::jobs::framework::{JobKind, KindError, KindId, KindPodSet, SubGroup, bool_at, str_at};
+
+/// A pod set's annotation naming the pod label that holds each pod's rank.
+const TAS_POD_INDEX_LABEL: &str = "workload.codeflare.dev.appwrapper/tas-pod-index-label";
+/// A pod set's annotation naming the pod label that holds each pod's sub-group index.
+const TAS_SUB_GROUP_INDEX_LABEL: &str =
+    "workload.codeflare.dev.appwrapper/tas-sub-group-index-label";
+/// A pod set's annotation holding how many sub-groups it has.
+const TAS_SUB_GROUP_COUNT: &str = "workload.codeflare.dev.appwrapper/tas-sub-group-count";
 
 static ID: KindId = KindId {
     group: "workload.codeflare.dev",
@@ -87,13 +97,24 @@ impl JobKind for AppWrapperKind {
                             reason: "not a non-negative 32-bit integer".to_owned(),
                         })?,
                 };
+                let annotation = |key: &str| {
+                    set.pointer(&format!("/annotations/{}", key.replace('/', "~1")))
+                        .and_then(Value::as_str)
+                };
+                // As Kueue, a sub-group count that is not a number is left out.
+                let sub_group = annotation(TAS_SUB_GROUP_INDEX_LABEL)
+                    .zip(annotation(TAS_SUB_GROUP_COUNT).and_then(|c| c.parse().ok()))
+                    .map(|(label, count)| SubGroup {
+                        index_label: label.to_owned().into(),
+                        count,
+                    });
                 pod_sets.push(KindPodSet {
                     name: format!("{name}-{}", pod_sets.len()),
                     template,
                     count,
                     min_count: None,
-                    pod_index_label: None,
-                    sub_group: None,
+                    pod_index_label: annotation(TAS_POD_INDEX_LABEL).map(|l| l.to_owned().into()),
+                    sub_group,
                 });
             }
         }

@@ -118,9 +118,9 @@ impl JobKind for JobSetRules {
                     template: format!("/spec/replicatedJobs/{index}/template/spec/template"),
                     count,
                     min_count: None,
-                    pod_index_label: Some(JOB_COMPLETION_INDEX),
+                    pod_index_label: Some(JOB_COMPLETION_INDEX.into()),
                     sub_group: Some(SubGroup {
-                        index_label: JOB_INDEX,
+                        index_label: JOB_INDEX.into(),
                         count: replicas,
                     }),
                 })
@@ -245,11 +245,14 @@ mod tests {
             pod_sets[1].count, 6,
             "3 replicas of min(parallelism 4, completions 2)"
         );
-        assert_eq!(pod_sets[1].pod_index_label, Some(JOB_COMPLETION_INDEX));
+        assert_eq!(
+            pod_sets[1].pod_index_label.as_deref(),
+            Some(JOB_COMPLETION_INDEX)
+        );
         assert_eq!(
             pod_sets[1].sub_group,
             Some(SubGroup {
-                index_label: JOB_INDEX,
+                index_label: JOB_INDEX.into(),
                 count: 3
             })
         );

@@ -140,7 +140,7 @@ impl JobKind for TrainingJobRules {
                     template: format!("/spec/{}/{replica_type}/template", self.replica_specs),
                     count,
                     min_count: None,
-                    pod_index_label: Some(REPLICA_INDEX),
+                    pod_index_label: Some(REPLICA_INDEX.into()),
                     sub_group: None,
                 })
             })

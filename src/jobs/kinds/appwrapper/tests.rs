@@ -82,3 +82,36 @@ fn pods_ready_and_active_from_conditions() {
     assert!(APPWRAPPER.pods_ready(&aw));
     assert!(!APPWRAPPER.is_active(&aw));
 }
+
+#[test]
+fn a_pod_sets_tas_annotations_name_the_labels_its_pods_are_ranked_by() {
+    let mut c = job_component(Some(4));
+    c["podSets"][0]["annotations"] = json!({
+        "workload.codeflare.dev.appwrapper/tas-pod-index-label":
+            "batch.kubernetes.io/job-completion-index",
+        "workload.codeflare.dev.appwrapper/tas-sub-group-index-label":
+            "jobset.sigs.k8s.io/job-index",
+        "workload.codeflare.dev.appwrapper/tas-sub-group-count": "2",
+    });
+    let mut malformed = job_component(Some(1));
+    malformed["podSets"][0]["annotations"] = json!({
+        "workload.codeflare.dev.appwrapper/tas-sub-group-index-label": "x",
+        "workload.codeflare.dev.appwrapper/tas-sub-group-count": "two",
+    });
+    let aw = wrapper(json!({"spec": {"components": [c, malformed, job_component(None)]}}));
+    let sets = APPWRAPPER.pod_sets(&aw).unwrap();
+    assert_eq!(
+        sets[0].pod_index_label.as_deref(),
+        Some("batch.kubernetes.io/job-completion-index")
+    );
+    assert_eq!(
+        sets[0].sub_group,
+        Some(SubGroup {
+            index_label: "jobset.sigs.k8s.io/job-index".into(),
+            count: 2
+        })
+    );
+    assert_eq!(sets[1].sub_group, None, "a count that is no number");
+    assert_eq!(sets[2].pod_index_label, None);
+    assert_eq!(sets[2].sub_group, None);
+}

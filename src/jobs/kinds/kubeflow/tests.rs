@@ -42,7 +42,7 @@ fn pod_sets_follow_the_kinds_replica_type_order_in_lower_case_with_replicas_defa
             .pointer(&set.template)
             .expect("the pointer resolves");
         assert!(template.pointer("/spec/containers/0/image").is_some());
-        assert_eq!(set.pod_index_label, Some(REPLICA_INDEX));
+        assert_eq!(set.pod_index_label.as_deref(), Some(REPLICA_INDEX));
         assert_eq!(set.sub_group, None);
     }
 }
