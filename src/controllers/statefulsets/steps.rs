@@ -19,7 +19,7 @@ pub enum Write {
     CreateWorkload {
         workload: Box<Workload>,
         /// `CreatedWorkload` on the StatefulSet once created.
-        event: Option<(ObjectReference, WorkloadEvent)>,
+        event: Option<Box<(ObjectReference, WorkloadEvent)>>,
     },
     ReplaceWorkload(Box<Workload>),
     /// Write this status (admission and conditions) on the Workload read.
@@ -58,7 +58,7 @@ pub fn write_for(step: StatefulSetStep, statefulset: &StatefulSet, now: &Time) -
             let created = event(JobEvent::created_workload(&key));
             Planned::Write(Write::CreateWorkload {
                 workload,
-                event: Some((regarding, created)),
+                event: Some(Box::new((regarding, created))),
             })
         }
         StatefulSetStep::CannotCreate(message) => {
@@ -137,11 +137,11 @@ pub async fn carry_out(
         Write::LabelPods(pods) => {
             let calls = pods.iter().map(|pod| writer.label_pod(pod));
             let answers = futures::future::join_all(calls).await;
-            (answers.into_iter().map(|a| a.map(|_| ())).collect(), None)
+            (answers.into_iter().try_for_each(|a| a.map(|_| ())), None)
         }
         Write::CreateWorkload { workload, event } => {
             let created = writer.create_workload(&workload).await.map(|_| ());
-            let event = event.filter(|_| created.is_ok());
+            let event = event.filter(|_| created.is_ok()).map(|e| *e);
             (created, event)
         }
         Write::ReplaceWorkload(workload) => {

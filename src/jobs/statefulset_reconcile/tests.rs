@@ -204,7 +204,7 @@ fn scaling_to_zero_puts_an_admitted_workload_on_hold_and_scaling_up_takes_it_off
         step(&zero, Some(&workload), &[]),
         StatefulSetStep::Hold(Box::new(workload.clone()))
     );
-    let mut held = serde_json::to_value(&built(&statefulset(2, json!({})))).expect("JSON");
+    let mut held = serde_json::to_value(built(&statefulset(2, json!({})))).expect("JSON");
     merge(
         &mut held,
         json!({"status": {"conditions": [
