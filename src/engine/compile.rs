@@ -550,6 +550,10 @@ fn resolve_queue(
         let msg = "The workload is deactivated (spec.active is false)".to_string();
         return (cq, Some((PendingReason::Suspended, Arc::from(msg))));
     }
+    if w.on_hold {
+        let msg = "The workload is on hold";
+        return (cq, Some((PendingReason::OnHold, Arc::from(msg))));
+    }
     if *lq_stop != StopPolicy::None {
         let msg = format!(
             "LocalQueue {} is stopped (stopPolicy {lq_stop:?})",

@@ -476,6 +476,13 @@ pub fn workload(
             .get(keys::annotations::ADMISSION_GATED_BY)
             .filter(|gates| !gates.is_empty())
             .map(|gates| Arc::new(gates.clone())),
+        on_hold: status.is_some_and(|s| {
+            s.conditions.iter().any(|c| {
+                c.type_ == keys::condition_types::QUOTA_RESERVED
+                    && c.is_false()
+                    && c.reason == keys::quota_reserved_reasons::ON_HOLD
+            })
+        }),
         pod_sets,
         admission,
         quota_reserved_at,
