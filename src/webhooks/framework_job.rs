@@ -153,6 +153,7 @@ fn workload_problem(kind: &dyn JobKind, job: &DynamicObject) -> Option<String> {
     let ctx = WorkloadContext {
         priorities: &PriorityLookup::new(),
         label_keys_to_copy: &[],
+        referenced: None,
     };
     match workload_for(kind, job, ctx) {
         Ok(_)

@@ -70,7 +70,7 @@ fn shared_lists(task: &mut WorkQueue<FrameworkTask>, workloads: Vec<Workload>) {
         JobInput::PriorityClass(Change::Reset(Vec::new())),
         JobInput::Namespace(Change::Reset(vec![ns])),
     ] {
-        task.take(input);
+        task.take(input.into());
     }
 }
 
@@ -85,13 +85,13 @@ fn sent(task: &mut WorkQueue<FrameworkTask>) -> Vec<(Object, String)> {
 async fn a_jobset_gets_its_workload_once_the_kinds_watch_has_listed() {
     let mut task = task();
     shared_lists(&mut task, Vec::new());
-    task.take(JobInput::Job(Change::Apply(Box::new(jobset()))));
+    task.take(JobInput::Job(Change::Apply(Box::new(jobset()))).into());
     assert!(
         sent(&mut task).is_empty(),
         "the JobSet watch has not listed"
     );
 
-    task.take(JobInput::Job(Change::Reset(vec![jobset()])));
+    task.take(JobInput::Job(Change::Reset(vec![jobset()])).into());
     let sent = sent(&mut task);
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0].0, Object::Job(ObjectKey::new("ml", "train")));
@@ -111,7 +111,7 @@ async fn a_workload_whose_jobset_is_gone_is_finished_and_other_kinds_workloads_a
         "the JobSet watch has not listed"
     );
 
-    task.take(JobInput::Job(Change::Reset(Vec::new())));
+    task.take(JobInput::Job(Change::Reset(Vec::new())).into());
     let sent = sent(&mut task);
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0].0, Object::Workload(ObjectKey::new("ml", "w")));
