@@ -76,6 +76,16 @@ pub struct Reference {
     pub field: &'static str,
 }
 
+/// `Kind namespace/name`, or `Kind name` for a cluster-scoped object, as errors name it.
+impl std::fmt::Display for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(namespace) => write!(f, "{} {namespace}/{}", self.kind.kind, self.name),
+            None => write!(f, "{} {}", self.kind.kind, self.name),
+        }
+    }
+}
+
 /// A kind that keeps a started job's admission outside its pod templates (Kueue's TrainJob
 /// writes it into `spec.runtimePatches`, since its templates are in its runtime): how the
 /// pod-set infos are written and removed.

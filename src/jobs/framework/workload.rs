@@ -22,7 +22,7 @@ use super::super::names::{Owner, owned_workload_metadata, owner_workload_name};
 use super::super::priority::{MissingClass, PriorityLookup};
 use super::super::scope::queue_name;
 use super::super::topology_request::{TopologyAnnotationError, topology_request};
-use super::kind::{JobKind, KindError, KindPodSet, Reference};
+use super::kind::{JobKind, KindError, KindPodSet};
 
 /// Labels kuota writes on pod templates when it starts a job. They describe an admission, not
 /// the request, so the Workload's copy of a template leaves them out.
@@ -130,20 +130,12 @@ pub fn pod_set_source<'a>(
         kind: kind.id().kind,
         job: job_key(job),
         field: reference.field,
-        referenced: describe(&reference),
+        referenced: reference.to_string(),
     })?;
     Ok(match kind.compose(job, referenced)? {
         Some(composed) => Cow::Owned(composed),
         None => Cow::Borrowed(job),
     })
-}
-
-/// `Kind namespace/name`, or `Kind name` for a cluster-scoped object.
-fn describe(reference: &Reference) -> String {
-    match &reference.namespace {
-        Some(namespace) => format!("{} {namespace}/{}", reference.kind.kind, reference.name),
-        None => format!("{} {}", reference.kind.kind, reference.name),
-    }
 }
 
 /// The Workload for `job`, before any admission: named as Kueue names it, owned by the job, with

@@ -139,17 +139,9 @@ impl JobKind for TrainJobRules {
         job: &DynamicObject,
         referenced: &DynamicObject,
     ) -> Result<Option<DynamicObject>, KindError> {
-        let described = match &referenced.metadata.namespace {
-            Some(namespace) => format!(
-                "{} {namespace}/{}",
-                RUNTIMES[0].kind,
-                referenced.metadata.name.as_deref().unwrap_or_default()
-            ),
-            None => format!(
-                "{} {}",
-                RUNTIMES[1].kind,
-                referenced.metadata.name.as_deref().unwrap_or_default()
-            ),
+        let described = match self.reference(job)? {
+            Some(reference) => reference.to_string(),
+            None => referenced.metadata.name.clone().unwrap_or_default(),
         };
         let spec = jobset_spec(
             job,
