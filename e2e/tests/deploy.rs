@@ -341,6 +341,7 @@ async fn webhooks_cover_only_managed_kinds(client: &Client, release: &Release) -
         "jaxjobs",
         "mpijobs",
         "appwrappers",
+        "trainjobs",
     ];
     let expected: BTreeSet<String> = kueue.iter().chain(&jobs).map(|r| r.to_string()).collect();
     ensure!(mutated == expected, "mutating webhooks cover {mutated:?}");

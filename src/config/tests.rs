@@ -88,10 +88,6 @@ fn kueue_shipped_configuration_is_refused_for_its_unmanaged_frameworks() {
             ("integrations.frameworks[3]", "\"ray.io/raycluster\""),
             ("integrations.frameworks[4]", "\"ray.io/rayservice\""),
             (
-                "integrations.frameworks[7]",
-                "\"trainer.kubeflow.org/trainjob\""
-            ),
-            (
                 "integrations.frameworks[11]",
                 "\"leaderworkerset.x-k8s.io/leaderworkerset\""
             ),

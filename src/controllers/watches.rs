@@ -201,7 +201,7 @@ pub(crate) fn spawn<K, T>(
     api: Api<K>,
     config: watcher::Config,
     inputs: &mpsc::Sender<T>,
-    wrap: fn(Change<K>) -> T,
+    wrap: impl Fn(Change<K>) -> T + Send + 'static,
     slim: fn(K) -> K,
 ) where
     K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + 'static,

@@ -18,10 +18,14 @@ mod test_kind;
 mod workload;
 
 pub use in_step::in_step;
-pub use kind::{JobKind, KindError, KindId, KindPodSet, SubGroup};
+pub use kind::{
+    JobKind, KindError, KindId, KindPodSet, OwnAdmission, Reference, ReferencedKind, SubGroup,
+};
 pub use pointer::{bool_at, i32_at, str_at, true_condition};
 pub use reconcile::{FrameworkStep, next_step};
 pub use start_stop::{StartError, start, stop};
-pub use workload::{FrameworkError, WorkloadContext, workload_for, workload_pod_sets};
+pub use workload::{
+    FrameworkError, WorkloadContext, pod_set_source, workload_for, workload_pod_sets,
+};
 
 pub use kube::api::DynamicObject;

@@ -4,6 +4,7 @@
 mod appwrapper;
 mod jobset;
 mod kubeflow;
+mod trainjob;
 
 use super::framework::JobKind;
 use crate::config::Framework;
@@ -11,6 +12,7 @@ use crate::config::Framework;
 pub use appwrapper::APPWRAPPER;
 pub use jobset::JOBSET;
 pub use kubeflow::{JAXJOB, MPIJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB};
+pub use trainjob::TRAINJOB;
 
 /// The rules of the framework's kind, when the kind is read through [`JobKind`].
 pub fn rules(framework: Framework) -> Option<&'static dyn JobKind> {
@@ -23,6 +25,7 @@ pub fn rules(framework: Framework) -> Option<&'static dyn JobKind> {
         Framework::JaxJob => Some(&JAXJOB),
         Framework::MpiJob => Some(&MPIJOB),
         Framework::AppWrapper => Some(&APPWRAPPER),
+        Framework::TrainJob => Some(&TRAINJOB),
         _ => None,
     }
 }
@@ -77,6 +80,7 @@ mod tests {
             WorkloadContext {
                 priorities: &PriorityLookup::new(),
                 label_keys_to_copy: &[],
+                referenced: None,
             },
         )
         .expect("a Workload");
@@ -106,6 +110,7 @@ mod tests {
         let started = start(
             &PYTORCHJOB,
             &job,
+            None,
             &workload,
             &flavors,
             &FeatureGates::default(),

@@ -12,7 +12,7 @@ use super::review::{AdmissionRequest, Verdict};
 use super::settings::Webhooks;
 use super::{batch_job, defaulting, deployment, framework_job, pod, statefulset, validation};
 use crate::jobs::kinds::{
-    APPWRAPPER, JAXJOB, JOBSET, MPIJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB,
+    APPWRAPPER, JAXJOB, JOBSET, MPIJOB, PADDLEJOB, PYTORCHJOB, TFJOB, TRAINJOB, XGBOOSTJOB,
 };
 
 const KUEUE_GROUP: &str = "kueue.x-k8s.io";
@@ -151,6 +151,13 @@ pub static INTEGRATIONS: &[Integration] = &[
         "workload.codeflare.dev",
         "v1beta2",
         "appwrapper"
+    ),
+    framework_kind!(
+        TRAINJOB,
+        "trainer.kubeflow.org/trainjob",
+        "trainer.kubeflow.org",
+        "v1alpha1",
+        "trainjob"
     ),
 ];
 

@@ -147,18 +147,21 @@ fn job_key(job: &DynamicObject, request: &AdmissionRequest) -> String {
 }
 
 /// Why the job could never get a Workload. The queue-name label is reported by the label rules,
-/// and priority classes that do not exist yet are not the webhook's business (the Workload waits
-/// for them).
+/// and priority classes or referenced objects (a TrainJob's runtime) that do not exist yet are
+/// not the webhook's business (the Workload waits for them); the webhook reads no referenced
+/// object, so a kind with one has its pod sets checked when its Workload is built.
 fn workload_problem(kind: &dyn JobKind, job: &DynamicObject) -> Option<String> {
     let ctx = WorkloadContext {
         priorities: &PriorityLookup::new(),
         label_keys_to_copy: &[],
+        referenced: None,
     };
     match workload_for(kind, job, ctx) {
         Ok(_)
         | Err(
             FrameworkError::WorkloadPriorityClassNotFound { .. }
-            | FrameworkError::PriorityClassNotFound { .. },
+            | FrameworkError::PriorityClassNotFound { .. }
+            | FrameworkError::ReferenceMissing { .. },
         ) => None,
         Err(FrameworkError::InvalidLabel { key, .. }) if key == labels::QUEUE_NAME => None,
         Err(error) => Some(error.to_string()),

@@ -29,6 +29,10 @@ fn manager_rules(fullname: &str) -> Value {
             "verbs": ["list", "update", "watch"]},
         {"apiGroups": ["workload.codeflare.dev"], "resources": ["appwrappers"],
             "verbs": ["list", "update", "watch"]},
+        {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs"],
+            "verbs": ["list", "update", "watch"]},
+        {"apiGroups": ["trainer.kubeflow.org"], "resources": [
+            "clustertrainingruntimes", "trainingruntimes"], "verbs": ["list", "watch"]},
         {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list", "watch"]},
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
             "verbs": ["list", "watch"]},

@@ -14,6 +14,7 @@
 //! owner.
 
 mod crds;
+mod referenced;
 mod task;
 
 use kube::Client;
@@ -22,8 +23,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use self::crds::Awaited;
+use self::referenced::FrameworkInput;
 use self::task::FrameworkTask;
-use super::inputs::{JobInput, subscribe_cluster};
+use super::inputs::subscribe_cluster;
 use super::settings::JobSettings;
 use crate::clock::Clock;
 use crate::config::Framework;
@@ -65,8 +67,8 @@ pub fn start(
         .iter()
         .filter_map(|f| kinds::rules(*f))
     {
-        let (inputs, received) = mpsc::channel::<JobInput<DynamicObject>>(INPUT_DEPTH);
-        subscribe_cluster(&inputs, shared);
+        let (inputs, received) = mpsc::channel::<FrameworkInput>(INPUT_DEPTH);
+        subscribe_cluster::<DynamicObject, _>(&inputs, shared);
         awaited.push(Awaited {
             kind,
             every_job: settings.scope.manage_without_queue_name,

@@ -80,28 +80,32 @@ pub fn subscribe_all(
         JobInput::Job,
         slim,
     );
-    subscribe_cluster(inputs, shared);
+    subscribe_cluster::<Job, _>(inputs, shared);
 }
 
 /// Subscribes `inputs` to what every job integration builds Workloads from: Workloads,
-/// Namespaces, ResourceFlavors and priority classes.
-pub fn subscribe_cluster<J: Send + 'static>(
-    inputs: &mpsc::Sender<JobInput<J>>,
-    shared: &mut SharedWatches,
-) {
-    shared.workloads.subscribe(inputs, JobInput::Workload);
+/// Namespaces, ResourceFlavors and priority classes (each a [`JobInput`], wrapped in the task's
+/// own input type `I`).
+pub fn subscribe_cluster<J, I>(inputs: &mpsc::Sender<I>, shared: &mut SharedWatches)
+where
+    J: Send + 'static,
+    I: From<JobInput<J>> + Send + 'static,
+{
+    shared
+        .workloads
+        .subscribe(inputs, |c| I::from(JobInput::Workload(c)));
     shared
         .namespaces
-        .subscribe(inputs, |c| JobInput::Namespace(c.map(owned)));
+        .subscribe(inputs, |c| I::from(JobInput::Namespace(c.map(owned))));
     shared
         .resource_flavors
-        .subscribe(inputs, |c| JobInput::ResourceFlavor(c.map(owned)));
-    shared
-        .workload_priority_classes
-        .subscribe(inputs, |c| JobInput::WorkloadPriorityClass(c.map(owned)));
+        .subscribe(inputs, |c| I::from(JobInput::ResourceFlavor(c.map(owned))));
+    shared.workload_priority_classes.subscribe(inputs, |c| {
+        I::from(JobInput::WorkloadPriorityClass(c.map(owned)))
+    });
     shared
         .priority_classes
-        .subscribe(inputs, |c| JobInput::PriorityClass(c.map(owned)));
+        .subscribe(inputs, |c| I::from(JobInput::PriorityClass(c.map(owned))));
 }
 
 /// The UID of the object of `owner`'s kind controlling `workload`.

@@ -14,15 +14,17 @@ use crate::engine::features::{Feature, FeatureGates};
 use super::super::job_sync::{controlled_by, running_pod_sets, same_pod_sets};
 use super::super::pod_set_info::FlavorInfo;
 use super::kind::JobKind;
-use super::workload::{FrameworkError, workload_pod_sets};
+use super::workload::{FrameworkError, pod_set_source, workload_pod_sets};
 
 /// Whether `workload` describes `job`: the Workload's controller is the job (by name, and by
 /// UID with `FinishOrphanedWorkloads`) and the pod sets agree. While the Workload holds quota
 /// the job is compared with its pod sets as started (flavors merged, admitted counts), or,
-/// while the job is suspended, with the spec.
+/// while the job is suspended, with the spec. `referenced` is the object the job builds its pod
+/// sets from, if its kind reads one and it exists.
 pub fn in_step(
     kind: &dyn JobKind,
     job: &DynamicObject,
+    referenced: Option<&DynamicObject>,
     workload: &Workload,
     flavors: &BTreeMap<String, FlavorInfo>,
     gates: &FeatureGates,
@@ -30,7 +32,8 @@ pub fn in_step(
     if !controlled_by(workload, &job.metadata, kind.id().kind, gates) {
         return Ok(false);
     }
-    let mut job_pod_sets = workload_pod_sets(kind, job)?;
+    let source = pod_set_source(kind, job, referenced)?;
+    let mut job_pod_sets = workload_pod_sets(kind, &source)?;
     if !gates.enabled(Feature::PartialAdmission) {
         for pod_set in &mut job_pod_sets {
             pod_set.min_count = None;

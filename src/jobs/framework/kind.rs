@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use kube::api::{ApiResource, DynamicObject};
 
 use super::super::job_lifecycle::JobFinished;
+use super::super::pod_set_info::PodSetInfo;
 use crate::api::workload_status::ReclaimablePod;
 
 /// A kind's API identity and its name in Kueue's configuration.
@@ -38,6 +39,65 @@ impl KindId {
             plural: self.plural.to_owned(),
         }
     }
+}
+
+/// A kind of object that jobs of a kind build their pod sets from (a TrainJob's
+/// `TrainingRuntime`), which the kind's controller watches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReferencedKind {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+    /// Whether its objects live in the job's namespace (else they are cluster-scoped).
+    pub namespaced: bool,
+}
+
+impl ReferencedKind {
+    /// How the API serves the kind, for a dynamic client.
+    pub fn api_resource(&self) -> ApiResource {
+        ApiResource {
+            group: self.group.to_owned(),
+            version: self.version.to_owned(),
+            api_version: format!("{}/{}", self.group, self.version),
+            kind: self.kind.to_owned(),
+            plural: self.plural.to_owned(),
+        }
+    }
+}
+
+/// The object one job builds its pod sets from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reference {
+    /// Its kind, one of the job kind's [`JobKind::referenced_kinds`].
+    pub kind: &'static ReferencedKind,
+    /// The job's namespace for a namespaced kind, else `None`.
+    pub namespace: Option<String>,
+    pub name: String,
+    /// The job's field naming it, for errors (`spec.runtimeRef`).
+    pub field: &'static str,
+}
+
+/// `Kind namespace/name`, or `Kind name` for a cluster-scoped object, as errors name it.
+impl std::fmt::Display for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(namespace) => write!(f, "{} {namespace}/{}", self.kind.kind, self.name),
+            None => write!(f, "{} {}", self.kind.kind, self.name),
+        }
+    }
+}
+
+/// A kind that keeps a started job's admission outside its pod templates (Kueue's TrainJob
+/// writes it into `spec.runtimePatches`, since its templates are in its runtime): how the
+/// pod-set infos are written and removed.
+pub trait OwnAdmission: Send + Sync {
+    /// Writes the admission's pod-set infos into the job (Kueue's `RunWithPodSetsInfo`).
+    fn run_with(&self, job: &mut DynamicObject, infos: &[PodSetInfo]) -> Result<(), KindError>;
+
+    /// Removes them (Kueue's `RestorePodSetsInfo`); whether the job changed. The framework asks
+    /// once the job is suspended and none of its pods is active, as Kueue's custom `Stop` does.
+    fn restore(&self, job: &mut DynamicObject) -> bool;
 }
 
 /// Sub-groups of a pod set whose pods are ranked within each group (a JobSet's replicated Jobs):
@@ -90,12 +150,46 @@ pub enum KindError {
 
 /// One job kind's rules (Kueue's `GenericJob`), read from and written into its object. Every
 /// method is pure: no client, no clock. The framework calls them in Kueue's reconciler order.
+///
+/// Most kinds hold their pod templates. A kind whose templates are in another object (a
+/// TrainJob's runtime) names it in [`JobKind::reference`] and builds, in [`JobKind::compose`],
+/// the object its pod sets are read from; `pod_sets`, `pods_ready` and `reclaimable_pods` are
+/// then asked of that composed object, every other method of the job itself.
 pub trait JobKind: Send + Sync + 'static {
     /// The kind's API identity and framework name.
     fn id(&self) -> &'static KindId;
 
-    /// The pod sets, in Kueue's order for the kind.
+    /// The pod sets, in Kueue's order for the kind, their templates at pointers into `job` (the
+    /// composed object for a kind with a reference).
     fn pod_sets(&self, job: &DynamicObject) -> Result<Vec<KindPodSet>, KindError>;
+
+    /// The kinds of the objects jobs of this kind build their pod sets from; none for most.
+    fn referenced_kinds(&self) -> &'static [ReferencedKind] {
+        &[]
+    }
+
+    /// The object `job` builds its pod sets from, of one of [`JobKind::referenced_kinds`].
+    fn reference(&self, _job: &DynamicObject) -> Result<Option<Reference>, KindError> {
+        Ok(None)
+    }
+
+    /// For a kind with a reference: the object its pod sets are read from, composed of the job
+    /// and the referenced object (Kueue builds a TrainJob's JobSet from its runtime). `None`:
+    /// the job itself.
+    fn compose(
+        &self,
+        _job: &DynamicObject,
+        _referenced: &DynamicObject,
+    ) -> Result<Option<DynamicObject>, KindError> {
+        Ok(None)
+    }
+
+    /// How a kind that keeps its admission outside its templates starts and stops; `None` for
+    /// the kinds whose templates the framework writes the pod-set infos into at their pointers.
+    /// A kind with a reference has one, since its templates are not in the job.
+    fn own_admission(&self) -> Option<&dyn OwnAdmission> {
+        None
+    }
 
     /// Whether the job is suspended (its pods are not to run).
     fn is_suspended(&self, job: &DynamicObject) -> bool;

@@ -28,17 +28,19 @@ use super::super::scope::queue_name;
 use super::in_step::in_step;
 use super::kind::JobKind;
 use super::start_stop::{self, StartError};
-use super::workload::{FrameworkError, WorkloadContext, workload_for};
+use super::workload::{FrameworkError, WorkloadContext, pod_set_source, workload_for};
 use crate::jobs::job_reconcile::{JobContext, JobStep};
 
 /// The one write to make next for a job of a framework kind: the batch Job's steps, on the
 /// kind's object (a framework kind's job never needs `ClearStartTime`).
 pub type FrameworkStep = JobStep<DynamicObject, FrameworkError>;
 
-/// The next step for `job`, given the Workloads it controls.
+/// The next step for `job`, given the Workloads it controls and the object it builds its pod
+/// sets from (`referenced`, if its kind reads one and it exists).
 pub fn next_step(
     kind: &dyn JobKind,
     job: &DynamicObject,
+    referenced: Option<&DynamicObject>,
     owned: &[&Workload],
     ctx: JobContext<'_>,
 ) -> FrameworkStep {
@@ -79,7 +81,7 @@ pub fn next_step(
         };
     }
     let Some((&workload, duplicates)) = live.split_first() else {
-        return without_workload(kind, job, owned, ctx);
+        return without_workload(kind, job, referenced, owned, ctx);
     };
     if let Some(duplicate) = duplicates.first() {
         // Kueue keeps one Workload per job: the extras go, the first stays.
@@ -88,9 +90,9 @@ pub fn next_step(
     if workload.condition_is_true(condition_types::FINISHED) {
         return FrameworkStep::Idle;
     }
-    match in_step(kind, job, workload, ctx.flavors, ctx.gates) {
+    match in_step(kind, job, referenced, workload, ctx.flavors, ctx.gates) {
         Err(error) => return cannot_compose(error),
-        Ok(false) => return out_of_step(kind, job, workload, ctx),
+        Ok(false) => return out_of_step(kind, job, referenced, workload, ctx),
         Ok(true) => {}
     }
     if ctx.prebuilt.is_none()
@@ -106,7 +108,9 @@ pub fn next_step(
         return step;
     }
     if ctx.wait_for_pods_ready && workload.condition_is_true(condition_types::QUOTA_RESERVED) {
-        let condition = pods_ready_condition(workload, kind.pods_ready(job));
+        // Kueue counts a job whose pod sets cannot be built as not ready.
+        let ready = pod_set_source(kind, job, referenced).is_ok_and(|s| kind.pods_ready(&s));
+        let condition = pods_ready_condition(workload, ready);
         if !condition.is_current(workload) {
             return FrameworkStep::PodsReady {
                 workload: Box::new(workload.clone()),
@@ -135,7 +139,10 @@ pub fn next_step(
         if !ctx.gates.enabled(Feature::ReclaimablePods) {
             return FrameworkStep::Idle;
         }
-        return match to_write(workload, kind.reclaimable_pods(job)) {
+        let Ok(source) = pod_set_source(kind, job, referenced) else {
+            return FrameworkStep::Idle;
+        };
+        return match to_write(workload, kind.reclaimable_pods(&source)) {
             Some(pods) => FrameworkStep::ReclaimablePods {
                 workload: Box::new(workload.clone()),
                 pods,
@@ -143,7 +150,7 @@ pub fn next_step(
             None => FrameworkStep::Idle,
         };
     }
-    start(kind, job, workload, ctx)
+    start(kind, job, referenced, workload, ctx)
 }
 
 /// A job whose Workloads are all gone or going: stop it if it runs, then create a Workload once
@@ -151,6 +158,7 @@ pub fn next_step(
 fn without_workload(
     kind: &dyn JobKind,
     job: &DynamicObject,
+    referenced: Option<&DynamicObject>,
     owned: &[&Workload],
     ctx: JobContext<'_>,
 ) -> FrameworkStep {
@@ -171,6 +179,7 @@ fn without_workload(
         WorkloadContext {
             priorities: ctx.priorities,
             label_keys_to_copy: ctx.label_keys_to_copy,
+            referenced,
         },
     );
     match built {
@@ -190,6 +199,7 @@ fn without_workload(
 fn out_of_step(
     kind: &dyn JobKind,
     job: &DynamicObject,
+    referenced: Option<&DynamicObject>,
     workload: &Workload,
     ctx: JobContext<'_>,
 ) -> FrameworkStep {
@@ -212,6 +222,7 @@ fn out_of_step(
         WorkloadContext {
             priorities: ctx.priorities,
             label_keys_to_copy: ctx.label_keys_to_copy,
+            referenced,
         },
     );
     match built {
@@ -262,10 +273,11 @@ fn stop(
 fn start(
     kind: &dyn JobKind,
     job: &DynamicObject,
+    referenced: Option<&DynamicObject>,
     workload: &Workload,
     ctx: JobContext<'_>,
 ) -> FrameworkStep {
-    match start_stop::start(kind, job, workload, ctx.flavors, ctx.gates) {
+    match start_stop::start(kind, job, referenced, workload, ctx.flavors, ctx.gates) {
         Ok(started) => {
             let cluster_queue = workload
                 .status

@@ -1,5 +1,6 @@
 //! Starting and stopping a job of any kind: Kueue's `RunWithPodSetsInfo` and
-//! `RestorePodSetsInfo`, applied to each pod template at its pointer.
+//! `RestorePodSetsInfo`, applied to each pod template at its pointer, or written by a kind that
+//! keeps its admission elsewhere ([`OwnAdmission`](super::kind::OwnAdmission)).
 //!
 //! Only the fields the admission owns are written back into a template (labels, annotations,
 //! nodeSelector, tolerations, scheduling gates), so fields kuota's pod types do not know survive.
@@ -16,7 +17,7 @@ use crate::engine::features::FeatureGates;
 
 use super::super::pod_set_info::{FlavorInfo, PodSetInfo, PodSetInfoError, pod_set_infos};
 use super::kind::{JobKind, KindError};
-use super::workload::{FrameworkError, template_at};
+use super::workload::{FrameworkError, pod_set_source, template_at};
 
 /// Why a job cannot be started with its admission.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -43,23 +44,29 @@ impl StartError {
     pub fn is_permanent(&self) -> bool {
         match self {
             Self::PodSetInfo(e) => e.is_permanent(),
-            Self::Template(_) | Self::Kind(_) => true,
+            // The referenced object may yet be created.
+            Self::Template(e) => !matches!(**e, FrameworkError::ReferenceMissing { .. }),
+            Self::Kind(_) => true,
         }
     }
 }
 
 /// The job as started with `workload`'s admission: each template merged with its pod set's
 /// info (flavors' node selectors and tolerations, admission labels and annotations, scheduling
-/// gates including the topology gate), partially admitted pod sets resized, and resumed.
+/// gates including the topology gate), partially admitted pod sets resized, and resumed. A kind
+/// with its own admission writes the infos itself. `referenced` is the object the job builds its
+/// pod sets from, if its kind reads one and it exists.
 pub fn start(
     kind: &dyn JobKind,
     job: &DynamicObject,
+    referenced: Option<&DynamicObject>,
     workload: &Workload,
     flavors: &BTreeMap<String, FlavorInfo>,
     gates: &FeatureGates,
 ) -> Result<DynamicObject, StartError> {
     let infos = pod_set_infos(workload, flavors, gates)?;
-    let pod_sets = kind.pod_sets(job)?;
+    let source = pod_set_source(kind, job, referenced)?;
+    let pod_sets = kind.pod_sets(&source)?;
     if infos.len() != pod_sets.len() {
         return Err(PodSetInfoError::PodSetCount {
             want: pod_sets.len(),
@@ -68,6 +75,11 @@ pub fn start(
         .into());
     }
     let mut started = job.clone();
+    if let Some(own) = kind.own_admission() {
+        own.run_with(&mut started, &infos)?;
+        kind.set_suspended(&mut started, false)?;
+        return Ok(started);
+    }
     for pod_set in &pod_sets {
         let info = infos
             .iter()
@@ -89,13 +101,23 @@ pub fn start(
 
 /// The job suspended, each template restored to the Workload's copy of it (labels, annotations,
 /// nodeSelector, tolerations, scheduling gates) and each resized pod set to its requested count;
-/// `None` when the job already is so.
+/// `None` when the job already is so. A kind with its own admission is first only suspended,
+/// and restored once none of its pods is active (Kueue's custom `Stop`).
 pub fn stop(
     kind: &dyn JobKind,
     job: &DynamicObject,
     workload: &Workload,
 ) -> Result<Option<DynamicObject>, StartError> {
     let mut stopped = job.clone();
+    if let Some(own) = kind.own_admission() {
+        let changed = if kind.is_suspended(job) {
+            !kind.is_active(job) && own.restore(&mut stopped)
+        } else {
+            kind.set_suspended(&mut stopped, true)?;
+            true
+        };
+        return Ok(changed.then_some(stopped));
+    }
     if !kind.is_suspended(job) {
         kind.set_suspended(&mut stopped, true)?;
     }

@@ -1,6 +1,7 @@
 //! The Workload the framework creates for a job of any kind (Kueue's `ConstructWorkload`), and
 //! whether a job still matches its Workload (Kueue's `EquivalentToWorkload`).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -37,6 +38,8 @@ pub struct WorkloadContext<'a> {
     pub priorities: &'a PriorityLookup,
     /// `labelKeysToCopy` of Kueue's configuration.
     pub label_keys_to_copy: &'a [String],
+    /// The object the job references for its pod sets ([`JobKind::reference`]), if it exists.
+    pub referenced: Option<&'a DynamicObject>,
 }
 
 /// Why a job has no Workload. `kind` and `job` (`namespace/name`) name the object.
@@ -100,9 +103,39 @@ pub enum FrameworkError {
         job: String,
         name: String,
     },
+    /// The object the job builds its pod sets from does not exist (yet).
+    #[error("{kind} {job}: {field}: {referenced} does not exist; the job waits for it")]
+    ReferenceMissing {
+        kind: &'static str,
+        job: String,
+        field: &'static str,
+        referenced: String,
+    },
     /// The kind's own rules could not read the object.
     #[error(transparent)]
     Kind(#[from] KindError),
+}
+
+/// The object `job`'s pod sets are read from: the job itself, or its kind's composition of the
+/// job and the object it references, which must exist.
+pub fn pod_set_source<'a>(
+    kind: &dyn JobKind,
+    job: &'a DynamicObject,
+    referenced: Option<&DynamicObject>,
+) -> Result<Cow<'a, DynamicObject>, FrameworkError> {
+    let Some(reference) = kind.reference(job)? else {
+        return Ok(Cow::Borrowed(job));
+    };
+    let referenced = referenced.ok_or_else(|| FrameworkError::ReferenceMissing {
+        kind: kind.id().kind,
+        job: job_key(job),
+        field: reference.field,
+        referenced: reference.to_string(),
+    })?;
+    Ok(match kind.compose(job, referenced)? {
+        Some(composed) => Cow::Owned(composed),
+        None => Cow::Borrowed(job),
+    })
 }
 
 /// The Workload for `job`, before any admission: named as Kueue names it, owned by the job, with
@@ -124,7 +157,8 @@ pub fn workload_for(
             reason: format!("not a LocalQueue name: {reason}"),
         })?;
     }
-    let pod_sets = workload_pod_sets(kind, job)?;
+    let source = pod_set_source(kind, job, ctx.referenced)?;
+    let pod_sets = workload_pod_sets(kind, &source)?;
     // Kueue takes the first pod template's priorityClassName that is set.
     let pod_priority_class = pod_sets.iter().find_map(|p| {
         p.template
@@ -176,7 +210,8 @@ pub fn workload_for(
     Ok(workload)
 }
 
-/// The Workload's pod sets, read from the job at each pod set's pointer.
+/// The Workload's pod sets, read from the job (or the object [`pod_set_source`] composed) at
+/// each pod set's pointer.
 pub fn workload_pod_sets(
     kind: &dyn JobKind,
     job: &DynamicObject,

@@ -58,7 +58,7 @@ fn int_field(value: &Value, pointer: &str) -> Option<i32> {
 
 /// Pods one Job of the replicated Job runs at once: its parallelism (defaulted to 1), fewer when
 /// its completions are fewer (Kueue's `PodsCountPerReplica`).
-fn pods_per_replica(replicated_job: &Value) -> i32 {
+pub(super) fn pods_per_replica(replicated_job: &Value) -> i32 {
     let parallelism = int_field(replicated_job, "/template/spec/parallelism").unwrap_or(1);
     let completions =
         int_field(replicated_job, "/template/spec/completions").unwrap_or(parallelism);
@@ -66,7 +66,7 @@ fn pods_per_replica(replicated_job: &Value) -> i32 {
 }
 
 /// A replicated Job's replicas; the JobSet API defaults them to 1.
-fn replicas(replicated_job: &Value) -> i32 {
+pub(super) fn replicas(replicated_job: &Value) -> i32 {
     int_field(replicated_job, "/replicas").unwrap_or(1)
 }
 

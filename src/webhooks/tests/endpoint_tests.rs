@@ -22,6 +22,7 @@ const SERVED_PATHS: &[&str] = &[
     "/mutate-kueue-x-k8s-io-v1beta2-clusterqueue",
     "/mutate-kueue-x-k8s-io-v1beta2-resourceflavor",
     "/mutate-kueue-x-k8s-io-v1beta2-workload",
+    "/mutate-trainer-kubeflow-org-v1alpha1-trainjob",
     "/mutate-workload-codeflare-dev-v1beta2-appwrapper",
     "/validate--v1-pod",
     "/validate-apps-v1-deployment",
@@ -38,6 +39,7 @@ const SERVED_PATHS: &[&str] = &[
     "/validate-kueue-x-k8s-io-v1beta2-cohort",
     "/validate-kueue-x-k8s-io-v1beta2-resourceflavor",
     "/validate-kueue-x-k8s-io-v1beta2-workload",
+    "/validate-trainer-kubeflow-org-v1alpha1-trainjob",
     "/validate-workload-codeflare-dev-v1beta2-appwrapper",
 ];
 

@@ -10,6 +10,7 @@ use kube::{Api, Client};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::referenced::{self, FrameworkInput};
 use crate::api::HasConditions;
 use crate::api::keys::labels;
 use crate::controllers::jobs::inputs::JobInput;
@@ -25,7 +26,7 @@ pub struct Awaited {
     /// `manageJobsWithoutQueueName`: every job of the kind is read, not only those naming a
     /// queue.
     pub every_job: bool,
-    pub inputs: mpsc::Sender<JobInput<DynamicObject>>,
+    pub inputs: mpsc::Sender<FrameworkInput>,
 }
 
 /// The CRD name serving `id`: `<plural>.<group>`.
@@ -80,8 +81,8 @@ pub async fn start_when_established(client: Client, mut awaited: Vec<Awaited>) {
     while started.join_next().await.is_some() {}
 }
 
-/// Starts the watch of one kind's jobs: every job with `manageJobsWithoutQueueName`, else those
-/// naming a queue.
+/// Starts the watch of one kind's jobs (every job with `manageJobsWithoutQueueName`, else those
+/// naming a queue) and of the objects they reference.
 fn start_kind(client: &Client, waiting: &Awaited, tasks: &mut JoinSet<()>) {
     let resource = waiting.kind.id().api_resource();
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
@@ -91,8 +92,9 @@ fn start_kind(client: &Client, waiting: &Awaited, tasks: &mut JoinSet<()>) {
     } else {
         all.labels(labels::QUEUE_NAME)
     };
-    let wrap: fn(Change<DynamicObject>) -> JobInput<DynamicObject> = JobInput::Job;
+    let wrap = |change: Change<DynamicObject>| FrameworkInput::Job(JobInput::Job(change));
     watches::spawn(tasks, api, config, &waiting.inputs, wrap, watches::slim);
+    referenced::watch(client, waiting.kind, &waiting.inputs, tasks);
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! One framework kind's reconciler: each job that changed gets its next step from the kind's
-//! rules, and each Workload a job of the kind controls is finished once that job is gone and
-//! released once finished.
+//! One framework kind's reconciler: each job that changed (or whose referenced object did) gets
+//! its next step from the kind's rules, and each Workload a job of the kind controls is finished
+//! once that job is gone and released once finished.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +13,7 @@ use super::super::inputs::{JobCaches, JobInput, Touched, WATCHED_KINDS};
 use super::super::settings::JobSettings;
 use super::super::steps::{self, Done, Outcome, Write};
 use super::super::{Object, applied, mark, settle};
+use super::referenced::{Concerns, FrameworkInput, ReferencedObjects, key_of};
 use crate::api::ObjectKey;
 use crate::clock::Reading;
 use crate::controllers::events::EventSink;
@@ -27,6 +28,8 @@ pub struct FrameworkTask {
     kind: &'static dyn JobKind,
     owner: OwnerKind,
     caches: JobCaches<DynamicObject>,
+    /// The objects the kind's jobs build their pod sets from, when the kind reads any.
+    referenced: ReferencedObjects,
     settings: JobSettings,
     writer: Writer,
     events: EventSink,
@@ -47,6 +50,7 @@ impl FrameworkTask {
         FrameworkTask {
             kind,
             caches: JobCaches::for_owner(owner.clone()),
+            referenced: ReferencedObjects::new(kind),
             owner,
             settings,
             writer,
@@ -65,9 +69,15 @@ impl FrameworkTask {
             return FrameworkStep::Idle;
         }
         let owned = self.caches.workloads_of(job);
+        let referenced = match self.kind.reference(job) {
+            Ok(Some(reference)) => self.referenced.get(self.kind, &reference),
+            // A reference the kind cannot read is reported when the pod sets are built.
+            Ok(None) | Err(_) => None,
+        };
         next_step(
             self.kind,
             job,
+            referenced,
             &owned,
             JobContext {
                 flavors: &self.caches.flavors,
@@ -97,15 +107,47 @@ impl FrameworkTask {
         );
         steps::write_workload_step(workload, step, now)
     }
+
+    /// The jobs referencing the object at `key`.
+    fn referencing(&self, key: &(usize, ObjectKey)) -> Vec<ObjectKey> {
+        self.caches
+            .jobs
+            .iter()
+            .filter(|(_, job)| {
+                self.kind
+                    .reference(job)
+                    .ok()
+                    .flatten()
+                    .and_then(|reference| key_of(self.kind, &reference))
+                    .as_ref()
+                    == Some(key)
+            })
+            .map(|(job_key, _)| job_key.clone())
+            .collect()
+    }
 }
 
 impl Task for FrameworkTask {
-    type Input = JobInput<DynamicObject>;
+    type Input = FrameworkInput;
     type Key = Object;
     type Write = Write;
     type Answer = Done;
 
     fn take(&mut self, input: Self::Input, _now: Reading, dirty: &mut Dirty<Object>) {
+        let input = match input {
+            FrameworkInput::Job(input) => input,
+            FrameworkInput::Referenced(index, change) => {
+                let mut touched = Touched::default();
+                match self.referenced.take(index, change) {
+                    Concerns::All => touched.all = true,
+                    Concerns::Object(index, key) => {
+                        touched.jobs.extend(self.referencing(&(index, key)));
+                    }
+                }
+                mark(touched, dirty);
+                return;
+            }
+        };
         let (source, reset) = input.source();
         if reset {
             self.listed[source] = true;
@@ -116,7 +158,7 @@ impl Task for FrameworkTask {
     }
 
     fn listed(&self) -> bool {
-        self.listed.iter().all(|l| *l)
+        self.listed.iter().all(|l| *l) && self.referenced.listed()
     }
 
     fn keys(&self) -> Vec<Object> {

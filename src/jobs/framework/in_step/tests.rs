@@ -12,6 +12,7 @@ fn workload(job: &DynamicObject) -> Workload {
         WorkloadContext {
             priorities: &PriorityLookup::new(),
             label_keys_to_copy: &[],
+            referenced: None,
         },
     )
     .unwrap()
@@ -21,6 +22,7 @@ fn matches(job: &DynamicObject, workload: &Workload) -> bool {
     in_step(
         &TestSet,
         job,
+        None,
         workload,
         &BTreeMap::new(),
         &FeatureGates::default(),

@@ -26,6 +26,7 @@ fn step_with(
     next_step(
         &TestSet,
         job,
+        None,
         owned,
         JobContext {
             flavors: &flavors(),
@@ -45,6 +46,7 @@ fn built(job: &DynamicObject) -> Workload {
         WorkloadContext {
             priorities: &PriorityLookup::new(),
             label_keys_to_copy: &[],
+            referenced: None,
         },
     )
     .unwrap()

@@ -29,6 +29,7 @@ fn admitted(job: &DynamicObject, workers_count: i32) -> Workload {
         WorkloadContext {
             priorities: &PriorityLookup::new(),
             label_keys_to_copy: &[],
+            referenced: None,
         },
     )
     .unwrap();
@@ -56,6 +57,7 @@ fn start_merges_each_pod_set_info_into_its_template_and_resumes() {
     let started = start(
         &TestSet,
         &job,
+        None,
         &workload,
         &flavors(),
         &FeatureGates::default(),
@@ -99,6 +101,7 @@ fn start_resizes_a_partially_admitted_pod_set() {
     let started = start(
         &TestSet,
         &job,
+        None,
         &admitted(&job, 2),
         &flavors(),
         &FeatureGates::default(),
@@ -120,6 +123,7 @@ fn a_conflicting_node_selector_is_a_permanent_error() {
     let err = start(
         &TestSet,
         &job,
+        None,
         &workload,
         &flavors(),
         &FeatureGates::default(),
@@ -148,6 +152,7 @@ fn a_missing_pod_set_is_a_permanent_error() {
     let err = start(
         &TestSet,
         &job,
+        None,
         &workload,
         &flavors(),
         &FeatureGates::default(),
@@ -167,6 +172,7 @@ fn stop_suspends_and_restores_what_start_added() {
     let started = start(
         &TestSet,
         &job,
+        None,
         &workload,
         &flavors(),
         &FeatureGates::default(),

@@ -8,6 +8,7 @@ fn ctx<'a>(priorities: &'a PriorityLookup, keys: &'a [String]) -> WorkloadContex
     WorkloadContext {
         priorities,
         label_keys_to_copy: keys,
+        referenced: None,
     }
 }
 

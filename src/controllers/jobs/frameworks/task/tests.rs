@@ -1,18 +1,19 @@
 //! A framework kind's task: nothing is decided before the kind's own watch has listed, a job
 //! gets its Workload, and only the kind's own Workloads are finished when their job is gone.
 
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, ObjectReference};
 use kube::Client;
 use serde_json::json;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use super::*;
 use crate::api::Workload;
 use crate::clock::Clock;
+use crate::controllers::events::WorkloadEvent;
 use crate::controllers::leader::Tenure;
 use crate::controllers::watches::Change;
 use crate::controllers::work_queue::WorkQueue;
-use crate::jobs::kinds::JOBSET;
+use crate::jobs::kinds::{JOBSET, TRAINJOB};
 
 fn jobset() -> DynamicObject {
     serde_json::from_value(json!({
@@ -42,20 +43,31 @@ fn workload_owned_by(kind: &str, api_version: &str) -> Workload {
     .expect("a Workload")
 }
 
-/// A JobSet task that leads; its writer's tenure has not begun and nothing listens on the
+/// A task of `kind` that leads; its writer's tenure has not begun and nothing listens on the
 /// client's address, so writes are only decided.
 fn task() -> WorkQueue<FrameworkTask> {
+    task_of(&JOBSET).0
+}
+
+/// A task of `kind`, and the events it records.
+fn task_of(
+    kind: &'static dyn JobKind,
+) -> (
+    WorkQueue<FrameworkTask>,
+    mpsc::Receiver<(ObjectReference, WorkloadEvent)>,
+) {
     let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URL"));
     let client = Client::try_from(config).expect("a client");
-    let (events, _) = EventSink::detached();
+    let (events, recorded) = EventSink::detached();
     let writer = Writer::new(client, -1.0, 1, Tenure::none(), Clock::system());
     let (_, leading) = watch::channel(true);
     let clock = Clock::manual(k8s_openapi::jiff::Timestamp::from_second(1_700_000_000).unwrap());
-    WorkQueue::new(
-        FrameworkTask::new(&JOBSET, JobSettings::default(), writer, events),
+    let task = WorkQueue::new(
+        FrameworkTask::new(kind, JobSettings::default(), writer, events),
         leading,
         clock,
-    )
+    );
+    (task, recorded)
 }
 
 /// The first lists of the watches every kind shares: one namespace, `workloads`.
@@ -70,7 +82,7 @@ fn shared_lists(task: &mut WorkQueue<FrameworkTask>, workloads: Vec<Workload>) {
         JobInput::PriorityClass(Change::Reset(Vec::new())),
         JobInput::Namespace(Change::Reset(vec![ns])),
     ] {
-        task.take(input);
+        task.take(input.into());
     }
 }
 
@@ -85,13 +97,13 @@ fn sent(task: &mut WorkQueue<FrameworkTask>) -> Vec<(Object, String)> {
 async fn a_jobset_gets_its_workload_once_the_kinds_watch_has_listed() {
     let mut task = task();
     shared_lists(&mut task, Vec::new());
-    task.take(JobInput::Job(Change::Apply(Box::new(jobset()))));
+    task.take(JobInput::Job(Change::Apply(Box::new(jobset()))).into());
     assert!(
         sent(&mut task).is_empty(),
         "the JobSet watch has not listed"
     );
 
-    task.take(JobInput::Job(Change::Reset(vec![jobset()])));
+    task.take(JobInput::Job(Change::Reset(vec![jobset()])).into());
     let sent = sent(&mut task);
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0].0, Object::Job(ObjectKey::new("ml", "train")));
@@ -111,9 +123,67 @@ async fn a_workload_whose_jobset_is_gone_is_finished_and_other_kinds_workloads_a
         "the JobSet watch has not listed"
     );
 
-    task.take(JobInput::Job(Change::Reset(Vec::new())));
+    task.take(JobInput::Job(Change::Reset(Vec::new())).into());
     let sent = sent(&mut task);
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0].0, Object::Workload(ObjectKey::new("ml", "w")));
     assert!(sent[0].1.contains("OwnerNotFound"), "{}", sent[0].1);
+}
+
+fn train_job() -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+        "metadata": {"name": "train", "namespace": "ml", "uid": "uid-train",
+                     "resourceVersion": "3",
+                     "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+        "spec": {"suspend": true, "runtimeRef": {"kind": "TrainingRuntime", "name": "torch"}},
+    }))
+    .expect("a TrainJob")
+}
+
+fn runtime() -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+        "metadata": {"name": "torch", "namespace": "ml"},
+        "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {
+            "spec": {"template": {"spec": {"containers": [{"name": "node",
+                "resources": {"requests": {"cpu": "1"}}}]}}}}}]}}},
+    }))
+    .expect("a TrainingRuntime")
+}
+
+/// A TrainJob waits until its runtimes have been listed, names its missing runtime, and gets its
+/// Workload as soon as the runtime appears.
+#[tokio::test]
+async fn a_trainjob_gets_its_workload_once_its_runtime_exists() {
+    let (mut task, mut recorded) = task_of(&TRAINJOB);
+    shared_lists(&mut task, Vec::new());
+    task.take(JobInput::Job(Change::Reset(vec![train_job()])).into());
+    assert!(sent(&mut task).is_empty(), "the runtimes are not listed");
+
+    task.take(FrameworkInput::Referenced(0, Change::Reset(Vec::new())));
+    task.take(FrameworkInput::Referenced(1, Change::Reset(Vec::new())));
+    assert!(
+        sent(&mut task).is_empty(),
+        "no Workload without the runtime"
+    );
+    let (regarding, event) = recorded.try_recv().expect("an event on the TrainJob");
+    assert_eq!(regarding.kind.as_deref(), Some("TrainJob"));
+    assert!(
+        event
+            .note
+            .contains("spec.runtimeRef: TrainingRuntime ml/torch does not exist"),
+        "{}",
+        event.note
+    );
+
+    task.take(FrameworkInput::Referenced(
+        0,
+        Change::Apply(Box::new(runtime())),
+    ));
+    let created = sent(&mut task);
+    assert_eq!(created.len(), 1, "{created:?}");
+    assert_eq!(created[0].0, Object::Job(ObjectKey::new("ml", "train")));
+    assert!(created[0].1.contains("CreateWorkload"), "{}", created[0].1);
+    assert!(created[0].1.contains("trainjob-train-"), "{}", created[0].1);
 }
