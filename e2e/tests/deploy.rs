@@ -336,6 +336,9 @@ async fn webhooks_cover_only_managed_kinds(client: &Client, release: &Release) -
         "paddlejobs",
         "jaxjobs",
         "mpijobs",
+        "rayjobs",
+        "rayclusters",
+        "rayservices",
         "appwrappers",
     ];
     let expected: BTreeSet<String> = kueue.iter().chain(&jobs).map(|r| r.to_string()).collect();

@@ -70,6 +70,9 @@ pub const MANAGED: &[Framework] = &[
     Framework::PaddleJob,
     Framework::JaxJob,
     Framework::MpiJob,
+    Framework::RayJob,
+    Framework::RayCluster,
+    Framework::RayService,
     Framework::AppWrapper,
 ];
 

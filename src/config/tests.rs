@@ -84,9 +84,6 @@ fn kueue_shipped_configuration_is_refused_for_its_unmanaged_frameworks() {
     assert_eq!(
         refused,
         [
-            ("integrations.frameworks[2]", "\"ray.io/rayjob\""),
-            ("integrations.frameworks[3]", "\"ray.io/raycluster\""),
-            ("integrations.frameworks[4]", "\"ray.io/rayservice\""),
             (
                 "integrations.frameworks[7]",
                 "\"trainer.kubeflow.org/trainjob\""

@@ -4,6 +4,7 @@
 mod appwrapper;
 mod jobset;
 mod kubeflow;
+mod ray;
 
 use super::framework::JobKind;
 use crate::config::Framework;
@@ -11,6 +12,7 @@ use crate::config::Framework;
 pub use appwrapper::APPWRAPPER;
 pub use jobset::JOBSET;
 pub use kubeflow::{JAXJOB, MPIJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB};
+pub use ray::{RAYCLUSTER, RAYJOB, RAYSERVICE};
 
 /// The rules of the framework's kind, when the kind is read through [`JobKind`].
 pub fn rules(framework: Framework) -> Option<&'static dyn JobKind> {
@@ -23,6 +25,9 @@ pub fn rules(framework: Framework) -> Option<&'static dyn JobKind> {
         Framework::JaxJob => Some(&JAXJOB),
         Framework::MpiJob => Some(&MPIJOB),
         Framework::AppWrapper => Some(&APPWRAPPER),
+        Framework::RayJob => Some(&RAYJOB),
+        Framework::RayCluster => Some(&RAYCLUSTER),
+        Framework::RayService => Some(&RAYSERVICE),
         _ => None,
     }
 }

@@ -320,3 +320,6 @@ fn updated_rules(findings: &mut Findings, webhooks: &Webhooks, facts: UpdateFact
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod ray_tests;

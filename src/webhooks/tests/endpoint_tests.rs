@@ -21,6 +21,9 @@ const SERVED_PATHS: &[&str] = &[
     "/mutate-kueue-x-k8s-io-v1beta2-clusterqueue",
     "/mutate-kueue-x-k8s-io-v1beta2-resourceflavor",
     "/mutate-kueue-x-k8s-io-v1beta2-workload",
+    "/mutate-ray-io-v1-raycluster",
+    "/mutate-ray-io-v1-rayjob",
+    "/mutate-ray-io-v1-rayservice",
     "/mutate-workload-codeflare-dev-v1beta2-appwrapper",
     "/validate--v1-pod",
     "/validate-apps-v1-deployment",
@@ -36,6 +39,9 @@ const SERVED_PATHS: &[&str] = &[
     "/validate-kueue-x-k8s-io-v1beta2-cohort",
     "/validate-kueue-x-k8s-io-v1beta2-resourceflavor",
     "/validate-kueue-x-k8s-io-v1beta2-workload",
+    "/validate-ray-io-v1-raycluster",
+    "/validate-ray-io-v1-rayjob",
+    "/validate-ray-io-v1-rayservice",
     "/validate-workload-codeflare-dev-v1beta2-appwrapper",
 ];
 
