@@ -26,6 +26,8 @@ mod jobset;
 mod kubeflow;
 #[path = "frameworks/mpi.rs"]
 mod mpi;
+#[path = "frameworks/ray.rs"]
+mod ray;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -52,7 +54,7 @@ const RUNS: Duration = Duration::from_secs(120);
 const FRAMEWORKS: &str = "integrations:
   frameworks: [batch/job, jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob, kubeflow.org/tfjob,
     kubeflow.org/xgboostjob, kubeflow.org/paddlejob, kubeflow.org/jaxjob, kubeflow.org/mpijob,
-    workload.codeflare.dev/appwrapper]
+    workload.codeflare.dev/appwrapper, ray.io/rayjob, ray.io/raycluster, ray.io/rayservice]
 ";
 
 /// The suite's controller and the kinds' controllers, started once: kuota first, before the
@@ -63,6 +65,7 @@ struct Controllers {
     training: RunningOperator,
     mpi: RunningOperator,
     appwrapper: RunningOperator,
+    kuberay: RunningOperator,
 }
 
 async fn controllers(client: &Client) -> Result<&'static Controllers> {
@@ -74,17 +77,20 @@ async fn controllers(client: &Client) -> Result<&'static Controllers> {
             Operator::KubeflowTraining.remove_crds(client).await?;
             Operator::Mpi.remove_crds(client).await?;
             Operator::AppWrapper.remove_crds(client).await?;
+            Operator::KubeRay.remove_crds(client).await?;
             let kuota = Replica::spawn("frameworks", FRAMEWORKS).await?;
             let jobset = Operator::JobSet.start(client).await?;
             let training = Operator::KubeflowTraining.start(client).await?;
             let mpi = Operator::Mpi.start(client).await?;
             let appwrapper = Operator::AppWrapper.start(client).await?;
+            let kuberay = Operator::KubeRay.start(client).await?;
             Ok(Controllers {
                 kuota,
                 jobset,
                 training,
                 mpi,
                 appwrapper,
+                kuberay,
             })
         })
         .await
