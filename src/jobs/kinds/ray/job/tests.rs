@@ -2,10 +2,11 @@ use serde_json::json;
 
 use super::*;
 use crate::engine::features::FeatureGates;
-use crate::jobs::framework::{start, stop, workload_pod_sets};
+use crate::jobs::framework::{FrameworkStep, next_step, start, stop, workload_pod_sets};
 use crate::jobs::kinds::ray::tests::{
     admitted, cluster_spec, counts, errors, flavors, head_containers, object,
 };
+use crate::jobs::{JobContext, PriorityLookup};
 
 fn rayjob(mode: Option<&str>) -> DynamicObject {
     let mut spec = json!({"entrypoint": "python run.py", "shutdownAfterJobFinishes": true,
@@ -221,4 +222,33 @@ fn validation_names_each_field_kueue_refuses() {
             "{error}"
         );
     }
+}
+
+/// The reconciler's next step for `job`, which has no Workload.
+fn step_without_workload(job: &DynamicObject) -> FrameworkStep {
+    next_step(
+        &RAYJOB,
+        job,
+        &[],
+        JobContext {
+            flavors: &flavors(),
+            priorities: &PriorityLookup::new(),
+            gates: &FeatureGates::default(),
+            wait_for_pods_ready: false,
+            label_keys_to_copy: &[],
+            prebuilt: None,
+        },
+    )
+}
+
+#[test]
+fn the_reconciler_leaves_a_rayjob_on_an_existing_cluster_alone() {
+    let mut job = rayjob(None);
+    job.data["spec"]["suspend"] = json!(false);
+    assert!(
+        matches!(step_without_workload(&job), FrameworkStep::UpdateJob { .. }),
+        "a running RayJob without a Workload is stopped"
+    );
+    job.data["spec"]["clusterSelector"] = json!({"ray.io/cluster": "shared"});
+    assert_eq!(step_without_workload(&job), FrameworkStep::Idle);
 }
