@@ -71,7 +71,9 @@ headGroupSpec:
   template:
     spec:
       containers:
-      - {{name: ray-head, image: rayproject/ray:2.46.0, resources: {{requests: {{cpu: \"{cpu}\"}}}}}}
+      - name: ray-head
+        image: rayproject/ray:2.46.0
+        resources: {{requests: {{cpu: \"{cpu}\"}}}}
 workerGroupSpecs:
 - groupName: workers
   replicas: 1
@@ -81,7 +83,9 @@ workerGroupSpecs:
   template:
     spec:
       containers:
-      - {{name: ray-worker, image: rayproject/ray:2.46.0, resources: {{requests: {{cpu: \"{cpu}\"}}}}}}
+      - name: ray-worker
+        image: rayproject/ray:2.46.0
+        resources: {{requests: {{cpu: \"{cpu}\"}}}}
 "
     );
     spec.lines()

@@ -5,7 +5,7 @@
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use kube::api::DynamicObject;
 
-use super::{ClusterSpec, set_bool_at};
+use super::spec::{ClusterSpec, set_bool_at};
 use crate::jobs::JobFinished;
 use crate::jobs::framework::{JobKind, KindError, KindId, KindPodSet, bool_at, str_at};
 

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{Container, PodTemplateSpec};
 use kube::api::DynamicObject;
 use serde_json::{Value, json};
 
-use super::{ClusterSpec, fixed_resources, set_bool_at, whole};
+use super::spec::{ClusterSpec, fixed_resources, set_bool_at, whole};
 use crate::jobs::JobFinished;
 use crate::jobs::framework::{JobKind, KindError, KindId, KindPodSet, bool_at, str_at};
 

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use kube::api::DynamicObject;
 use serde_json::{Value, json};
 
 use super::*;
