@@ -28,9 +28,9 @@ fn controller_with(name: &str, text: &str) -> Output {
 #[test]
 fn an_unmanaged_framework_stops_the_controller_naming_it_and_the_managed_ones() {
     let out = controller_with(
-        "rayjob",
+        "spark",
         "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nintegrations:\n  \
-         frameworks: [batch/job, ray.io/rayjob]\n",
+         frameworks: [batch/job, sparkoperator.k8s.io/sparkapplication]\n",
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -40,8 +40,8 @@ fn an_unmanaged_framework_stops_the_controller_naming_it_and_the_managed_ones() 
         .unwrap_or_else(|| panic!("no error line: {stderr}"));
     assert!(
         line.contains(
-            "integrations.frameworks[1]: Invalid value: \"ray.io/rayjob\": kuota does \
-             not manage this framework"
+            "integrations.frameworks[1]: Invalid value: \
+             \"sparkoperator.k8s.io/sparkapplication\": kuota does not manage this framework"
         ),
         "{line}"
     );

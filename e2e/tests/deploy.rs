@@ -340,6 +340,9 @@ async fn webhooks_cover_only_managed_kinds(client: &Client, release: &Release) -
         "paddlejobs",
         "jaxjobs",
         "mpijobs",
+        "rayjobs",
+        "rayclusters",
+        "rayservices",
         "appwrappers",
         "trainjobs",
     ];

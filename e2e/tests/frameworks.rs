@@ -26,6 +26,8 @@ mod jobset;
 mod kubeflow;
 #[path = "frameworks/mpi.rs"]
 mod mpi;
+#[path = "frameworks/ray.rs"]
+mod ray;
 #[path = "frameworks/trainjob.rs"]
 mod trainjob;
 
@@ -54,7 +56,8 @@ const RUNS: Duration = Duration::from_secs(120);
 const FRAMEWORKS: &str = "integrations:
   frameworks: [jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob, kubeflow.org/tfjob,
     kubeflow.org/xgboostjob, kubeflow.org/paddlejob, kubeflow.org/jaxjob, kubeflow.org/mpijob,
-    workload.codeflare.dev/appwrapper, trainer.kubeflow.org/trainjob]
+    workload.codeflare.dev/appwrapper, trainer.kubeflow.org/trainjob, ray.io/rayjob,
+    ray.io/raycluster, ray.io/rayservice]
 ";
 
 /// The suite's controller and the kinds' controllers, started once: kuota first, before the
@@ -66,6 +69,7 @@ struct Controllers {
     mpi: RunningOperator,
     appwrapper: RunningOperator,
     trainer: RunningOperator,
+    kuberay: RunningOperator,
 }
 
 async fn controllers(client: &Client) -> Result<&'static Controllers> {
@@ -78,12 +82,14 @@ async fn controllers(client: &Client) -> Result<&'static Controllers> {
             Operator::Mpi.remove_crds(client).await?;
             Operator::AppWrapper.remove_crds(client).await?;
             Operator::Trainer.remove_crds(client).await?;
+            Operator::KubeRay.remove_crds(client).await?;
             let kuota = Replica::spawn("frameworks", FRAMEWORKS).await?;
             let jobset = Operator::JobSet.start(client).await?;
             let training = Operator::KubeflowTraining.start(client).await?;
             let mpi = Operator::Mpi.start(client).await?;
             let appwrapper = Operator::AppWrapper.start(client).await?;
             let trainer = Operator::Trainer.start(client).await?;
+            let kuberay = Operator::KubeRay.start(client).await?;
             Ok(Controllers {
                 kuota,
                 jobset,
@@ -91,6 +97,7 @@ async fn controllers(client: &Client) -> Result<&'static Controllers> {
                 mpi,
                 appwrapper,
                 trainer,
+                kuberay,
             })
         })
         .await

@@ -71,6 +71,9 @@ pub const MANAGED: &[Framework] = &[
     Framework::PaddleJob,
     Framework::JaxJob,
     Framework::MpiJob,
+    Framework::RayJob,
+    Framework::RayCluster,
+    Framework::RayService,
     Framework::AppWrapper,
     Framework::TrainJob,
 ];

@@ -83,15 +83,10 @@ fn kueue_shipped_configuration_is_refused_for_its_unmanaged_frameworks() {
         .collect();
     assert_eq!(
         refused,
-        [
-            ("integrations.frameworks[2]", "\"ray.io/rayjob\""),
-            ("integrations.frameworks[3]", "\"ray.io/raycluster\""),
-            ("integrations.frameworks[4]", "\"ray.io/rayservice\""),
-            (
-                "integrations.frameworks[11]",
-                "\"leaderworkerset.x-k8s.io/leaderworkerset\""
-            ),
-        ]
+        [(
+            "integrations.frameworks[11]",
+            "\"leaderworkerset.x-k8s.io/leaderworkerset\""
+        ),]
     );
 }
 

@@ -4,6 +4,7 @@
 mod appwrapper;
 mod jobset;
 mod kubeflow;
+mod ray;
 mod trainjob;
 
 use super::framework::JobKind;
@@ -12,6 +13,7 @@ use crate::config::Framework;
 pub use appwrapper::APPWRAPPER;
 pub use jobset::JOBSET;
 pub use kubeflow::{JAXJOB, MPIJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB};
+pub use ray::{RAYCLUSTER, RAYJOB, RAYSERVICE};
 pub use trainjob::TRAINJOB;
 
 /// The rules of the framework's kind, when the kind is read through [`JobKind`].
@@ -25,6 +27,9 @@ pub fn rules(framework: Framework) -> Option<&'static dyn JobKind> {
         Framework::JaxJob => Some(&JAXJOB),
         Framework::MpiJob => Some(&MPIJOB),
         Framework::AppWrapper => Some(&APPWRAPPER),
+        Framework::RayJob => Some(&RAYJOB),
+        Framework::RayCluster => Some(&RAYCLUSTER),
+        Framework::RayService => Some(&RAYSERVICE),
         Framework::TrainJob => Some(&TRAINJOB),
         _ => None,
     }

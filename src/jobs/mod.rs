@@ -47,6 +47,7 @@ mod pod_parent;
 mod pod_prebuilt;
 mod pod_reconcile;
 mod pod_set_info;
+mod pod_step;
 mod pod_workload;
 mod pods_ready;
 mod prebuilt;

@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::pod_group::{annotation, pod_group_total_count, role_hash};
-use super::pod_reconcile::PodStep;
+use super::pod_step::PodStep;
 use super::prebuilt::{OUT_OF_SYNC_MESSAGE, prebuilt_workload_name};
 use crate::api::keys::{annotations, condition_types, finished_reasons};
 use crate::api::{HasConditions, Workload};

@@ -20,23 +20,23 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use super::admission_gate::copy_gates;
 use super::copied_labels::{add_labels, group_labels};
 use super::events::{JobEvent, STOP_MISSING_WORKLOAD, STOP_NOT_ADMITTED, STOP_WORKLOAD_DELETED};
-use super::pod_follow::{FollowStep, follow_pod};
+use super::pod_follow::follow_pod;
 use super::pod_group::{annotation, pod_group_name, role_hash};
 use super::pod_prebuilt::{names_prebuilt, prebuilt_members};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
+pub use super::pod_step::PodStep;
 use super::pod_workload::{
     PodWorkloadError, has_finalizer, has_gate, phase, pods_finished, pods_ready,
     runnable_or_succeeded, start_pods, workload_for_pods,
 };
-use super::pods_ready::{PodsReadyCondition, pods_ready_condition};
+use super::pods_ready::pods_ready_condition;
 use super::priority::PriorityLookup;
 use super::reclaimable::{group_reclaimable_pods, to_write};
-use super::replacement_pods::{ReplacementPods, replacement_pods};
+use super::replacement_pods::replacement_pods;
 use crate::api::Workload;
 use crate::api::keys::{
     annotations, condition_types, finalizers, finished_reasons, scheduling_gates,
 };
-use crate::api::workload_status::ReclaimablePod;
 use crate::engine::features::{Feature, FeatureGates};
 
 /// Kueue's stop reasons, written as the `TerminationTarget` reason of each deleted pod.
@@ -57,66 +57,6 @@ pub struct PodContext<'a> {
     pub wait_for_pods_ready: bool,
     /// `integrations.labelKeysToCopy`: pod labels a new Workload carries too.
     pub label_keys_to_copy: &'a [String],
-}
-
-/// The one write (to one object or to several pods) to make next for a pod or a pod group.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PodStep {
-    /// Nothing to do until a pod or the Workload changes.
-    Idle,
-    /// The pods cannot have a Workload (yet): the warning to record on the first pod.
-    CannotCompose(JobEvent),
-    /// Create this Workload; `CreatedWorkload` on the first pod.
-    CreateWorkload(Box<Workload>),
-    /// Write this Workload, which names `added` more of the group's pods as owners
-    /// (`OwnerReferencesAdded` on it).
-    AdoptPods {
-        workload: Box<Workload>,
-        added: usize,
-    },
-    /// Set `Finished=True` with this reason and message; `FinishedWorkload` on the first pod.
-    FinishWorkload {
-        workload: Box<Workload>,
-        reason: &'static str,
-        message: String,
-    },
-    /// Write these `status.reclaimablePods` on the group's Workload (gate `ReclaimablePods`).
-    ReclaimablePods {
-        workload: Box<Workload>,
-        pods: Vec<ReclaimablePod>,
-    },
-    /// Write this `WaitingForReplacementPods` condition on a group's Workload.
-    ReplacementPods {
-        workload: Box<Workload>,
-        condition: ReplacementPods,
-    },
-    /// Write this `PodsReady` condition on the Workload.
-    PodsReady {
-        workload: Box<Workload>,
-        condition: PodsReadyCondition,
-    },
-    /// Write these pods as started (admission gate gone, pod set info merged); `Started` with
-    /// the ClusterQueue on each.
-    StartPods {
-        pods: Vec<Pod>,
-        cluster_queue: String,
-    },
-    /// Set `TerminationTarget=True` with `reason` and `message` on each pod and delete it;
-    /// `Stopped` with `message` on each.
-    StopPods {
-        pods: Vec<Pod>,
-        reason: String,
-        message: String,
-    },
-    /// Pods beyond their role's count: drop the managed finalizer and delete each
-    /// (`ExcessPodDeleted`).
-    DeleteExcess(Vec<Pod>),
-    /// Drop the `kueue.x-k8s.io/managed` finalizer from these pods.
-    Finalize(Vec<Pod>),
-    /// Drop the Workload's `resource-in-use` finalizer.
-    ReleaseWorkload(Box<Workload>),
-    /// Write the Workload with what it follows from its pods (admission gates, priority).
-    Follow(FollowStep),
 }
 
 /// The next step for `pods` (one single pod, or every pod of a group that the cluster holds)

@@ -19,7 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use super::admission_gate::{copy_gates, follow_gates};
 use super::distinct_env::distinct_env;
 use super::names::owner_workload_name;
-use super::pod_group::{annotation, label};
+use super::pod_group::{annotation, label, pod_group_name};
 use super::pod_set_info::gate_names;
 use super::priority::{MissingClass, PriorityLookup};
 use super::scope::queue_name;
@@ -360,7 +360,7 @@ pub fn group_pod(
         return false;
     }
     let queue = queue_name(&statefulset.metadata);
-    if super::pod_group_name(pod) == Some(workload_name) {
+    if pod_group_name(pod) == Some(workload_name) {
         return false;
     }
     if queue.is_none() && !context.manage_without_queue_name {
@@ -399,7 +399,7 @@ fn sync_queue(statefulset: &StatefulSet, workload_name: &str, pod: &mut Pod) -> 
         return false;
     };
     if replicas(statefulset) == 0
-        || super::pod_group_name(pod) != Some(workload_name)
+        || pod_group_name(pod) != Some(workload_name)
         || label(pod, labels::QUEUE_NAME) == Some(queue)
     {
         return false;
@@ -419,7 +419,7 @@ fn ungate_in_rollout(statefulset: &StatefulSet, workload_name: &str, pod: &mut P
     let current = status.and_then(|s| s.current_revision.as_deref());
     let update = status.and_then(|s| s.update_revision.as_deref());
     let rolling = current != update && current == label(pod, CONTROLLER_REVISION_HASH);
-    if !rolling || super::pod_group_name(pod) != Some(workload_name) {
+    if !rolling || pod_group_name(pod) != Some(workload_name) {
         return false;
     }
     let Some(spec) = pod.spec.as_mut() else {

@@ -12,7 +12,8 @@ use super::review::{AdmissionRequest, Verdict};
 use super::settings::Webhooks;
 use super::{batch_job, defaulting, deployment, framework_job, pod, statefulset, validation};
 use crate::jobs::kinds::{
-    APPWRAPPER, JAXJOB, JOBSET, MPIJOB, PADDLEJOB, PYTORCHJOB, TFJOB, TRAINJOB, XGBOOSTJOB,
+    APPWRAPPER, JAXJOB, JOBSET, MPIJOB, PADDLEJOB, PYTORCHJOB, RAYCLUSTER, RAYJOB, RAYSERVICE,
+    TFJOB, TRAINJOB, XGBOOSTJOB,
 };
 
 const KUEUE_GROUP: &str = "kueue.x-k8s.io";
@@ -144,6 +145,21 @@ pub static INTEGRATIONS: &[Integration] = &[
         "kubeflow.org",
         "v2beta1",
         "mpijob"
+    ),
+    framework_kind!(RAYJOB, "ray.io/rayjob", "ray.io", "v1", "rayjob"),
+    framework_kind!(
+        RAYCLUSTER,
+        "ray.io/raycluster",
+        "ray.io",
+        "v1",
+        "raycluster"
+    ),
+    framework_kind!(
+        RAYSERVICE,
+        "ray.io/rayservice",
+        "ray.io",
+        "v1",
+        "rayservice"
     ),
     framework_kind!(
         APPWRAPPER,

@@ -4,8 +4,10 @@
 //! Defaulting, on creation: the namespace's `default` LocalQueue for a job naming none, the
 //! `default` WorkloadPriorityClass, and suspension of a job kuota manages, so no pod starts before
 //! its Workload is admitted. Validation, on creation and update: the labels and annotations Kueue
-//! checks on any job, the kind's own checks, what would keep the job from ever getting a Workload
-//! (`workload_for`), and what may not change while the job runs.
+//! checks on any job, the kind's own checks (some only of a job naming a queue or under
+//! `manageJobsWithoutQueueName`, as Kueue's Ray webhooks), what would keep the job from ever
+//! getting a Workload (`workload_for`, unless the kind skips the job), and what may not change
+//! while the job runs.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -119,14 +121,16 @@ pub fn validate(kind: &dyn JobKind, webhooks: &Webhooks, request: &AdmissionRequ
             .iter()
             .map(ToString::to_string),
     );
+    let scope = &webhooks.pods.scope;
+    if scope.manage_without_queue_name || queue_name(&job.metadata).is_some() {
+        errors.extend(kind.validate_managed(&job).iter().map(ToString::to_string));
+    }
     let namespace_labels = webhooks
         .pods
         .namespaces
         .labels(request.namespace_of(&job.metadata));
-    if webhooks
-        .pods
-        .scope
-        .manages(&job.metadata, &namespace_labels)
+    if scope.manages(&job.metadata, &namespace_labels)
+        && !kind.skip(&job)
         && let Some(problem) = workload_problem(kind, &job)
     {
         errors.push(problem);
@@ -319,3 +323,6 @@ fn updated_rules(findings: &mut Findings, webhooks: &Webhooks, facts: UpdateFact
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod ray_tests;

@@ -31,7 +31,7 @@ const NAMESPACED: [&str; 11] = [
 
 /// The webhooks (path, operations) of Kueue's kinds and of the frameworks kuota manages, as
 /// Kueue's manager registers them.
-const MUTATING: [(&str, &[&str]); 16] = [
+const MUTATING: [(&str, &[&str]); 19] = [
     ("/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-workload", &["CREATE"]),
@@ -46,6 +46,9 @@ const MUTATING: [(&str, &[&str]); 16] = [
     ("/mutate-kubeflow-org-v1-paddlejob", &["CREATE"]),
     ("/mutate-kubeflow-org-v1-jaxjob", &["CREATE"]),
     ("/mutate-kubeflow-org-v2beta1-mpijob", &["CREATE"]),
+    ("/mutate-ray-io-v1-rayjob", &["CREATE"]),
+    ("/mutate-ray-io-v1-raycluster", &["CREATE"]),
+    ("/mutate-ray-io-v1-rayservice", &["CREATE"]),
     (
         "/mutate-workload-codeflare-dev-v1beta2-appwrapper",
         &["CREATE"],

@@ -27,6 +27,8 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": ["kubeflow.org"], "resources": [
             "jaxjobs", "mpijobs", "paddlejobs", "pytorchjobs", "tfjobs", "xgboostjobs"],
             "verbs": ["list", "update", "watch"]},
+        {"apiGroups": ["ray.io"], "resources": ["rayclusters", "rayjobs", "rayservices"],
+            "verbs": ["list", "update", "watch"]},
         {"apiGroups": ["workload.codeflare.dev"], "resources": ["appwrappers"],
             "verbs": ["list", "update", "watch"]},
         {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs"],

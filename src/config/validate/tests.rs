@@ -86,6 +86,9 @@ fn the_managed_frameworks_are_accepted() {
             "kubeflow.org/paddlejob",
             "kubeflow.org/jaxjob",
             "kubeflow.org/mpijob",
+            "ray.io/rayjob",
+            "ray.io/raycluster",
+            "ray.io/rayservice",
             "workload.codeflare.dev/appwrapper",
             "trainer.kubeflow.org/trainjob",
         ]
@@ -110,7 +113,8 @@ fn a_framework_kuota_does_not_manage_is_refused_naming_the_managed_ones() {
                          \"statefulset\", \"jobset.x-k8s.io/jobset\", \"kubeflow.org/pytorchjob\", \
                          \"kubeflow.org/tfjob\", \"kubeflow.org/xgboostjob\", \
                          \"kubeflow.org/paddlejob\", \"kubeflow.org/jaxjob\", \
-                         \"kubeflow.org/mpijob\", \"workload.codeflare.dev/appwrapper\", \
+                         \"kubeflow.org/mpijob\", \"ray.io/rayjob\", \"ray.io/raycluster\", \
+                         \"ray.io/rayservice\", \"workload.codeflare.dev/appwrapper\", \
                          \"trainer.kubeflow.org/trainjob\""
                     .into(),
             }],

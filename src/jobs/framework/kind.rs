@@ -2,7 +2,9 @@
 
 use std::borrow::Cow;
 
+use k8s_openapi::api::core::v1::PodTemplateSpec;
 use kube::api::{ApiResource, DynamicObject};
+use serde_json::Value;
 
 use super::super::job_lifecycle::JobFinished;
 use super::super::pod_set_info::PodSetInfo;
@@ -212,9 +214,41 @@ pub trait JobKind: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Whether kuota leaves the job alone: no Workload, no start or stop (Kueue's `JobWithSkip`,
+    /// e.g. a RayJob that runs on an existing cluster).
+    fn skip(&self, _job: &DynamicObject) -> bool {
+        false
+    }
+
+    /// The pod template the kind's operator uses for a pod set whose template is absent from the
+    /// object (KubeRay's default submitter of a RayJob). The Workload counts it, and starting
+    /// writes it into the object at the pod set's pointer with the admission, as Kueue does.
+    fn default_template(&self, _job: &DynamicObject, _pod_set: &KindPodSet) -> Option<Value> {
+        None
+    }
+
+    /// Adds to a pod set's template, as the Workload holds it, what the kind's operator adds to
+    /// the pods beyond the template (KubeRay's autoscaler and submitter sidecars), so quota
+    /// counts what runs (Kueue's `PodSets`). The job's own template is left as it is.
+    fn adjust_workload_template(
+        &self,
+        _job: &DynamicObject,
+        _pod_set: &KindPodSet,
+        _template: &mut PodTemplateSpec,
+    ) -> Result<(), KindError> {
+        Ok(())
+    }
+
     /// The kind's own checks on create (`old` is `None`) and update, each an error naming the
     /// field (Kueue's `JobWithCustomValidation`).
     fn validate(&self, _job: &DynamicObject, _old: Option<&DynamicObject>) -> Vec<KindError> {
+        Vec::new()
+    }
+
+    /// The kind's checks Kueue makes only of a job its webhook would manage, one naming a queue
+    /// or any with `manageJobsWithoutQueueName` (Kueue's Ray webhooks), on create and on the new
+    /// object of an update; each an error naming the field.
+    fn validate_managed(&self, _job: &DynamicObject) -> Vec<KindError> {
         Vec::new()
     }
 

@@ -44,8 +44,8 @@ pub fn next_step(
     owned: &[&Workload],
     ctx: JobContext<'_>,
 ) -> FrameworkStep {
-    // A job being deleted is only finalized, as in Kueue.
-    if job.metadata.deletion_timestamp.is_some() {
+    // A job being deleted is only finalized, as in Kueue; one the kind skips is left alone.
+    if job.metadata.deletion_timestamp.is_some() || kind.skip(job) {
         return FrameworkStep::Idle;
     }
     let id = kind.id();

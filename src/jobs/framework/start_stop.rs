@@ -90,6 +90,11 @@ pub fn start(
         let mut template = template_at(kind, job, pod_set)?;
         let (meta, spec) = parts(&mut template);
         info.merge_into(meta, spec)?;
+        if started.data.pointer(&pod_set.template).is_none()
+            && let Some(default) = kind.default_template(job, pod_set)
+        {
+            insert_at(kind, &mut started, &pod_set.template, default)?;
+        }
         write_admission_fields(&mut started, &pod_set.template, meta, spec);
         if pod_set.min_count.is_some() && info.count != pod_set.count {
             kind.set_count(&mut started, &pod_set.name, info.count)?;
@@ -141,6 +146,30 @@ pub fn stop(
         }
     }
     Ok((stopped.data != job.data).then_some(stopped))
+}
+
+/// Writes `value` at `pointer`, whose parent must be an object (Kueue writes the default
+/// template it started a pod set with into the job).
+fn insert_at(
+    kind: &dyn JobKind,
+    job: &mut DynamicObject,
+    pointer: &str,
+    value: Value,
+) -> Result<(), KindError> {
+    let (parent, last) = pointer.rsplit_once('/').unwrap_or(("", pointer));
+    let key = last.replace("~1", "/").replace("~0", "~");
+    let name = job.metadata.name.clone().unwrap_or_default();
+    let object = job
+        .data
+        .pointer_mut(parent)
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| KindError::Missing {
+            kind: kind.id().kind,
+            job: name,
+            field: parent.trim_start_matches('/').replace('/', "."),
+        })?;
+    object.insert(key, value);
+    Ok(())
 }
 
 /// A template's metadata and spec, created empty when absent.

@@ -230,6 +230,7 @@ fn workload_pod_set(
     pod_set: &KindPodSet,
 ) -> Result<PodSet, FrameworkError> {
     let mut template = template_at(kind, job, pod_set)?;
+    kind.adjust_workload_template(job, pod_set, &mut template)?;
     if let Some(spec) = template.spec.as_mut() {
         distinct_env(spec);
     }
@@ -269,21 +270,28 @@ fn workload_pod_set(
     })
 }
 
-/// The pod template of `pod_set`, read from the job at its pointer.
+/// The pod template of `pod_set`, read from the job at its pointer, or the kind's default when
+/// the job has none there.
 pub(super) fn template_at(
     kind: &dyn JobKind,
     job: &DynamicObject,
     pod_set: &KindPodSet,
 ) -> Result<PodTemplateSpec, FrameworkError> {
-    let value =
-        job.data
-            .pointer(&pod_set.template)
-            .ok_or_else(|| FrameworkError::TemplateMissing {
-                kind: kind.id().kind,
-                job: job_key(job),
-                pod_set: pod_set.name.clone(),
-                pointer: pod_set.template.clone(),
+    let default;
+    let value = match job.data.pointer(&pod_set.template) {
+        Some(value) => value,
+        None => {
+            default = kind.default_template(job, pod_set).ok_or_else(|| {
+                FrameworkError::TemplateMissing {
+                    kind: kind.id().kind,
+                    job: job_key(job),
+                    pod_set: pod_set.name.clone(),
+                    pointer: pod_set.template.clone(),
+                }
             })?;
+            &default
+        }
+    };
     PodTemplateSpec::deserialize(value).map_err(|e| FrameworkError::TemplateInvalid {
         kind: kind.id().kind,
         job: job_key(job),

@@ -25,9 +25,8 @@ use crate::jobs::framework::{
 };
 use crate::jobs::job_lifecycle::JobFinished;
 
-use self::runtime::{Runtime, jobset_spec};
+use self::runtime::{KIND, Runtime, jobset_spec};
 
-const KIND: &str = "TrainJob";
 const GROUP: &str = "trainer.kubeflow.org";
 /// The field naming the runtime.
 const RUNTIME_REF: &str = "spec.runtimeRef";

@@ -20,6 +20,9 @@ while that framework is not configured, as in Kueue's chart.
 - {kind: paddlejob, group: kubeflow.org, version: v1, resource: paddlejobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: kubeflow.org/paddlejob}
 - {kind: jaxjob, group: kubeflow.org, version: v1, resource: jaxjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: kubeflow.org/jaxjob}
 - {kind: mpijob, group: kubeflow.org, version: v2beta1, resource: mpijobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: kubeflow.org/mpijob}
+- {kind: rayjob, group: ray.io, version: v1, resource: rayjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: ray.io/rayjob}
+- {kind: raycluster, group: ray.io, version: v1, resource: rayclusters, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: ray.io/raycluster}
+- {kind: rayservice, group: ray.io, version: v1, resource: rayservices, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: ray.io/rayservice}
 - {kind: appwrapper, group: workload.codeflare.dev, version: v1beta2, resource: appwrappers, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: workload.codeflare.dev/appwrapper}
 - {kind: trainjob, group: trainer.kubeflow.org, version: v1alpha1, resource: trainjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: trainer.kubeflow.org/trainjob}
 {{- end }}

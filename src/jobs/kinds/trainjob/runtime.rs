@@ -37,6 +37,9 @@ const STORAGE_URI: &str = "STORAGE_URI";
 /// The scheduler-plugins pod-group label the coscheduling plugin writes.
 const POD_GROUP_LABEL: &str = "scheduling.x-k8s.io/pod-group";
 
+/// The kind, as errors name it.
+pub const KIND: &str = "TrainJob";
+
 /// The runtime a TrainJob names, as errors name it (`TrainingRuntime ns/torch`).
 pub struct Runtime<'a> {
     pub object: &'a DynamicObject,
@@ -48,7 +51,7 @@ pub fn jobset_spec(job: &DynamicObject, runtime: &Runtime<'_>) -> Result<Value, 
     let job_name = job.metadata.name.clone().unwrap_or_default();
     let runtime_field = |path: String| format!("{} {path}", runtime.described);
     let missing = |path: String| KindError::Missing {
-        kind: super::KIND,
+        kind: KIND,
         job: job_name.clone(),
         field: runtime_field(path),
     };

@@ -1,0 +1,380 @@
+//! RayJobs and RayClusters against KubeRay.
+//!
+//! On kwok no Ray process answers KubeRay's dashboard queries, so a RayJob never learns its Ray
+//! job's outcome: its submitter Job runs to completion and the RayJob ends `Failed` at its
+//! `activeDeadlineSeconds`, which still finishes its Workload and frees the quota.
+
+use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::{Api, Client, ResourceExt};
+use kuota::api::Workload;
+use serde_json::Value;
+
+use crate::support::kueue::{self, apply_yaml};
+use crate::support::nodes::NodeSet;
+use crate::support::{self, TestNamespace, unique_name};
+use crate::{RUNS, TEST_LABEL, bound_pods, controllers, until, workload_of};
+
+/// How long a RayJob runs once started before KubeRay fails it.
+const DEADLINE_SECONDS: u32 = 20;
+
+/// A flavor of `nodes` (labelled for this test), a ClusterQueue of `cpu` and `memory` that
+/// preempts lower priorities within itself, and LocalQueue `lq`. Memory is covered since
+/// KubeRay's default submitter requests it.
+async fn queue(client: &Client, namespace: &str, nodes: &mut NodeSet, cpu: &str) -> Result<()> {
+    let id = nodes.prefix.clone();
+    nodes.labels.insert(TEST_LABEL.into(), id.clone());
+    nodes.create(client).await?;
+    let (flavor, cq) = (unique_name("rf"), unique_name("cq"));
+    apply_yaml(
+        client,
+        namespace,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {flavor}}}
+spec:
+  nodeLabels: {{{TEST_LABEL}: {id}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {cq}}}
+spec:
+  namespaceSelector: {{}}
+  preemption: {{withinClusterQueue: LowerPriority}}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: {flavor}
+      resources:
+      - {{name: cpu, nominalQuota: \"{cpu}\"}}
+      - {{name: memory, nominalQuota: 64Gi}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq}}
+spec: {{clusterQueue: {cq}}}
+"
+        ),
+    )
+    .await
+}
+
+/// A RayClusterSpec (indented for a RayJob's or a RayCluster's spec at `indent`): a head and one
+/// worker, each of `cpu`.
+fn cluster_spec(indent: &str, cpu: &str) -> String {
+    let spec = format!(
+        "rayVersion: \"2.46.0\"
+headGroupSpec:
+  rayStartParams: {{}}
+  template:
+    spec:
+      containers:
+      - name: ray-head
+        image: rayproject/ray:2.46.0
+        resources: {{requests: {{cpu: \"{cpu}\"}}}}
+workerGroupSpecs:
+- groupName: workers
+  replicas: 1
+  minReplicas: 1
+  maxReplicas: 1
+  rayStartParams: {{}}
+  template:
+    spec:
+      containers:
+      - name: ray-worker
+        image: rayproject/ray:2.46.0
+        resources: {{requests: {{cpu: \"{cpu}\"}}}}
+"
+    );
+    spec.lines()
+        .map(|line| format!("{indent}{line}\n"))
+        .collect()
+}
+
+/// A suspended RayJob in LocalQueue `lq` in K8sJobMode with KubeRay's default submitter (500m
+/// cpu), a head and a worker of 500m cpu each.
+fn rayjob_yaml(name: &str) -> String {
+    format!(
+        "apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: {name}
+  labels: {{kueue.x-k8s.io/queue-name: lq}}
+spec:
+  suspend: true
+  entrypoint: python -c 'print(1)'
+  submissionMode: K8sJobMode
+  shutdownAfterJobFinishes: true
+  activeDeadlineSeconds: {DEADLINE_SECONDS}
+  rayClusterSpec:
+{}",
+        cluster_spec("    ", "500m")
+    )
+}
+
+/// A suspended RayCluster in LocalQueue `lq` with more labels (a flow-map entry): a head and a
+/// worker of 500m cpu each.
+fn raycluster_yaml(name: &str, labels: &str) -> String {
+    format!(
+        "apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: {name}
+  labels: {{kueue.x-k8s.io/queue-name: lq, {labels}}}
+spec:
+  suspend: true
+{}",
+        cluster_spec("  ", "500m")
+    )
+}
+
+fn ray_api(client: &Client, namespace: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("ray.io", "v1", kind);
+    Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &ApiResource::from_gvk_with_plural(&gvk, plural),
+    )
+}
+
+fn suspended(job: &DynamicObject) -> bool {
+    job.data.pointer("/spec/suspend") == Some(&Value::Bool(true))
+}
+
+/// The flavor's node label in the node selector at `pointer`.
+fn flavor_label<'a>(job: &'a DynamicObject, pointer: &str) -> Option<&'a Value> {
+    job.data.pointer(pointer).and_then(|s| s.get(TEST_LABEL))
+}
+
+/// Two RayJobs that each need most of the quota run one after the other: the admitted one is
+/// resumed with its flavor's node selector on the head, the worker group and KubeRay's default
+/// submitter, which kuota writes into the RayJob; the RayCluster KubeRay creates for it gets no
+/// Workload of its own, and its pods and the submitter's run on the flavor's nodes. The other
+/// waits suspended until the first has finished, then runs too.
+#[tokio::test]
+async fn rayjobs_run_one_after_another_within_quota() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "rayjob").await?;
+    let mut nodes = NodeSet::new(&unique_name("rj"), 1, 1, 2);
+    queue(&client, &ns.name, &mut nodes, "2").await?;
+    let api = ray_api(&client, &ns.name, "RayJob", "rayjobs");
+    let clusters = ray_api(&client, &ns.name, "RayCluster", "rayclusters");
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    apply_yaml(&client, &ns.name, &rayjob_yaml("first")).await?;
+    apply_yaml(&client, &ns.name, &rayjob_yaml("second")).await?;
+    let (resumed, waiting) = until(
+        "one RayJob resumed while the other waits",
+        kueue::DECIDED,
+        async || Ok((api.get("first").await?, api.get("second").await?)),
+        |(first, second)| suspended(first) != suspended(second),
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    let (started, waiting) = if suspended(&resumed) {
+        (waiting, resumed)
+    } else {
+        (resumed, waiting)
+    };
+    let flavor = Value::from(nodes.prefix.clone());
+    for pointer in [
+        "/spec/rayClusterSpec/headGroupSpec/template/spec/nodeSelector",
+        "/spec/rayClusterSpec/workerGroupSpecs/0/template/spec/nodeSelector",
+        "/spec/submitterPodTemplate/spec/nodeSelector",
+    ] {
+        ensure!(
+            flavor_label(&started, pointer) == Some(&flavor),
+            "resumed with the flavor's node label at {pointer}: {:?}",
+            started.data.pointer(pointer)
+        );
+    }
+    let submitter = started
+        .data
+        .pointer("/spec/submitterPodTemplate/spec/containers/0/name");
+    ensure!(
+        submitter == Some(&Value::from("ray-job-submitter")),
+        "KubeRay's default submitter written in: {submitter:?}"
+    );
+
+    // KubeRay creates the RayJob's cluster, labelled with its queue, and runs its pods.
+    let started_name = started.name_any();
+    let with_cluster = until(
+        "KubeRay names the RayJob's cluster",
+        RUNS,
+        async || Ok(api.get(&started_name).await?),
+        |j| j.data.pointer("/status/rayClusterName").is_some(),
+    )
+    .await
+    .with_context(|| running.kuberay.log_tail())?;
+    let cluster_name = with_cluster
+        .data
+        .pointer("/status/rayClusterName")
+        .and_then(Value::as_str)
+        .context("a cluster name")?
+        .to_owned();
+    let cluster_pods = bound_pods(&pods, &format!("ray.io/cluster={cluster_name}"), 2)
+        .await
+        .with_context(|| running.kuberay.log_tail())?;
+    for pod in &cluster_pods {
+        let selector = pod.spec.as_ref().and_then(|s| s.node_selector.as_ref());
+        ensure!(
+            selector.and_then(|s| s.get(TEST_LABEL)) == Some(&nodes.prefix),
+            "pod {} on the flavor's nodes: {selector:?}",
+            pod.name_any()
+        );
+    }
+    let cluster = clusters.get(&cluster_name).await?;
+    ensure!(
+        cluster.labels().get("kueue.x-k8s.io/queue-name") == Some(&"lq".to_owned()),
+        "KubeRay copies the RayJob's labels: {:?}",
+        cluster.labels()
+    );
+    let cluster_uid = cluster.uid().context("a UID")?;
+    ensure!(
+        workload_of(&workloads, &cluster_uid).await?.is_none(),
+        "the RayJob's cluster has no Workload of its own"
+    );
+    let submitter_pods = bound_pods(&pods, &format!("job-name={started_name}"), 1)
+        .await
+        .with_context(|| running.kuberay.log_tail())?;
+    let selector = submitter_pods[0]
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_selector.as_ref());
+    ensure!(
+        selector.and_then(|s| s.get(TEST_LABEL)) == Some(&nodes.prefix),
+        "the submitter on the flavor's nodes: {selector:?}"
+    );
+    ensure!(
+        suspended(&api.get(&waiting.name_any()).await?),
+        "the other RayJob still waits suspended"
+    );
+
+    let uids = [
+        started.uid().context("a UID")?,
+        waiting.uid().context("a UID")?,
+    ];
+    for uid in &uids {
+        until(
+            "both RayJobs' Workloads finished in turn",
+            RUNS,
+            async || workload_of(&workloads, uid).await,
+            |w| {
+                w.as_ref()
+                    .is_some_and(|w| kueue::has(w, "Finished", "Failed"))
+            },
+        )
+        .await
+        .with_context(|| running.kuberay.log_tail())?;
+    }
+    ensure!(
+        workload_of(&workloads, &cluster_uid).await?.is_none(),
+        "the RayJob's cluster never got a Workload"
+    );
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+/// A RayCluster is admitted and resumed on its flavor, and KubeRay runs its head and worker
+/// there; a RayCluster of a higher WorkloadPriorityClass then preempts it: the running one's
+/// Workload is evicted, the cluster suspended and its pods removed, and the higher one is
+/// admitted and its pods run.
+#[tokio::test]
+async fn a_higher_priority_raycluster_preempts_a_running_one() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "raycluster").await?;
+    let mut nodes = NodeSet::new(&unique_name("rc"), 1, 1, 2);
+    queue(&client, &ns.name, &mut nodes, "1500m").await?;
+    let (low, high) = (unique_name("low"), unique_name("high"));
+    apply_yaml(
+        &client,
+        &ns.name,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {low}}}
+value: 10
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {high}}}
+value: 1000
+"
+        ),
+    )
+    .await?;
+    let api = ray_api(&client, &ns.name, "RayCluster", "rayclusters");
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let class = |name: &str| format!("kueue.x-k8s.io/priority-class: {name}");
+    apply_yaml(&client, &ns.name, &raycluster_yaml("victim", &class(&low))).await?;
+    let started = until(
+        "the low-priority RayCluster resumed",
+        kueue::DECIDED,
+        async || Ok(api.get("victim").await?),
+        |c| !suspended(c),
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    ensure!(
+        flavor_label(&started, "/spec/headGroupSpec/template/spec/nodeSelector")
+            == Some(&Value::from(nodes.prefix.clone())),
+        "resumed with the flavor's node label on the head"
+    );
+    let victim_pods = bound_pods(&pods, "ray.io/cluster=victim", 2)
+        .await
+        .with_context(|| running.kuberay.log_tail())?;
+    for pod in &victim_pods {
+        let selector = pod.spec.as_ref().and_then(|s| s.node_selector.as_ref());
+        ensure!(
+            selector.and_then(|s| s.get(TEST_LABEL)) == Some(&nodes.prefix),
+            "pod {} on the flavor's nodes: {selector:?}",
+            pod.name_any()
+        );
+    }
+    let victim_uid = started.uid().context("a UID")?;
+
+    apply_yaml(&client, &ns.name, &raycluster_yaml("urgent", &class(&high))).await?;
+    until(
+        "the low-priority RayCluster's Workload evicted as preempted",
+        kueue::DECIDED,
+        async || workload_of(&workloads, &victim_uid).await,
+        |w| {
+            w.as_ref()
+                .is_some_and(|w| kueue::has(w, "Evicted", "Preempted"))
+        },
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    until(
+        "the preempted RayCluster suspended and its pods removed",
+        RUNS,
+        async || {
+            let selector = ListParams::default().labels("ray.io/cluster=victim");
+            Ok((
+                suspended(&api.get("victim").await?),
+                pods.list(&selector).await?.items.len(),
+            ))
+        },
+        |(suspended, pods)| *suspended && *pods == 0,
+    )
+    .await
+    .with_context(|| running.kuberay.log_tail())?;
+    until(
+        "the high-priority RayCluster resumed",
+        kueue::DECIDED,
+        async || Ok(api.get("urgent").await?),
+        |c| !suspended(c),
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    bound_pods(&pods, "ray.io/cluster=urgent", 2)
+        .await
+        .with_context(|| running.kuberay.log_tail())?;
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
