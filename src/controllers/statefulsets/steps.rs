@@ -3,12 +3,12 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::{Resource, ResourceExt};
+use kube::Resource;
 
 use super::super::events::WorkloadEvent;
 use super::super::writer::{WriteError, Writer};
 use crate::api::keys::{admitted_reasons, condition_types, quota_reserved_reasons};
-use crate::api::{Workload, WorkloadStatus};
+use crate::api::{ObjectKey, Workload, WorkloadStatus};
 use crate::jobs::{HOLD_MESSAGE, HOLD_RELEASED_MESSAGE, JobEvent, StatefulSetStep};
 use crate::status::conditions::{Desired, set_condition};
 
@@ -50,11 +50,7 @@ pub fn write_for(step: StatefulSetStep, statefulset: &StatefulSet, now: &Time) -
         StatefulSetStep::Idle => Planned::Nothing,
         StatefulSetStep::PatchPods(pods) => Planned::Write(Write::LabelPods(pods)),
         StatefulSetStep::CreateWorkload(workload) => {
-            let key = format!(
-                "{}/{}",
-                workload.namespace().unwrap_or_default(),
-                workload.name_any()
-            );
+            let key = ObjectKey::of(&*workload).to_string();
             let created = event(JobEvent::created_workload(&key));
             Planned::Write(Write::CreateWorkload {
                 workload,
