@@ -47,7 +47,7 @@ fn an_unmanaged_framework_stops_the_controller_naming_it_and_the_managed_ones() 
     );
     assert!(
         line.contains(
-            "kuota manages \"batch/job\", \"pod\", \"deployment\", \"jobset.x-k8s.io/jobset\""
+            "kuota manages \"batch/job\", \"pod\", \"deployment\", \"statefulset\", \"jobset.x-k8s.io/jobset\""
         ),
         "{line}"
     );

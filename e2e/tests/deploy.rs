@@ -2,7 +2,8 @@
 //! and the managed job kinds only, the chart's RBAC (the
 //! controller runs under a token of the chart's ServiceAccount), the API server calling the
 //! webhooks through the chart's Service with the certificate kuota manages, Deployments' pods
-//! admitted one at a time, and `/metrics` served over HTTPS to metrics readers only.
+//! admitted one at a time, StatefulSets admitted whole and put on hold at zero replicas, and
+//! `/metrics` served over HTTPS to metrics readers only.
 //!
 //! A test binary of its own, run after the others: `deploy` takes the chart's fixed ports and its
 //! webhooks see every Kueue object of the cluster while it is installed.
@@ -26,6 +27,8 @@ mod metrics;
 mod priority;
 #[path = "deploy/release.rs"]
 mod release;
+#[path = "deploy/statefulsets.rs"]
+mod statefulsets;
 
 use std::collections::BTreeSet;
 
@@ -329,6 +332,7 @@ async fn webhooks_cover_only_managed_kinds(client: &Client, release: &Release) -
         "jobs",
         "pods",
         "deployments",
+        "statefulsets",
         "jobsets",
         "pytorchjobs",
         "tfjobs",
@@ -364,6 +368,7 @@ async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     pods_are_gated_and_checked(&client, &release).await?;
     admits_with_chart_permissions(&client, &release).await?;
     deployments::replicas_are_admitted_one_pod_at_a_time(&client, &release).await?;
+    statefulsets::statefulsets_run_as_one_group_within_quota(&client, &release).await?;
     priority::jobs_take_the_default_workload_priority_class(&client, &release).await?;
     calls_outside_rbac_are_denied(&release).await?;
     metrics::served_to_metrics_readers_only(&client, &release).await?;

@@ -94,6 +94,13 @@ pub mod annotations {
     pub const ROLE_HASH: &str = "kueue.x-k8s.io/role-hash";
     /// `"true"` on a Workload the pod-group integration created.
     pub const IS_GROUP_WORKLOAD: &str = "kueue.x-k8s.io/is-group-workload";
+    /// The prebuilt Workload a job runs under; wins over the label of the same key (gate
+    /// `WorkloadIdentifierAnnotations`, on).
+    pub const PREBUILT_WORKLOAD_NAME: &str = "kueue.x-k8s.io/prebuilt-workload-name";
+    /// On a Workload: the group, version and kind of the job it was made for.
+    pub const JOB_OWNER_GVK: &str = "kueue.x-k8s.io/job-owner-gvk";
+    /// On a Workload: the name of the job it was made for.
+    pub const JOB_OWNER_NAME: &str = "kueue.x-k8s.io/job-owner-name";
     /// The integration of a parent that gates the pod itself (no `managed` finalizer then).
     pub const POD_SUSPENDING_PARENT: &str = "kueue.x-k8s.io/pod-suspending-parent";
     /// Names the pod label whose value the pod webhook copies into
@@ -192,6 +199,9 @@ pub mod quota_reserved_reasons {
     pub const SUSPENDED: &str = "Suspended";
     /// The Workload carries `kueue.x-k8s.io/admission-gated-by` (gate `AdmissionGatedBy`).
     pub const ADMISSION_GATED: &str = "AdmissionGated";
+    /// The quota was released on purpose and the Workload is not queued until the hold is
+    /// taken off (a StatefulSet scaled to zero).
+    pub const ON_HOLD: &str = "OnHold";
 }
 
 /// Reasons of Workload `Admitted`.

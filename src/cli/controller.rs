@@ -208,6 +208,13 @@ fn settings(
                 wait_for_pods_ready: config.wait_for_pods_ready.is_some(),
                 label_keys_to_copy: config.integrations.label_keys_to_copy.clone(),
             }),
+        statefulsets: config
+            .integrations
+            .enabled(config::Framework::StatefulSet)
+            .then(|| controllers::statefulsets::StatefulSetSettings {
+                gates: config.feature_gates.clone(),
+                manage_without_queue_name: config.manage_jobs_without_queue_name,
+            }),
         workload_retention: config.workload_retention,
         tls: ServerTls::new(&config.tls)?,
         cache_sync_timeout: config.cache_sync_timeout,

@@ -63,6 +63,7 @@ pub const MANAGED: &[Framework] = &[
     Framework::BatchJob,
     Framework::Pod,
     Framework::Deployment,
+    Framework::StatefulSet,
     Framework::JobSet,
     Framework::PyTorchJob,
     Framework::TfJob,

@@ -18,6 +18,7 @@ pub mod queue_gauges;
 pub mod queue_status;
 mod retention;
 mod serve;
+pub mod statefulsets;
 mod topology_ungater;
 pub mod watches;
 mod webhook_serving;
@@ -81,6 +82,8 @@ pub struct Settings {
     pub frameworks: Option<jobs::frameworks::FrameworkSettings>,
     /// The plain-pod integration; `None` when `integrations.frameworks` leaves `pod` out.
     pub pods: Option<pods::PodSettings>,
+    /// The `statefulset` integration, when enabled.
+    pub statefulsets: Option<statefulsets::StatefulSetSettings>,
     /// `objectRetentionPolicies.workloads`: how long Workloads that ended are kept.
     pub workload_retention: crate::config::WorkloadRetention,
     /// Kueue's `tls`: what the webhook and metrics servers offer.
@@ -231,6 +234,27 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             None => std::future::pending().await,
         }
     };
+    let statefulset_integration = settings.statefulsets.clone().map(|sts_settings| {
+        statefulsets::start(
+            sts_settings,
+            writer.clone(),
+            EventSink::start_for(
+                client.clone(),
+                crate::api::keys::field_managers::JOB_CONTROLLER,
+                settings.instance.clone(),
+                clock.clone(),
+            ),
+            leading.clone(),
+            &mut shared,
+            clock.clone(),
+        )
+    });
+    let statefulset_integration = async move {
+        match statefulset_integration {
+            Some(run) => run.await,
+            None => std::future::pending().await,
+        }
+    };
     let policy = settings.workload_retention;
     let retains = policy.after_finished.is_some() || policy.after_deactivated_by_kueue.is_some();
     let retention = retains.then(|| {
@@ -315,6 +339,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         () = job_integration => Err(ControllerError::LoopStopped),
         () = framework_integrations => Err(ControllerError::LoopStopped),
         () = pod_integration => Err(ControllerError::LoopStopped),
+        () = statefulset_integration => Err(ControllerError::LoopStopped),
         () = retention => Err(ControllerError::LoopStopped),
         () = class_values => Err(ControllerError::LoopStopped),
         () = ungater => Err(ControllerError::LoopStopped),

@@ -550,6 +550,10 @@ fn resolve_queue(
         let msg = "The workload is deactivated (spec.active is false)".to_string();
         return (cq, Some((PendingReason::Suspended, Arc::from(msg))));
     }
+    // Kueue keeps the reason and message of the hold as they are written.
+    if let Some(message) = &w.on_hold {
+        return (cq, Some((PendingReason::OnHold, Arc::from(&**message))));
+    }
     if *lq_stop != StopPolicy::None {
         let msg = format!(
             "LocalQueue {} is stopped (stopPolicy {lq_stop:?})",

@@ -58,6 +58,8 @@ reasons! {
         Suspended => quota_reserved_reasons::SUSPENDED,
         /// The workload carries `kueue.x-k8s.io/admission-gated-by`.
         AdmissionGated => quota_reserved_reasons::ADMISSION_GATED,
+        /// An integration put the workload on hold (`QuotaReserved=False`, reason `OnHold`).
+        OnHold => quota_reserved_reasons::ON_HOLD,
     }
 }
 

@@ -324,6 +324,10 @@ pub struct Workload {
     /// gated workload waits and is never admitted until they are removed. Behind one thin
     /// pointer, since few workloads carry gates and every one holds this field.
     pub admission_gated_by: Option<Arc<String>>,
+    /// `QuotaReserved=False` with reason `OnHold`, its message: an integration released the
+    /// quota on purpose (a StatefulSet scaled to zero) and the workload waits, never admitted,
+    /// until the integration takes the hold off, as Kueue's `IsOnHold` keeps it out of the queue.
+    pub on_hold: Option<Arc<str>>,
     pub pod_sets: Vec<PodSet>,
     /// Set when the workload holds quota.
     pub admission: Option<Admission>,

@@ -16,6 +16,8 @@
 //! - Pod webhook: [`validate_pod`], [`validate_pod_update`], [`default_pod`].
 //! - Deployment webhook: [`default_deployment`], [`validate_deployment`] (its pods are the pod
 //!   integration's single pods).
+//! - StatefulSet: [`next_statefulset_step`], Kueue's StatefulSet reconcilers (its prebuilt
+//!   Workload, its pods labelled into one serving pod group, the hold at zero replicas).
 //! - TAS: [`pods_to_ungate`], the topology ungater's decision, read from the pods alone;
 //!   [`pods_off_assignment`], the pods left on a host a failed-node replacement dropped.
 //! - waitForPodsReady: [`pods_ready_condition`], [`pods_ready_timeout`].
@@ -42,6 +44,7 @@ pub(crate) mod names;
 mod pod_follow;
 mod pod_group;
 mod pod_parent;
+mod pod_prebuilt;
 mod pod_reconcile;
 mod pod_set_info;
 mod pod_workload;
@@ -52,6 +55,7 @@ mod reclaimable;
 mod replacement_pods;
 mod scope;
 mod statefulset;
+mod statefulset_reconcile;
 mod stray_pods;
 mod topology_request;
 mod ungate;
@@ -93,6 +97,12 @@ pub use priority::{
 pub use scope::{JobScope, OwnerKind, queue_name};
 pub use statefulset::{
     STATEFULSET_FRAMEWORK, StatefulSetUpdateFacts, default_statefulset, validate_statefulset,
+};
+pub use statefulset_reconcile::{
+    HOLD_MESSAGE, HOLD_RELEASED_MESSAGE, STATEFULSET_API_VERSION, STATEFULSET_KIND,
+    StatefulSetContext, StatefulSetError, StatefulSetStep, controlled_by, next_statefulset_step,
+    on_hold, statefulset_managed, statefulset_workload_names, suspended_by_statefulset,
+    workload_for_statefulset,
 };
 pub use stray_pods::pods_off_assignment;
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};

@@ -3,7 +3,8 @@
 //! reads the result back and asks again. Kueue's order: a pod being deleted (single) or a unit
 //! without pods lets go of its Workload; a Workload being deleted or finished lets go of the
 //! pods; a group's Workload adopts new members and sheds surplus ones, and says whether it waits
-//! for replacements of failed pods (`WaitingForReplacementPods`); the Workload follows its pods'
+//! for replacements of failed pods (`WaitingForReplacementPods`), or, under a prebuilt Workload,
+//! takes every pod as an owner and is finished once out of sync; the Workload follows its pods'
 //! admission gates and priority class; finished pods finish the
 //! Workload; `PodsReady` is kept; an eviction deletes the running pods; an admitted group's
 //! succeeded pods are written as reclaimable; an admission ungates the gated ones; pods running
@@ -21,6 +22,7 @@ use super::copied_labels::{add_labels, group_labels};
 use super::events::{JobEvent, STOP_MISSING_WORKLOAD, STOP_NOT_ADMITTED, STOP_WORKLOAD_DELETED};
 use super::pod_follow::{FollowStep, follow_pod};
 use super::pod_group::{annotation, pod_group_name, role_hash};
+use super::pod_prebuilt::{names_prebuilt, prebuilt_members};
 use super::pod_set_info::{FlavorInfo, pod_set_infos};
 use super::pod_workload::{
     PodWorkloadError, has_finalizer, has_gate, phase, pods_finished, pods_ready,
@@ -182,8 +184,9 @@ fn without_workload(pods: &[Pod], group: bool, context: PodContext<'_>) -> PodSt
             STOP_MISSING_WORKLOAD,
         );
     }
-    // Kueue never builds a Workload while pods of an older one still run.
-    if pods.iter().any(|p| phase(p) == Some("Running")) {
+    // Kueue never builds a Workload while pods of an older one still run, nor one for a group
+    // that names a prebuilt Workload: that group waits for it.
+    if pods.iter().any(|p| phase(p) == Some("Running")) || (group && names_prebuilt(pods)) {
         return PodStep::Idle;
     }
     if group {
@@ -261,7 +264,12 @@ fn with_workload(
     if workload.condition_is_true(condition_types::FINISHED) {
         return let_go(pods, workload, None, true);
     }
-    if group {
+    if group && names_prebuilt(pods) {
+        let step = prebuilt_members(pods, workload);
+        if step != PodStep::Idle {
+            return step;
+        }
+    } else if group {
         let step = keep_members(pods, workload);
         if step != PodStep::Idle {
             return step;

@@ -9,7 +9,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use crate::api::Workload;
-use crate::api::keys::labels;
+use crate::api::keys::{annotations, labels};
 
 /// Kueue's `Finished` message for a prebuilt Workload that no longer matches its Job.
 pub const OUT_OF_SYNC_MESSAGE: &str = "The prebuilt workload is out of sync with its user job";
@@ -22,11 +22,17 @@ pub enum Prebuilt<'a> {
     Found(&'a Workload),
 }
 
-/// The name of the prebuilt Workload `job` runs under, if it names one.
+/// The name of the prebuilt Workload `job` runs under, if it names one: Kueue's
+/// `PrebuiltWorkloadNameFor` with gate `WorkloadIdentifierAnnotations` on, the annotation when
+/// set and not empty, else the label.
 pub fn prebuilt_workload_name(job: &ObjectMeta) -> Option<&str> {
-    job.labels
-        .as_ref()?
-        .get(labels::PREBUILT_WORKLOAD_NAME)
+    let annotation = job
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(annotations::PREBUILT_WORKLOAD_NAME))
+        .filter(|v| !v.is_empty());
+    annotation
+        .or_else(|| job.labels.as_ref()?.get(labels::PREBUILT_WORKLOAD_NAME))
         .map(String::as_str)
 }
 

@@ -9,10 +9,10 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::pod_group::role_hash;
+use super::pod_group::{annotation, role_hash};
 use super::pod_workload::runnable_or_succeeded;
 use crate::api::Workload;
-use crate::api::keys::{condition_types, replacement_pods_reasons};
+use crate::api::keys::{annotations, condition_types, replacement_pods_reasons};
 use crate::api::{ConditionEntry, HasConditions};
 
 /// Kueue's message while a failed pod waits for its replacement.
@@ -28,8 +28,13 @@ pub struct ReplacementPods {
     pub message: String,
 }
 
-/// Pods the group's pod sets count that are not there as runnable or succeeded.
+/// Pods the group's pod sets count that are not there as runnable or succeeded. A
+/// fast-admission group (its pods come one by one) misses a pod only when a pod set has none
+/// at all, as Kueue counts it.
 fn missing_pods(pods: &[Pod], workload: &Workload) -> usize {
+    let fast = pods
+        .first()
+        .is_some_and(|p| annotation(p, annotations::POD_GROUP_FAST_ADMISSION) == Some("true"));
     workload
         .spec
         .pod_sets
@@ -40,7 +45,11 @@ fn missing_pods(pods: &[Pod], workload: &Workload) -> usize {
                 .iter()
                 .filter(|p| role_hash(p) == pod_set.name && runnable_or_succeeded(p))
                 .count();
-            count.saturating_sub(present)
+            if fast {
+                usize::from(count > 0 && present == 0)
+            } else {
+                count.saturating_sub(present)
+            }
         })
         .sum()
 }

@@ -73,6 +73,7 @@ pub(super) fn fingerprint(model: &Workload) -> u64 {
         creation,
         active,
         admission_gated_by,
+        on_hold,
         pod_sets,
         admission,
         quota_reserved_at,
@@ -84,7 +85,7 @@ pub(super) fn fingerprint(model: &Workload) -> u64 {
     let _ = write!(
         feed,
         "{namespace:?}{name:?}{uid:?}{job_uid:?}{queue_name:?}{creation:?}{active:?}\
-         {admission_gated_by:?}{pod_sets:?}{admission:?}{quota_reserved_at:?}{finished:?}\
+         {admission_gated_by:?}{on_hold:?}{pod_sets:?}{admission:?}{quota_reserved_at:?}{finished:?}\
          {preemption_credit_spent:?}{fair_share_shield:?}{invalid_resources:?}"
     );
     feed.0.finish()

@@ -10,7 +10,7 @@
 
 use super::review::{AdmissionRequest, Verdict};
 use super::settings::Webhooks;
-use super::{batch_job, defaulting, deployment, framework_job, pod, validation};
+use super::{batch_job, defaulting, deployment, framework_job, pod, statefulset, validation};
 use crate::jobs::kinds::{
     APPWRAPPER, JAXJOB, JOBSET, MPIJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB,
 };
@@ -93,6 +93,14 @@ pub static INTEGRATIONS: &[Integration] = &[
         kind: "deployment",
         default: deployment::default,
         validate: deployment::validate,
+    },
+    Integration {
+        framework: "statefulset",
+        group: "apps",
+        version: "v1",
+        kind: "statefulset",
+        default: statefulset::default,
+        validate: statefulset::validate,
     },
     framework_kind!(
         JOBSET,

@@ -23,6 +23,7 @@ mod queues;
 pub mod review;
 mod server;
 mod settings;
+mod statefulset;
 mod validation;
 mod workload;
 mod workload_update;

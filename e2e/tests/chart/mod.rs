@@ -31,13 +31,14 @@ const NAMESPACED: [&str; 11] = [
 
 /// The webhooks (path, operations) of Kueue's kinds and of the frameworks kuota manages, as
 /// Kueue's manager registers them.
-const MUTATING: [(&str, &[&str]); 14] = [
+const MUTATING: [(&str, &[&str]); 15] = [
     ("/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-workload", &["CREATE"]),
     ("/mutate-batch-v1-job", &["CREATE"]),
     ("/mutate--v1-pod", &["CREATE"]),
     ("/mutate-apps-v1-deployment", &["CREATE", "UPDATE"]),
+    ("/mutate-apps-v1-statefulset", &["CREATE", "UPDATE"]),
     ("/mutate-jobset-x-k8s-io-v1alpha2-jobset", &["CREATE"]),
     ("/mutate-kubeflow-org-v1-pytorchjob", &["CREATE"]),
     ("/mutate-kubeflow-org-v1-tfjob", &["CREATE"]),

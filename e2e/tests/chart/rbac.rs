@@ -29,6 +29,7 @@ fn manager_rules(fullname: &str) -> Value {
             "verbs": ["list", "update", "watch"]},
         {"apiGroups": ["workload.codeflare.dev"], "resources": ["appwrappers"],
             "verbs": ["list", "update", "watch"]},
+        {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list", "watch"]},
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
             "verbs": ["list", "watch"]},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list", "watch"]},

@@ -60,6 +60,16 @@ fn deployment_enables_pod_implicitly() {
 }
 
 #[test]
+fn statefulset_enables_pod_implicitly() {
+    let (resolved, errors) = integrations_of(&["statefulset"], &[], &FeatureGates::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        resolved.implicit_frameworks,
+        BTreeSet::from([Framework::Pod])
+    );
+}
+
+#[test]
 fn the_managed_frameworks_are_accepted() {
     let names: Vec<&str> = MANAGED.iter().map(|f| f.name()).collect();
     assert_eq!(
@@ -68,6 +78,7 @@ fn the_managed_frameworks_are_accepted() {
             "batch/job",
             "pod",
             "deployment",
+            "statefulset",
             "jobset.x-k8s.io/jobset",
             "kubeflow.org/pytorchjob",
             "kubeflow.org/tfjob",
@@ -95,7 +106,7 @@ fn a_framework_kuota_does_not_manage_is_refused_naming_the_managed_ones() {
                 value: format!("{:?}", framework.name()),
                 detail: "kuota does not manage this framework, so its jobs would run outside \
                          quota; kuota manages \"batch/job\", \"pod\", \"deployment\", \
-                         \"jobset.x-k8s.io/jobset\", \"kubeflow.org/pytorchjob\", \
+                         \"statefulset\", \"jobset.x-k8s.io/jobset\", \"kubeflow.org/pytorchjob\", \
                          \"kubeflow.org/tfjob\", \"kubeflow.org/xgboostjob\", \
                          \"kubeflow.org/paddlejob\", \"kubeflow.org/jaxjob\", \
                          \"kubeflow.org/mpijob\", \"workload.codeflare.dev/appwrapper\""

@@ -7,10 +7,12 @@
 //! a Pod: identity, version, creation and deletion times, labels, the Kueue and TAS annotations,
 //! node name, node selector, scheduling gates, container requests and restart policies,
 //! overhead and phase; a pod the pod integration manages (label `kueue.x-k8s.io/managed=true`)
-//! keeps its whole spec, its conditions and message, since it becomes a Workload's pod set.
+//! or a parent integration suspends keeps its whole spec, its conditions and message, since it
+//! becomes a Workload's pod set. Of a StatefulSet, all but its managed fields.
 
 use std::sync::Arc;
 
+use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{
     LimitRange, Namespace, Node, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus,
 };
@@ -49,6 +51,7 @@ pub struct SharedWatches {
     pub pods: Fanout<Pod>,
     pub limit_ranges: Fanout<LimitRange>,
     pub runtime_classes: Fanout<RuntimeClass>,
+    pub statefulsets: Fanout<StatefulSet>,
 }
 
 impl SharedWatches {
@@ -80,6 +83,7 @@ impl SharedWatches {
         watch!(self.pods, slim_pod);
         watch!(self.limit_ranges, slim);
         watch!(self.runtime_classes, slim);
+        watch!(self.statefulsets, slim);
         let mut templates = templates::Templates::default();
         let mut texts = texts::ConditionTexts::default();
         watch!(self.workloads, move |workload| {
@@ -190,7 +194,14 @@ pub fn slim_pod(pod: Pod) -> Pod {
         .as_ref()
         .and_then(|all| all.get(labels::MANAGED))
         .is_some_and(|value| value == labels::MANAGED_VALUE);
-    if managed {
+    // A pod a parent integration suspends is labelled managed by that integration soon after
+    // it is created (the StatefulSet's): it is kept whole, owner included, until then too.
+    let suspended_by_parent = pod
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|all| all.contains_key(annotations::POD_SUSPENDING_PARENT));
+    if managed || suspended_by_parent {
         let mut pod = slim(pod);
         pod.status = pod.status.map(|status| PodStatus {
             phase: status.phase,

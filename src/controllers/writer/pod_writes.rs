@@ -61,6 +61,29 @@ impl Writer {
         .await
     }
 
+    /// Writes a pod's labels and annotations (keys only added or changed) and its scheduling
+    /// gates as given, in one patch at the version it was decided on.
+    pub async fn label_pod(&self, labelled: &Pod) -> Result<Pod, WriteError> {
+        let gates = labelled
+            .spec
+            .as_ref()
+            .and_then(|s| s.scheduling_gates.clone());
+        let body = json!({
+            "metadata": {
+                "resourceVersion": labelled.resource_version(),
+                "labels": labelled.metadata.labels,
+                "annotations": labelled.metadata.annotations,
+            },
+            "spec": {"schedulingGates": gates},
+        });
+        self.send(&label(labelled), || async {
+            api(self, labelled)
+                .patch(&labelled.name_any(), &params(), &Patch::Merge(&body))
+                .await
+        })
+        .await
+    }
+
     /// Drops the pod's `kueue.x-k8s.io/managed` finalizer, keeping any other.
     pub async fn finalize_pod(&self, pod: &Pod) -> Result<Pod, WriteError> {
         let keep: Vec<&String> = pod

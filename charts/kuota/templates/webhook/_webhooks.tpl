@@ -12,6 +12,7 @@ while that framework is not configured, as in Kueue's chart.
 - {kind: job, group: batch, version: v1, resource: jobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true}
 - {kind: pod, group: "", version: v1, resource: pods, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: pod}
 - {kind: deployment, group: apps, version: v1, resource: deployments, mutate: [CREATE, UPDATE], validate: [CREATE, UPDATE], jobType: true, framework: deployment}
+- {kind: statefulset, group: apps, version: v1, resource: statefulsets, mutate: [CREATE, UPDATE], validate: [CREATE, UPDATE], jobType: true, framework: statefulset}
 - {kind: jobset, group: jobset.x-k8s.io, version: v1alpha2, resource: jobsets, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: jobset.x-k8s.io/jobset}
 - {kind: pytorchjob, group: kubeflow.org, version: v1, resource: pytorchjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: kubeflow.org/pytorchjob}
 - {kind: tfjob, group: kubeflow.org, version: v1, resource: tfjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: kubeflow.org/tfjob}
