@@ -72,6 +72,7 @@ pub const MANAGED: &[Framework] = &[
     Framework::JaxJob,
     Framework::MpiJob,
     Framework::AppWrapper,
+    Framework::LeaderWorkerSet,
 ];
 
 impl Framework {

@@ -91,10 +91,6 @@ fn kueue_shipped_configuration_is_refused_for_its_unmanaged_frameworks() {
                 "integrations.frameworks[7]",
                 "\"trainer.kubeflow.org/trainjob\""
             ),
-            (
-                "integrations.frameworks[11]",
-                "\"leaderworkerset.x-k8s.io/leaderworkerset\""
-            ),
         ]
     );
 }

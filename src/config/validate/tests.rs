@@ -87,6 +87,7 @@ fn the_managed_frameworks_are_accepted() {
             "kubeflow.org/jaxjob",
             "kubeflow.org/mpijob",
             "workload.codeflare.dev/appwrapper",
+            "leaderworkerset.x-k8s.io/leaderworkerset",
         ]
     );
     let (resolved, errors) = integrations_of(&names, &[], &FeatureGates::default());
@@ -109,7 +110,8 @@ fn a_framework_kuota_does_not_manage_is_refused_naming_the_managed_ones() {
                          \"statefulset\", \"jobset.x-k8s.io/jobset\", \"kubeflow.org/pytorchjob\", \
                          \"kubeflow.org/tfjob\", \"kubeflow.org/xgboostjob\", \
                          \"kubeflow.org/paddlejob\", \"kubeflow.org/jaxjob\", \
-                         \"kubeflow.org/mpijob\", \"workload.codeflare.dev/appwrapper\""
+                         \"kubeflow.org/mpijob\", \"workload.codeflare.dev/appwrapper\", \
+                         \"leaderworkerset.x-k8s.io/leaderworkerset\""
                     .into(),
             }],
             "{framework:?}"

@@ -10,6 +10,7 @@ use crate::webhooks::{INTEGRATIONS, PodSettings};
 const SERVED_PATHS: &[&str] = &[
     "/mutate--v1-pod",
     "/mutate-apps-v1-deployment",
+    "/mutate-apps-v1-statefulset",
     "/mutate-batch-v1-job",
     "/mutate-jobset-x-k8s-io-v1alpha2-jobset",
     "/mutate-kubeflow-org-v1-jaxjob",
@@ -21,9 +22,11 @@ const SERVED_PATHS: &[&str] = &[
     "/mutate-kueue-x-k8s-io-v1beta2-clusterqueue",
     "/mutate-kueue-x-k8s-io-v1beta2-resourceflavor",
     "/mutate-kueue-x-k8s-io-v1beta2-workload",
+    "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset",
     "/mutate-workload-codeflare-dev-v1beta2-appwrapper",
     "/validate--v1-pod",
     "/validate-apps-v1-deployment",
+    "/validate-apps-v1-statefulset",
     "/validate-batch-v1-job",
     "/validate-jobset-x-k8s-io-v1alpha2-jobset",
     "/validate-kubeflow-org-v1-jaxjob",
@@ -36,6 +39,7 @@ const SERVED_PATHS: &[&str] = &[
     "/validate-kueue-x-k8s-io-v1beta2-cohort",
     "/validate-kueue-x-k8s-io-v1beta2-resourceflavor",
     "/validate-kueue-x-k8s-io-v1beta2-workload",
+    "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset",
     "/validate-workload-codeflare-dev-v1beta2-appwrapper",
 ];
 
