@@ -31,7 +31,7 @@ const NAMESPACED: [&str; 11] = [
 
 /// The webhooks (path, operations) of Kueue's kinds and of the frameworks kuota manages, as
 /// Kueue's manager registers them.
-const MUTATING: [(&str, &[&str]); 15] = [
+const MUTATING: [(&str, &[&str]); 16] = [
     ("/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-workload", &["CREATE"]),
@@ -49,6 +49,10 @@ const MUTATING: [(&str, &[&str]); 15] = [
     (
         "/mutate-workload-codeflare-dev-v1beta2-appwrapper",
         &["CREATE"],
+    ),
+    (
+        "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset",
+        &["CREATE", "UPDATE"],
     ),
 ];
 

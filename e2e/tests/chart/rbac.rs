@@ -30,6 +30,8 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": ["workload.codeflare.dev"], "resources": ["appwrappers"],
             "verbs": ["list", "update", "watch"]},
         {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["leaderworkerset.x-k8s.io"], "resources": ["leaderworkersets"],
+            "verbs": ["list", "watch"]},
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
             "verbs": ["list", "watch"]},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list", "watch"]},

@@ -21,6 +21,7 @@ while that framework is not configured, as in Kueue's chart.
 - {kind: jaxjob, group: kubeflow.org, version: v1, resource: jaxjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: kubeflow.org/jaxjob}
 - {kind: mpijob, group: kubeflow.org, version: v2beta1, resource: mpijobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: kubeflow.org/mpijob}
 - {kind: appwrapper, group: workload.codeflare.dev, version: v1beta2, resource: appwrappers, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: workload.codeflare.dev/appwrapper}
+- {kind: leaderworkerset, group: leaderworkerset.x-k8s.io, version: v1, resource: leaderworkersets, mutate: [CREATE, UPDATE], validate: [CREATE, UPDATE], jobType: true, framework: leaderworkerset.x-k8s.io/leaderworkerset}
 {{- end }}
 
 {{/*
