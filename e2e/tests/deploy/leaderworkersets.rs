@@ -4,18 +4,19 @@
 //! group's leader and workers, the Pod webhook gates every pod, kuota creates one Workload per
 //! group and labels each pod into its group, and the pod integration admits and releases each
 //! group whole, with the flavor's node selector. A LeaderWorkerSet that does not fit waits with
-//! its pods gated and runs once the first is deleted.
+//! its pods gated and runs once the first is deleted. A group requiring one rack lands in one.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams};
 use kube::{Api, Client, ResourceExt};
 use kuota::api::Workload;
 
 use super::release::Release;
-use crate::support::nodes::NodeSet;
+use crate::support::nodes::{self, NodeSet, RACK_LABEL};
 use crate::support::operators::Operator;
 use crate::support::{TestNamespace, kueue, unique_name};
 
@@ -259,6 +260,116 @@ spec: {{clusterQueue: {cq}}}
         |p, w| of("first", p).is_empty() && runs("second", 1, 2, &pool, p, w),
     )
     .await?;
+    ns.delete().await?;
+    nodes.delete(client).await?;
+    drop(operator);
+    Ok(())
+}
+
+/// A LeaderWorkerSet without a leader template whose workers require one rack: its group's
+/// Workload is one pod set `main` ranked by the worker index, and every pod of the group is bound
+/// in one rack (two racks of two 8-cpu hosts; four 3-cpu pods fit one rack, two per host).
+pub async fn a_group_requiring_one_rack_lands_in_one_rack(
+    client: &Client,
+    release: &Release,
+) -> Result<()> {
+    let operator = Operator::LeaderWorkerSet.start(client).await?;
+    let ns = TestNamespace::create(client, "deploy-lws-tas").await?;
+    let pool = unique_name("lwst");
+    let mut nodes = NodeSet::new(&pool, 1, 2, 2);
+    nodes.labels.insert(POOL_LABEL.into(), pool.clone());
+    nodes.create(client).await?;
+    let cq = unique_name("deploy-lwst-cq");
+    let flavor = unique_name("deploy-lwst-rf");
+    kueue::apply_yaml(
+        client,
+        &ns.name,
+        &format!(
+            "{}apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {cq}}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: {flavor}
+      resources: [{{name: cpu, nominalQuota: \"32\"}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq-{cq}, namespace: {}}}
+spec: {{clusterQueue: {cq}}}
+",
+            nodes::tas_flavor_yaml(&unique_name("lwst-topo"), &flavor, POOL_LABEL, &pool),
+            ns.name
+        ),
+    )
+    .await?;
+    let mut racked = leaderworkerset("racked", &format!("lq-{cq}"), 1, 4)?;
+    let template = &mut racked.data["spec"]["leaderWorkerTemplate"];
+    if let Some(spec) = template.as_object_mut() {
+        spec.remove("leaderTemplate");
+    }
+    template["workerTemplate"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] =
+        RACK_LABEL.into();
+    template["workerTemplate"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] =
+        "3".into();
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet"),
+        "leaderworkersets",
+    );
+    let sets: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns.name, &resource);
+    sets.create(&Default::default(), &racked)
+        .await
+        .context("create LeaderWorkerSet racked")?;
+    let (pods, workloads) =
+        until_settled(client, &ns.name, "bind racked's group", release, |p, w| {
+            let mine = of("racked", p);
+            mine.len() == 4
+                && mine.iter().all(|p| {
+                    p.spec
+                        .as_ref()
+                        .and_then(|s| s.node_name.as_deref())
+                        .is_some()
+                })
+                && workloads_of("racked", w).len() == 1
+        })
+        .await?;
+    let workload = workloads_of("racked", &workloads)[0];
+    let sets: Vec<_> = workload
+        .spec
+        .pod_sets
+        .iter()
+        .map(|ps| {
+            (
+                ps.name.as_str(),
+                ps.count,
+                ps.topology_request
+                    .as_ref()
+                    .and_then(|r| r.pod_index_label.as_deref()),
+            )
+        })
+        .collect();
+    ensure!(
+        sets == [("main", 4, Some("leaderworkerset.sigs.k8s.io/worker-index"))],
+        "one pod set main of 4 ranked by the worker index: {sets:?}"
+    );
+    let node_api: Api<Node> = Api::all(client.clone());
+    let mut racks = BTreeSet::new();
+    for pod in of("racked", &pods) {
+        let host = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .context("a bound pod")?;
+        let node = node_api.get(&host).await?;
+        racks.insert(node.labels().get(RACK_LABEL).cloned().unwrap_or_default());
+    }
+    ensure!(
+        racks.len() == 1,
+        "every pod of the group in one rack: {racks:?}"
+    );
     ns.delete().await?;
     nodes.delete(client).await?;
     drop(operator);
