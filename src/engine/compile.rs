@@ -550,9 +550,9 @@ fn resolve_queue(
         let msg = "The workload is deactivated (spec.active is false)".to_string();
         return (cq, Some((PendingReason::Suspended, Arc::from(msg))));
     }
-    // Kueue keeps the reason and message of the hold as they are written.
-    if let Some(message) = &w.on_hold {
-        return (cq, Some((PendingReason::OnHold, Arc::from(&**message))));
+    if w.on_hold {
+        let msg = "The workload is on hold";
+        return (cq, Some((PendingReason::OnHold, Arc::from(msg))));
     }
     if *lq_stop != StopPolicy::None {
         let msg = format!(

@@ -324,10 +324,11 @@ pub struct Workload {
     /// gated workload waits and is never admitted until they are removed. Behind one thin
     /// pointer, since few workloads carry gates and every one holds this field.
     pub admission_gated_by: Option<Arc<String>>,
-    /// `QuotaReserved=False` with reason `OnHold`, its message: an integration released the
-    /// quota on purpose (a StatefulSet scaled to zero) and the workload waits, never admitted,
-    /// until the integration takes the hold off, as Kueue's `IsOnHold` keeps it out of the queue.
-    pub on_hold: Option<Arc<str>>,
+    /// `QuotaReserved=False` with reason `OnHold`: an integration released the quota on purpose
+    /// (a StatefulSet scaled to zero) and the workload waits, never admitted, until the
+    /// integration takes the hold off, as Kueue's `IsOnHold` keeps it out of the queue. The
+    /// status keeps the message the integration wrote.
+    pub on_hold: bool,
     pub pod_sets: Vec<PodSet>,
     /// Set when the workload holds quota.
     pub admission: Option<Admission>,

@@ -476,15 +476,13 @@ pub fn workload(
             .get(keys::annotations::ADMISSION_GATED_BY)
             .filter(|gates| !gates.is_empty())
             .map(|gates| Arc::new(gates.clone())),
-        on_hold: status
-            .and_then(|s| {
-                s.conditions.iter().find(|c| {
-                    c.type_ == keys::condition_types::QUOTA_RESERVED
-                        && c.is_false()
-                        && c.reason == keys::quota_reserved_reasons::ON_HOLD
-                })
+        on_hold: status.is_some_and(|s| {
+            s.conditions.iter().any(|c| {
+                c.type_ == keys::condition_types::QUOTA_RESERVED
+                    && c.is_false()
+                    && c.reason == keys::quota_reserved_reasons::ON_HOLD
             })
-            .map(|c| Arc::from(c.message.as_str())),
+        }),
         pod_sets,
         admission,
         quota_reserved_at,

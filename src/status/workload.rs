@@ -236,6 +236,14 @@ fn same_but_numbers(a: &str, b: &str) -> bool {
 /// Workload and quota change. A new reason or new words are written.
 fn pending_message(conditions: &[Condition], reason: &str, message: &str) -> String {
     match conditions.condition(condition_types::QUOTA_RESERVED) {
+        // Kueue keeps the message of the hold as the integration wrote it.
+        Some(shown)
+            if reason == quota_reserved_reasons::ON_HOLD
+                && shown.is_false()
+                && shown.reason == reason =>
+        {
+            shown.message.to_string()
+        }
         Some(shown)
             if shown.is_false()
                 && shown.reason == reason

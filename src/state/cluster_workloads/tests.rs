@@ -312,3 +312,36 @@ fn an_admission_gated_workload_waits_with_the_gates_named() {
         WorkloadStatus::Admitted(_)
     ));
 }
+
+/// A Workload an integration put on hold (`QuotaReserved=False`, `OnHold`, a StatefulSet scaled
+/// to zero) waits with that reason and message and is never admitted; taken off hold, it is.
+#[test]
+fn a_workload_on_hold_waits_until_the_hold_comes_off() {
+    let mut state = state();
+    let condition = |reason: &str, message: &str| {
+        format!(
+            "status:\n  conditions:\n  - {{type: QuotaReserved, status: \"False\", reason: {reason}, \
+             message: \"{message}\", lastTransitionTime: \"2026-01-01T00:00:00Z\"}}\n"
+        )
+    };
+    let held = workload(
+        "held",
+        &condition("OnHold", "StatefulSet scaled to zero; workload on hold"),
+    );
+    state.apply_workload(&held, fallback());
+    state.engine().run_until_stable();
+    assert_eq!(
+        status(&mut state, "held"),
+        WorkloadStatus::Pending {
+            reason: PendingReason::OnHold,
+            message: "The workload is on hold".into(),
+        }
+    );
+    let released = workload("held", &condition("PendingEvaluation", "no longer on hold"));
+    state.apply_workload(&released, fallback());
+    state.engine().run_until_stable();
+    assert!(matches!(
+        status(&mut state, "held"),
+        WorkloadStatus::Admitted(_)
+    ));
+}

@@ -575,3 +575,30 @@ fn an_eviction_adds_the_admissions_time_to_the_accumulated_execution_time() {
     );
     assert_eq!(evicted.accumulated_past_execution_time_seconds, Some(10));
 }
+
+/// A Workload an integration put on hold keeps the hold's message as written: the engine's
+/// decision to keep it waiting on hold writes nothing new.
+#[test]
+fn a_workload_on_hold_keeps_the_message_of_its_hold() {
+    let t0 = at("2026-01-01T00:00:00Z");
+    let mut held = WorkloadStatus::default();
+    held.conditions.push(Condition {
+        last_transition_time: t0.clone(),
+        message: "StatefulSet scaled to zero; workload on hold".into(),
+        observed_generation: None,
+        reason: "OnHold".into(),
+        status: "False".into(),
+        type_: "QuotaReserved".into(),
+    });
+    let on_hold = EngineStatus::Pending {
+        reason: PendingReason::OnHold,
+        message: "The workload is on hold".into(),
+    };
+    let written = workload_status(
+        Some(&held),
+        &state(on_hold, None),
+        &at("2026-01-01T01:00:00Z"),
+        None,
+    );
+    assert_eq!(written, held);
+}
