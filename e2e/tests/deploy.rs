@@ -2,7 +2,8 @@
 //! and the managed job kinds only, the chart's RBAC (the
 //! controller runs under a token of the chart's ServiceAccount), the API server calling the
 //! webhooks through the chart's Service with the certificate kuota manages, Deployments' pods
-//! admitted one at a time, StatefulSets admitted whole and put on hold at zero replicas, and
+//! admitted one at a time, StatefulSets admitted whole and put on hold at zero replicas,
+//! LeaderWorkerSets admitted a group at a time under the LeaderWorkerSet operator, and
 //! `/metrics` served over HTTPS to metrics readers only.
 //!
 //! A test binary of its own, run after the others: `deploy` takes the chart's fixed ports and its
@@ -21,6 +22,8 @@ mod support;
 mod certificates;
 #[path = "deploy/deployments.rs"]
 mod deployments;
+#[path = "deploy/leaderworkersets.rs"]
+mod leaderworkersets;
 #[path = "deploy/metrics.rs"]
 mod metrics;
 #[path = "deploy/priority.rs"]
@@ -345,6 +348,7 @@ async fn webhooks_cover_only_managed_kinds(client: &Client, release: &Release) -
         "rayservices",
         "appwrappers",
         "trainjobs",
+        "leaderworkersets",
     ];
     let expected: BTreeSet<String> = kueue.iter().chain(&jobs).map(|r| r.to_string()).collect();
     ensure!(mutated == expected, "mutating webhooks cover {mutated:?}");
@@ -373,6 +377,9 @@ async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     admits_with_chart_permissions(&client, &release).await?;
     deployments::replicas_are_admitted_one_pod_at_a_time(&client, &release).await?;
     statefulsets::statefulsets_run_as_one_group_within_quota(&client, &release).await?;
+    leaderworkersets::leaderworkersets_run_a_workload_per_group_within_quota(&client, &release)
+        .await?;
+    leaderworkersets::a_group_requiring_one_rack_lands_in_one_rack(&client, &release).await?;
     priority::jobs_take_the_default_workload_priority_class(&client, &release).await?;
     calls_outside_rbac_are_denied(&release).await?;
     metrics::served_to_metrics_readers_only(&client, &release).await?;

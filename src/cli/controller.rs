@@ -215,6 +215,13 @@ fn settings(
                 gates: config.feature_gates.clone(),
                 manage_without_queue_name: config.manage_jobs_without_queue_name,
             }),
+        leaderworkersets: config
+            .integrations
+            .enabled(config::Framework::LeaderWorkerSet)
+            .then(|| controllers::leaderworkersets::LwsSettings {
+                gates: config.feature_gates.clone(),
+                label_keys_to_copy: config.integrations.label_keys_to_copy.clone(),
+            }),
         workload_retention: config.workload_retention,
         tls: ServerTls::new(&config.tls)?,
         cache_sync_timeout: config.cache_sync_timeout,

@@ -76,6 +76,7 @@ pub const MANAGED: &[Framework] = &[
     Framework::RayService,
     Framework::AppWrapper,
     Framework::TrainJob,
+    Framework::LeaderWorkerSet,
 ];
 
 impl Framework {

@@ -71,36 +71,10 @@ integrations:
   - "leaderworkerset.x-k8s.io/leaderworkerset"
 "#;
 
+/// Every framework Kueue's shipped file enables is managed, so the file loads as it is.
 #[test]
-fn kueue_shipped_configuration_is_refused_for_its_unmanaged_frameworks() {
-    let errors = field_errors(SHIPPED, "");
-    let refused: Vec<(&str, &str)> = errors
-        .iter()
-        .map(|e| match e {
-            FieldError::Invalid { field, value, .. } => (field.as_str(), value.as_str()),
-            other => panic!("unexpected {other}"),
-        })
-        .collect();
-    assert_eq!(
-        refused,
-        [(
-            "integrations.frameworks[11]",
-            "\"leaderworkerset.x-k8s.io/leaderworkerset\""
-        ),]
-    );
-}
-
-/// Kueue's shipped file with the frameworks kuota manages.
-fn shipped_with_managed_frameworks() -> String {
-    let (head, _) = SHIPPED
-        .split_once("  frameworks:")
-        .unwrap_or_else(|| panic!("no frameworks in the shipped file"));
-    format!("{head}  frameworks: [batch/job, pod, deployment]\n")
-}
-
-#[test]
-fn kueue_shipped_configuration_loads_with_the_managed_frameworks() {
-    let loaded = parse_ok(&shipped_with_managed_frameworks());
+fn kueue_shipped_configuration_loads_with_every_framework_it_enables() {
+    let loaded = parse_ok(SHIPPED);
     assert_eq!(loaded.ignored, ["controller.groupKindConcurrency"]);
     let config = &loaded.config;
     assert_eq!(config.health.health_probe_bind_address, ":8081");
@@ -115,7 +89,21 @@ fn kueue_shipped_configuration_loads_with_the_managed_frameworks() {
     assert_eq!(config.client_connection.burst, 500);
     assert_eq!(
         config.integrations.frameworks,
-        [Framework::BatchJob, Framework::Pod, Framework::Deployment].into()
+        [
+            Framework::BatchJob,
+            Framework::MpiJob,
+            Framework::RayJob,
+            Framework::RayCluster,
+            Framework::RayService,
+            Framework::JobSet,
+            Framework::AppWrapper,
+            Framework::TrainJob,
+            Framework::Pod,
+            Framework::Deployment,
+            Framework::StatefulSet,
+            Framework::LeaderWorkerSet,
+        ]
+        .into()
     );
     assert!(config.integrations.implicit_frameworks.is_empty());
     // Every block the shipped file leaves out keeps Kueue's default.

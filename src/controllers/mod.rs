@@ -9,6 +9,7 @@ mod error;
 pub mod events;
 pub mod jobs;
 pub mod leader;
+pub mod leaderworkersets;
 pub mod metrics;
 mod metrics_auth;
 mod metrics_feed;
@@ -84,6 +85,8 @@ pub struct Settings {
     pub pods: Option<pods::PodSettings>,
     /// The `statefulset` integration, when enabled.
     pub statefulsets: Option<statefulsets::StatefulSetSettings>,
+    /// The `leaderworkerset.x-k8s.io/leaderworkerset` integration, when enabled.
+    pub leaderworkersets: Option<leaderworkersets::LwsSettings>,
     /// `objectRetentionPolicies.workloads`: how long Workloads that ended are kept.
     pub workload_retention: crate::config::WorkloadRetention,
     /// Kueue's `tls`: what the webhook and metrics servers offer.
@@ -255,6 +258,29 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             None => std::future::pending().await,
         }
     };
+    let lws_integration = settings.leaderworkersets.clone().map(|lws_settings| {
+        leaderworkersets::start(
+            &client,
+            lws_settings,
+            writer.clone(),
+            EventSink::start_for(
+                client.clone(),
+                crate::api::keys::field_managers::JOB_CONTROLLER,
+                settings.instance.clone(),
+                clock.clone(),
+            ),
+            leading.clone(),
+            &mut shared,
+            &mut watches,
+            clock.clone(),
+        )
+    });
+    let lws_integration = async move {
+        match lws_integration {
+            Some(run) => run.await,
+            None => std::future::pending().await,
+        }
+    };
     let policy = settings.workload_retention;
     let retains = policy.after_finished.is_some() || policy.after_deactivated_by_kueue.is_some();
     let retention = retains.then(|| {
@@ -340,6 +366,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         () = framework_integrations => Err(ControllerError::LoopStopped),
         () = pod_integration => Err(ControllerError::LoopStopped),
         () = statefulset_integration => Err(ControllerError::LoopStopped),
+        () = lws_integration => Err(ControllerError::LoopStopped),
         () = retention => Err(ControllerError::LoopStopped),
         () = class_values => Err(ControllerError::LoopStopped),
         () = ungater => Err(ControllerError::LoopStopped),

@@ -18,6 +18,9 @@
 //!   integration's single pods).
 //! - StatefulSet: [`next_statefulset_step`], Kueue's StatefulSet reconcilers (its prebuilt
 //!   Workload, its pods labelled into one serving pod group, the hold at zero replicas).
+//! - LeaderWorkerSet: [`default_leaderworkerset`], [`validate_leaderworkerset`] (its webhook);
+//!   [`next_lws_step`], Kueue's LeaderWorkerSet reconciler (a prebuilt Workload per group, its
+//!   pods labelled into that group).
 //! - TAS: [`pods_to_ungate`], the topology ungater's decision, read from the pods alone;
 //!   [`pods_off_assignment`], the pods left on a host a failed-node replacement dropped.
 //! - waitForPodsReady: [`pods_ready_condition`], [`pods_ready_timeout`].
@@ -40,6 +43,8 @@ mod job_lifecycle;
 mod job_reconcile;
 mod job_sync;
 pub mod kinds;
+mod leaderworkerset;
+mod leaderworkerset_reconcile;
 pub(crate) mod names;
 mod pod_follow;
 mod pod_group;
@@ -77,6 +82,15 @@ pub use job_reconcile::{
     owned_workload_step, workload_step,
 };
 pub use job_sync::{WorkloadSync, job_matches_workload, workload_sync};
+pub use leaderworkerset::{
+    LEADERWORKERSET_FRAMEWORK, LwsDefaulting, LwsValidation, default_leaderworkerset,
+    validate_leaderworkerset,
+};
+pub use leaderworkerset_reconcile::{
+    LEADERWORKERSET, LWS_NAME_LABEL, LwsContext, LwsError, LwsStep, group_lws_pod,
+    lws_group_workload_name, lws_managed, lws_of_pod, next_lws_step, suspended_by_lws,
+    workload_for_lws_group,
+};
 pub use pod_follow::FollowStep;
 pub use pod_group::{
     DEFAULT_LOCAL_QUEUE, FieldError, FieldErrorKind, PodDefaulting, default_pod, pod_group_name,

@@ -10,7 +10,9 @@
 
 use super::review::{AdmissionRequest, Verdict};
 use super::settings::Webhooks;
-use super::{batch_job, defaulting, deployment, framework_job, pod, statefulset, validation};
+use super::{
+    batch_job, defaulting, deployment, framework_job, leaderworkerset, pod, statefulset, validation,
+};
 use crate::jobs::kinds::{
     APPWRAPPER, JAXJOB, JOBSET, MPIJOB, PADDLEJOB, PYTORCHJOB, RAYCLUSTER, RAYJOB, RAYSERVICE,
     TFJOB, TRAINJOB, XGBOOSTJOB,
@@ -175,6 +177,14 @@ pub static INTEGRATIONS: &[Integration] = &[
         "v1alpha1",
         "trainjob"
     ),
+    Integration {
+        framework: "leaderworkerset.x-k8s.io/leaderworkerset",
+        group: "leaderworkerset.x-k8s.io",
+        version: "v1",
+        kind: "leaderworkerset",
+        default: leaderworkerset::default,
+        validate: leaderworkerset::validate,
+    },
 ];
 
 /// What a path serves.

@@ -15,6 +15,7 @@ pub mod endpoints;
 mod error;
 mod findings;
 mod framework_job;
+mod leaderworkerset;
 mod metadata;
 mod namespaces;
 mod patch;

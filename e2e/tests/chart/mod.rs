@@ -31,7 +31,7 @@ const NAMESPACED: [&str; 11] = [
 
 /// The webhooks (path, operations) of Kueue's kinds and of the frameworks kuota manages, as
 /// Kueue's manager registers them.
-const MUTATING: [(&str, &[&str]); 19] = [
+const MUTATING: [(&str, &[&str]); 20] = [
     ("/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", &["CREATE"]),
     ("/mutate-kueue-x-k8s-io-v1beta2-workload", &["CREATE"]),
@@ -56,6 +56,10 @@ const MUTATING: [(&str, &[&str]); 19] = [
     (
         "/mutate-trainer-kubeflow-org-v1alpha1-trainjob",
         &["CREATE"],
+    ),
+    (
+        "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset",
+        &["CREATE", "UPDATE"],
     ),
 ];
 

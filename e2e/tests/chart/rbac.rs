@@ -36,6 +36,8 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": ["trainer.kubeflow.org"], "resources": [
             "clustertrainingruntimes", "trainingruntimes"], "verbs": ["list", "watch"]},
         {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["leaderworkerset.x-k8s.io"], "resources": ["leaderworkersets"],
+            "verbs": ["list", "watch"]},
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
             "verbs": ["list", "watch"]},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list", "watch"]},

@@ -91,6 +91,7 @@ fn the_managed_frameworks_are_accepted() {
             "ray.io/rayservice",
             "workload.codeflare.dev/appwrapper",
             "trainer.kubeflow.org/trainjob",
+            "leaderworkerset.x-k8s.io/leaderworkerset",
         ]
     );
     let (resolved, errors) = integrations_of(&names, &[], &FeatureGates::default());
@@ -115,7 +116,8 @@ fn a_framework_kuota_does_not_manage_is_refused_naming_the_managed_ones() {
                          \"kubeflow.org/paddlejob\", \"kubeflow.org/jaxjob\", \
                          \"kubeflow.org/mpijob\", \"ray.io/rayjob\", \"ray.io/raycluster\", \
                          \"ray.io/rayservice\", \"workload.codeflare.dev/appwrapper\", \
-                         \"trainer.kubeflow.org/trainjob\""
+                         \"trainer.kubeflow.org/trainjob\", \
+                         \"leaderworkerset.x-k8s.io/leaderworkerset\""
                     .into(),
             }],
             "{framework:?}"

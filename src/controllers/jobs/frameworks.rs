@@ -13,7 +13,7 @@
 //! [`crate::controllers::topology_ungater`], which reads the pods kuota started whatever their
 //! owner.
 
-mod crds;
+pub(crate) mod crds;
 mod referenced;
 mod task;
 
@@ -69,11 +69,11 @@ pub fn start(
     {
         let (inputs, received) = mpsc::channel::<FrameworkInput>(INPUT_DEPTH);
         subscribe_cluster::<DynamicObject, _>(&inputs, shared);
-        awaited.push(Awaited {
+        awaited.push(Awaited::jobs(
             kind,
-            every_job: settings.scope.manage_without_queue_name,
+            settings.scope.manage_without_queue_name,
             inputs,
-        });
+        ));
         let task = FrameworkTask::new(kind, settings.clone(), writer.clone(), events.clone());
         loops.push(WorkQueue::new(task, leading.clone(), clock.clone()).run(received));
     }

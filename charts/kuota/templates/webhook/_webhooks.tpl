@@ -25,6 +25,7 @@ while that framework is not configured, as in Kueue's chart.
 - {kind: rayservice, group: ray.io, version: v1, resource: rayservices, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: ray.io/rayservice}
 - {kind: appwrapper, group: workload.codeflare.dev, version: v1beta2, resource: appwrappers, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: workload.codeflare.dev/appwrapper}
 - {kind: trainjob, group: trainer.kubeflow.org, version: v1alpha1, resource: trainjobs, mutate: [CREATE], validate: [CREATE, UPDATE], jobType: true, framework: trainer.kubeflow.org/trainjob}
+- {kind: leaderworkerset, group: leaderworkerset.x-k8s.io, version: v1, resource: leaderworkersets, mutate: [CREATE, UPDATE], validate: [CREATE, UPDATE], jobType: true, framework: leaderworkerset.x-k8s.io/leaderworkerset}
 {{- end }}
 
 {{/*

@@ -1,5 +1,6 @@
 //! Kueue waits for a framework kind's CRD before it manages the kind: the CRDs are watched, and
-//! each awaited kind's watch starts once its CRD is `Established`, then feeds the kind's task.
+//! each awaited kind's watch starts once its CRD is `Established`, then feeds the kind's task
+//! (a framework kind's, or an integration of its own such as the LeaderWorkerSet's).
 //! A kind is started once; the CRD watch ends when no kind is awaited any more.
 
 use futures::StreamExt;
@@ -20,13 +21,30 @@ use crate::jobs::framework::{JobKind, KindId};
 /// The CRD condition saying the API serves the kind.
 const ESTABLISHED: &str = "Established";
 
-/// A kind waiting for its CRD, and where its jobs go once it is served.
+/// Starts the watch of a kind once its CRD is established, in the given set of tasks.
+pub type StartWatch = Box<dyn FnOnce(&Client, &mut JoinSet<()>) + Send>;
+
+/// A kind waiting for its CRD, and how its watch starts once it is served.
 pub struct Awaited {
-    pub kind: &'static dyn JobKind,
-    /// `manageJobsWithoutQueueName`: every job of the kind is read, not only those naming a
-    /// queue.
-    pub every_job: bool,
-    pub inputs: mpsc::Sender<FrameworkInput>,
+    pub id: &'static KindId,
+    pub start: StartWatch,
+}
+
+impl Awaited {
+    /// A framework kind whose jobs go to `inputs`; with `every_job` (`manageJobsWithoutQueueName`)
+    /// every job of the kind is read, not only those naming a queue.
+    pub fn jobs(
+        kind: &'static dyn JobKind,
+        every_job: bool,
+        inputs: mpsc::Sender<FrameworkInput>,
+    ) -> Self {
+        Awaited {
+            id: kind.id(),
+            start: Box::new(move |client, tasks| {
+                start_kind(client, kind, every_job, &inputs, tasks)
+            }),
+        }
+    }
 }
 
 /// The CRD name serving `id`: `<plural>.<group>`.
@@ -66,15 +84,15 @@ pub async fn start_when_established(client: Client, mut awaited: Vec<Awaited>) {
             }
         };
         for crd in &crds {
-            awaited.retain(|waiting| {
-                let id = waiting.kind.id();
-                if !serves(crd, id) {
-                    return true;
-                }
+            let (ready, waiting) = std::mem::take(&mut awaited)
+                .into_iter()
+                .partition::<Vec<_>, _>(|waiting| serves(crd, waiting.id));
+            awaited = waiting;
+            for kind in ready {
+                let id = kind.id;
                 tracing::info!(kind = id.kind, crd = %crd_name(id), "CRD established; managing the kind");
-                start_kind(&client, waiting, &mut started);
-                false
-            });
+                (kind.start)(&client, &mut started);
+            }
         }
     }
     drop(changes);
@@ -83,18 +101,24 @@ pub async fn start_when_established(client: Client, mut awaited: Vec<Awaited>) {
 
 /// Starts the watch of one kind's jobs (every job with `manageJobsWithoutQueueName`, else those
 /// naming a queue) and of the objects they reference.
-fn start_kind(client: &Client, waiting: &Awaited, tasks: &mut JoinSet<()>) {
-    let resource = waiting.kind.id().api_resource();
+fn start_kind(
+    client: &Client,
+    kind: &'static dyn JobKind,
+    every_job: bool,
+    inputs: &mpsc::Sender<FrameworkInput>,
+    tasks: &mut JoinSet<()>,
+) {
+    let resource = kind.id().api_resource();
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
     let all = watcher::Config::default();
-    let config = if waiting.every_job {
+    let config = if every_job {
         all
     } else {
         all.labels(labels::QUEUE_NAME)
     };
     let wrap = |change: Change<DynamicObject>| FrameworkInput::Job(JobInput::Job(change));
-    watches::spawn(tasks, api, config, &waiting.inputs, wrap, watches::slim);
-    referenced::watch(client, waiting.kind, &waiting.inputs, tasks);
+    watches::spawn(tasks, api, config, inputs, wrap, watches::slim);
+    referenced::watch(client, kind, inputs, tasks);
 }
 
 #[cfg(test)]
