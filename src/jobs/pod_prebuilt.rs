@@ -5,8 +5,6 @@
 //! becomes an owner of the Workload (no surplus pods are deleted, no replaced pods let go of),
 //! and a Workload that no longer matches the pods is finished as `OutOfSync`.
 
-use std::collections::BTreeSet;
-
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
@@ -24,34 +22,44 @@ pub(super) fn names_prebuilt(pods: &[Pod]) -> bool {
 
 /// The step that keeps a prebuilt group's Workload its own: the pods it does not name yet
 /// become owners (`OwnerReferencesAdded`), then a Workload out of sync with the pods is finished.
+/// As Kueue's `SetOwnerReference`, an owner is matched by kind and name: a pod recreated under
+/// its name (a StatefulSet's or a LeaderWorkerSet's) replaces its predecessor's reference, so the
+/// list stays the size of the group.
 pub(super) fn prebuilt_members(pods: &[Pod], workload: &Workload) -> PodStep {
-    let owners: BTreeSet<&str> = workload
+    let mut owners = workload
         .metadata
         .owner_references
-        .iter()
-        .flatten()
-        .map(|o| o.uid.as_str())
-        .collect();
-    let missing: Vec<OwnerReference> = pods
-        .iter()
-        .filter(|p| !owners.contains(p.metadata.uid.as_deref().unwrap_or_default()))
-        .map(|p| OwnerReference {
-            api_version: "v1".to_owned(),
-            kind: "Pod".to_owned(),
-            name: p.metadata.name.clone().unwrap_or_default(),
-            uid: p.metadata.uid.clone().unwrap_or_default(),
-            controller: None,
-            block_owner_deletion: None,
-        })
-        .collect();
-    if !missing.is_empty() {
+        .clone()
+        .unwrap_or_default();
+    let mut added = 0;
+    for pod in pods {
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let same_pod = |o: &&mut OwnerReference| {
+            o.api_version == "v1" && o.kind == "Pod" && o.name == name
+        };
+        match owners.iter_mut().find(same_pod) {
+            Some(owner) if owner.uid == uid => {}
+            Some(owner) => {
+                owner.uid = uid;
+                added += 1;
+            }
+            None => {
+                owners.push(OwnerReference {
+                    api_version: "v1".to_owned(),
+                    kind: "Pod".to_owned(),
+                    name,
+                    uid,
+                    controller: None,
+                    block_owner_deletion: None,
+                });
+                added += 1;
+            }
+        }
+    }
+    if added > 0 {
         let mut adopting = workload.clone();
-        let added = missing.len();
-        adopting
-            .metadata
-            .owner_references
-            .get_or_insert_default()
-            .extend(missing);
+        adopting.metadata.owner_references = Some(owners);
         return PodStep::AdoptPods {
             workload: Box::new(adopting),
             added,

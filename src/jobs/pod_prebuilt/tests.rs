@@ -52,6 +52,33 @@ fn every_pod_of_the_group_becomes_an_owner() {
     assert_eq!(prebuilt_members(&pods, &workload), PodStep::Idle);
 }
 
+/// A StatefulSet recreates a pod under its name with a new UID: the new pod takes its
+/// predecessor's place among the owners instead of adding to them.
+#[test]
+fn a_pod_recreated_under_its_name_replaces_its_predecessors_owner_reference() {
+    let pods = [member("db-0"), member("db-1")];
+    let PodStep::AdoptPods { workload, .. } = prebuilt_members(&pods, &prebuilt(3)) else {
+        panic!("the pods are adopted");
+    };
+    let mut recreated = member("db-0");
+    recreated.metadata.uid = Some("uid-db-0-again".to_owned());
+    let pods = [recreated, member("db-1")];
+    let PodStep::AdoptPods { workload, added } = prebuilt_members(&pods, &workload) else {
+        panic!("the recreated pod is adopted");
+    };
+    assert_eq!(added, 1);
+    let owners: Vec<(&str, &str)> = workload
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .map(|o| (o.name.as_str(), o.uid.as_str()))
+        .collect();
+    assert_eq!(owners.len(), 2, "{owners:?}");
+    assert!(owners.contains(&("db-0", "uid-db-0-again")), "{owners:?}");
+    assert_eq!(prebuilt_members(&pods, &workload), PodStep::Idle);
+}
+
 #[test]
 fn a_workload_counting_fewer_pods_than_the_group_is_out_of_sync() {
     let pods = [member("db-0")];
