@@ -6,13 +6,13 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::DynamicObject;
 use serde_json::Value;
 
-use super::pod_group::{FieldError, FieldErrorKind, role_hash};
-use super::pod_parent::{ParentDefaulting, label, validate_labels};
+use super::pod_group::{FieldError, FieldErrorKind};
+use super::pod_parent::{ParentDefaulting, immutable_pod_spec, label, validate_labels};
 use super::scope::queue_name;
 use super::topology_request::{ignored_level_annotations, topology_request};
 use crate::api::keys::{annotations, labels};
@@ -337,20 +337,19 @@ fn immutable_templates(old: &DynamicObject, new: &DynamicObject) -> Vec<FieldErr
             "field is immutable",
         )];
     }
+    let spec = |lws: &DynamicObject, template: TemplateAt| {
+        read_template(lws, template).ok().and_then(|read| read.spec)
+    };
     templates(new)
         .into_iter()
-        .filter(|template| template_shape(old, *template) != template_shape(new, *template))
-        .map(|template| invalid(format!("{}.spec", template.path), "", "field is immutable"))
+        .filter_map(|template| {
+            immutable_pod_spec(
+                spec(old, template).as_ref(),
+                spec(new, template).as_ref(),
+                &format!("{}.spec", template.path),
+            )
+        })
         .collect()
-}
-
-/// The role hash of a pod made from the template: what of its spec decides admission.
-fn template_shape(lws: &DynamicObject, template: TemplateAt) -> Option<String> {
-    let read = read_template(lws, template).ok()?;
-    Some(role_hash(&Pod {
-        spec: read.spec,
-        ..Pod::default()
-    }))
 }
 
 #[cfg(test)]

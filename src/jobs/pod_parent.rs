@@ -5,9 +5,10 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::pod_group::{DEFAULT_LOCAL_QUEUE, FieldError, FieldErrorKind};
+use super::pod_group::{DEFAULT_LOCAL_QUEUE, FieldError, FieldErrorKind, role_hash};
 use super::scope::JobScope;
 use crate::api::keys::labels;
 use crate::api::name_syntax::check_dns1123_subdomain;
@@ -107,4 +108,27 @@ pub(super) fn validate_labels(
         _ => {}
     }
     errors
+}
+
+/// Kueue's `ValidateImmutablePodGroupPodSpec` for a parent run as pod groups: the parts of a pod
+/// template's spec that decide admission (what the role hash covers: requests, ports, node
+/// selection, tolerations, priority, ...) may not change under its Workload, whose quota was
+/// reserved for them. `path` names the template's spec.
+pub(super) fn immutable_pod_spec(
+    old: Option<&PodSpec>,
+    new: Option<&PodSpec>,
+    path: &str,
+) -> Option<FieldError> {
+    let shape = |spec: Option<&PodSpec>| {
+        role_hash(&Pod {
+            spec: spec.cloned(),
+            ..Pod::default()
+        })
+    };
+    (shape(old) != shape(new)).then(|| FieldError {
+        field: path.to_owned(),
+        kind: FieldErrorKind::Invalid,
+        value: Some(String::new()),
+        detail: "field is immutable".to_owned(),
+    })
 }

@@ -35,9 +35,8 @@ pub(super) fn prebuilt_members(pods: &[Pod], workload: &Workload) -> PodStep {
     for pod in pods {
         let name = pod.metadata.name.clone().unwrap_or_default();
         let uid = pod.metadata.uid.clone().unwrap_or_default();
-        let same_pod = |o: &&mut OwnerReference| {
-            o.api_version == "v1" && o.kind == "Pod" && o.name == name
-        };
+        let same_pod =
+            |o: &&mut OwnerReference| o.api_version == "v1" && o.kind == "Pod" && o.name == name;
         match owners.iter_mut().find(same_pod) {
             Some(owner) if owner.uid == uid => {}
             Some(owner) => {

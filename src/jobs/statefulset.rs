@@ -6,7 +6,7 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::pod_group::{FieldError, FieldErrorKind};
-use super::pod_parent::{ParentDefaulting, validate_labels};
+use super::pod_parent::{ParentDefaulting, immutable_pod_spec, validate_labels};
 use crate::api::keys::annotations;
 
 /// The framework's name in `integrations.frameworks`, and the value of the pods'
@@ -14,6 +14,7 @@ use crate::api::keys::annotations;
 pub const STATEFULSET_FRAMEWORK: &str = "statefulset";
 
 const REPLICAS_PATH: &str = "spec.replicas";
+const POD_SPEC_PATH: &str = "spec.template.spec";
 
 /// The StatefulSet as Kueue's webhook defaults it, or `None` when nothing changes. One naming no
 /// queue takes its namespace's `default` LocalQueue; a managed one has its pod template
@@ -84,6 +85,12 @@ pub fn validate_statefulset(
         return errors;
     };
     if facts.managed {
+        let spec = |s: &StatefulSet| s.spec.as_ref().and_then(|s| s.template.spec.clone());
+        errors.extend(immutable_pod_spec(
+            spec(old).as_ref(),
+            spec(new).as_ref(),
+            POD_SPEC_PATH,
+        ));
         errors.extend(replica_change_error(old, new, facts));
     }
     errors

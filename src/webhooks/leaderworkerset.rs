@@ -6,15 +6,13 @@
 //! gates its pods; validation adds to the integration's rules Kueue's checks of the
 //! `admission-gated-by` and `elastic-job` annotations.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::DynamicObject;
 
 use super::findings::Findings;
-use super::metadata;
+use super::parent_annotations;
 use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::Webhooks;
-use crate::api::keys::annotations;
 use crate::engine::features::Feature;
 use crate::jobs::{
     LEADERWORKERSET, LEADERWORKERSET_FRAMEWORK, LwsDefaulting, LwsValidation, ParentDefaulting,
@@ -61,17 +59,6 @@ pub fn default(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     }
 }
 
-fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> &'a str {
-    meta.annotations
-        .as_ref()
-        .and_then(|a| a.get(key))
-        .map_or("", String::as_str)
-}
-
-fn annotation_field(key: &str) -> String {
-    format!("metadata.annotations[{key}]")
-}
-
 /// Kueue's LeaderWorkerSet validation on CREATE and UPDATE; every broken rule in one denial.
 pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
     if !enabled(webhooks) {
@@ -98,34 +85,16 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         .collect();
     let name = lws.metadata.name.clone().unwrap_or_default();
     let mut findings = Findings::new(KIND, format!("{namespace}/{name}"));
-    let elastic = |meta: &ObjectMeta| {
-        webhooks
-            .gates
-            .enabled(Feature::ElasticJobsViaWorkloadSlices)
-            && annotation(meta, annotations::ELASTIC_JOB) == "true"
-    };
-    if elastic(&lws.metadata) {
-        findings.add(
-            annotation_field(annotations::ELASTIC_JOB),
-            format!(
-                "elastic job is not supported for \"{}/{}, Kind={}\"",
-                LEADERWORKERSET.group, LEADERWORKERSET.version, LEADERWORKERSET.kind
-            ),
-        );
-    }
-    if webhooks.gates.enabled(Feature::AdmissionGatedBy) {
-        let field = annotation_field(annotations::ADMISSION_GATED_BY);
-        let gated_by = annotation(&lws.metadata, annotations::ADMISSION_GATED_BY);
-        match &old {
-            None => metadata::gated_by_format(&mut findings, &field, gated_by),
-            Some(old) => metadata::gated_by_update(
-                &mut findings,
-                &field,
-                annotation(&old.metadata, annotations::ADMISSION_GATED_BY),
-                gated_by,
-            ),
-        }
-    }
+    parent_annotations::check(
+        &mut findings,
+        &webhooks.gates,
+        &format!(
+            "{}/{}, Kind={}",
+            LEADERWORKERSET.group, LEADERWORKERSET.version, LEADERWORKERSET.kind
+        ),
+        old.as_ref().map(|o| &o.metadata),
+        &lws.metadata,
+    );
     errors.extend(findings.into_errors().iter().map(ToString::to_string));
     Verdict::from_field_errors(errors)
 }

@@ -18,6 +18,7 @@ mod framework_job;
 mod leaderworkerset;
 mod metadata;
 mod namespaces;
+mod parent_annotations;
 mod patch;
 mod pod;
 mod queues;

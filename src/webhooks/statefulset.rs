@@ -8,9 +8,12 @@
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 
+use super::findings::Findings;
+use super::parent_annotations;
 use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::Webhooks;
+use crate::api::ObjectKey;
 use crate::api::keys::annotations;
 use crate::jobs::{
     ParentDefaulting, STATEFULSET_FRAMEWORK, StatefulSetUpdateFacts, default_statefulset,
@@ -93,8 +96,24 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
         // Workload of the scale-down is still being deleted.
         previous_workload_deleting: false,
     };
-    let errors = validate_statefulset(old.as_ref(), &statefulset, facts);
-    Verdict::from_field_errors(errors.iter().map(ToString::to_string).collect())
+    let mut errors: Vec<String> = validate_statefulset(old.as_ref(), &statefulset, facts)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let key = ObjectKey::new(
+        namespace,
+        statefulset.metadata.name.clone().unwrap_or_default(),
+    );
+    let mut findings = Findings::new("StatefulSet", key.to_string());
+    parent_annotations::check(
+        &mut findings,
+        &webhooks.gates,
+        "apps/v1, Kind=StatefulSet",
+        old.as_ref().map(|o| &o.metadata),
+        &statefulset.metadata,
+    );
+    errors.extend(findings.into_errors().iter().map(ToString::to_string));
+    Verdict::from_field_errors(errors)
 }
 
 #[cfg(test)]

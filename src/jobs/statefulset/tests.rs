@@ -202,3 +202,27 @@ fn replicas_default_to_one() {
     let two = statefulset(&[(labels::QUEUE_NAME, "a")], 2);
     assert_eq!(validate_statefulset(Some(&unset), &two, MANAGED).len(), 1);
 }
+
+/// Kueue's `ValidateImmutablePodGroupPodSpec`: what of the pod template decides admission may
+/// not change under a managed StatefulSet's Workload; the rest (an image) may.
+#[test]
+fn a_managed_statefulsets_pod_requests_cannot_change() {
+    let with_container = |cpu: &str, image: &str| {
+        let mut s = statefulset(&[(labels::QUEUE_NAME, "a")], 2);
+        let template = &mut s.spec.as_mut().expect("a spec").template;
+        template.spec = Some(
+            serde_json::from_value(serde_json::json!({"containers": [{"name": "c",
+                "image": image, "resources": {"requests": {"cpu": cpu}}}]}))
+            .expect("a pod spec"),
+        );
+        s
+    };
+    let old = with_container("1", "v1");
+    let errors = validate_statefulset(Some(&old), &with_container("2", "v1"), MANAGED);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].field, "spec.template.spec");
+    assert_eq!(errors[0].detail, "field is immutable");
+    assert!(validate_statefulset(Some(&old), &with_container("1", "v2"), MANAGED).is_empty());
+    let unmanaged = StatefulSetUpdateFacts::default();
+    assert!(validate_statefulset(Some(&old), &with_container("2", "v1"), unmanaged).is_empty());
+}

@@ -149,3 +149,32 @@ fn a_statefulset_another_framework_suspends_is_not_checked() {
         Verdict::Allow
     );
 }
+
+/// As Kueue's StatefulSet webhook: an elastic StatefulSet is refused, and admission gates are
+/// well formed on creation and only removed afterwards.
+#[test]
+fn a_statefulsets_elastic_and_admission_gate_annotations_are_checked() {
+    let webhooks = with_statefulsets();
+    let annotated = |annotations: Value| {
+        let mut object = statefulset(json!({"kueue.x-k8s.io/queue-name": "lq"}), 3);
+        object["metadata"]["annotations"] = annotations;
+        object
+    };
+    let denied = |verdict: Verdict| match verdict {
+        Verdict::Deny(message) => message,
+        other => panic!("refused: {other:?}"),
+    };
+    let elastic = annotated(json!({"kueue.x-k8s.io/elastic-job": "true"}));
+    assert!(denied(validated(&webhooks, &elastic, None)).contains("elastic job is not supported"),);
+    let malformed = annotated(json!({"kueue.x-k8s.io/admission-gated-by": "a,,b"}));
+    assert!(
+        denied(validated(&webhooks, &malformed, None)).contains("cannot contain empty gate names")
+    );
+    let gated = annotated(json!({"kueue.x-k8s.io/admission-gated-by": "example.com/a"}));
+    assert_eq!(validated(&webhooks, &gated, None), Verdict::Allow);
+    let more =
+        annotated(json!({"kueue.x-k8s.io/admission-gated-by": "example.com/a,example.com/b"}));
+    assert!(denied(validated(&webhooks, &more, Some(&gated))).contains("can only remove gates"),);
+    let plain = annotated(json!({}));
+    assert_eq!(validated(&webhooks, &plain, Some(&gated)), Verdict::Allow);
+}
