@@ -114,10 +114,10 @@ pub use statefulset::{
     STATEFULSET_FRAMEWORK, StatefulSetUpdateFacts, default_statefulset, validate_statefulset,
 };
 pub use statefulset_reconcile::{
-    HOLD_MESSAGE, HOLD_RELEASED_MESSAGE, STATEFULSET_API_VERSION, STATEFULSET_KIND,
-    StatefulSetContext, StatefulSetError, StatefulSetStep, controlled_by, next_statefulset_step,
-    on_hold, statefulset_managed, statefulset_workload_names, suspended_by_statefulset,
-    workload_for_statefulset,
+    HOLD_MESSAGE, HOLD_RELEASED_MESSAGE, STATEFULSET_API_VERSION, STATEFULSET_GVK,
+    STATEFULSET_KIND, StatefulSetContext, StatefulSetError, StatefulSetStep, controlled_by,
+    next_statefulset_step, on_hold, statefulset_managed, statefulset_workload_names,
+    suspended_by_statefulset, workload_for_statefulset,
 };
 pub use stray_pods::pods_off_assignment;
 pub use topology_request::{TopologyAnnotationError, ignored_level_annotations, topology_request};

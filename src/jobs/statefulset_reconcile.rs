@@ -40,7 +40,8 @@ pub const STATEFULSET_API_VERSION: &str = "apps/v1";
 pub const STATEFULSET_KIND: &str = "StatefulSet";
 const STATEFULSET_GROUP: &str = "apps";
 /// Kueue's `kueue.x-k8s.io/job-owner-gvk` value for a StatefulSet.
-const STATEFULSET_GVK: &str = "apps/v1, Kind=StatefulSet";
+/// The StatefulSet kind as Kueue's `job-owner-gvk` annotation spells it.
+pub const STATEFULSET_GVK: &str = "apps/v1, Kind=StatefulSet";
 /// The label the StatefulSet controller gives each pod its ordinal in.
 pub const POD_INDEX_LABEL: &str = "apps.kubernetes.io/pod-index";
 /// The label naming the revision a pod was created from.
@@ -144,13 +145,19 @@ pub fn workload_for_statefulset(
         .and_then(|m| m.annotations.as_ref())
         .unwrap_or(&no_annotations);
     let count = replicas(statefulset);
-    let topology =
-        topology_request(template_annotations, count, POD_INDEX_LABEL).map_err(|problem| {
-            StatefulSetError::Topology {
-                statefulset: key.clone(),
-                problem,
-            }
-        })?;
+    // As Kueue, the pod set asks for a placement only under topology-aware scheduling.
+    let topology = if gates.enabled(Feature::TopologyAwareScheduling) {
+        let request =
+            topology_request(template_annotations, count, POD_INDEX_LABEL).map_err(|problem| {
+                StatefulSetError::Topology {
+                    statefulset: key.clone(),
+                    problem,
+                }
+            })?;
+        Some(Box::new(request))
+    } else {
+        None
+    };
     let pod_class = spec
         .priority_class_name
         .as_deref()
@@ -172,7 +179,7 @@ pub fn workload_for_statefulset(
         }),
         count,
         min_count: None,
-        topology_request: Some(Box::new(topology)),
+        topology_request: topology,
     };
     let [workload_name, _] = statefulset_workload_names(statefulset);
     let mut workload = Workload::new(

@@ -18,7 +18,8 @@ use super::super::watches::{
 use crate::api::keys::annotations;
 use crate::api::{ObjectKey, Workload, WorkloadPriorityClass};
 use crate::jobs::{
-    PriorityLookup, STATEFULSET_API_VERSION, STATEFULSET_KIND, suspended_by_statefulset,
+    PriorityLookup, STATEFULSET_API_VERSION, STATEFULSET_GVK, STATEFULSET_KIND,
+    suspended_by_statefulset,
 };
 
 /// A change delivered by one of the StatefulSet integration's watches.
@@ -96,7 +97,7 @@ fn statefulset_of(workload: &Workload) -> Option<ObjectKey> {
     let by_annotation = workload
         .annotations()
         .get(annotations::JOB_OWNER_GVK)
-        .filter(|gvk| gvk.ends_with(&format!("Kind={STATEFULSET_KIND}")))
+        .filter(|gvk| *gvk == STATEFULSET_GVK)
         .and_then(|_| {
             workload
                 .annotations()

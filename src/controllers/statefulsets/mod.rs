@@ -113,7 +113,9 @@ impl Task for StatefulSetTask {
             self.reported.remove(key);
             return;
         };
-        if !statefulset_managed(statefulset) {
+        // As the LeaderWorkerSet's, a StatefulSet being deleted is left to the garbage collector:
+        // no Workload is created or taken off hold for it.
+        if !statefulset_managed(statefulset) || statefulset.metadata.deletion_timestamp.is_some() {
             return;
         }
         let pods: Vec<_> = self

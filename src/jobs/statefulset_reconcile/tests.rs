@@ -274,3 +274,20 @@ fn pods_of_the_current_revision_are_released_during_a_rollout() {
         None
     );
 }
+
+/// As Kueue, a topology annotation is read only under topology-aware scheduling: with the gate
+/// off, one that would be refused does not keep the StatefulSet from its Workload.
+#[test]
+fn topology_annotations_are_read_only_under_topology_aware_scheduling() {
+    let sts = statefulset(
+        2,
+        json!({"spec": {"template": {"metadata": {"annotations": {
+            "kueue.x-k8s.io/podset-required-topology": "not a label key!"}}}}}),
+    );
+    let priorities = PriorityLookup::new();
+    let tas = FeatureGates::default();
+    assert!(workload_for_statefulset(&sts, &priorities, &tas).is_err());
+    let off = FeatureGates::default().with(Feature::TopologyAwareScheduling, false);
+    let workload = workload_for_statefulset(&sts, &priorities, &off).expect("a Workload");
+    assert_eq!(workload.spec.pod_sets[0].topology_request, None);
+}
