@@ -25,13 +25,11 @@ use crate::jobs::framework::{
 };
 use crate::jobs::job_lifecycle::JobFinished;
 
-use self::runtime::{KIND, Runtime, jobset_spec};
+use self::runtime::{KIND, KUEUE_MANAGER, Runtime, jobset_spec};
 
 const GROUP: &str = "trainer.kubeflow.org";
 /// The field naming the runtime.
 const RUNTIME_REF: &str = "spec.runtimeRef";
-/// The manager of the runtime patch Kueue writes the admission into.
-const KUEUE_MANAGER: &str = "kueue.x-k8s.io/manager";
 
 /// TrainJob's rules.
 pub struct TrainJobRules;

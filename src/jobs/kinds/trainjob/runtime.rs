@@ -39,6 +39,8 @@ const POD_GROUP_LABEL: &str = "scheduling.x-k8s.io/pod-group";
 
 /// The kind, as errors name it.
 pub const KIND: &str = "TrainJob";
+/// The manager of the runtime patch Kueue writes the admission into.
+pub const KUEUE_MANAGER: &str = "kueue.x-k8s.io/manager";
 
 /// The runtime a TrainJob names, as errors name it (`TrainingRuntime ns/torch`).
 pub struct Runtime<'a> {
@@ -209,7 +211,13 @@ fn apply_runtime_patches(spec: &mut Value, job: &DynamicObject) {
         .pointer("/spec/runtimePatches")
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
-    for patch in patches {
+    // Kueue's own patch holds an admission, not the job's request: the Workload is built, and
+    // compared, without it, so a stopped job whose patch is still being removed is not taken
+    // for a changed one.
+    let requested = patches
+        .iter()
+        .filter(|p| p.get("manager").and_then(Value::as_str) != Some(KUEUE_MANAGER));
+    for patch in requested {
         if let Some(patch) = patch
             .pointer("/trainingRuntimeSpec/template/spec")
             .filter(|p| p.is_object())

@@ -166,10 +166,12 @@ fn a_trainjob_gets_its_workload_from_its_runtime_starts_through_its_runtime_patc
         pod["template"]["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/podset"],
         "node"
     );
+    // The Workload describes the job as asked: Kueue's own patch is left out of its pod sets.
     let composed = pod_set_source(&TRAINJOB, &started, Some(&runtime)).expect("composed");
     assert_eq!(
-        composed.data["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["nodeSelector"],
-        json!({"pool": "od"})
+        composed.data["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+            .get("nodeSelector"),
+        None
     );
     assert!(
         in_step(
@@ -269,4 +271,53 @@ fn complete_is_success_and_failed_is_failure() {
     assert_eq!(with("Complete"), Some(finished_reasons::SUCCEEDED));
     assert_eq!(with("Failed"), Some(finished_reasons::FAILED));
     assert_eq!(with("Suspended"), None);
+}
+
+/// Evicted, a TrainJob is suspended at once and its admission patch removed only once its pods
+/// are gone; meanwhile its Workload, pending again without an admission, still matches it even
+/// though the patch holds the old flavor's tolerations.
+#[test]
+fn a_stopped_trainjob_still_holding_its_admission_patch_matches_its_pending_workload() {
+    let priorities = PriorityLookup::new();
+    let runtime = torch_runtime();
+    let job = suspended_job();
+    let pending = workload_for(&TRAINJOB, &job, ctx(&priorities, Some(&runtime))).expect("built");
+    let mut workload = pending.clone();
+    admitted(&mut workload);
+    let tainted = BTreeMap::from([(
+        "on-demand".to_owned(),
+        FlavorInfo {
+            node_labels: BTreeMap::new(),
+            tolerations: vec![
+                serde_json::from_value(json!({"key": "spot", "operator": "Exists"}))
+                    .expect("a toleration"),
+            ],
+        },
+    )]);
+    let gates = FeatureGates::default();
+    let started =
+        start(&TRAINJOB, &job, Some(&runtime), &workload, &tainted, &gates).expect("started");
+    let mut running = started;
+    running.data["status"] = json!({"jobsStatus": [{"name": "node", "active": 2}]});
+    let suspended = stop(&TRAINJOB, &running, &workload)
+        .unwrap()
+        .expect("suspended");
+    assert!(
+        suspended.data["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]
+            .to_string()
+            .contains("spot"),
+        "the admission patch is kept while pods are active"
+    );
+    assert!(
+        in_step(
+            &TRAINJOB,
+            &suspended,
+            Some(&runtime),
+            &pending,
+            &tainted,
+            &gates
+        )
+        .unwrap(),
+        "the pending Workload still matches"
+    );
 }

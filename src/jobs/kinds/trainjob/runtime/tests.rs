@@ -147,7 +147,7 @@ fn runtime_patches_merge_in_order_and_keep_the_runtimes_job_order() {
             {"manager": "user.example/tool", "trainingRuntimeSpec": {"template": {"spec": {
                 "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {
                     "spec": {"nodeSelector": {"pool": "a"}}}}}}]}}}},
-            {"manager": "kueue.x-k8s.io/manager", "trainingRuntimeSpec": {"template": {"spec": {
+            {"manager": "other.example/tool", "trainingRuntimeSpec": {"template": {"spec": {
                 "replicatedJobs": [
                     {"name": "node", "template": {"spec": {"template": {
                         "metadata": {"labels": {"kueue.x-k8s.io/podset": "node"}},
