@@ -290,8 +290,9 @@ fn groups(lws: &DynamicObject) -> i64 {
     }
 }
 
-/// Whether a percentage `maxSurge` asks for any surge (`intstr`'s `IntValue` of a string: the
-/// leading integer of `"25%"`).
+/// Whether a `maxSurge` given as a string (`"2"`, `"25%"`) asks for any surge. Kueue reads the
+/// string with Go's `Atoi`, so a percentage never counts there and the surge groups' pods wait
+/// gated without Workloads; kuota counts any positive percentage, so they get theirs.
 fn surge_set(value: &str) -> bool {
     value
         .trim_end_matches('%')
