@@ -32,6 +32,16 @@ pub struct WorkloadEvent {
     pub note: String,
 }
 
+impl From<crate::jobs::JobEvent> for WorkloadEvent {
+    fn from(event: crate::jobs::JobEvent) -> Self {
+        WorkloadEvent {
+            warning: event.warning,
+            reason: event.reason.to_owned(),
+            note: event.note,
+        }
+    }
+}
+
 impl WorkloadEvent {
     fn normal(reason: &str, note: String) -> Self {
         WorkloadEvent {

@@ -25,7 +25,7 @@ use super::leaderworkerset::{
 use super::names::owner_workload_name;
 use super::pod_group::{annotation, label};
 use super::pod_set_info::gate_names;
-use super::priority::{MissingClass, PriorityLookup, follow_priority_label};
+use super::priority::{PriorityLookup, follow_priority_label};
 use super::scope::queue_name;
 use super::topology_request::{TopologyAnnotationError, topology_request};
 use crate::api::common::DEFAULT_POD_SET_NAME;
@@ -218,10 +218,7 @@ pub fn workload_for_lws_group(
         .resolve(class, pod_class)
         .map_err(|missing| LwsError::PriorityClassNotFound {
             lws: key(lws),
-            missing: match missing {
-                MissingClass::WorkloadPriorityClass(n) => format!("WorkloadPriorityClass {n:?}"),
-                MissingClass::PriorityClass(n) => format!("PriorityClass {n:?}"),
-            },
+            missing: missing.to_string(),
         })?;
     let mut workload = Workload::new(
         &lws_group_workload_name(lws, &index.to_string()),

@@ -129,6 +129,18 @@ pub(crate) enum MissingClass {
     PriorityClass(String),
 }
 
+/// The class as an error names it: `WorkloadPriorityClass "high"`.
+impl std::fmt::Display for MissingClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MissingClass::WorkloadPriorityClass(name) => {
+                write!(f, "WorkloadPriorityClass {name:?}")
+            }
+            MissingClass::PriorityClass(name) => write!(f, "PriorityClass {name:?}"),
+        }
+    }
+}
+
 impl PriorityLookup {
     /// The priority of a Workload whose job names `workload_priority_class` (its label) and whose
     /// first pod template names `pod_priority_class`: the WorkloadPriorityClass wins, then the

@@ -21,7 +21,7 @@ use super::distinct_env::distinct_env;
 use super::names::owner_workload_name;
 use super::pod_group::{annotation, label, pod_group_name};
 use super::pod_set_info::gate_names;
-use super::priority::{MissingClass, PriorityLookup};
+use super::priority::PriorityLookup;
 use super::scope::queue_name;
 use super::statefulset::STATEFULSET_FRAMEWORK;
 use super::topology_request::{TopologyAnnotationError, topology_request};
@@ -166,10 +166,7 @@ pub fn workload_for_statefulset(
         .resolve(label_of(meta, labels::PRIORITY_CLASS), pod_class)
         .map_err(|missing| StatefulSetError::PriorityClassNotFound {
             statefulset: key.clone(),
-            missing: match missing {
-                MissingClass::WorkloadPriorityClass(n) => format!("WorkloadPriorityClass {n:?}"),
-                MissingClass::PriorityClass(n) => format!("PriorityClass {n:?}"),
-            },
+            missing: missing.to_string(),
         })?;
     let pod_set = PodSet {
         name: DEFAULT_POD_SET_NAME.to_owned(),

@@ -105,14 +105,6 @@ pub fn job_step(job: &Job, caches: &JobCaches, settings: &JobSettings) -> JobSte
     )
 }
 
-fn event(event: JobEvent) -> WorkloadEvent {
-    WorkloadEvent {
-        warning: event.warning,
-        reason: event.reason.to_owned(),
-        note: event.note,
-    }
-}
-
 /// `type_` set on `workload` as Kueue sets it (its time moves only when its status flips).
 fn condition(workload: &Workload, desired: Desired<'_>, now: &Time) -> Option<Condition> {
     let type_ = desired.type_.to_owned();
@@ -189,14 +181,14 @@ pub fn write_for<J: JobObject, E: std::fmt::Display>(
 ) -> Option<Write> {
     let now = now.time();
     let regarding = job.reference();
-    let on_job = |e: Option<JobEvent>| e.map(|e| (regarding.clone(), vec![event(e)]));
+    let on_job = |e: Option<JobEvent>| e.map(|e| (regarding.clone(), vec![WorkloadEvent::from(e)]));
     let (action, events_after) = match step {
         JobStep::Idle => return None,
         JobStep::CannotCompose { error, event: e } => {
             let version = job.resource_version();
             if reported.get(key) != Some(&version) {
                 tracing::warn!(job = %key, %error, "no Workload for the job");
-                events.record_on(regarding, vec![event(e)]);
+                events.record_on(regarding, vec![WorkloadEvent::from(e)]);
                 reported.insert(key.clone(), version);
             }
             return None;

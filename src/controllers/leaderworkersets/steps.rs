@@ -28,14 +28,6 @@ pub enum Planned {
     Warning(ObjectReference, WorkloadEvent),
 }
 
-fn event(event: JobEvent) -> WorkloadEvent {
-    WorkloadEvent {
-        warning: event.warning,
-        reason: event.reason.to_owned(),
-        note: event.note,
-    }
-}
-
 /// The calls `step` asks for on `lws`.
 pub fn write_for(step: LwsStep, lws: &DynamicObject) -> Planned {
     let regarding = || lws.object_ref(&LEADERWORKERSET.api_resource());
@@ -45,9 +37,10 @@ pub fn write_for(step: LwsStep, lws: &DynamicObject) -> Planned {
         LwsStep::CreateWorkloads(workloads) => {
             Planned::Write(Write::CreateWorkloads(workloads, regarding()))
         }
-        LwsStep::CannotCreate(message) => {
-            Planned::Warning(regarding(), event(JobEvent::err_workload_compose(&message)))
-        }
+        LwsStep::CannotCreate(message) => Planned::Warning(
+            regarding(),
+            WorkloadEvent::from(JobEvent::err_workload_compose(&message)),
+        ),
         LwsStep::UpdateWorkloads(workloads) => Planned::Write(Write::ReplaceWorkloads(workloads)),
         LwsStep::DeleteWorkloads(workloads) => Planned::Write(Write::DeleteWorkloads(workloads)),
     }
@@ -82,7 +75,10 @@ pub async fn carry_out(
                 .flatten()
                 .map(|created| {
                     let key = ObjectKey::of(created).to_string();
-                    (regarding.clone(), event(JobEvent::created_workload(&key)))
+                    (
+                        regarding.clone(),
+                        WorkloadEvent::from(JobEvent::created_workload(&key)),
+                    )
                 })
                 .collect();
             (first_failure(answers), events)

@@ -83,14 +83,6 @@ impl Action {
     }
 }
 
-pub fn event(event: JobEvent) -> WorkloadEvent {
-    WorkloadEvent {
-        warning: event.warning,
-        reason: event.reason.to_owned(),
-        note: event.note,
-    }
-}
-
 /// `desired` set on `workload` as Kueue sets it (its time moves only when its status flips).
 fn workload_condition(workload: &Workload, desired: Desired<'_>, now: &Time) -> Option<Condition> {
     let type_ = desired.type_.to_owned();
@@ -124,14 +116,16 @@ pub enum Planned {
 /// write: it comes back as the event to record on the first pod.
 pub fn write_for(step: PodStep, pods: &[Pod], now: Reading) -> Planned {
     let now = now.time();
-    let on_pod = |pod: &Pod, e: JobEvent| Some((pod.object_ref(&()), vec![event(e)]));
+    let on_pod = |pod: &Pod, e: JobEvent| Some((pod.object_ref(&()), vec![WorkloadEvent::from(e)]));
     let on_first = |e: JobEvent| pods.first().and_then(|p| on_pod(p, e));
     let item = |action, events| Item { action, events };
     let items = match step {
         PodStep::Idle => return Planned::Nothing,
         PodStep::CannotCompose(e) => {
             return match pods.first() {
-                Some(pod) => Planned::Warning(Box::new((pod.object_ref(&()), event(e)))),
+                Some(pod) => {
+                    Planned::Warning(Box::new((pod.object_ref(&()), WorkloadEvent::from(e))))
+                }
                 None => Planned::Nothing,
             };
         }
@@ -144,7 +138,7 @@ pub fn write_for(step: PodStep, pods: &[Pod], now: Reading) -> Planned {
             let adopted = JobEvent::owner_references_added(added);
             vec![item(
                 Action::ReplaceWorkload(workload),
-                Some((regarding, vec![event(adopted)])),
+                Some((regarding, vec![WorkloadEvent::from(adopted)])),
             )]
         }
         PodStep::FinishWorkload {

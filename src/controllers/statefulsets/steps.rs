@@ -35,14 +35,6 @@ pub enum Planned {
     Warning(ObjectReference, WorkloadEvent),
 }
 
-fn event(event: JobEvent) -> WorkloadEvent {
-    WorkloadEvent {
-        warning: event.warning,
-        reason: event.reason.to_owned(),
-        note: event.note,
-    }
-}
-
 /// The call `step` asks for on `statefulset` at `now`.
 pub fn write_for(step: StatefulSetStep, statefulset: &StatefulSet, now: &Time) -> Planned {
     let regarding = statefulset.object_ref(&());
@@ -51,15 +43,16 @@ pub fn write_for(step: StatefulSetStep, statefulset: &StatefulSet, now: &Time) -
         StatefulSetStep::PatchPods(pods) => Planned::Write(Write::LabelPods(pods)),
         StatefulSetStep::CreateWorkload(workload) => {
             let key = ObjectKey::of(&*workload).to_string();
-            let created = event(JobEvent::created_workload(&key));
+            let created = WorkloadEvent::from(JobEvent::created_workload(&key));
             Planned::Write(Write::CreateWorkload {
                 workload,
                 event: Some(Box::new((regarding, created))),
             })
         }
-        StatefulSetStep::CannotCreate(message) => {
-            Planned::Warning(regarding, event(JobEvent::err_workload_compose(&message)))
-        }
+        StatefulSetStep::CannotCreate(message) => Planned::Warning(
+            regarding,
+            WorkloadEvent::from(JobEvent::err_workload_compose(&message)),
+        ),
         StatefulSetStep::UpdateWorkload(workload) => {
             Planned::Write(Write::ReplaceWorkload(workload))
         }
