@@ -46,9 +46,6 @@ pub fn default_statefulset(
 pub struct StatefulSetUpdateFacts {
     /// The StatefulSet is in kuota's scope (its pods are gated).
     pub managed: bool,
-    /// The Workload of an earlier scale-down to zero still exists and is not on hold, so it is
-    /// being deleted.
-    pub previous_workload_deleting: bool,
 }
 
 fn replicas(statefulset: &StatefulSet) -> i32 {
@@ -91,18 +88,14 @@ pub fn validate_statefulset(
             spec(new).as_ref(),
             POD_SPEC_PATH,
         ));
-        errors.extend(replica_change_error(old, new, facts));
+        errors.extend(replica_change_error(old, new));
     }
     errors
 }
 
 /// Kueue admits a StatefulSet as one group of fixed size, so only scaling to zero (its Workload
 /// goes on hold) and scaling up from zero (re-admitted) are allowed.
-fn replica_change_error(
-    old: &StatefulSet,
-    new: &StatefulSet,
-    facts: StatefulSetUpdateFacts,
-) -> Option<FieldError> {
+fn replica_change_error(old: &StatefulSet, new: &StatefulSet) -> Option<FieldError> {
     let (old_replicas, new_replicas) = (replicas(old), replicas(new));
     let forbidden = |detail: &str| FieldError {
         field: REPLICAS_PATH.to_owned(),
@@ -122,11 +115,6 @@ fn replica_change_error(
         let running = new.status.as_ref().map(|s| s.replicas).unwrap_or(0);
         if running > 0 {
             return Some(forbidden("scaling down is still in progress"));
-        }
-        if facts.previous_workload_deleting {
-            return Some(forbidden(
-                "workload from previous scale-down is still being deleted",
-            ));
         }
     }
     None

@@ -92,9 +92,6 @@ pub fn validate(webhooks: &Webhooks, request: &AdmissionRequest) -> Verdict {
             &statefulset.metadata,
             &settings.namespaces.labels(namespace),
         ),
-        // The webhook server reads no Workloads: a scale-up from zero is not refused while the
-        // Workload of the scale-down is still being deleted.
-        previous_workload_deleting: false,
     };
     let mut errors: Vec<String> = validate_statefulset(old.as_ref(), &statefulset, facts)
         .iter()

@@ -69,10 +69,7 @@ fn template_annotation(statefulset: &StatefulSet) -> Option<String> {
         .cloned()
 }
 
-const MANAGED: StatefulSetUpdateFacts = StatefulSetUpdateFacts {
-    managed: true,
-    previous_workload_deleting: false,
-};
+const MANAGED: StatefulSetUpdateFacts = StatefulSetUpdateFacts { managed: true };
 
 #[test]
 fn a_queued_statefulset_has_its_pod_template_marked() {
@@ -177,18 +174,6 @@ fn scaling_up_from_zero_waits_for_the_scale_down() {
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0].kind, FieldErrorKind::Forbidden);
     assert_eq!(errors[0].detail, "scaling down is still in progress");
-
-    let up = statefulset(&[(labels::QUEUE_NAME, "a")], 2);
-    let deleting = StatefulSetUpdateFacts {
-        managed: true,
-        previous_workload_deleting: true,
-    };
-    let errors = validate_statefulset(Some(&zero), &up, deleting);
-    assert_eq!(errors.len(), 1);
-    assert_eq!(
-        errors[0].detail,
-        "workload from previous scale-down is still being deleted"
-    );
 }
 
 #[test]
