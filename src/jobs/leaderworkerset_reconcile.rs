@@ -32,7 +32,7 @@ use crate::api::common::DEFAULT_POD_SET_NAME;
 use crate::api::keys::{annotations, finalizers, labels, scheduling_gates};
 use crate::api::rare_list::RareList;
 use crate::api::workload::PodSet;
-use crate::api::{Workload, WorkloadSpec};
+use crate::api::{ObjectKey, Workload, WorkloadSpec};
 use crate::engine::features::{Feature, FeatureGates};
 
 /// How the API serves LeaderWorkerSets.
@@ -76,11 +76,7 @@ pub enum LwsError {
 }
 
 fn key(lws: &DynamicObject) -> String {
-    format!(
-        "{}/{}",
-        lws.metadata.namespace.as_deref().unwrap_or_default(),
-        lws.metadata.name.as_deref().unwrap_or_default()
-    )
+    ObjectKey::of(lws).to_string()
 }
 
 /// Kueue's name of the Workload of group `index`: `leaderworkerset-<name>-<index>-<hash>`, the

@@ -31,7 +31,7 @@ use crate::api::keys::{
 };
 use crate::api::rare_list::RareList;
 use crate::api::workload::PodSet;
-use crate::api::{ConditionEntry, HasConditions, Workload, WorkloadSpec};
+use crate::api::{ConditionEntry, HasConditions, ObjectKey, Workload, WorkloadSpec};
 use crate::engine::features::{Feature, FeatureGates};
 
 /// apiVersion of apps/v1 StatefulSet.
@@ -123,11 +123,7 @@ pub fn workload_for_statefulset(
     gates: &FeatureGates,
 ) -> Result<Workload, StatefulSetError> {
     let meta = &statefulset.metadata;
-    let key = format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default()
-    );
+    let key = ObjectKey::of(statefulset).to_string();
     let (Some(name), Some(namespace), Some(uid)) = (&meta.name, &meta.namespace, &meta.uid) else {
         return Err(StatefulSetError::MissingIdentity { statefulset: key });
     };
