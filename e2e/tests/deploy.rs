@@ -377,6 +377,8 @@ async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     admits_with_chart_permissions(&client, &release).await?;
     deployments::replicas_are_admitted_one_pod_at_a_time(&client, &release).await?;
     statefulsets::statefulsets_run_as_one_group_within_quota(&client, &release).await?;
+    statefulsets::a_statefulset_requiring_one_rack_lands_in_one_rack(&client, &release).await?;
+    statefulsets::a_higher_priority_statefulset_preempts_a_running_one(&client, &release).await?;
     leaderworkersets::leaderworkersets_run_a_workload_per_group_within_quota(&client, &release)
         .await?;
     leaderworkersets::a_group_requiring_one_rack_lands_in_one_rack(&client, &release).await?;
