@@ -519,6 +519,7 @@ async fn preempts(
                 && evicted.iter().all(|w| {
                     !kueue::admitted(w)
                         && kueue::has(w, "Evicted", "Preempted")
+                        && kueue::has(w, "Requeued", "Preempted")
                         && kueue::pending_reason(w).is_some()
                 })
         },

@@ -555,6 +555,7 @@ async fn preempts(
                 && workload_of("victim", w).is_some_and(|w| {
                     !kueue::admitted(w)
                         && kueue::has(w, "Evicted", "Preempted")
+                        && kueue::has(w, "Requeued", "Preempted")
                         && kueue::pending_reason(w).is_some()
                 })
         },
