@@ -377,9 +377,13 @@ async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     admits_with_chart_permissions(&client, &release).await?;
     deployments::replicas_are_admitted_one_pod_at_a_time(&client, &release).await?;
     statefulsets::statefulsets_run_as_one_group_within_quota(&client, &release).await?;
+    statefulsets::a_statefulset_requiring_one_rack_lands_in_one_rack(&client, &release).await?;
+    statefulsets::a_higher_priority_statefulset_preempts_a_running_one(&client, &release).await?;
     leaderworkersets::leaderworkersets_run_a_workload_per_group_within_quota(&client, &release)
         .await?;
     leaderworkersets::a_group_requiring_one_rack_lands_in_one_rack(&client, &release).await?;
+    leaderworkersets::a_higher_priority_leaderworkerset_preempts_a_running_one(&client, &release)
+        .await?;
     priority::jobs_take_the_default_workload_priority_class(&client, &release).await?;
     calls_outside_rbac_are_denied(&release).await?;
     metrics::served_to_metrics_readers_only(&client, &release).await?;

@@ -5,6 +5,8 @@
 //! group and labels each pod into its group, and the pod integration admits and releases each
 //! group whole, with the flavor's node selector. A LeaderWorkerSet that does not fit waits with
 //! its pods gated and runs once the first is deleted. A group requiring one rack lands in one.
+//! A higher-priority LeaderWorkerSet preempts a running one, whose pods are deleted and come
+//! back gated.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -13,7 +15,7 @@ use anyhow::{Context, Result, bail, ensure};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams};
 use kube::{Api, Client, ResourceExt};
-use kuota::api::Workload;
+use kuota::api::{Workload, WorkloadPriorityClass};
 
 use super::release::Release;
 use crate::support::nodes::{self, NodeSet, RACK_LABEL};
@@ -373,5 +375,167 @@ spec: {{clusterQueue: {cq}}}
     ns.delete().await?;
     nodes.delete(client).await?;
     drop(operator);
+    Ok(())
+}
+
+/// Against 3 cpu, a low-priority LeaderWorkerSet of one group of 3 runs; a high-priority one of
+/// one group of 2 then preempts it, as Kueue does: the low one's group Workload is evicted as
+/// `Preempted` and waits, its pods are deleted and the ones the operator creates again are gated,
+/// while the high one runs on the flavor's nodes. Deleted, the high one frees the quota and the
+/// low one runs again.
+pub async fn a_higher_priority_leaderworkerset_preempts_a_running_one(
+    client: &Client,
+    release: &Release,
+) -> Result<()> {
+    let operator = Operator::LeaderWorkerSet.start(client).await?;
+    let ns = TestNamespace::create(client, "deploy-lws-prio").await?;
+    let pool = unique_name("lwsp");
+    let mut nodes = NodeSet::new(&pool, 1, 1, 1);
+    nodes.labels.insert(POOL_LABEL.into(), pool.clone());
+    nodes.create(client).await?;
+    let cq = unique_name("deploy-lwsp-cq");
+    let flavor = unique_name("deploy-lwsp-rf");
+    let low = unique_name("lwsp-low");
+    let high = unique_name("lwsp-high");
+    kueue::apply_yaml(
+        client,
+        &ns.name,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {flavor}}}
+spec:
+  nodeLabels: {{{POOL_LABEL}: {pool}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {cq}}}
+spec:
+  namespaceSelector: {{}}
+  preemption: {{withinClusterQueue: LowerPriority}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: {flavor}
+      resources: [{{name: cpu, nominalQuota: \"3\"}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq-{cq}, namespace: {}}}
+spec: {{clusterQueue: {cq}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {low}}}
+value: 10
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {high}}}
+value: 1000
+",
+            ns.name
+        ),
+    )
+    .await?;
+    let preempted = preempts(client, release, &ns.name, &cq, &pool, &low, &high).await;
+    let classes: Api<WorkloadPriorityClass> = Api::all(client.clone());
+    for class in [&low, &high] {
+        classes
+            .delete(class, &DeleteParams::default())
+            .await
+            .with_context(|| format!("delete WorkloadPriorityClass {class}"))?;
+    }
+    preempted.with_context(|| operator.log_tail())?;
+    ns.delete().await?;
+    nodes.delete(client).await?;
+    drop(operator);
+    Ok(())
+}
+
+async fn preempts(
+    client: &Client,
+    release: &Release,
+    namespace: &str,
+    cq: &str,
+    pool: &str,
+    low: &str,
+    high: &str,
+) -> Result<()> {
+    let queue = format!("lq-{cq}");
+    let classed = |name: &str, size: i32, class: &str| -> Result<DynamicObject> {
+        let mut set = leaderworkerset(name, &queue, 1, size)?;
+        set.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("kueue.x-k8s.io/priority-class".into(), class.into());
+        Ok(set)
+    };
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet"),
+        "leaderworkersets",
+    );
+    let sets: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
+    sets.create(&Default::default(), &classed("victim", 3, low)?)
+        .await
+        .with_context(|| {
+            format!(
+                "create LeaderWorkerSet victim\nkuota log:\n{}",
+                release.log_tail()
+            )
+        })?;
+    let (pods, workloads) =
+        until_settled(client, namespace, "run victim whole", release, |p, w| {
+            runs("victim", 1, 3, pool, p, w)
+        })
+        .await?;
+    let priorities: Vec<_> = workloads_of("victim", &workloads)
+        .iter()
+        .map(|w| w.spec.priority)
+        .collect();
+    ensure!(
+        priorities == [Some(10)],
+        "victim's Workload takes its class's priority: {priorities:?}"
+    );
+    let first_pods: BTreeSet<String> = of("victim", &pods).iter().filter_map(|p| p.uid()).collect();
+
+    sets.create(&Default::default(), &classed("urgent", 2, high)?)
+        .await
+        .context("create LeaderWorkerSet urgent")?;
+    until_settled(
+        client,
+        namespace,
+        "preempt victim and run urgent",
+        release,
+        |p, w| {
+            let victim = of("victim", p);
+            let evicted = workloads_of("victim", w);
+            runs("urgent", 1, 2, pool, p, w)
+                && !victim.is_empty()
+                && victim
+                    .iter()
+                    .all(|p| gated(p) && p.uid().is_some_and(|u| !first_pods.contains(&u)))
+                && evicted.len() == 1
+                && evicted.iter().all(|w| {
+                    !kueue::admitted(w)
+                        && kueue::has(w, "Evicted", "Preempted")
+                        && kueue::has(w, "Requeued", "Preempted")
+                        && kueue::pending_reason(w).is_some()
+                })
+        },
+    )
+    .await?;
+
+    sets.delete("urgent", &DeleteParams::background())
+        .await
+        .context("delete LeaderWorkerSet urgent")?;
+    until_settled(
+        client,
+        namespace,
+        "run victim again once urgent is gone",
+        release,
+        |p, w| of("urgent", p).is_empty() && runs("victim", 1, 3, pool, p, w),
+    )
+    .await?;
     Ok(())
 }
