@@ -36,13 +36,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::ListParams;
+use kube::api::{DynamicObject, ListParams};
 use kube::{Api, Client, ResourceExt};
 use kuota::api::Workload;
 use tokio::sync::OnceCell;
 
 use support::controller::Replica;
-use support::kueue::apply_yaml;
+use support::kueue::{self, apply_yaml};
 use support::nodes::{self, HOSTNAME_LABEL, NodeSet, RACK_LABEL};
 use support::operators::{Operator, RunningOperator};
 use support::unique_name;
@@ -200,6 +200,101 @@ async fn bound_pods(pods: &Api<Pod>, selector: &str, count: usize) -> Result<Vec
         },
     )
     .await
+}
+
+/// Two WorkloadPriorityClasses of this test, a low one (10) and a high one (1000): their names.
+async fn priority_classes(client: &Client, namespace: &str) -> Result<(String, String)> {
+    let (low, high) = (unique_name("low"), unique_name("high"));
+    apply_yaml(
+        client,
+        namespace,
+        &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {low}}}
+value: 10
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {high}}}
+value: 1000
+"
+        ),
+    )
+    .await?;
+    Ok((low, high))
+}
+
+/// The label naming WorkloadPriorityClass `class`, a flow-map entry.
+fn priority_label(class: &str) -> String {
+    format!("kueue.x-k8s.io/priority-class: {class}")
+}
+
+/// Waits until `victim`, a running job of `api`, is preempted by `winner`, which needs the
+/// same quota: the victim's Workload evicted as `Preempted` and the victim suspended again, then
+/// the winner's Workload admitted in the freed quota and the winner resumed.
+async fn until_preempted(
+    controllers: &Controllers,
+    api: &Api<DynamicObject>,
+    suspended: fn(&DynamicObject) -> bool,
+    victim: &str,
+    winner: &str,
+) -> Result<()> {
+    let workloads: Api<Workload> = Api::namespaced(
+        api.clone().into_client(),
+        api.namespace().context("a namespaced API")?,
+    );
+    let victim_uid = api.get(victim).await?.uid().context("a UID")?;
+    let winner_uid = api.get(winner).await?.uid().context("a UID")?;
+    until(
+        &format!("{victim}'s Workload evicted as preempted"),
+        kueue::DECIDED,
+        async || workload_of(&workloads, &victim_uid).await,
+        |w| {
+            w.as_ref()
+                .is_some_and(|w| kueue::has(w, "Evicted", "Preempted"))
+        },
+    )
+    .await
+    .with_context(|| controllers.kuota.log_tail())?;
+    until(
+        &format!("{victim} suspended again"),
+        kueue::DECIDED,
+        async || Ok(api.get(victim).await?),
+        suspended,
+    )
+    .await
+    .with_context(|| controllers.kuota.log_tail())?;
+    until(
+        &format!("{winner}'s Workload admitted"),
+        RUNS,
+        async || workload_of(&workloads, &winner_uid).await,
+        |w| w.as_ref().is_some_and(kueue::admitted),
+    )
+    .await
+    .with_context(|| controllers.kuota.log_tail())?;
+    until(
+        &format!("{winner} resumed"),
+        kueue::DECIDED,
+        async || Ok(api.get(winner).await?),
+        |j| !suspended(j),
+    )
+    .await
+    .with_context(|| controllers.kuota.log_tail())?;
+    Ok(())
+}
+
+/// Checks that every one of `pods` was created with the flavor's node label of `nodes`.
+fn on_flavor(pods: &[Pod], nodes: &NodeSet) -> Result<()> {
+    for pod in pods {
+        let selector = pod.spec.as_ref().and_then(|s| s.node_selector.as_ref());
+        ensure!(
+            selector.and_then(|s| s.get(TEST_LABEL)) == Some(&nodes.prefix),
+            "pod {} on the flavor's nodes: {selector:?}",
+            pod.name_any()
+        );
+    }
+    Ok(())
 }
 
 /// Checks that `pods` are bound in one rack, each released with its domain's nodeSelector.

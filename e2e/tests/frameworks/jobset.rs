@@ -12,7 +12,10 @@ use serde_json::Value;
 use crate::support::kueue::{self, apply_yaml};
 use crate::support::nodes::{NodeSet, RACK_LABEL};
 use crate::support::{self, TestNamespace, unique_name};
-use crate::{RUNS, TEST_LABEL, bound_pods, controllers, in_one_rack, queue, until, workload_of};
+use crate::{
+    RUNS, TEST_LABEL, bound_pods, controllers, in_one_rack, on_flavor, priority_classes,
+    priority_label, queue, until, until_preempted, workload_of,
+};
 
 /// A suspended JobSet in LocalQueue `lq`: one replicated Job of `replicas` Jobs, each one pod
 /// of `cpu`, running `run`; with the defaults JobSet's own webhook would set, since the API
@@ -182,7 +185,7 @@ async fn jobsets_wait_for_their_crd_then_run_one_after_another_within_quota() ->
 
 /// A JobSet of a higher WorkloadPriorityClass preempts a running one that holds the whole
 /// quota: the running one's Workload is evicted and the JobSet suspended again, and the
-/// higher one is admitted and started.
+/// higher one is admitted and started, its pods on the flavor's nodes.
 #[tokio::test]
 async fn a_higher_priority_jobset_preempts_a_running_one() -> Result<()> {
     let client = support::client().await?;
@@ -190,31 +193,12 @@ async fn a_higher_priority_jobset_preempts_a_running_one() -> Result<()> {
     let ns = TestNamespace::create(&client, "jobset-preempt").await?;
     let mut nodes = NodeSet::new(&unique_name("jp"), 1, 1, 2);
     queue(&client, &ns.name, &mut nodes, "4", false).await?;
-    let (low, high) = (unique_name("low"), unique_name("high"));
-    apply_yaml(
-        &client,
-        &ns.name,
-        &format!(
-            "apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {{name: {low}}}
-value: 10
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {{name: {high}}}
-value: 1000
-"
-        ),
-    )
-    .await?;
+    let (low, high) = priority_classes(&client, &ns.name).await?;
     let api = jobsets(&client, &ns.name);
-    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
-    let class = |name: &str| format!("kueue.x-k8s.io/priority-class: {name}");
     apply_yaml(
         &client,
         &ns.name,
-        &jobset_with("victim", &class(&low), 2, 1, "2", "1h", ""),
+        &jobset_with("victim", &priority_label(&low), 2, 1, "2", "1h", ""),
     )
     .await?;
     until(
@@ -225,40 +209,18 @@ value: 1000
     )
     .await
     .with_context(|| running.kuota.log_tail())?;
-    let victim_uid = api.get("victim").await?.uid().context("a UID")?;
-
     apply_yaml(
         &client,
         &ns.name,
-        &jobset_with("urgent", &class(&high), 2, 1, "2", "1h", ""),
+        &jobset_with("urgent", &priority_label(&high), 2, 1, "2", "1h", ""),
     )
     .await?;
-    until(
-        "the low-priority JobSet's Workload evicted as preempted",
-        kueue::DECIDED,
-        async || workload_of(&workloads, &victim_uid).await,
-        |w| {
-            w.as_ref()
-                .is_some_and(|w| kueue::has(w, "Evicted", "Preempted"))
-        },
-    )
-    .await
-    .with_context(|| running.kuota.log_tail())?;
-    until(
-        "the preempted JobSet suspended again",
-        kueue::DECIDED,
-        async || Ok(api.get("victim").await?),
-        suspended,
-    )
-    .await?;
-    until(
-        "the high-priority JobSet started",
-        kueue::DECIDED,
-        async || Ok(api.get("urgent").await?),
-        |j| !suspended(j),
-    )
-    .await
-    .with_context(|| running.kuota.log_tail())?;
+    until_preempted(running, &api, suspended, "victim", "urgent").await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let bound = bound_pods(&pods, "jobset.sigs.k8s.io/jobset-name=urgent", 2)
+        .await
+        .with_context(|| running.jobset.log_tail())?;
+    on_flavor(&bound, &nodes)?;
 
     ns.delete().await?;
     nodes.delete(&client).await

@@ -10,12 +10,17 @@ use serde_json::Value;
 use crate::support::kueue::{self, apply_yaml};
 use crate::support::nodes::{NodeSet, RACK_LABEL};
 use crate::support::{self, TestNamespace, unique_name};
-use crate::{RUNS, TEST_LABEL, bound_pods, controllers, in_one_rack, queue, until, workload_of};
+use crate::{
+    RUNS, TEST_LABEL, bound_pods, controllers, in_one_rack, on_flavor, priority_classes,
+    priority_label, queue, until, until_preempted, workload_of,
+};
 
-/// A suspended PyTorchJob in LocalQueue `lq`: one master and `workers` workers of `cpu` each,
-/// running `run`; `worker_annotations` (a flow-map entry) go on the workers' template.
+/// A suspended PyTorchJob in LocalQueue `lq` with more `labels` (a flow-map entry): one master
+/// and `workers` workers of `cpu` each, running `run`; `worker_annotations` (a flow-map entry)
+/// go on the workers' template.
 fn pytorchjob_yaml(
     name: &str,
+    labels: &str,
     workers: u32,
     cpu: &str,
     run: &str,
@@ -37,7 +42,7 @@ fn pytorchjob_yaml(
 kind: PyTorchJob
 metadata:
   name: {name}
-  labels: {{kueue.x-k8s.io/queue-name: lq}}
+  labels: {{kueue.x-k8s.io/queue-name: lq, {labels}}}
 spec:
   runPolicy: {{suspend: true}}
   pytorchReplicaSpecs:
@@ -85,13 +90,13 @@ async fn pytorchjobs_run_on_their_flavor_one_after_another_within_quota() -> Res
     apply_yaml(
         &client,
         &ns.name,
-        &pytorchjob_yaml("first", 2, "1", "5s", ""),
+        &pytorchjob_yaml("first", "", 2, "1", "5s", ""),
     )
     .await?;
     apply_yaml(
         &client,
         &ns.name,
-        &pytorchjob_yaml("second", 2, "1", "5s", ""),
+        &pytorchjob_yaml("second", "", 2, "1", "5s", ""),
     )
     .await?;
     let first_uid = api.get("first").await?.uid().context("a UID")?;
@@ -157,6 +162,37 @@ async fn pytorchjobs_run_on_their_flavor_one_after_another_within_quota() -> Res
     nodes.delete(&client).await
 }
 
+/// A PyTorchJob of a higher WorkloadPriorityClass preempts a running one holding the whole
+/// quota: the running one's Workload is evicted and the job suspended again, and the higher one
+/// is admitted in the freed quota, its master's and workers' pods running on the flavor's nodes.
+#[tokio::test]
+async fn a_higher_priority_pytorchjob_preempts_a_running_one() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "pytorch-preempt").await?;
+    let mut nodes = NodeSet::new(&unique_name("ptp"), 1, 1, 2);
+    queue(&client, &ns.name, &mut nodes, "3", false).await?;
+    let (low, high) = priority_classes(&client, &ns.name).await?;
+    let api = pytorchjobs(&client, &ns.name);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let victim = pytorchjob_yaml("victim", &priority_label(&low), 2, "1", "1h", "");
+    apply_yaml(&client, &ns.name, &victim).await?;
+    bound_pods(&pods, "training.kubeflow.org/job-name=victim", 3)
+        .await
+        .with_context(|| running.training.log_tail())?;
+
+    let urgent = pytorchjob_yaml("urgent", &priority_label(&high), 2, "1", "1h", "");
+    apply_yaml(&client, &ns.name, &urgent).await?;
+    until_preempted(running, &api, suspended, "victim", "urgent").await?;
+    let bound = bound_pods(&pods, "training.kubeflow.org/job-name=urgent", 3)
+        .await
+        .with_context(|| running.training.log_tail())?;
+    on_flavor(&bound, &nodes)?;
+
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
 /// A PyTorchJob whose workers require one rack gets every worker bound in one rack.
 #[tokio::test]
 async fn a_pytorchjob_whose_workers_require_one_rack_gets_them_in_one_rack() -> Result<()> {
@@ -170,7 +206,7 @@ async fn a_pytorchjob_whose_workers_require_one_rack_gets_them_in_one_rack() -> 
     apply_yaml(
         &client,
         &ns.name,
-        &pytorchjob_yaml("ranked", 4, "3", "1h", &required),
+        &pytorchjob_yaml("ranked", "", 4, "3", "1h", &required),
     )
     .await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);

@@ -6,7 +6,7 @@
 
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams};
 use kube::{Api, Client, ResourceExt};
 use kuota::api::Workload;
 use serde_json::Value;
@@ -14,10 +14,15 @@ use serde_json::Value;
 use crate::support::kueue::{self, apply_yaml};
 use crate::support::nodes::NodeSet;
 use crate::support::{self, TestNamespace, unique_name};
-use crate::{RUNS, TEST_LABEL, bound_pods, controllers, until, workload_of};
+use crate::{
+    RUNS, TEST_LABEL, bound_pods, controllers, on_flavor, priority_classes, priority_label, until,
+    until_preempted, workload_of,
+};
 
 /// How long a RayJob runs once started before KubeRay fails it.
 const DEADLINE_SECONDS: u32 = 20;
+/// The deadline of a RayJob that must still run when it is preempted.
+const LONG_DEADLINE_SECONDS: u32 = 3600;
 
 /// A flavor of `nodes` (labelled for this test), a ClusterQueue of `cpu` and `memory` that
 /// preempts lower priorities within itself, and LocalQueue `lq`. Memory is covered since
@@ -93,21 +98,22 @@ workerGroupSpecs:
         .collect()
 }
 
-/// A suspended RayJob in LocalQueue `lq` in K8sJobMode with KubeRay's default submitter (500m
-/// cpu), a head and a worker of 500m cpu each.
-fn rayjob_yaml(name: &str) -> String {
+/// A suspended RayJob in LocalQueue `lq` with more `labels` (a flow-map entry) in K8sJobMode
+/// with KubeRay's default submitter (500m cpu), a head and a worker of 500m cpu each, failed by
+/// KubeRay `deadline` seconds after it starts.
+fn rayjob_yaml(name: &str, labels: &str, deadline: u32) -> String {
     format!(
         "apiVersion: ray.io/v1
 kind: RayJob
 metadata:
   name: {name}
-  labels: {{kueue.x-k8s.io/queue-name: lq}}
+  labels: {{kueue.x-k8s.io/queue-name: lq, {labels}}}
 spec:
   suspend: true
   entrypoint: python -c 'print(1)'
   submissionMode: K8sJobMode
   shutdownAfterJobFinishes: true
-  activeDeadlineSeconds: {DEADLINE_SECONDS}
+  activeDeadlineSeconds: {deadline}
   rayClusterSpec:
 {}",
         cluster_spec("    ", "500m")
@@ -130,6 +136,27 @@ spec:
     )
 }
 
+/// A RayService in LocalQueue `lq`, suspended at `spec.rayClusterConfig.suspend` as Kueue's
+/// webhook would leave it: a head and a worker of 500m cpu each, serving no application. KubeRay
+/// deletes the clusters it replaces at once.
+fn rayservice_yaml(name: &str) -> String {
+    format!(
+        "apiVersion: ray.io/v1
+kind: RayService
+metadata:
+  name: {name}
+  labels: {{kueue.x-k8s.io/queue-name: lq}}
+spec:
+  rayClusterDeletionDelaySeconds: 0
+  serveConfigV2: |
+    applications: []
+  rayClusterConfig:
+    suspend: true
+{}",
+        cluster_spec("    ", "500m")
+    )
+}
+
 fn ray_api(client: &Client, namespace: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk("ray.io", "v1", kind);
     Api::namespaced_with(
@@ -141,6 +168,27 @@ fn ray_api(client: &Client, namespace: &str, kind: &str, plural: &str) -> Api<Dy
 
 fn suspended(job: &DynamicObject) -> bool {
     job.data.pointer("/spec/suspend") == Some(&Value::Bool(true))
+}
+
+fn service_suspended(service: &DynamicObject) -> bool {
+    service.data.pointer("/spec/rayClusterConfig/suspend") == Some(&Value::Bool(true))
+}
+
+/// The RayCluster KubeRay names in the status of RayJob `name`, once it does.
+async fn cluster_of(api: &Api<DynamicObject>, name: &str) -> Result<String> {
+    let job = until(
+        &format!("KubeRay names RayJob {name}'s cluster"),
+        RUNS,
+        async || Ok(api.get(name).await?),
+        |j| j.data.pointer("/status/rayClusterName").is_some(),
+    )
+    .await?;
+    Ok(job
+        .data
+        .pointer("/status/rayClusterName")
+        .and_then(Value::as_str)
+        .context("a cluster name")?
+        .to_owned())
 }
 
 /// The flavor's node label in the node selector at `pointer`.
@@ -164,8 +212,18 @@ async fn rayjobs_run_one_after_another_within_quota() -> Result<()> {
     let clusters = ray_api(&client, &ns.name, "RayCluster", "rayclusters");
     let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
-    apply_yaml(&client, &ns.name, &rayjob_yaml("first")).await?;
-    apply_yaml(&client, &ns.name, &rayjob_yaml("second")).await?;
+    apply_yaml(
+        &client,
+        &ns.name,
+        &rayjob_yaml("first", "", DEADLINE_SECONDS),
+    )
+    .await?;
+    apply_yaml(
+        &client,
+        &ns.name,
+        &rayjob_yaml("second", "", DEADLINE_SECONDS),
+    )
+    .await?;
     let (resumed, waiting) = until(
         "one RayJob resumed while the other waits",
         kueue::DECIDED,
@@ -201,31 +259,13 @@ async fn rayjobs_run_one_after_another_within_quota() -> Result<()> {
 
     // KubeRay creates the RayJob's cluster, labelled with its queue, and runs its pods.
     let started_name = started.name_any();
-    let with_cluster = until(
-        "KubeRay names the RayJob's cluster",
-        RUNS,
-        async || Ok(api.get(&started_name).await?),
-        |j| j.data.pointer("/status/rayClusterName").is_some(),
-    )
-    .await
-    .with_context(|| running.kuberay.log_tail())?;
-    let cluster_name = with_cluster
-        .data
-        .pointer("/status/rayClusterName")
-        .and_then(Value::as_str)
-        .context("a cluster name")?
-        .to_owned();
+    let cluster_name = cluster_of(&api, &started_name)
+        .await
+        .with_context(|| running.kuberay.log_tail())?;
     let cluster_pods = bound_pods(&pods, &format!("ray.io/cluster={cluster_name}"), 2)
         .await
         .with_context(|| running.kuberay.log_tail())?;
-    for pod in &cluster_pods {
-        let selector = pod.spec.as_ref().and_then(|s| s.node_selector.as_ref());
-        ensure!(
-            selector.and_then(|s| s.get(TEST_LABEL)) == Some(&nodes.prefix),
-            "pod {} on the flavor's nodes: {selector:?}",
-            pod.name_any()
-        );
-    }
+    on_flavor(&cluster_pods, &nodes)?;
     let cluster = clusters.get(&cluster_name).await?;
     ensure!(
         cluster.labels().get("kueue.x-k8s.io/queue-name") == Some(&"lq".to_owned()),
@@ -289,29 +329,12 @@ async fn a_higher_priority_raycluster_preempts_a_running_one() -> Result<()> {
     let ns = TestNamespace::create(&client, "raycluster").await?;
     let mut nodes = NodeSet::new(&unique_name("rc"), 1, 1, 2);
     queue(&client, &ns.name, &mut nodes, "1500m").await?;
-    let (low, high) = (unique_name("low"), unique_name("high"));
-    apply_yaml(
-        &client,
-        &ns.name,
-        &format!(
-            "apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {{name: {low}}}
-value: 10
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {{name: {high}}}
-value: 1000
-"
-        ),
-    )
-    .await?;
+    let (low, high) = priority_classes(&client, &ns.name).await?;
     let api = ray_api(&client, &ns.name, "RayCluster", "rayclusters");
     let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
-    let class = |name: &str| format!("kueue.x-k8s.io/priority-class: {name}");
-    apply_yaml(&client, &ns.name, &raycluster_yaml("victim", &class(&low))).await?;
+    let victim = raycluster_yaml("victim", &priority_label(&low));
+    apply_yaml(&client, &ns.name, &victim).await?;
     let started = until(
         "the low-priority RayCluster resumed",
         kueue::DECIDED,
@@ -328,17 +351,11 @@ value: 1000
     let victim_pods = bound_pods(&pods, "ray.io/cluster=victim", 2)
         .await
         .with_context(|| running.kuberay.log_tail())?;
-    for pod in &victim_pods {
-        let selector = pod.spec.as_ref().and_then(|s| s.node_selector.as_ref());
-        ensure!(
-            selector.and_then(|s| s.get(TEST_LABEL)) == Some(&nodes.prefix),
-            "pod {} on the flavor's nodes: {selector:?}",
-            pod.name_any()
-        );
-    }
+    on_flavor(&victim_pods, &nodes)?;
     let victim_uid = started.uid().context("a UID")?;
 
-    apply_yaml(&client, &ns.name, &raycluster_yaml("urgent", &class(&high))).await?;
+    let urgent = raycluster_yaml("urgent", &priority_label(&high));
+    apply_yaml(&client, &ns.name, &urgent).await?;
     until(
         "the low-priority RayCluster's Workload evicted as preempted",
         kueue::DECIDED,
@@ -372,9 +389,162 @@ value: 1000
     )
     .await
     .with_context(|| running.kuota.log_tail())?;
-    bound_pods(&pods, "ray.io/cluster=urgent", 2)
+    let urgent_pods = bound_pods(&pods, "ray.io/cluster=urgent", 2)
         .await
         .with_context(|| running.kuberay.log_tail())?;
+    on_flavor(&urgent_pods, &nodes)?;
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+/// A RayJob of a higher WorkloadPriorityClass preempts a running one holding most of the quota:
+/// the running one's Workload is evicted and the RayJob suspended again, and the higher one is
+/// admitted in the freed quota, the pods of the cluster KubeRay makes for it on the flavor's
+/// nodes.
+#[tokio::test]
+async fn a_higher_priority_rayjob_preempts_a_running_one() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "rayjob-preempt").await?;
+    let mut nodes = NodeSet::new(&unique_name("rjp"), 1, 1, 2);
+    queue(&client, &ns.name, &mut nodes, "2").await?;
+    let (low, high) = priority_classes(&client, &ns.name).await?;
+    let api = ray_api(&client, &ns.name, "RayJob", "rayjobs");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let victim = rayjob_yaml("victim", &priority_label(&low), LONG_DEADLINE_SECONDS);
+    apply_yaml(&client, &ns.name, &victim).await?;
+    let victim_cluster = cluster_of(&api, "victim")
+        .await
+        .with_context(|| running.kuberay.log_tail())?;
+    bound_pods(&pods, &format!("ray.io/cluster={victim_cluster}"), 2)
+        .await
+        .with_context(|| running.kuberay.log_tail())?;
+
+    let urgent = rayjob_yaml("urgent", &priority_label(&high), LONG_DEADLINE_SECONDS);
+    apply_yaml(&client, &ns.name, &urgent).await?;
+    until_preempted(running, &api, suspended, "victim", "urgent").await?;
+    let urgent_cluster = cluster_of(&api, "urgent")
+        .await
+        .with_context(|| running.kuberay.log_tail())?;
+    let bound = bound_pods(&pods, &format!("ray.io/cluster={urgent_cluster}"), 2)
+        .await
+        .with_context(|| running.kuberay.log_tail())?;
+    on_flavor(&bound, &nodes)?;
+
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+/// Two RayServices that each need most of the quota: the admitted one is resumed with its
+/// flavor's node selector, KubeRay runs the cluster it makes for it on the flavor's nodes, and
+/// that cluster, although it carries the RayService's queue label, gets no Workload of its own.
+/// The other waits suspended; a RayService never finishes, so it is admitted once the first is
+/// deleted and its quota freed.
+#[tokio::test]
+async fn a_rayservice_runs_on_its_flavor_and_frees_its_quota_when_deleted() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "rayservice").await?;
+    let mut nodes = NodeSet::new(&unique_name("rs"), 1, 1, 2);
+    queue(&client, &ns.name, &mut nodes, "1500m").await?;
+    let api = ray_api(&client, &ns.name, "RayService", "rayservices");
+    let clusters = ray_api(&client, &ns.name, "RayCluster", "rayclusters");
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    apply_yaml(&client, &ns.name, &rayservice_yaml("first")).await?;
+    apply_yaml(&client, &ns.name, &rayservice_yaml("second")).await?;
+    let (resumed, waiting) = until(
+        "one RayService resumed while the other waits",
+        kueue::DECIDED,
+        async || Ok((api.get("first").await?, api.get("second").await?)),
+        |(first, second)| service_suspended(first) != service_suspended(second),
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    let (started, waiting) = if service_suspended(&resumed) {
+        (waiting, resumed)
+    } else {
+        (resumed, waiting)
+    };
+    let flavor = Value::from(nodes.prefix.clone());
+    for pointer in [
+        "/spec/rayClusterConfig/headGroupSpec/template/spec/nodeSelector",
+        "/spec/rayClusterConfig/workerGroupSpecs/0/template/spec/nodeSelector",
+    ] {
+        ensure!(
+            flavor_label(&started, pointer) == Some(&flavor),
+            "resumed with the flavor's node label at {pointer}: {:?}",
+            started.data.pointer(pointer)
+        );
+    }
+
+    // KubeRay makes a cluster of the resumed spec, labelled as the RayService, and runs it.
+    let of_started = ListParams::default().labels(&format!(
+        "ray.io/originated-from-cr-name={}",
+        started.name_any()
+    ));
+    let serving = until(
+        "KubeRay makes the RayService's running cluster",
+        RUNS,
+        async || Ok(clusters.list(&of_started).await?.items),
+        |clusters| clusters.iter().any(|c| !suspended(c)),
+    )
+    .await
+    .with_context(|| running.kuberay.log_tail())?;
+    let cluster = serving
+        .iter()
+        .find(|c| !suspended(c))
+        .context("a running cluster")?;
+    let cluster_pods = bound_pods(&pods, &format!("ray.io/cluster={}", cluster.name_any()), 2)
+        .await
+        .with_context(|| running.kuberay.log_tail())?;
+    on_flavor(&cluster_pods, &nodes)?;
+    ensure!(
+        cluster.labels().get("kueue.x-k8s.io/queue-name") == Some(&"lq".to_owned()),
+        "KubeRay copies the RayService's labels: {:?}",
+        cluster.labels()
+    );
+    for cluster in clusters.list(&ListParams::default()).await?.items {
+        let uid = cluster.uid().context("a UID")?;
+        ensure!(
+            workload_of(&workloads, &uid).await?.is_none(),
+            "a RayService's cluster {} has no Workload of its own",
+            cluster.name_any()
+        );
+    }
+    let waiting_uid = waiting.uid().context("a UID")?;
+    let pending = workload_of(&workloads, &waiting_uid).await?;
+    ensure!(
+        pending.as_ref().is_some_and(|w| !kueue::admitted(w)),
+        "the other RayService's Workload waits for quota: {pending:?}"
+    );
+    ensure!(
+        service_suspended(&api.get(&waiting.name_any()).await?),
+        "the other RayService still waits suspended"
+    );
+
+    api.delete(&started.name_any(), &DeleteParams::background())
+        .await?;
+    let waiting_name = waiting.name_any();
+    until(
+        "the other RayService admitted and resumed once the first is deleted",
+        RUNS,
+        async || Ok(api.get(&waiting_name).await?),
+        |s| !service_suspended(s),
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    let of_waiting =
+        ListParams::default().labels(&format!("ray.io/originated-from-cr-name={waiting_name}"));
+    until(
+        "KubeRay makes the second RayService's running cluster",
+        RUNS,
+        async || Ok(clusters.list(&of_waiting).await?.items),
+        |clusters| clusters.iter().any(|c| !suspended(c)),
+    )
+    .await
+    .with_context(|| running.kuberay.log_tail())?;
+
     ns.delete().await?;
     nodes.delete(&client).await
 }

@@ -11,7 +11,10 @@ use serde_json::Value;
 use crate::support::kueue::{self, apply_yaml};
 use crate::support::nodes::{NodeSet, RACK_LABEL};
 use crate::support::{self, TestNamespace, unique_name};
-use crate::{RUNS, TEST_LABEL, bound_pods, controllers, in_one_rack, queue, until, workload_of};
+use crate::{
+    RUNS, TEST_LABEL, bound_pods, controllers, in_one_rack, on_flavor, priority_classes,
+    priority_label, queue, until, until_preempted, workload_of,
+};
 
 /// A torch TrainingRuntime `torch`: one trainer step whose `node` container asks `cpu`, its
 /// pods running `run` on kwok, annotated with `annotations`.
@@ -49,14 +52,15 @@ spec:
     )
 }
 
-/// A suspended TrainJob in LocalQueue `lq` on runtime `torch`, of `nodes` nodes.
-fn trainjob_yaml(name: &str, nodes: u32) -> String {
+/// A suspended TrainJob in LocalQueue `lq` with more `labels` (a flow-map entry) on runtime
+/// `torch`, of `nodes` nodes.
+fn trainjob_yaml(name: &str, labels: &str, nodes: u32) -> String {
     format!(
         "apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
   name: {name}
-  labels: {{kueue.x-k8s.io/queue-name: lq}}
+  labels: {{kueue.x-k8s.io/queue-name: lq, {labels}}}
 spec:
   suspend: true
   runtimeRef: {{apiGroup: trainer.kubeflow.org, kind: TrainingRuntime, name: torch}}
@@ -90,8 +94,8 @@ async fn trainjobs_run_one_after_another_within_quota() -> Result<()> {
     let mut nodes = NodeSet::new(&unique_name("tj"), 1, 1, 1);
     queue(&client, &ns.name, &mut nodes, "2", false).await?;
     apply_yaml(&client, &ns.name, &runtime_yaml("1", "5s", "")).await?;
-    apply_yaml(&client, &ns.name, &trainjob_yaml("first", 2)).await?;
-    apply_yaml(&client, &ns.name, &trainjob_yaml("second", 2)).await?;
+    apply_yaml(&client, &ns.name, &trainjob_yaml("first", "", 2)).await?;
+    apply_yaml(&client, &ns.name, &trainjob_yaml("second", "", 2)).await?;
     let api = trainjobs(&client, &ns.name);
     let uids = [
         api.get("first").await?.uid().context("a UID")?,
@@ -178,6 +182,39 @@ async fn trainjobs_run_one_after_another_within_quota() -> Result<()> {
     nodes.delete(&client).await
 }
 
+/// A TrainJob of a higher WorkloadPriorityClass preempts a running one holding the whole quota:
+/// the running one's Workload is evicted and the TrainJob suspended again, and the higher one is
+/// admitted in the freed quota, the pods of the JobSet the trainer runs it as on the flavor's
+/// nodes.
+#[tokio::test]
+async fn a_higher_priority_trainjob_preempts_a_running_one() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "trainjob-preempt").await?;
+    let mut nodes = NodeSet::new(&unique_name("tjp"), 1, 1, 1);
+    queue(&client, &ns.name, &mut nodes, "2", false).await?;
+    let (low, high) = priority_classes(&client, &ns.name).await?;
+    apply_yaml(&client, &ns.name, &runtime_yaml("1", "1h", "")).await?;
+    let api = trainjobs(&client, &ns.name);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let victim = trainjob_yaml("victim", &priority_label(&low), 2);
+    apply_yaml(&client, &ns.name, &victim).await?;
+    bound_pods(&pods, "jobset.sigs.k8s.io/jobset-name=victim", 2)
+        .await
+        .with_context(|| running.trainer.log_tail())?;
+
+    let urgent = trainjob_yaml("urgent", &priority_label(&high), 2);
+    apply_yaml(&client, &ns.name, &urgent).await?;
+    until_preempted(running, &api, suspended, "victim", "urgent").await?;
+    let bound = bound_pods(&pods, "jobset.sigs.k8s.io/jobset-name=urgent", 2)
+        .await
+        .with_context(|| running.trainer.log_tail())?;
+    on_flavor(&bound, &nodes)?;
+
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
 /// A TrainJob whose runtime's pod template requires one rack gets all four of its pods bound in
 /// one rack, ranked as the JobSet the trainer runs it as.
 #[tokio::test]
@@ -190,7 +227,7 @@ async fn a_trainjob_requiring_one_rack_gets_every_pod_in_one_rack() -> Result<()
     queue(&client, &ns.name, &mut nodes, "32", true).await?;
     let required = format!("kueue.x-k8s.io/podset-required-topology: {RACK_LABEL}");
     apply_yaml(&client, &ns.name, &runtime_yaml("3", "1h", &required)).await?;
-    apply_yaml(&client, &ns.name, &trainjob_yaml("ranked", 4)).await?;
+    apply_yaml(&client, &ns.name, &trainjob_yaml("ranked", "", 4)).await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
     let bound = bound_pods(&pods, "jobset.sigs.k8s.io/jobset-name=ranked", 4)
         .await
