@@ -90,7 +90,8 @@ async fn pytorchjobs_run_on_their_flavor_one_after_another_within_quota() -> Res
     apply_yaml(
         &client,
         &ns.name,
-        &pytorchjob_yaml("first", "", 2, "1", "5s", ""),
+        // Long enough that the second is still waiting when the first is seen started.
+        &pytorchjob_yaml("first", "", 2, "1", "30s", ""),
     )
     .await?;
     apply_yaml(
