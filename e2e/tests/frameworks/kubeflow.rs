@@ -268,6 +268,11 @@ const OTHER_KINDS: [Kind; 4] = [
 impl Kind {
     /// A suspended job of this kind in LocalQueue `lq`, each pod 1 cpu, running 5 s.
     fn yaml(&self, name: &str) -> String {
+        self.yaml_with(name, "", "5s")
+    }
+
+    /// [`Kind::yaml`] with more labels (a flow-map entry) and each pod running `run`.
+    fn yaml_with(&self, name: &str, labels: &str, run: &str) -> String {
         let specs: String = self
             .replicas
             .iter()
@@ -278,7 +283,7 @@ impl Kind {
       restartPolicy: OnFailure
       template:
         metadata:
-          annotations: {{e2e.kuota.dev/run-duration: \"5s\"}}
+          annotations: {{e2e.kuota.dev/run-duration: \"{run}\"}}
         spec:
           containers:
           - {{name: {}, image: busybox, resources: {{requests: {{cpu: \"1\"}}}}}}
@@ -292,7 +297,7 @@ impl Kind {
 kind: {}
 metadata:
   name: {name}
-  labels: {{kueue.x-k8s.io/queue-name: lq}}
+  labels: {{kueue.x-k8s.io/queue-name: lq, {labels}}}
 spec:
   runPolicy: {{suspend: true}}
   {}:
@@ -356,6 +361,45 @@ async fn every_training_operator_kind_runs_within_quota_and_finishes() -> Result
             "{}: started with its flavor's node label: {selector:?}",
             kind.kind
         );
+    }
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+/// For each of TFJob, XGBoostJob, PaddleJob and JAXJob: a low-priority job running on the
+/// quota's flavor is preempted by a higher-priority one of the same kind needing that quota; the
+/// victim is suspended again and the winner's pods run on the flavor.
+#[tokio::test]
+async fn each_other_training_operator_kind_is_preempted_by_a_higher_priority_job() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "kubeflow-preempt").await?;
+    let mut nodes = NodeSet::new(&unique_name("kfp"), 1, 1, 2);
+    // Room for one job of any kind (3 pods at most) at a time.
+    queue(&client, &ns.name, &mut nodes, "3", false).await?;
+    let (low, high) = priority_classes(&client, &ns.name).await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    for kind in &OTHER_KINDS {
+        let api = kind.api(&client, &ns.name);
+        let name = |job: &str| format!("{}-{job}", kind.kind.to_lowercase());
+        let size: u32 = kind.replicas.iter().map(|(_, count)| count).sum();
+        let selector = |job: &str| format!("training.kubeflow.org/job-name={}", name(job));
+        let victim = kind.yaml_with(&name("victim"), &priority_label(&low), "1h");
+        apply_yaml(&client, &ns.name, &victim).await?;
+        bound_pods(&pods, &selector("victim"), size as usize)
+            .await
+            .with_context(|| running.training.log_tail())?;
+        let urgent = kind.yaml_with(&name("urgent"), &priority_label(&high), "1h");
+        apply_yaml(&client, &ns.name, &urgent).await?;
+        until_preempted(running, &api, suspended, &name("victim"), &name("urgent")).await?;
+        let bound = bound_pods(&pods, &selector("urgent"), size as usize)
+            .await
+            .with_context(|| running.training.log_tail())?;
+        on_flavor(&bound, &nodes)?;
+        // The next kind's jobs need the quota.
+        for job in ["victim", "urgent"] {
+            api.delete(&name(job), &Default::default()).await?;
+        }
     }
     ns.delete().await?;
     nodes.delete(&client).await
