@@ -45,6 +45,7 @@ use self::leader::{Candidate, LeaseSettings, Tenure};
 use self::metrics::{BuildInfo, Metrics, MetricsOptions, ReplicaRole};
 use self::metrics_feed::MetricsFeed;
 use self::writer::Writer;
+use crate::api::keys::field_managers;
 use crate::clock::Clock;
 use crate::engine::model::EngineConfig;
 use crate::state::ClusterState;
@@ -170,140 +171,89 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         tenure.clone(),
         clock.clone(),
     );
+    // The event recorder of a task writing as `manager`.
+    let events_for = |manager: &str| {
+        EventSink::start_for(
+            client.clone(),
+            manager,
+            settings.instance.clone(),
+            clock.clone(),
+        )
+    };
     let job_integration = settings.jobs.clone().map(|job_settings| {
         jobs::start(
             &client,
             job_settings,
             writer.clone(),
-            EventSink::start_for(
-                client.clone(),
-                crate::api::keys::field_managers::JOB_CONTROLLER,
-                settings.instance.clone(),
-                clock.clone(),
-            ),
+            events_for(field_managers::JOB_CONTROLLER),
             leading.clone(),
             clock.clone(),
             &mut shared,
             &mut watches,
         )
     });
-    let job_integration = async move {
-        match job_integration {
-            Some(run) => run.await,
-            None => std::future::pending().await,
-        }
-    };
+    let job_integration = run_if_started(job_integration);
     let framework_integrations = settings.frameworks.as_ref().map(|framework_settings| {
         jobs::frameworks::start(
             &client,
             framework_settings,
             &writer,
-            &EventSink::start_for(
-                client.clone(),
-                crate::api::keys::field_managers::JOB_CONTROLLER,
-                settings.instance.clone(),
-                clock.clone(),
-            ),
+            &events_for(field_managers::JOB_CONTROLLER),
             &leading,
             &clock,
             &mut shared,
             &mut watches,
         )
     });
-    let framework_integrations = async move {
-        match framework_integrations {
-            Some(run) => run.await,
-            None => std::future::pending().await,
-        }
-    };
+    let framework_integrations = run_if_started(framework_integrations);
     let pod_integration = settings.pods.clone().map(|pod_settings| {
         pods::start(
             pod_settings,
             writer.clone(),
-            EventSink::start_for(
-                client.clone(),
-                crate::api::keys::field_managers::POD_CONTROLLER,
-                settings.instance.clone(),
-                clock.clone(),
-            ),
+            events_for(field_managers::POD_CONTROLLER),
             leading.clone(),
             &mut shared,
             clock.clone(),
         )
     });
-    let pod_integration = async move {
-        match pod_integration {
-            Some(run) => run.await,
-            None => std::future::pending().await,
-        }
-    };
+    let pod_integration = run_if_started(pod_integration);
     let statefulset_integration = settings.statefulsets.clone().map(|sts_settings| {
         statefulsets::start(
             sts_settings,
             writer.clone(),
-            EventSink::start_for(
-                client.clone(),
-                crate::api::keys::field_managers::JOB_CONTROLLER,
-                settings.instance.clone(),
-                clock.clone(),
-            ),
+            events_for(field_managers::JOB_CONTROLLER),
             leading.clone(),
             &mut shared,
             clock.clone(),
         )
     });
-    let statefulset_integration = async move {
-        match statefulset_integration {
-            Some(run) => run.await,
-            None => std::future::pending().await,
-        }
-    };
+    let statefulset_integration = run_if_started(statefulset_integration);
     let lws_integration = settings.leaderworkersets.clone().map(|lws_settings| {
         leaderworkersets::start(
             &client,
             lws_settings,
             writer.clone(),
-            EventSink::start_for(
-                client.clone(),
-                crate::api::keys::field_managers::JOB_CONTROLLER,
-                settings.instance.clone(),
-                clock.clone(),
-            ),
+            events_for(field_managers::JOB_CONTROLLER),
             leading.clone(),
             &mut shared,
             &mut watches,
             clock.clone(),
         )
     });
-    let lws_integration = async move {
-        match lws_integration {
-            Some(run) => run.await,
-            None => std::future::pending().await,
-        }
-    };
+    let lws_integration = run_if_started(lws_integration);
     let policy = settings.workload_retention;
     let retains = policy.after_finished.is_some() || policy.after_deactivated_by_kueue.is_some();
     let retention = retains.then(|| {
         retention::start(
             policy,
             writer.clone(),
-            EventSink::start_for(
-                client.clone(),
-                crate::api::keys::field_managers::WORKLOAD_CONTROLLER,
-                settings.instance.clone(),
-                clock.clone(),
-            ),
+            events_for(field_managers::WORKLOAD_CONTROLLER),
             leading.clone(),
             &mut shared,
             clock.clone(),
         )
     });
-    let retention = async move {
-        match retention {
-            Some(run) => run.await,
-            None => std::future::pending().await,
-        }
-    };
+    let retention = run_if_started(retention);
     let class_values =
         class_values::start(writer.clone(), leading.clone(), &mut shared, clock.clone());
     // Kueue's topology ungater runs with topology-aware scheduling, whatever kinds are enabled.
@@ -314,12 +264,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     let ungater = tas.then(|| {
         topology_ungater::start(writer.clone(), leading.clone(), clock.clone(), &mut shared)
     });
-    let ungater = async move {
-        match ungater {
-            Some(run) => run.await,
-            None => std::future::pending().await,
-        }
-    };
+    let ungater = run_if_started(ungater);
     tokio::spawn(admission::write_all(writer, to_write, results));
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
     let node_health = node_health::start(
@@ -422,5 +367,14 @@ async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {},
         () = term => {},
+    }
+}
+
+/// A task's loop, or, when its integration is not enabled, a future that never ends, so every
+/// task can be waited on alike.
+async fn run_if_started(run: Option<impl Future<Output = ()>>) {
+    match run {
+        Some(run) => run.await,
+        None => std::future::pending().await,
     }
 }
