@@ -16,7 +16,8 @@ use super::super::watches::{
     shared::{SharedWatches, owned},
 };
 use crate::api::{ObjectKey, Workload, WorkloadPriorityClass};
-use crate::jobs::{LEADERWORKERSET, PriorityLookup, lws_of_pod, suspended_by_lws};
+use crate::controllers::watches::priority_classes::PriorityClasses;
+use crate::jobs::{LEADERWORKERSET, lws_of_pod, suspended_by_lws};
 
 /// A change delivered by one of the LeaderWorkerSet integration's watches.
 #[derive(Debug)]
@@ -146,9 +147,7 @@ pub struct LwsCaches {
     pub sets: BTreeMap<ObjectKey, DynamicObject>,
     pods: Grouped<Pod>,
     workloads: Grouped<SharedWorkload>,
-    workload_priority_classes: BTreeMap<String, WorkloadPriorityClass>,
-    priority_classes: BTreeMap<String, PriorityClass>,
-    pub priorities: PriorityLookup,
+    pub priorities: PriorityClasses,
 }
 
 impl Default for LwsCaches {
@@ -157,9 +156,7 @@ impl Default for LwsCaches {
             sets: BTreeMap::new(),
             pods: Grouped::new(lws_key_of_pod),
             workloads: Grouped::new(|w: &SharedWorkload| lws_key_of_workload(w)),
-            workload_priority_classes: BTreeMap::new(),
-            priority_classes: BTreeMap::new(),
-            priorities: PriorityLookup::default(),
+            priorities: PriorityClasses::default(),
         }
     }
 }
@@ -204,30 +201,13 @@ impl LwsCaches {
             }
             LwsInput::WorkloadPriorityClass(change) => {
                 touched.all = true;
-                if change.is_reset() {
-                    self.workload_priority_classes.clear();
-                }
-                let classes = &mut self.workload_priority_classes;
-                change.for_each(|class, present| upsert(classes, class, present));
-                self.rebuild_priorities();
+                self.priorities.take_workload_classes(change);
             }
             LwsInput::PriorityClass(change) => {
                 touched.all = true;
-                if change.is_reset() {
-                    self.priority_classes.clear();
-                }
-                let classes = &mut self.priority_classes;
-                change.for_each(|class, present| upsert(classes, class, present));
-                self.rebuild_priorities();
+                self.priorities.take_priority_classes(change);
             }
         }
-    }
-
-    fn rebuild_priorities(&mut self) {
-        self.priorities = PriorityLookup::from_objects(
-            self.workload_priority_classes.values(),
-            self.priority_classes.values(),
-        );
     }
 
     /// The pods labelled with the LeaderWorkerSet of `key`.
@@ -243,13 +223,5 @@ impl LwsCaches {
             .filter(|w| w.owner_references().iter().any(|o| o.uid == uid))
             .map(|w| &**w)
             .collect()
-    }
-}
-
-fn upsert<K: ResourceExt>(map: &mut BTreeMap<String, K>, object: K, present: bool) {
-    if present {
-        map.insert(object.name_any(), object);
-    } else {
-        map.remove(&object.name_any());
     }
 }

@@ -140,7 +140,7 @@ impl Task for LwsTask {
         let pods = self.caches.pods_of(key);
         let owned = self.caches.workloads_of(key, lws);
         let context = LwsContext {
-            priorities: &self.caches.priorities,
+            priorities: self.caches.priorities.lookup(),
             gates: &self.settings.gates,
             label_keys_to_copy: &self.settings.label_keys_to_copy,
         };

@@ -17,9 +17,9 @@ use super::super::watches::{
 };
 use crate::api::keys::annotations;
 use crate::api::{ObjectKey, Workload, WorkloadPriorityClass};
+use crate::controllers::watches::priority_classes::PriorityClasses;
 use crate::jobs::{
-    PriorityLookup, STATEFULSET_API_VERSION, STATEFULSET_GVK, STATEFULSET_KIND,
-    suspended_by_statefulset,
+    STATEFULSET_API_VERSION, STATEFULSET_GVK, STATEFULSET_KIND, suspended_by_statefulset,
 };
 
 /// A change delivered by one of the StatefulSet integration's watches.
@@ -38,15 +38,12 @@ pub const WATCHED_KINDS: usize = 5;
 impl StatefulSetInput {
     /// Which watch delivered it (an index below [`WATCHED_KINDS`]), and whether it is a full list.
     pub fn source(&self) -> (usize, bool) {
-        fn reset<K>(change: &Change<K>) -> bool {
-            matches!(change, Change::Reset(_))
-        }
         match self {
-            StatefulSetInput::StatefulSet(c) => (0, reset(c)),
-            StatefulSetInput::Pod(c) => (1, reset(c)),
-            StatefulSetInput::Workload(c) => (2, reset(c)),
-            StatefulSetInput::WorkloadPriorityClass(c) => (3, reset(c)),
-            StatefulSetInput::PriorityClass(c) => (4, reset(c)),
+            StatefulSetInput::StatefulSet(c) => (0, c.is_reset()),
+            StatefulSetInput::Pod(c) => (1, c.is_reset()),
+            StatefulSetInput::Workload(c) => (2, c.is_reset()),
+            StatefulSetInput::WorkloadPriorityClass(c) => (3, c.is_reset()),
+            StatefulSetInput::PriorityClass(c) => (4, c.is_reset()),
         }
     }
 }
@@ -126,9 +123,7 @@ pub struct StatefulSetCaches {
     members: BTreeMap<ObjectKey, BTreeSet<ObjectKey>>,
     /// Workloads made for StatefulSets, by key.
     workloads: BTreeMap<ObjectKey, SharedWorkload>,
-    workload_priority_classes: BTreeMap<String, WorkloadPriorityClass>,
-    priority_classes: BTreeMap<String, PriorityClass>,
-    pub priorities: PriorityLookup,
+    pub priorities: PriorityClasses,
 }
 
 impl StatefulSetCaches {
@@ -139,7 +134,7 @@ impl StatefulSetCaches {
             touched.all = true;
         }
         match input {
-            StatefulSetInput::StatefulSet(change) => on_change(change, |sts, present| {
+            StatefulSetInput::StatefulSet(change) => change.for_each(|sts, present| {
                 let key = ObjectKey::of(&sts);
                 if present {
                     self.statefulsets.insert(key.clone(), sts);
@@ -148,7 +143,7 @@ impl StatefulSetCaches {
                 }
                 touched.keys.insert(key);
             }),
-            StatefulSetInput::Pod(change) => on_change(change, |pod, present| {
+            StatefulSetInput::Pod(change) => change.for_each(|pod, present| {
                 let key = ObjectKey::of(&pod);
                 if let Some(before) = self.pods.remove(&key).as_ref().and_then(controller_of)
                     && let Some(members) = self.members.get_mut(&before)
@@ -169,7 +164,7 @@ impl StatefulSetCaches {
                     touched.keys.insert(owner);
                 }
             }),
-            StatefulSetInput::Workload(change) => on_change(change, |workload, present| {
+            StatefulSetInput::Workload(change) => change.for_each(|workload, present| {
                 let key = ObjectKey::of(&*workload);
                 if let Some(owner) = self
                     .workloads
@@ -188,15 +183,11 @@ impl StatefulSetCaches {
             }),
             StatefulSetInput::WorkloadPriorityClass(change) => {
                 touched.all = true;
-                let classes = &mut self.workload_priority_classes;
-                on_change(change, |class, present| upsert(classes, class, present));
-                self.rebuild_priorities();
+                self.priorities.take_workload_classes(change);
             }
             StatefulSetInput::PriorityClass(change) => {
                 touched.all = true;
-                let classes = &mut self.priority_classes;
-                on_change(change, |class, present| upsert(classes, class, present));
-                self.rebuild_priorities();
+                self.priorities.take_priority_classes(change);
             }
         }
     }
@@ -209,16 +200,9 @@ impl StatefulSetCaches {
                 self.members.clear();
             }
             StatefulSetInput::Workload(_) => self.workloads.clear(),
-            StatefulSetInput::WorkloadPriorityClass(_) => self.workload_priority_classes.clear(),
-            StatefulSetInput::PriorityClass(_) => self.priority_classes.clear(),
+            // The priority classes clear themselves on a full list.
+            StatefulSetInput::WorkloadPriorityClass(_) | StatefulSetInput::PriorityClass(_) => {}
         }
-    }
-
-    fn rebuild_priorities(&mut self) {
-        self.priorities = PriorityLookup::from_objects(
-            self.workload_priority_classes.values(),
-            self.priority_classes.values(),
-        );
     }
 
     /// The pods the StatefulSet of `key` controls (the caller checks the controller's UID).
@@ -241,26 +225,5 @@ impl StatefulSetCaches {
                     .get(&ObjectKey::new(namespace, name.as_str()))
             })
             .map(|w| &**w)
-    }
-}
-
-fn upsert<K: ResourceExt>(map: &mut BTreeMap<String, K>, object: K, present: bool) {
-    if present {
-        map.insert(object.name_any(), object);
-    } else {
-        map.remove(&object.name_any());
-    }
-}
-
-/// Feeds each object of `change` to `apply` with whether it is present afterwards.
-fn on_change<K>(change: Change<K>, mut apply: impl FnMut(K, bool)) {
-    match change {
-        Change::Apply(object) => apply(*object, true),
-        Change::Delete(object) => apply(*object, false),
-        Change::Reset(objects) => {
-            for object in objects {
-                apply(object, true);
-            }
-        }
     }
 }

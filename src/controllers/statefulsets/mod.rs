@@ -133,7 +133,7 @@ impl Task for StatefulSetTask {
             .caches
             .workload_named(namespace, &statefulset_workload_names(statefulset));
         let context = StatefulSetContext {
-            priorities: &self.caches.priorities,
+            priorities: self.caches.priorities.lookup(),
             gates: &self.settings.gates,
             manage_without_queue_name: self.settings.manage_without_queue_name,
         };
