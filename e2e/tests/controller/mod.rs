@@ -3,6 +3,7 @@
 //! `support::controller` starts, and the API server holds what it wrote.
 
 mod admission;
+mod admission_checks;
 mod admission_gated;
 mod copied_labels;
 mod deletion;
