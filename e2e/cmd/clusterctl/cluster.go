@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -107,28 +106,6 @@ func resetState(l layout) error {
 		}
 	}
 	return nil
-}
-
-func choosePorts() (ports, error) {
-	var chosen [6]int
-	var listeners []net.Listener
-	defer func() {
-		for _, ln := range listeners {
-			ln.Close()
-		}
-	}()
-	for i := range chosen {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return ports{}, fmt.Errorf("find a free loopback port: %w", err)
-		}
-		listeners = append(listeners, ln)
-		chosen[i] = ln.Addr().(*net.TCPAddr).Port
-	}
-	return ports{
-		EtcdClient: chosen[0], EtcdPeer: chosen[1], APIServer: chosen[2],
-		ControllerManager: chosen[3], Scheduler: chosen[4], Kwok: chosen[5],
-	}, nil
 }
 
 func startAll(l layout, p ports) error {
