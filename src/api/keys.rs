@@ -211,6 +211,8 @@ pub mod admitted_reasons {
     pub const NO_RESERVATION: &str = "NoReservation";
     /// False: quota is reserved, not every admission check is Ready yet.
     pub const UNSATISFIED_ADMISSION_CHECKS: &str = "UnsatisfiedAdmissionChecks";
+    /// False: every check is Ready, a topology-aware pod set waits for its placement.
+    pub const PENDING_DELAYED_TOPOLOGY_REQUESTS: &str = "PendingDelayedTopologyRequests";
 }
 
 /// Reasons of Workload `PodsReady`.
@@ -290,6 +292,12 @@ pub mod deactivation_reasons {
     pub const MAXIMUM_EXECUTION_TIME_EXCEEDED: &str = "MaximumExecutionTimeExceeded";
     /// An admission check said Rejected.
     pub const ADMISSION_CHECK: &str = "AdmissionCheck";
+}
+
+/// `spec.controllerName` of the AdmissionChecks kuota knows the controllers of.
+pub mod controller_names {
+    /// Kueue's ProvisioningRequest admission check controller.
+    pub const PROVISIONING_REQUEST: &str = "kueue.x-k8s.io/provisioning-request";
 }
 
 /// Reasons of events on Workloads that no condition reason spells.

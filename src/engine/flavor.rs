@@ -44,6 +44,8 @@ pub struct PodSetChoice {
     pub topology: Option<Placement>,
     /// The flavor the topology seam was asked about, for TAS pod sets.
     pub topology_flavor: Option<FlavorId>,
+    /// A TAS pod set placed only once its ProvisioningRequest check is Ready.
+    pub delayed_topology: bool,
 }
 
 /// A complete flavor assignment.
@@ -95,6 +97,7 @@ struct FlavorEval {
     message: String,
     topology: Option<Placement>,
     topology_involved: bool,
+    delayed_topology: bool,
 }
 
 /// Why `flavor` cannot host pods of `pod_set`, if it cannot: untolerated taints, or a nodeSelector
@@ -187,6 +190,7 @@ pub fn assign(
             usage: Vec::new(),
             topology: None,
             topology_flavor: None,
+            delayed_topology: false,
         };
         let mut by_group: Vec<Vec<(ResourceId, Quantity)>> = vec![Vec::new(); cq.groups.len()];
         for (resource, amount) in pod_set_requests(world, cq, wl, i, count) {
@@ -231,6 +235,7 @@ pub fn assign(
                         choice.topology_flavor = Some(flavor);
                         choice.topology = eval.topology;
                     }
+                    choice.delayed_topology |= eval.delayed_topology;
                 }
                 Err((reason, messages)) => {
                     return Assigned::NoFit {
@@ -363,6 +368,7 @@ fn evaluate_flavor(
         message,
         topology: None,
         topology_involved: false,
+        delayed_topology: false,
     };
     let Some(flavor) = world.flavor(flavor_id) else {
         return fail(
@@ -410,7 +416,11 @@ fn evaluate_flavor(
     }
     let mut topology = None;
     let mut message = shortfalls.join(", ");
-    let topology_involved = flavor.topology_name.is_some() || pod_set.topology_request.is_some();
+    let topology_asked = flavor.topology_name.is_some() || pod_set.topology_request.is_some();
+    // Kueue places a TAS pod set on a flavor with a ProvisioningRequest check only once the
+    // nodes it asks for exist: quota first, the topology after the check says Ready.
+    let delayed_topology = topology_asked && cq.delays_topology(flavor_name);
+    let topology_involved = topology_asked && !delayed_topology;
     if topology_involved {
         let query = TopologyQuery {
             workload: &wl.model,
@@ -459,6 +469,7 @@ fn evaluate_flavor(
         message,
         topology,
         topology_involved,
+        delayed_topology,
     }
 }
 

@@ -107,6 +107,7 @@ mod compile;
 mod cycle;
 mod cycle_prelude;
 pub mod decision;
+pub mod delayed_topology;
 pub mod error;
 mod fair_sharing;
 pub mod features;

@@ -16,6 +16,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use super::features::FeatureGates;
 use super::quantity::Quantity;
 use crate::api::topology_assignment::TopologyAssignment;
+pub use crate::api::workload_status::DelayedTopologyRequestState;
 use crate::small_map::SmallMap;
 
 /// The reserved resource name for pod counts.
@@ -212,6 +213,18 @@ pub struct QueueCheck {
     /// `onFlavors`: the flavors whose admissions the check applies to; empty for every admission.
     pub on_flavors: Vec<String>,
     pub state: AdmissionCheckState,
+    /// The check is Kueue's ProvisioningRequest check: a topology-aware pod set on a flavor it
+    /// applies to is placed only once the nodes it asked for exist (Kueue's delayed topology
+    /// request).
+    pub provisioning: bool,
+}
+
+/// What is known of an AdmissionCheck object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KnownCheck {
+    pub state: AdmissionCheckState,
+    /// `spec.controllerName` is Kueue's ProvisioningRequest controller.
+    pub provisioning: bool,
 }
 
 /// What a ClusterQueue knows of an AdmissionCheck it names.
@@ -301,6 +314,9 @@ pub struct PodSetAssignment {
     pub count: i32,
     /// Filled by the topology seam for TAS pod sets; passed through for admitted input workloads.
     pub topology_assignment: Option<TopologyAssignment>,
+    /// Set for a TAS pod set whose placement waits for its ProvisioningRequest check: `Pending`
+    /// until it is placed, then `Ready`.
+    pub delayed_topology: Option<DelayedTopologyRequestState>,
 }
 
 /// `status.admission`.

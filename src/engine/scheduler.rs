@@ -13,8 +13,8 @@ use super::decision::{
 use super::error::ModelError;
 use super::flavor::Assignment;
 use super::model::{
-    Admission, BorrowWithinCohortPolicy, ClusterQueue, EngineConfig, PodSetAssignment, Snapshot,
-    Workload,
+    Admission, BorrowWithinCohortPolicy, ClusterQueue, DelayedTopologyRequestState, EngineConfig,
+    PodSetAssignment, Snapshot, Workload,
 };
 use super::quota::NodeId;
 use super::state::{Holding, WorkloadSlot};
@@ -489,6 +489,9 @@ impl Engine {
                     .collect(),
                 count: choice.count,
                 topology_assignment: choice.topology.map(|p| p.assignment),
+                delayed_topology: choice
+                    .delayed_topology
+                    .then_some(DelayedTopologyRequestState::Pending),
             })
             .collect();
         let admission = Admission {

@@ -49,6 +49,16 @@ pub struct CqInfo {
     pub checks: Vec<QueueCheck>,
 }
 
+impl CqInfo {
+    /// Whether a topology-aware pod set on `flavor` waits for its ProvisioningRequest check before
+    /// it is placed: a provisioning check of the queue applies to that flavor.
+    pub fn delays_topology(&self, flavor: &str) -> bool {
+        self.checks.iter().any(|c| {
+            c.provisioning && (c.on_flavors.is_empty() || c.on_flavors.iter().any(|f| f == flavor))
+        })
+    }
+}
+
 /// One thing that makes a ClusterQueue inactive, with what Kueue's `Active` condition names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InactiveCause {

@@ -29,10 +29,10 @@ use crate::api::{self, keys};
 use crate::engine::ModelError;
 use crate::engine::model::{
     Admission, AdmissionCheckState, BorrowWithinCohort, BorrowWithinCohortPolicy, ClusterQueue,
-    Cohort, FlavorFungibility, FlavorQuotas, FungibilityPolicy, FungibilityPreference, LocalQueue,
-    Namespace, PodSet, PodSetAssignment, PreemptionPolicy, QueueCheck, QueueingStrategy,
-    ReclaimWithinCohort, ResourceFlavor, ResourceGroup, ResourceQuota, Shown, StopPolicy,
-    TopologyRequest, WithinClusterQueue, Workload,
+    Cohort, FlavorFungibility, FlavorQuotas, FungibilityPolicy, FungibilityPreference, KnownCheck,
+    LocalQueue, Namespace, PodSet, PodSetAssignment, PreemptionPolicy, QueueCheck,
+    QueueingStrategy, ReclaimWithinCohort, ResourceFlavor, ResourceGroup, ResourceQuota, Shown,
+    StopPolicy, TopologyRequest, WithinClusterQueue, Workload,
 };
 use crate::engine::quantity::Quantity;
 use crate::engine::validate;
@@ -295,6 +295,7 @@ pub fn cluster_queue(queue: &api::ClusterQueue) -> Result<ClusterQueue, ModelErr
             name: rule.name.clone(),
             on_flavors: rule.on_flavors.clone(),
             state: AdmissionCheckState::NotFound,
+            provisioning: false,
         })
         .collect();
     let model = ClusterQueue {
@@ -352,7 +353,7 @@ pub fn cohort(cohort: &api::Cohort) -> Result<Cohort, ModelError> {
 
 /// An `AdmissionCheck`: whether its controller reports it `Active`. One without a
 /// `spec.controllerName` is refused.
-pub fn admission_check(check: &api::AdmissionCheck) -> Result<AdmissionCheckState, ModelError> {
+pub fn admission_check(check: &api::AdmissionCheck) -> Result<KnownCheck, ModelError> {
     if check.spec.controller_name.is_empty() {
         return Err(ModelError::invalid(
             "AdmissionCheck",
@@ -366,10 +367,13 @@ pub fn admission_check(check: &api::AdmissionCheck) -> Result<AdmissionCheckStat
             .iter()
             .any(|c| c.type_ == keys::condition_types::ACTIVE && c.is_true())
     });
-    Ok(if active {
-        AdmissionCheckState::Active
-    } else {
-        AdmissionCheckState::Inactive
+    Ok(KnownCheck {
+        state: if active {
+            AdmissionCheckState::Active
+        } else {
+            AdmissionCheckState::Inactive
+        },
+        provisioning: check.spec.controller_name == keys::controller_names::PROVISIONING_REQUEST,
     })
 }
 
@@ -598,6 +602,7 @@ fn admission(
                         .map_or(0, |p| p.count)
                 }),
                 topology_assignment: assignment.topology_assignment.as_deref().cloned(),
+                delayed_topology: assignment.delayed_topology_request,
             })
         })
         .collect::<Result<_, ModelError>>()?;

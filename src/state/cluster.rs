@@ -15,8 +15,8 @@ use super::topology_input;
 use crate::api;
 use crate::api::ObjectKey;
 use crate::engine::model::{
-    AdmissionCheckState, ClusterQueue, Cohort, EngineConfig, LocalQueue, Namespace, ResourceFlavor,
-    Workload,
+    AdmissionCheckState, ClusterQueue, Cohort, EngineConfig, KnownCheck, LocalQueue, Namespace,
+    ResourceFlavor, Workload,
 };
 use crate::engine::topology::SnapshotPlacer;
 use crate::engine::topology::model::{BoundPod, Node, TasFlavor, Topology};
@@ -103,7 +103,7 @@ pub struct ClusterState {
     pub(super) engine: Engine,
     pub(super) resource_flavors: Cache<String, (ResourceFlavor, Option<TasFlavor>)>,
     pub(super) cluster_queues: Cache<String, ClusterQueue>,
-    pub(super) admission_checks: Cache<String, AdmissionCheckState>,
+    pub(super) admission_checks: Cache<String, KnownCheck>,
     pub(super) cohorts: Cache<String, Cohort>,
     pub(super) local_queues: Cache<ObjectKey, LocalQueue>,
     pub(super) namespaces: Cache<String, Namespace>,
@@ -249,11 +249,9 @@ impl ClusterState {
     /// `queue` with the state of every AdmissionCheck it names.
     fn with_check_states(&self, mut queue: ClusterQueue) -> ClusterQueue {
         for check in &mut queue.admission_checks {
-            check.state = self
-                .admission_checks
-                .get(&check.name)
-                .copied()
-                .unwrap_or(AdmissionCheckState::NotFound);
+            let known = self.admission_checks.get(&check.name).copied();
+            check.state = known.map_or(AdmissionCheckState::NotFound, |k| k.state);
+            check.provisioning = known.is_some_and(|k| k.provisioning);
         }
         queue
     }

@@ -9,7 +9,7 @@ use super::conditions::is_true;
 use crate::api::WorkloadStatus;
 use crate::api::keys::condition_types;
 use crate::api::rare_list::RareList;
-use crate::api::workload_status::{AdmissionCheckState, CheckState};
+use crate::api::workload_status::{AdmissionCheckState, CheckState, DelayedTopologyRequestState};
 
 /// Brings `entries` to exactly the checks `required` names (sorted): a missing one is added
 /// `Pending` at `now`, one no longer required is dropped, and the rest keep what their
@@ -152,6 +152,31 @@ pub fn outcome(status: &WorkloadStatus) -> Option<CheckOutcome> {
         message: format!("Evicted due to {retry}"),
         until: retry_at(checks),
     })
+}
+
+/// Whether a Workload's reservation waits only for the placement of its delayed topology
+/// requests (Kueue's `NeedsSecondPass`): it holds quota, it has checks and every one said Ready,
+/// a pod set's topology request is still Pending, and it is neither admitted, evicted nor
+/// finished.
+pub fn awaits_placement(status: &WorkloadStatus) -> bool {
+    let Some(admission) = &status.admission else {
+        return false;
+    };
+    let conditions = &status.conditions;
+    let pending = admission.pod_set_assignments.iter().any(|a| {
+        a.topology_assignment.is_none()
+            && a.delayed_topology_request == Some(DelayedTopologyRequestState::Pending)
+    });
+    pending
+        && !status.admission_checks.is_empty()
+        && all_ready(&status.admission_checks)
+        && ![
+            condition_types::ADMITTED,
+            condition_types::EVICTED,
+            condition_types::FINISHED,
+        ]
+        .iter()
+        .any(|type_| is_true(conditions, type_))
 }
 
 fn state_name(state: CheckState) -> &'static str {

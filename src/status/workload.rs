@@ -17,7 +17,7 @@ use crate::api::keys::{
 use crate::api::workload_status::{
     Admission as ApiAdmission, PodSetAssignment as ApiAssignment, WorkloadEviction,
 };
-use crate::engine::model::Admission;
+use crate::engine::model::{Admission, DelayedTopologyRequestState};
 use crate::engine::{
     EvictionReason, EvictionRecord, WorkloadState, WorkloadStatus as EngineStatus,
 };
@@ -39,7 +39,7 @@ pub fn admission(admission: &Admission) -> ApiAdmission {
                     .collect(),
                 count: Some(a.count),
                 topology_assignment: a.topology_assignment.clone().map(Box::new),
-                delayed_topology_request: None,
+                delayed_topology_request: a.delayed_topology,
             })
             .collect(),
     }
@@ -301,13 +301,19 @@ pub fn workload_status(
                 quota_reserved_reasons::QUOTA_RESERVED,
                 format!("Quota reserved in ClusterQueue {cq}"),
             );
-            // Admitted at the reservation without checks; with checks, once all said Ready.
+            // Admitted at the reservation without checks; with checks, once all said Ready and
+            // every delayed topology request is placed.
             admission_checks::sync(
                 &mut w.status.admission_checks,
                 &state.admission_checks,
                 w.now,
             );
-            if admission_checks::all_ready(&w.status.admission_checks) {
+            let checks_ready = admission_checks::all_ready(&w.status.admission_checks);
+            let placing = admitted.pod_set_assignments.iter().any(|a| {
+                a.topology_assignment.is_none()
+                    && a.delayed_topology == Some(DelayedTopologyRequestState::Pending)
+            });
+            if checks_ready && !placing {
                 if !state.admission_checks.is_empty() {
                     w.now = now;
                 }
@@ -322,11 +328,22 @@ pub fn workload_status(
                     accumulate(w.status, now);
                     w.now = now;
                 }
+                let (reason, message) = if checks_ready {
+                    (
+                        admitted_reasons::PENDING_DELAYED_TOPOLOGY_REQUESTS,
+                        "There are pending delayed topology requests",
+                    )
+                } else {
+                    (
+                        admitted_reasons::UNSATISFIED_ADMISSION_CHECKS,
+                        "The workload has not all checks ready",
+                    )
+                };
                 w.set(
                     condition_types::ADMITTED,
                     false,
-                    admitted_reasons::UNSATISFIED_ADMISSION_CHECKS,
-                    "The workload has not all checks ready".to_string(),
+                    reason,
+                    message.to_string(),
                 );
             }
             // Re-admission after an eviction turns the old conditions off, keeping what happened.

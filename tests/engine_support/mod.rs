@@ -137,6 +137,7 @@ pub fn admitted(mut w: Workload, cq: &str, flavor: &str) -> Workload {
             resource_usage: SmallMap::from([("cpu".to_string(), total)]),
             count: ps.count,
             topology_assignment: None,
+            delayed_topology: None,
         }],
     });
     w

@@ -15,6 +15,7 @@
 mod answers;
 mod check_outcomes;
 mod deactivation;
+mod delayed_placements;
 mod execution_time;
 mod finalizers;
 mod hot_swap;
@@ -250,13 +251,16 @@ impl AdmissionLoop {
         // 4. Failed nodes are replaced before the cycles, so a replacement takes its capacity
         //    ahead of new admissions.
         self.replace_failed_nodes(&time);
-        // 5. The engine's cycles, unless `blockAdmission` waits for pods to be ready.
-        let decided = if self.watched.unready.blocks() {
+        // 5. Reservations whose delayed topology requests may now be placed take their nodes
+        //    first, then the engine's cycles, unless `blockAdmission` waits for pods to be ready.
+        let placed = self.place_delayed();
+        let mut decided = if self.watched.unready.blocks() {
             tracing::debug!("admission waits until every admitted workload's pods are ready");
             Decided::default()
         } else {
             self.decide(&now)
         };
+        decided.touched.extend(placed);
         // 6. Every decision is planned and handed to the writer in the order the ledger allows.
         self.flush(decided, &now);
         // 7. Queue status, gauges and finalizers, at most every report period.

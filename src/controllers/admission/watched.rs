@@ -11,7 +11,7 @@ use crate::api::Workload;
 use crate::config::WaitForPodsReady;
 use crate::engine::WorkloadKey;
 use crate::engine::topology::node_failure::FailedNode;
-use crate::status::admission_checks::outcome;
+use crate::status::admission_checks::{awaits_placement, outcome};
 use crate::status::deactivation::awaits_deactivation;
 use crate::status::execution_time::execution_deadline;
 
@@ -31,6 +31,9 @@ pub(super) struct Watched {
     pub recovered: BTreeSet<WorkloadKey>,
     /// Workloads not evicted yet with an admission check in Retry or Rejected.
     pub failed_checks: BTreeSet<WorkloadKey>,
+    /// Reservations whose checks all said Ready and whose delayed topology requests wait to be
+    /// placed.
+    pub awaiting_placement: BTreeSet<WorkloadKey>,
 }
 
 impl Watched {
@@ -46,16 +49,23 @@ impl Watched {
             failed_nodes: BTreeMap::new(),
             recovered: BTreeSet::new(),
             failed_checks: BTreeSet::new(),
+            awaiting_placement: BTreeSet::new(),
         }
     }
 
     /// Notes whether `workload`, just read, awaits `spec.active: false`, when it runs out of
     /// execution time, and whether an admission check failed it.
     pub fn seen(&mut self, key: &WorkloadKey, workload: &Workload) {
-        if workload.status.as_ref().and_then(outcome).is_some() {
+        let status = workload.status.as_ref();
+        if status.and_then(outcome).is_some() {
             self.failed_checks.insert(key.clone());
         } else {
             self.failed_checks.remove(key);
+        }
+        if status.is_some_and(awaits_placement) {
+            self.awaiting_placement.insert(key.clone());
+        } else {
+            self.awaiting_placement.remove(key);
         }
         if awaits_deactivation(workload) {
             self.deactivating.insert(key.clone());
@@ -79,5 +89,6 @@ impl Watched {
         self.deactivating.remove(key);
         self.execution_deadlines.remove(key);
         self.failed_checks.remove(key);
+        self.awaiting_placement.remove(key);
     }
 }

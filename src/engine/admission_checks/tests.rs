@@ -6,6 +6,7 @@ fn rule(name: &str, on_flavors: &[&str]) -> QueueCheck {
         name: name.into(),
         on_flavors: on_flavors.iter().map(|f| f.to_string()).collect(),
         state: AdmissionCheckState::Active,
+        provisioning: false,
     }
 }
 
@@ -127,6 +128,7 @@ mod in_the_engine {
             name: name.into(),
             on_flavors: on_flavors.iter().map(|f| f.to_string()).collect(),
             state: AdmissionCheckState::Active,
+            provisioning: false,
         }
     }
 

@@ -84,6 +84,7 @@ fn admitted(mut w: Workload) -> Workload {
             resource_usage: SmallMap::from([("cpu".to_string(), Quantity::from_units(1))]),
             count: 1,
             topology_assignment: None,
+            delayed_topology: None,
         }],
     });
     w

@@ -169,3 +169,42 @@ fn losing_the_reservation_sets_the_checks_back_to_pending() {
     );
     assert_eq!(entry.last_transition_time, t1);
 }
+
+#[test]
+fn checks_all_ready_with_a_topology_still_to_place_is_not_admitted_yet() {
+    let mut delayed = admitted();
+    if let EngineStatus::Admitted(admission) = &mut delayed {
+        admission.pod_set_assignments[0].delayed_topology =
+            Some(DelayedTopologyRequestState::Pending);
+    }
+    let decision = state(delayed, &["prov"]);
+    let t0 = at("2026-11-29T10:00:00Z");
+    let mut status = workload_status(None, &decision, &t0, None);
+    set_state(&mut status, "prov", CheckState::Ready);
+    let status = workload_status(Some(&status), &decision, &t0, None);
+    assert_eq!(
+        summary(&status),
+        [
+            "QuotaReserved=True QuotaReserved",
+            "Admitted=False PendingDelayedTopologyRequests"
+        ]
+    );
+    let written = status.admission.as_ref().unwrap();
+    assert_eq!(
+        written.pod_set_assignments[0].delayed_topology_request,
+        Some(DelayedTopologyRequestState::Pending)
+    );
+    assert!(admission_checks::awaits_placement(&status));
+
+    let mut placed = admitted();
+    if let EngineStatus::Admitted(admission) = &mut placed {
+        admission.pod_set_assignments[0].delayed_topology =
+            Some(DelayedTopologyRequestState::Ready);
+    }
+    let status = workload_status(Some(&status), &state(placed, &["prov"]), &t0, None);
+    assert_eq!(
+        summary(&status),
+        ["QuotaReserved=True QuotaReserved", "Admitted=True Admitted"]
+    );
+    assert!(!admission_checks::awaits_placement(&status));
+}

@@ -33,6 +33,7 @@ fn admitted() -> EngineStatus {
             resource_usage: SmallMap::from([("cpu".to_string(), Quantity::from_units(2))]),
             count: 2,
             topology_assignment: None,
+            delayed_topology: None,
         }],
     })
 }

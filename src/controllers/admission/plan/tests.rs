@@ -34,6 +34,7 @@ fn admission(cpu: i64) -> Admission {
             resource_usage: SmallMap::from([("cpu".to_string(), Quantity::from_units(cpu))]),
             count: 1,
             topology_assignment: None,
+            delayed_topology: None,
         }],
     }
 }
