@@ -142,7 +142,7 @@ fn every_metric_name() -> BTreeSet<String> {
     };
     metrics.admission_attempt(true, 0.1);
     metrics.quota_reserved(&workload, 1.0);
-    metrics.admitted(&workload, 1.0, &["cohort"]);
+    metrics.admitted(&workload, 1.0, 0.0, &["cohort"]);
     metrics.evicted(&workload, "Preempted", "", true);
     metrics.preempted("cq", "InClusterQueue");
     metrics.finished(&workload);

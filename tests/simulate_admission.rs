@@ -366,6 +366,47 @@ fn a_workload_gated_by_admission_gates_waits_with_them_named() {
 }
 
 #[test]
+fn a_reservation_waits_for_the_admission_checks_that_apply_to_its_flavors() {
+    let run = run("admission/admission-checks.yaml", false);
+    run.expect_workloads(&["team/ready", "team/checking", "team/waiting"]);
+    // Only `budget` applies on on-demand; `capacity`, Ready in the input, is dropped.
+    run.admitted_on("team/ready", "team-cq", "on-demand", 1);
+    let checks = |key: &str| -> Vec<(String, String)> {
+        run.workload(key)["status"]["admissionChecks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                let text = |field: &str| c[field].as_str().unwrap_or_default().to_string();
+                (text("name"), text("state"))
+            })
+            .collect()
+    };
+    assert_eq!(checks("team/ready"), [("budget".into(), "Ready".into())]);
+
+    let checking = run.workload("team/checking");
+    assert_eq!(
+        checking["status"]["admission"]["podSetAssignments"][0]["flavors"]["cpu"],
+        "spot"
+    );
+    let reserved = run.condition("team/checking", "QuotaReserved").unwrap();
+    assert_eq!(reserved.status, "True");
+    let admitted = run.condition("team/checking", "Admitted").unwrap();
+    assert_eq!(
+        (admitted.status.as_str(), admitted.reason.as_str()),
+        ("False", "UnsatisfiedAdmissionChecks")
+    );
+    let pending = |name: &str| (name.to_string(), "Pending".to_string());
+    assert_eq!(
+        checks("team/checking"),
+        [pending("budget"), pending("capacity")]
+    );
+
+    run.waiting_for_quota("team/waiting", "cpu", "spot");
+    assert_eq!(checks("team/waiting"), [pending("budget")]);
+}
+
+#[test]
 fn strict_fifo_head_that_does_not_fit_blocks_the_queue() {
     let run = run("admission/strict-fifo.yaml", false);
     run.expect_workloads(&["render/running", "render/big", "render/small"]);
@@ -633,6 +674,7 @@ fn limit_range_defaults_and_runtime_class_overhead_are_charged() {
 #[test]
 fn every_admission_example_has_a_scenario_test() {
     let tested: BTreeSet<&str> = [
+        "admission-checks.yaml",
         "admission-gated.yaml",
         "best-effort-fifo.yaml",
         "borrow-within-cohort.yaml",

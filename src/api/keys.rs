@@ -209,6 +209,8 @@ pub mod admitted_reasons {
     /// True: admitted.
     pub const ADMITTED: &str = "Admitted";
     pub const NO_RESERVATION: &str = "NoReservation";
+    /// False: quota is reserved, not every admission check is Ready yet.
+    pub const UNSATISFIED_ADMISSION_CHECKS: &str = "UnsatisfiedAdmissionChecks";
 }
 
 /// Reasons of Workload `PodsReady`.
@@ -276,6 +278,8 @@ pub mod requeued_reasons {
     pub const LOCAL_QUEUE_STOPPED: &str = "LocalQueueStopped";
     /// False: waiting out the backoff after a PodsReady timeout.
     pub const PODS_READY_TIMEOUT: &str = "PodsReadyTimeout";
+    /// False: waiting out the retry time of an admission check that said Retry.
+    pub const ADMISSION_CHECK: &str = "AdmissionCheck";
 }
 
 /// Reasons of Workload `DeactivationTarget`.
@@ -284,12 +288,16 @@ pub mod deactivation_reasons {
     pub const REQUEUING_LIMIT_EXCEEDED: &str = "RequeuingLimitExceeded";
     /// The Workload ran past `spec.maximumExecutionTimeSeconds`.
     pub const MAXIMUM_EXECUTION_TIME_EXCEEDED: &str = "MaximumExecutionTimeExceeded";
+    /// An admission check said Rejected.
+    pub const ADMISSION_CHECK: &str = "AdmissionCheck";
 }
 
 /// Reasons of events on Workloads that no condition reason spells.
 pub mod workload_event_reasons {
     /// The `admission-gated-by` annotation was removed: the Workload may be admitted.
     pub const ADMISSION_GATE_CLEARED: &str = "AdmissionGateCleared";
+    /// Warning: an admission check said Rejected, and the Workload is deactivated.
+    pub const ADMISSION_CHECK_REJECTED: &str = "AdmissionCheckRejected";
 }
 
 /// Reasons of the events Kueue's job and pod integrations record on jobs and pods.

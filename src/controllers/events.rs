@@ -88,8 +88,12 @@ pub fn for_change(
             "Admission gate cleared, workload is now admissible".to_string(),
         ));
     }
+    let reserved_anew = after
+        .admission
+        .as_ref()
+        .is_some_and(|a| old.and_then(|s| s.admission.as_ref()) != Some(a));
     if let Some(admission) = after.admission.as_ref()
-        && old.and_then(|s| s.admission.as_ref()) != Some(admission)
+        && reserved_anew
     {
         let cq = &admission.cluster_queue;
         let waited = queued_at(before).map_or(0, |at| seconds(&at, now));
@@ -102,9 +106,19 @@ pub fn for_change(
             quota_reserved_reasons::QUOTA_RESERVED,
             note,
         ));
+    }
+    // Admitted with the reservation, or later once every admission check said Ready.
+    if let Some(admission) = after.admission.as_ref()
+        && new.condition_is_true(condition_types::ADMITTED)
+        && (reserved_anew || !old.condition_is_true(condition_types::ADMITTED))
+    {
+        let cq = &admission.cluster_queue;
+        let waited = new
+            .condition(condition_types::QUOTA_RESERVED)
+            .map_or(0, |c| seconds(&c.last_transition_time, now));
         events.push(WorkloadEvent::normal(
             condition_types::ADMITTED,
-            format!("Admitted by ClusterQueue {cq}, wait time since reservation was 0s"),
+            format!("Admitted by ClusterQueue {cq}, wait time since reservation was {waited}s"),
         ));
     }
     if new.condition_is_true(condition_types::PREEMPTED)
@@ -136,6 +150,17 @@ pub fn for_change(
             warning: true,
             reason: deactivation_reasons::MAXIMUM_EXECUTION_TIME_EXCEEDED.to_string(),
             note: format!("The maximum execution time ({maximum}s) exceeded"),
+        });
+    }
+    if new.condition_is_true(condition_types::DEACTIVATION_TARGET)
+        && !old.condition_is_true(condition_types::DEACTIVATION_TARGET)
+        && let Some(c) = new.condition(condition_types::DEACTIVATION_TARGET)
+        && c.reason == deactivation_reasons::ADMISSION_CHECK
+    {
+        events.push(WorkloadEvent {
+            warning: true,
+            reason: workload_event_reasons::ADMISSION_CHECK_REJECTED.to_string(),
+            note: format!("Deactivated due to {}", c.message),
         });
     }
     if let Some(c) = new.condition(condition_types::QUOTA_RESERVED)

@@ -19,8 +19,6 @@
 //! - `multikueue_workloads_dispatched_total`, `multikueue_workloads_admitted_total`: MultiKueue is
 //!   not implemented.
 //!
-//! kuota runs no admission checks, so `kueue_admission_checks_wait_time_seconds` observes 0 at
-//! every admission, as Kueue does for a workload without checks.
 
 mod buckets;
 mod families;
@@ -366,9 +364,15 @@ impl Metrics {
         }
     }
 
-    /// An admission; kuota runs no admission checks, so the checks' wait is 0, as Kueue reports
-    /// it for a workload admitted by the scheduler directly.
-    pub fn admitted(&self, w: &WorkloadLabels<'_>, wait_seconds: f64, cohort_ancestors: &[&str]) {
+    /// An admission, `wait_seconds` after the workload was queued and `checks_wait_seconds` after
+    /// its quota was reserved (0 without admission checks).
+    pub fn admitted(
+        &self,
+        w: &WorkloadLabels<'_>,
+        wait_seconds: f64,
+        checks_wait_seconds: f64,
+        cohort_ancestors: &[&str],
+    ) {
         let role = self.role();
         let cq = [role, w.cluster_queue, w.priority_class];
         self.events.admitted.with_label_values(&cq).inc();
@@ -379,7 +383,7 @@ impl Metrics {
         self.events
             .admission_checks_wait
             .with_label_values(&cq)
-            .observe(0.0);
+            .observe(checks_wait_seconds);
         for cohort in cohort_ancestors {
             self.events
                 .cohort_admitted
@@ -401,7 +405,7 @@ impl Metrics {
             self.events
                 .lq_admission_checks_wait
                 .with_label_values(&lq)
-                .observe(0.0);
+                .observe(checks_wait_seconds);
         }
     }
 

@@ -201,16 +201,29 @@ impl MetricsFeed {
         else {
             return;
         };
-        let admitted_now = after.admission.is_some()
+        let reserved_now = after.admission.is_some()
             && old.and_then(|s| s.admission.as_ref()) != after.admission.as_ref();
+        let since =
+            |at: &Time| (now.0.as_millisecond() - at.0.as_millisecond()).max(0) as f64 / 1000.0;
+        let waited = queued_at(before).map_or(0.0, |at| since(&at));
+        if reserved_now {
+            self.metrics.quota_reserved(&labels.borrowed(), waited);
+        }
+        // Admitted with the reservation, or once every admission check said Ready: the checks'
+        // wait runs from the reservation.
+        let admitted_now = after.admission.is_some()
+            && after.condition_is_true(condition_types::ADMITTED)
+            && (reserved_now || !old.condition_is_true(condition_types::ADMITTED));
         if admitted_now {
-            let waited = queued_at(before).map_or(0.0, |at| {
-                (now.0.as_millisecond() - at.0.as_millisecond()).max(0) as f64 / 1000.0
-            });
+            let checks_wait = after
+                .condition(condition_types::QUOTA_RESERVED)
+                .map_or(0.0, |c| since(&c.last_transition_time));
             let cohorts = ancestors(&labels.cluster_queue, structure);
             let cohorts: Vec<&str> = cohorts.iter().map(String::as_str).collect();
-            self.metrics.quota_reserved(&labels.borrowed(), waited);
-            self.metrics.admitted(&labels.borrowed(), waited, &cohorts);
+            self.metrics
+                .admitted(&labels.borrowed(), waited, checks_wait, &cohorts);
+        }
+        if reserved_now {
             for (_, quality) in placement {
                 let lowest = quality
                     .domains_per_level

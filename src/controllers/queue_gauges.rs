@@ -10,7 +10,7 @@ use crate::api::keys::admitted_reasons;
 use crate::engine::model::PodSet;
 use crate::engine::quantity::Quantity;
 use crate::engine::queue_report::InactiveCause;
-use crate::engine::queue_report::QueueReport;
+use crate::engine::queue_report::{FlavorUsage, QueueReport};
 use crate::engine::{PendingReason, Structure};
 
 /// A workload waiting: where, why and what it asks for.
@@ -199,19 +199,21 @@ pub fn gauges(
         for group in model.iter().flat_map(|m| &m.resource_groups) {
             for flavor in &group.flavors {
                 for quota in &flavor.resources {
-                    let used = cq
-                        .usage
-                        .iter()
-                        .filter(|u| u.flavor == flavor.name)
-                        .flat_map(|u| &u.resources)
-                        .find(|r| r.resource == quota.name)
-                        .map_or(0.0, |r| amount(r.total));
+                    let total = |usage: &[FlavorUsage]| {
+                        usage
+                            .iter()
+                            .filter(|u| u.flavor == flavor.name)
+                            .flat_map(|u| &u.resources)
+                            .find(|r| r.resource == quota.name)
+                            .map_or(0.0, |r| amount(r.total))
+                    };
+                    let (reserved, used) = (total(&cq.reservation), total(&cq.usage));
                     let key = (flavor.name.clone(), quota.name.clone());
                     for ancestor in &ancestors {
                         if let Some(gauge) = cohorts.get_mut(ancestor) {
                             *gauge.quota.entry(key.clone()).or_default() +=
                                 amount(quota.nominal_quota);
-                            *gauge.reservations.entry(key.clone()).or_default() += used;
+                            *gauge.reservations.entry(key.clone()).or_default() += reserved;
                         }
                     }
                     resources.push(ResourceGauge {
@@ -220,7 +222,7 @@ pub fn gauges(
                         nominal: amount(quota.nominal_quota),
                         borrowing_limit: quota.borrowing_limit.map(amount),
                         lending_limit: quota.lending_limit.map(amount),
-                        reservation: used,
+                        reservation: reserved,
                         usage: used,
                     });
                 }
@@ -256,7 +258,7 @@ pub fn gauges(
             pending_active: counts.active,
             pending_inadmissible: counts.inadmissible,
             unadmitted: counts.unadmitted,
-            reserving: cq.admitted,
+            reserving: cq.reserving,
             admitted: cq.admitted,
             finished: counts.finished,
             resource_pending,
@@ -287,17 +289,27 @@ pub fn gauges(
                 pending_active: counts.active,
                 pending_inadmissible: counts.inadmissible,
                 unadmitted: counts.unadmitted,
-                reserving: lq.admitted,
+                reserving: lq.reserving,
                 admitted: lq.admitted,
                 finished: counts.finished,
+                // `reservation` and `usage` are laid out alike, flavor by flavor.
                 resources: lq
-                    .usage
+                    .reservation
                     .iter()
-                    .flat_map(|u| {
-                        u.resources.iter().map(|r| {
-                            let used = amount(r.total);
-                            (u.flavor.clone(), r.resource.clone(), used, used)
-                        })
+                    .zip(&lq.usage)
+                    .flat_map(|(reserved, used)| {
+                        reserved
+                            .resources
+                            .iter()
+                            .zip(&used.resources)
+                            .map(|(r, u)| {
+                                (
+                                    reserved.flavor.clone(),
+                                    r.resource.clone(),
+                                    amount(r.total),
+                                    amount(u.total),
+                                )
+                            })
                     })
                     .collect(),
             }

@@ -301,17 +301,9 @@ impl Writer {
         {
             // Another manager owns the admission, so applying without it kept it: clear it
             // outright, still fenced.
-            let body = json!({
-                "metadata": {"resourceVersion": written.resource_version()},
-                "status": {"admission": null},
-            });
-            let params = PatchParams::default();
             written = self
-                .send(&label, || async {
-                    api.patch_status(&name, &params, &Patch::Merge(&body)).await
-                })
-                .await
-                .map_err(|e| failed_after(e, Some(&written)))?;
+                .merge_status(&api, &label, written, json!({"admission": null}), None)
+                .await?;
         }
         let has_target =
             |s: &WorkloadStatus| s.condition(condition_types::DEACTIVATION_TARGET).is_some();
@@ -324,22 +316,52 @@ impl Writer {
                 .flat_map(|s| &s.conditions)
                 .filter(|c| c.type_ != condition_types::DEACTIVATION_TARGET)
                 .collect();
-            let body = json!({
-                "metadata": {"resourceVersion": written.resource_version()},
-                "status": {"conditions": conditions},
-            });
-            let params = PatchParams {
-                field_manager: Some(field_managers::ADMISSION.to_string()),
-                ..PatchParams::default()
-            };
+            let conditions = json!({"conditions": conditions});
+            let manager = Some(field_managers::ADMISSION);
             written = self
-                .send(&label, || async {
-                    api.patch_status(&name, &params, &Patch::Merge(&body)).await
-                })
-                .await
-                .map_err(|e| failed_after(e, Some(&written)))?;
+                .merge_status(&api, &label, written, conditions, manager)
+                .await?;
+        }
+        let dropped_check = |s: &WorkloadStatus| {
+            s.admission_checks
+                .iter()
+                .any(|c| !status.admission_checks.iter().any(|d| d.name == c.name))
+        };
+        if written.status.as_ref().is_some_and(dropped_check) {
+            // A check's controller that applied its entry keeps it when an apply leaves it out
+            // (its ClusterQueue no longer names it): replace the list, still fenced.
+            let checks = json!({"admissionChecks": status.admission_checks});
+            let manager = Some(field_managers::ADMISSION);
+            written = self
+                .merge_status(&api, &label, written, checks, manager)
+                .await?;
         }
         Ok(written)
+    }
+
+    /// Merges `status` into `written`'s status, fenced by its resource version, as `manager`.
+    async fn merge_status(
+        &self,
+        api: &Api<Workload>,
+        label: &str,
+        written: Workload,
+        status: Value,
+        manager: Option<&str>,
+    ) -> Result<Workload, WorkloadWriteError> {
+        let body = json!({
+            "metadata": {"resourceVersion": written.resource_version()},
+            "status": status,
+        });
+        let params = PatchParams {
+            field_manager: manager.map(str::to_string),
+            ..PatchParams::default()
+        };
+        let name = written.name_any();
+        self.send(label, || async {
+            api.patch_status(&name, &params, &Patch::Merge(&body)).await
+        })
+        .await
+        .map_err(|e| failed_after(e, Some(&written)))
     }
 
     /// Sets `spec.active: false` on a Workload marked `DeactivationTarget`, as Kueue's workload
@@ -466,7 +488,7 @@ impl Writer {
 }
 
 /// The server-side-apply body for a Workload's admission: the admission, the conditions the
-/// admission owns, the requeue state, the eviction counters and the nodes waiting for a
+/// admission owns, the admission checks' entries, the requeue state, the eviction counters and the nodes waiting for a
 /// replacement, at `read`'s resource version.
 fn status_apply(read: &Workload, status: &WorkloadStatus) -> Value {
     let conditions: Vec<_> = status
@@ -488,6 +510,10 @@ fn status_apply(read: &Workload, status: &WorkloadStatus) -> Value {
     // Left out when cleared (a Workload marked for exceeding its maximum execution time).
     if let Some(seconds) = status.accumulated_past_execution_time_seconds {
         owned.insert("accumulatedPastExecutionTimeSeconds".into(), json!(seconds));
+    }
+    // Each check's entry as read, with what its controller wrote; left out when empty.
+    if !status.admission_checks.is_empty() {
+        owned.insert("admissionChecks".into(), json!(status.admission_checks));
     }
     // Left out when empty: applied without it, the entries this manager set are removed.
     if !status.unhealthy_nodes.is_empty() {

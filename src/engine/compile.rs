@@ -5,7 +5,8 @@ use std::sync::{Arc, LazyLock};
 
 use super::decision::{PendingReason, WorkloadKey};
 use super::model::{
-    AdmissionCheckState, PODS, ResourceFlavor, ResourceGroup, Snapshot, StopPolicy, Workload,
+    AdmissionCheckState, PODS, QueueCheck, ResourceFlavor, ResourceGroup, Shown, Snapshot,
+    StopPolicy, Workload,
 };
 use super::quantity::Quantity;
 use super::quota::{NodeId, NodeQuota, QuotaTree};
@@ -254,7 +255,10 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
             }
             groups.push(GroupInfo { flavors: ids });
         }
-        for (check, state) in &cq.admission_checks {
+        for QueueCheck {
+            name: check, state, ..
+        } in &cq.admission_checks
+        {
             let (cause, why) = match state {
                 AdmissionCheckState::Active => continue,
                 AdmissionCheckState::NotFound => (
@@ -305,6 +309,7 @@ pub fn compile_valid(mut snapshot: Snapshot) -> Compiled {
             inactive_causes,
             tas_only: any_flavor && all_tas,
             weight: cq.fair_sharing_weight,
+            checks: cq.admission_checks.clone(),
         });
     }
     let cohort_weights: Vec<Option<Quantity>> = cohorts
@@ -550,7 +555,7 @@ fn resolve_queue(
         let msg = "The workload is deactivated (spec.active is false)".to_string();
         return (cq, Some((PendingReason::Suspended, Arc::from(msg))));
     }
-    if w.on_hold {
+    if w.shown == Shown::OnHold {
         let msg = "The workload is on hold";
         return (cq, Some((PendingReason::OnHold, Arc::from(msg))));
     }

@@ -83,6 +83,8 @@ reasons! {
         NodeFailures => evicted_reasons::NODE_FAILURES,
         /// Pods not all ready within `waitForPodsReady`'s timeout (decided outside the engine).
         PodsReadyTimeout => evicted_reasons::PODS_READY_TIMEOUT,
+        /// An admission check said Retry (decided outside the engine).
+        AdmissionCheck => evicted_reasons::ADMISSION_CHECK,
     }
 }
 
@@ -184,7 +186,7 @@ pub struct EvictionRecord {
 /// Where a workload stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WorkloadStatus {
-    /// Holds quota (`QuotaReserved=True`, `Admitted=True`).
+    /// Holds quota (`QuotaReserved=True`; `Admitted=True` once every admission check is Ready).
     Admitted(Admission),
     /// Waits (`QuotaReserved=False`).
     Pending {
@@ -207,6 +209,9 @@ pub struct WorkloadState {
     /// Decision state carried to the next cycles, which a restarted engine must read back from the
     /// Workload to decide the same way.
     pub carried: CarriedState,
+    /// The AdmissionChecks its status must list, sorted: those its admission must pass, or while
+    /// it waits those that apply whatever flavor it gets; empty outside a known ClusterQueue.
+    pub admission_checks: Vec<String>,
 }
 
 /// What the engine remembers of a workload from one cycle to the next beyond its admission: its

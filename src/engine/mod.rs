@@ -102,6 +102,7 @@
 //! and the admission tournament, `cycle` runs the rounds, `incremental` applies changes to a
 //! running engine and `structure` keeps its quota objects by name.
 
+pub mod admission_checks;
 mod compile;
 mod cycle;
 mod cycle_prelude;

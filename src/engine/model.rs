@@ -198,11 +198,20 @@ pub struct ClusterQueue {
     pub fair_sharing_weight: Option<Quantity>,
     /// The AdmissionChecks `spec.admissionChecksStrategy` names, each with what is known of it. A
     /// check that does not exist or is not active makes the queue inactive, as in Kueue.
-    pub admission_checks: Vec<(String, AdmissionCheckState)>,
+    pub admission_checks: Vec<QueueCheck>,
     /// The object is being deleted (it has a `deletionTimestamp`, held by Kueue's
     /// `resource-in-use` finalizer): it admits nothing new, and its admitted workloads keep
     /// their quota until they end.
     pub terminating: bool,
+}
+
+/// One rule of a ClusterQueue's `spec.admissionChecksStrategy`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct QueueCheck {
+    pub name: String,
+    /// `onFlavors`: the flavors whose admissions the check applies to; empty for every admission.
+    pub on_flavors: Vec<String>,
+    pub state: AdmissionCheckState,
 }
 
 /// What a ClusterQueue knows of an AdmissionCheck it names.
@@ -324,11 +333,8 @@ pub struct Workload {
     /// gated workload waits and is never admitted until they are removed. Behind one thin
     /// pointer, since few workloads carry gates and every one holds this field.
     pub admission_gated_by: Option<Arc<String>>,
-    /// `QuotaReserved=False` with reason `OnHold`: an integration released the quota on purpose
-    /// (a StatefulSet scaled to zero) and the workload waits, never admitted, until the
-    /// integration takes the hold off, as Kueue's `IsOnHold` keeps it out of the queue. The
-    /// status keeps the message the integration wrote.
-    pub on_hold: bool,
+    /// What its conditions showed when read: on hold, admitted, or neither.
+    pub shown: Shown,
     pub pod_sets: Vec<PodSet>,
     /// Set when the workload holds quota.
     pub admission: Option<Admission>,
@@ -348,6 +354,22 @@ pub struct Workload {
     /// outside its namespace's LimitRanges): it waits `Misconfigured` with this message, as Kueue's
     /// admissibility check leaves it. A thin pointer: almost no workload has one.
     pub invalid_resources: Option<std::sync::Arc<String>>,
+}
+
+/// What a Workload's conditions showed when it was read, where the engine acts on it. One field,
+/// not a flag each: every workload's slot holds it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Shown {
+    #[default]
+    Neither,
+    /// `QuotaReserved=False` with reason `OnHold`: an integration released the quota on purpose
+    /// (a StatefulSet scaled to zero) and the workload waits, never admitted, until the
+    /// integration takes the hold off, as Kueue's `IsOnHold` keeps it out of the queue. The
+    /// status keeps the message the integration wrote.
+    OnHold,
+    /// `Admitted=True`: with a reservation in a ClusterQueue with admission checks, the checks
+    /// have all said Ready, so its quota counts as used and not only reserved.
+    Admitted,
 }
 
 /// The priority a workload is queued with, as Kueue resolves it: its WorkloadPriorityClass value, else its

@@ -3,13 +3,14 @@
 
 use std::collections::HashMap;
 
+use super::admission_checks;
 use super::fair_sharing::dominant_share;
-use super::model::{StopPolicy, Workload};
+use super::model::{Shown, StopPolicy, Workload};
 use super::quantity::Quantity;
 use super::quota::NodeId;
 use super::resources::{FlavorResource, FlavorResourceAmounts, add_amount, amount_of};
 use super::scheduler::Engine;
-use super::state::World;
+use super::state::{Holding, World};
 
 pub use super::state::InactiveCause;
 
@@ -41,10 +42,14 @@ pub struct ClusterQueueReport {
     /// things stand (deactivated, its LocalQueue stopped, its namespace not selected) is not
     /// counted.
     pub pending: usize,
-    /// Workloads holding quota. The engine runs no admission checks, so each of them is admitted.
+    /// Workloads holding quota, admitted or waiting for their admission checks.
+    pub reserving: usize,
+    /// Workloads admitted: holding quota with every admission check Ready.
     pub admitted: usize,
-    /// Quota held, per flavor of `spec.resourceGroups` (in spec order) and covered resource (by
-    /// name).
+    /// Quota reserved, per flavor of `spec.resourceGroups` (in spec order) and covered resource
+    /// (by name).
+    pub reservation: Vec<FlavorUsage>,
+    /// Quota of the admitted workloads alone, laid out as `reservation`.
     pub usage: Vec<FlavorUsage>,
     /// Whether the queue takes part in a cohort tree, so usage above nominal quota is borrowed.
     pub in_cohort: bool,
@@ -81,9 +86,13 @@ pub struct LocalQueueReport {
     /// This queue's workloads waiting in its ClusterQueue.
     pub pending: usize,
     /// This queue's workloads holding quota in its ClusterQueue.
+    pub reserving: usize,
+    /// Those of them admitted, every admission check Ready.
     pub admitted: usize,
     /// Quota its workloads hold, laid out as the ClusterQueue's usage; empty when the ClusterQueue
     /// does not exist.
+    pub reservation: Vec<FlavorUsage>,
+    /// Quota its admitted workloads hold, laid out as `reservation`.
     pub usage: Vec<FlavorUsage>,
 }
 
@@ -102,7 +111,9 @@ struct LocalTally<'a> {
     /// The ClusterQueue named by `spec_cluster_queue`, when it exists.
     cluster_queue: Option<u32>,
     pending: usize,
+    reserving: usize,
     admitted: usize,
+    reservation: FlavorResourceAmounts,
     usage: FlavorResourceAmounts,
 }
 
@@ -147,11 +158,30 @@ impl Engine {
             .enumerate()
             .map(|(i, info)| {
                 let queue = &self.compiled.queues[i];
+                let reservation =
+                    self.flavor_usage(i, |fr| self.compiled.tree.usage(info.node, fr));
+                let (admitted, usage) = if info.checks.is_empty() {
+                    (queue.admitted.len(), reservation.clone())
+                } else {
+                    let mut admitted = 0;
+                    let mut used = FlavorResourceAmounts::new();
+                    for &index in &queue.admitted {
+                        if let Some(holding) = self.admitted_holding(index) {
+                            admitted += 1;
+                            for &(fr, amount) in &holding.usage {
+                                add_amount(&mut used, fr, amount);
+                            }
+                        }
+                    }
+                    (admitted, self.flavor_usage(i, |fr| amount_of(&used, fr)))
+                };
                 ClusterQueueReport {
                     name: info.name.clone(),
                     pending: queue.pending.len(),
-                    admitted: queue.admitted.len(),
-                    usage: self.flavor_usage(i, |fr| self.compiled.tree.usage(info.node, fr)),
+                    reserving: queue.admitted.len(),
+                    admitted,
+                    reservation,
+                    usage,
                     in_cohort: info.has_cohort,
                     inactive: info.inactive_causes.clone(),
                     weighted_share: share(info.node),
@@ -190,7 +220,9 @@ impl Engine {
                     stop: *stop,
                     cluster_queue: self.compiled.cq_index.get(cq).copied(),
                     pending: 0,
+                    reserving: 0,
                     admitted: 0,
+                    reservation: FlavorResourceAmounts::new(),
                     usage: FlavorResourceAmounts::new(),
                 };
                 ((key.namespace.as_str(), key.name.as_str()), tally)
@@ -206,13 +238,18 @@ impl Engine {
             }
             for &index in &queue.admitted {
                 let w = &workloads[index as usize];
+                let admitted = self.admitted_holding(index).is_some();
                 if let (Some(tally), Some(holding)) =
                     (tally_in(&mut tallies, &w.model, cq), &w.holding)
                 {
-                    tally.admitted += 1;
+                    tally.reserving += 1;
                     for &(fr, amount) in &holding.usage {
-                        add_amount(&mut tally.usage, fr, amount);
+                        add_amount(&mut tally.reservation, fr, amount);
+                        if admitted {
+                            add_amount(&mut tally.usage, fr, amount);
+                        }
                     }
+                    tally.admitted += usize::from(admitted);
                 }
             }
         }
@@ -224,7 +261,11 @@ impl Engine {
                 cluster_queue: tally.spec_cluster_queue.to_string(),
                 stopped: tally.stop != StopPolicy::None,
                 pending: tally.pending,
+                reserving: tally.reserving,
                 admitted: tally.admitted,
+                reservation: tally.cluster_queue.map_or_else(Vec::new, |cq| {
+                    self.flavor_usage(cq as usize, |fr| amount_of(&tally.reservation, fr))
+                }),
                 usage: tally.cluster_queue.map_or_else(Vec::new, |cq| {
                     self.flavor_usage(cq as usize, |fr| amount_of(&tally.usage, fr))
                 }),
@@ -232,6 +273,21 @@ impl Engine {
             .collect();
         reports.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
         reports
+    }
+
+    /// The quota workload `index` holds, when it is admitted: it holds a reservation and every
+    /// admission check its admission needs has said Ready (`Admitted=True` read back).
+    fn admitted_holding(&self, index: u32) -> Option<&Holding> {
+        let w = self.compiled.workloads.get(index as usize)?;
+        let holding = w.holding.as_deref()?;
+        let checks = holding
+            .cq
+            .and_then(|cq| self.compiled.cqs.get(cq as usize))
+            .map_or(&[][..], |info| &info.checks[..]);
+        let satisfied = checks.is_empty()
+            || w.model.shown == Shown::Admitted
+            || admission_checks::for_admission(checks, &holding.admission).is_empty();
+        satisfied.then_some(holding)
     }
 
     /// `total` laid out as Kueue reports a ClusterQueue's usage: every flavor of its resource

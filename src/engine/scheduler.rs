@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::admission_checks;
 use super::compile::{Compiled, compile_valid};
 use super::decision::{
     AdmissionDecision, CarriedState, CycleOutcome, Event, EvictionDecision, EvictionReason,
@@ -235,6 +236,32 @@ impl Engine {
             last_eviction: w.last_eviction.as_deref().cloned(),
             active: w.model.active,
             carried: self.carried(w),
+            admission_checks: self.checks_of(w),
+        }
+    }
+
+    /// The AdmissionChecks `w`'s status must list (see [`WorkloadState::admission_checks`]).
+    fn checks_of(&self, w: &WorkloadSlot) -> Vec<String> {
+        if w.finished {
+            return Vec::new();
+        }
+        let cq = |index: Option<u32>| index.and_then(|i| self.compiled.cqs.get(i as usize));
+        match &w.holding {
+            Some(holding) => cq(holding.cq).map_or_else(Vec::new, |info| {
+                admission_checks::for_admission(&info.checks, &holding.admission)
+            }),
+            None => cq(w.cq).map_or_else(Vec::new, |info| {
+                if info.checks.is_empty() {
+                    return Vec::new();
+                }
+                let flavors: Vec<&str> = info
+                    .groups
+                    .iter()
+                    .flat_map(|g| &g.flavors)
+                    .map(|f| self.compiled.names.flavor_name(*f))
+                    .collect();
+                admission_checks::for_every_flavor(&info.checks, &flavors)
+            }),
         }
     }
 

@@ -9,8 +9,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::decision::{EvictionRecord, PendingReason, WorkloadKey};
 use super::model::{
-    Admission, EngineConfig, FlavorFungibility, PreemptionPolicy, QueueingStrategy, ResourceFlavor,
-    StopPolicy, Workload,
+    Admission, EngineConfig, FlavorFungibility, PreemptionPolicy, QueueCheck, QueueingStrategy,
+    ResourceFlavor, StopPolicy, Workload,
 };
 use super::quantity::Quantity;
 use super::quota::NodeId;
@@ -45,6 +45,8 @@ pub struct CqInfo {
     pub tas_only: bool,
     /// `spec.fairSharing.weight`; `None` means 1.
     pub weight: Option<Quantity>,
+    /// `spec.admissionChecksStrategy`: what a reservation here must pass to be admitted.
+    pub checks: Vec<QueueCheck>,
 }
 
 /// One thing that makes a ClusterQueue inactive, with what Kueue's `Active` condition names.

@@ -30,9 +30,9 @@ use crate::engine::ModelError;
 use crate::engine::model::{
     Admission, AdmissionCheckState, BorrowWithinCohort, BorrowWithinCohortPolicy, ClusterQueue,
     Cohort, FlavorFungibility, FlavorQuotas, FungibilityPolicy, FungibilityPreference, LocalQueue,
-    Namespace, PodSet, PodSetAssignment, PreemptionPolicy, QueueingStrategy, ReclaimWithinCohort,
-    ResourceFlavor, ResourceGroup, ResourceQuota, StopPolicy, TopologyRequest, WithinClusterQueue,
-    Workload,
+    Namespace, PodSet, PodSetAssignment, PreemptionPolicy, QueueCheck, QueueingStrategy,
+    ReclaimWithinCohort, ResourceFlavor, ResourceGroup, ResourceQuota, Shown, StopPolicy,
+    TopologyRequest, WithinClusterQueue, Workload,
 };
 use crate::engine::quantity::Quantity;
 use crate::engine::validate;
@@ -291,7 +291,11 @@ pub fn cluster_queue(queue: &api::ClusterQueue) -> Result<ClusterQueue, ModelErr
         .admission_checks_strategy
         .iter()
         .flat_map(|s| &s.admission_checks)
-        .map(|rule| (rule.name.clone(), AdmissionCheckState::NotFound))
+        .map(|rule| QueueCheck {
+            name: rule.name.clone(),
+            on_flavors: rule.on_flavors.clone(),
+            state: AdmissionCheckState::NotFound,
+        })
         .collect();
     let model = ClusterQueue {
         admission_checks,
@@ -401,6 +405,24 @@ pub struct WorkloadDefaults {
     pub resources: ResourceContext,
 }
 
+/// What `status`'s conditions show that the engine acts on.
+fn shown(status: Option<&api::WorkloadStatus>) -> Shown {
+    let conditions = status.map_or(&[][..], |s| &s.conditions[..]);
+    let on_hold = conditions.iter().any(|c| {
+        c.type_ == keys::condition_types::QUOTA_RESERVED
+            && c.is_false()
+            && c.reason == keys::quota_reserved_reasons::ON_HOLD
+    });
+    let admitted = conditions
+        .iter()
+        .any(|c| c.type_ == keys::condition_types::ADMITTED && c.is_true());
+    match (on_hold, admitted) {
+        (true, _) => Shown::OnHold,
+        (false, true) => Shown::Admitted,
+        (false, false) => Shown::Neither,
+    }
+}
+
 /// A `Workload`. Its `status.admission`, when set, is quota the workload holds; `ordering` gives
 /// its queue-order time.
 pub fn workload(
@@ -476,13 +498,7 @@ pub fn workload(
             .get(keys::annotations::ADMISSION_GATED_BY)
             .filter(|gates| !gates.is_empty())
             .map(|gates| Arc::new(gates.clone())),
-        on_hold: status.is_some_and(|s| {
-            s.conditions.iter().any(|c| {
-                c.type_ == keys::condition_types::QUOTA_RESERVED
-                    && c.is_false()
-                    && c.reason == keys::quota_reserved_reasons::ON_HOLD
-            })
-        }),
+        shown: shown(status),
         pod_sets,
         admission,
         quota_reserved_at,

@@ -73,7 +73,7 @@ pub(super) fn fingerprint(model: &Workload) -> u64 {
         creation,
         active,
         admission_gated_by,
-        on_hold,
+        shown,
         pod_sets,
         admission,
         quota_reserved_at,
@@ -85,7 +85,7 @@ pub(super) fn fingerprint(model: &Workload) -> u64 {
     let _ = write!(
         feed,
         "{namespace:?}{name:?}{uid:?}{job_uid:?}{queue_name:?}{creation:?}{active:?}\
-         {admission_gated_by:?}{on_hold:?}{pod_sets:?}{admission:?}{quota_reserved_at:?}{finished:?}\
+         {admission_gated_by:?}{shown:?}{pod_sets:?}{admission:?}{quota_reserved_at:?}{finished:?}\
          {preemption_credit_spent:?}{fair_share_shield:?}{invalid_resources:?}"
     );
     feed.0.finish()
@@ -248,10 +248,10 @@ impl ClusterState {
 
     /// `queue` with the state of every AdmissionCheck it names.
     fn with_check_states(&self, mut queue: ClusterQueue) -> ClusterQueue {
-        for (name, state) in &mut queue.admission_checks {
-            *state = self
+        for check in &mut queue.admission_checks {
+            check.state = self
                 .admission_checks
-                .get(name)
+                .get(&check.name)
                 .copied()
                 .unwrap_or(AdmissionCheckState::NotFound);
         }
@@ -262,7 +262,7 @@ impl ClusterState {
         let users: Vec<ClusterQueue> = self
             .cluster_queues
             .iter()
-            .filter(|(_, q)| q.admission_checks.iter().any(|(name, _)| name == check))
+            .filter(|(_, q)| q.admission_checks.iter().any(|c| c.name == check))
             .map(|(_, q)| self.with_check_states(q.clone()))
             .collect();
         for queue in users {

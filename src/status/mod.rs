@@ -3,6 +3,7 @@
 //! condition's `lastTransitionTime` moves only when its status changes and fields other writers
 //! own are kept. Every reason spelling comes from [`crate::api::keys`] or the engine's decision.
 
+pub mod admission_checks;
 pub mod annotations;
 pub mod conditions;
 pub mod deactivation;

@@ -20,8 +20,8 @@ use crate::engine::queue_report::{
 };
 
 /// A ClusterQueue's status: the `Active` condition, workload counts, usage and, while fair sharing
-/// is on, its weighted share. The engine runs no admission checks, so reservations and admissions
-/// are the same workloads and the same quota.
+/// is on, its weighted share. Reservations count every workload holding quota, usage and the
+/// admitted count only those whose admission checks all said Ready.
 pub fn cluster_queue_status(
     old: Option<&ClusterQueueStatus>,
     cq: &ClusterQueueReport,
@@ -40,28 +40,30 @@ pub fn cluster_queue_status(
         (false, reason, message)
     };
     set_active(&mut status.conditions, active, now, generation);
-    let usage = api_usage(
-        &cq.usage,
-        |r| {
-            // Kueue reports borrowing only for a queue in a cohort tree, and writes a zero
-            // `borrowed` too (its zero quantity is not omitted).
-            let borrowed = if cq.in_cohort {
-                (r.total - r.nominal).clamp_non_negative()
-            } else {
-                Quantity::ZERO
-            };
-            ResourceUsage {
-                name: r.resource.clone(),
-                total: Some(api_quantity(r.total, &r.resource)),
-                borrowed: Some(api_quantity(borrowed, &r.resource)),
-            }
-        },
-        |name, resources| FlavorUsage { name, resources },
-    );
-    status.flavors_reservation = usage.clone();
-    status.flavors_usage = usage;
+    let usage = |usage| {
+        api_usage(
+            usage,
+            |r| {
+                // Kueue reports borrowing only for a queue in a cohort tree, and writes a zero
+                // `borrowed` too (its zero quantity is not omitted).
+                let borrowed = if cq.in_cohort {
+                    (r.total - r.nominal).clamp_non_negative()
+                } else {
+                    Quantity::ZERO
+                };
+                ResourceUsage {
+                    name: r.resource.clone(),
+                    total: Some(api_quantity(r.total, &r.resource)),
+                    borrowed: Some(api_quantity(borrowed, &r.resource)),
+                }
+            },
+            |name, resources| FlavorUsage { name, resources },
+        )
+    };
+    status.flavors_reservation = usage(&cq.reservation);
+    status.flavors_usage = usage(&cq.usage);
     status.pending_workloads = Some(count(cq.pending));
-    status.reserving_workloads = Some(count(cq.admitted));
+    status.reserving_workloads = Some(count(cq.reserving));
     status.admitted_workloads = Some(count(cq.admitted));
     status.fair_sharing = fair_sharing(status.fair_sharing.take(), cq.weighted_share);
     status
@@ -170,21 +172,23 @@ pub fn local_queue_status(
     };
     let active = (active, reason, message.to_string());
     set_active(&mut status.conditions, active, now, generation);
-    let usage = api_usage(
-        &lq.usage,
-        |r| LocalQueueResourceUsage {
-            name: r.resource.clone(),
-            total: Some(api_quantity(r.total, &r.resource)),
-        },
-        |name, resources| LocalQueueFlavorUsage { name, resources },
-    );
+    let usage = |usage| {
+        api_usage(
+            usage,
+            |r| LocalQueueResourceUsage {
+                name: r.resource.clone(),
+                total: Some(api_quantity(r.total, &r.resource)),
+            },
+            |name, resources| LocalQueueFlavorUsage { name, resources },
+        )
+    };
     // Kueue does not count the pending workloads of a stopped LocalQueue.
     let pending = if lq.stopped { 0 } else { lq.pending };
     status.pending_workloads = Some(count(pending));
-    status.reserving_workloads = Some(count(lq.admitted));
+    status.reserving_workloads = Some(count(lq.reserving));
     status.admitted_workloads = Some(count(lq.admitted));
-    status.flavors_reservation = usage.clone();
-    status.flavors_usage = usage;
+    status.flavors_reservation = usage(&lq.reservation);
+    status.flavors_usage = usage(&lq.usage);
     status
 }
 

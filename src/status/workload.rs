@@ -6,6 +6,7 @@ use crate::api::{ConditionEntry, HasConditions};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
+use super::admission_checks;
 use super::api_quantity;
 use super::conditions::{Desired, is_true, message_of, set_condition};
 use super::execution_time::accumulate;
@@ -147,6 +148,7 @@ impl Writer<'_> {
             EvictionReason::NodeFailures => (true, requeued_reasons::NODE_FAILURES),
             // Requeued only once the backoff in `requeueState` has run out.
             EvictionReason::PodsReadyTimeout => (false, requeued_reasons::PODS_READY_TIMEOUT),
+            EvictionReason::AdmissionCheck => (false, requeued_reasons::ADMISSION_CHECK),
         };
         self.set(condition_types::REQUEUED, requeued, reason, message);
     }
@@ -299,12 +301,34 @@ pub fn workload_status(
                 quota_reserved_reasons::QUOTA_RESERVED,
                 format!("Quota reserved in ClusterQueue {cq}"),
             );
-            w.set(
-                condition_types::ADMITTED,
-                true,
-                admitted_reasons::ADMITTED,
-                format!("The workload is admitted by ClusterQueue {cq}"),
+            // Admitted at the reservation without checks; with checks, once all said Ready.
+            admission_checks::sync(
+                &mut w.status.admission_checks,
+                &state.admission_checks,
+                w.now,
             );
+            if admission_checks::all_ready(&w.status.admission_checks) {
+                if !state.admission_checks.is_empty() {
+                    w.now = now;
+                }
+                w.set(
+                    condition_types::ADMITTED,
+                    true,
+                    admitted_reasons::ADMITTED,
+                    format!("The workload is admitted by ClusterQueue {cq}"),
+                );
+            } else {
+                if is_true(&w.status.conditions, condition_types::ADMITTED) {
+                    accumulate(w.status, now);
+                    w.now = now;
+                }
+                w.set(
+                    condition_types::ADMITTED,
+                    false,
+                    admitted_reasons::UNSATISFIED_ADMISSION_CHECKS,
+                    "The workload has not all checks ready".to_string(),
+                );
+            }
             // Re-admission after an eviction turns the old conditions off, keeping what happened.
             if let Some(eviction) = &state.last_eviction {
                 let previously = format!("Previously: {}", eviction.message);
@@ -333,7 +357,10 @@ pub fn workload_status(
             w.reactivated();
         }
         EngineStatus::Pending { reason, message } => {
-            w.status.admission = None;
+            if w.status.admission.take().is_some() {
+                admission_checks::reset_on_eviction(&mut w.status.admission_checks, now);
+            }
+            admission_checks::sync(&mut w.status.admission_checks, &state.admission_checks, now);
             let message = pending_message(&w.status.conditions, reason.as_str(), message);
             w.set(
                 condition_types::QUOTA_RESERVED,
@@ -430,3 +457,6 @@ pub fn node_failure_eviction(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod check_tests;

@@ -8,7 +8,8 @@ use serde_json::json;
 
 use super::placement_notes::Notes;
 use crate::api::keys::condition_types;
-use crate::api::{ObjectKey, Workload};
+use crate::api::workload_status::CheckState;
+use crate::api::{HasConditions, ObjectKey, Workload};
 use crate::engine::Event;
 use crate::engine::Structure;
 
@@ -64,11 +65,16 @@ pub fn table(structure: &Structure, workloads: &[Workload], notes: &Notes) -> St
             .get(&queue)
             .and_then(|q| q.cohort.clone())
             .map_or_else(String::new, |c| format!(" (cohort {c})"));
-        let admitted = members.iter().filter(|w| admission_of(w).is_some()).count();
+        let reserved = members.iter().filter(|w| admission_of(w).is_some()).count();
+        let admitted = members.iter().filter(|w| is_admitted(w)).count();
+        let checking = match reserved - admitted {
+            0 => String::new(),
+            n => format!(", {n} waiting for admission checks"),
+        };
         let _ = writeln!(
             out,
-            "ClusterQueue {queue}{cohort}: {admitted} admitted, {} pending",
-            members.len() - admitted
+            "ClusterQueue {queue}{cohort}: {admitted} admitted{checking}, {} pending",
+            members.len() - reserved
         );
         let rows: Vec<[String; 4]> = members.iter().map(|w| row(w)).collect();
         let keys: Vec<ObjectKey> = members.iter().map(|w| ObjectKey::of(*w)).collect();
@@ -134,6 +140,24 @@ fn admission_of(w: &Workload) -> Option<&crate::api::workload_status::Admission>
     w.status.as_ref().and_then(|s| s.admission.as_ref())
 }
 
+fn is_admitted(w: &Workload) -> bool {
+    admission_of(w).is_some() && w.condition_is_true(condition_types::ADMITTED)
+}
+
+/// `name (State)` for every admission check that has not said Ready.
+fn checks_waited_on(w: &Workload) -> String {
+    let checks = w
+        .status
+        .as_ref()
+        .map_or(&[][..], |s| &s.admission_checks[..]);
+    checks
+        .iter()
+        .filter(|c| c.state != CheckState::Ready)
+        .map(|c| format!("{} ({:?})", c.name, c.state))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn row(w: &Workload) -> [String; 4] {
     let name = format!("{}/{}", w.namespace().unwrap_or_default(), w.name_any());
     let priority = w.spec.priority.unwrap_or(0).to_string();
@@ -164,6 +188,10 @@ fn row(w: &Workload) -> [String; 4] {
             })
             .collect::<Vec<_>>()
             .join("; ");
+        if !is_admitted(w) {
+            let detail = format!("{detail}; waiting for {}", checks_waited_on(w));
+            return [name, priority, "QuotaReserved".into(), detail];
+        }
         return [name, priority, "Admitted".into(), detail];
     }
     let pending = find(condition_types::QUOTA_RESERVED)

@@ -1,5 +1,6 @@
 //! Kueue's deactivation of a Workload that a controller gave up on: the PodsReady timer past
-//! `backoffLimitCount` marks it `DeactivationTarget=True` (a status write); a Workload so marked
+//! `backoffLimitCount`, or an admission check that said Rejected, marks it
+//! `DeactivationTarget=True` (a status write); a Workload so marked
 //! and still active gets `spec.active: false` (a spec write); the engine then evicts it as
 //! deactivated, which releases its quota, and its status names the target's reason.
 
@@ -23,9 +24,22 @@ impl AdmissionLoop {
         now: &Time,
     ) {
         tracing::info!(workload = %key, message, "requeuing limit reached; the Workload is deactivated");
+        let reason = deactivation_reasons::REQUEUING_LIMIT_EXCEEDED;
+        self.mark_for_deactivation(key, read, reason, message, now);
+    }
+
+    /// Marks `read` for deactivation for `reason`.
+    pub(super) fn mark_for_deactivation(
+        &mut self,
+        key: WorkloadKey,
+        read: &Workload,
+        reason: &str,
+        message: &str,
+        now: &Time,
+    ) {
         let status = deactivation_target(
             &read.status.clone().unwrap_or_default(),
-            deactivation_reasons::REQUEUING_LIMIT_EXCEEDED,
+            reason,
             message,
             now,
             read.metadata.generation,

@@ -39,7 +39,7 @@ pub fn releasable(objects: &QueueObjects, report: &QueueReport) -> Vec<Finalizer
         let holds_quota = report
             .cluster_queues
             .iter()
-            .any(|cq| cq.name == target.name && cq.admitted > 0);
+            .any(|cq| cq.name == target.name && cq.reserving > 0);
         if !holds_quota {
             out.push(target);
         }

@@ -13,6 +13,7 @@
 //! ledger in `writes.rs` (what is sent) and `answers.rs` (what comes back).
 
 mod answers;
+mod check_outcomes;
 mod deactivation;
 mod execution_time;
 mod finalizers;
@@ -241,8 +242,10 @@ impl AdmissionLoop {
         // 2. Workloads marked for deactivation get `spec.active: false`.
         self.deactivations();
         // 3. Kueue's timers: pods not ready in time are evicted, execution time that ran out
-        //    marks the Workload for deactivation.
+        //    marks the Workload for deactivation; admission checks that said Retry evict, those
+        //    that said Rejected deactivate.
         self.pods_ready_timeouts(&time);
+        self.check_outcomes(&time);
         self.execution_times_run_out(&time);
         // 4. Failed nodes are replaced before the cycles, so a replacement takes its capacity
         //    ahead of new admissions.

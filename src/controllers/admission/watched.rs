@@ -1,6 +1,6 @@
 //! What the admission loop follows about Workloads as it reads them, for Kueue's timers and
 //! failed-node handling: whose pods are not ready, which await deactivation, when each runs out
-//! of execution time, and which have failed or recovered nodes.
+//! of execution time, which have failed or recovered nodes, and which an admission check failed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,6 +11,7 @@ use crate::api::Workload;
 use crate::config::WaitForPodsReady;
 use crate::engine::WorkloadKey;
 use crate::engine::topology::node_failure::FailedNode;
+use crate::status::admission_checks::outcome;
 use crate::status::deactivation::awaits_deactivation;
 use crate::status::execution_time::execution_deadline;
 
@@ -28,6 +29,8 @@ pub(super) struct Watched {
     pub failed_nodes: BTreeMap<WorkloadKey, Vec<FailedNode>>,
     /// Workloads whose failed nodes recovered: their `unhealthyNodes` may need clearing.
     pub recovered: BTreeSet<WorkloadKey>,
+    /// Workloads not evicted yet with an admission check in Retry or Rejected.
+    pub failed_checks: BTreeSet<WorkloadKey>,
 }
 
 impl Watched {
@@ -42,12 +45,18 @@ impl Watched {
             execution_deadlines: BTreeMap::new(),
             failed_nodes: BTreeMap::new(),
             recovered: BTreeSet::new(),
+            failed_checks: BTreeSet::new(),
         }
     }
 
-    /// Notes whether `workload`, just read, awaits `spec.active: false`, and when it runs out of
-    /// execution time.
+    /// Notes whether `workload`, just read, awaits `spec.active: false`, when it runs out of
+    /// execution time, and whether an admission check failed it.
     pub fn seen(&mut self, key: &WorkloadKey, workload: &Workload) {
+        if workload.status.as_ref().and_then(outcome).is_some() {
+            self.failed_checks.insert(key.clone());
+        } else {
+            self.failed_checks.remove(key);
+        }
         if awaits_deactivation(workload) {
             self.deactivating.insert(key.clone());
         } else {
@@ -69,5 +78,6 @@ impl Watched {
         self.unready.gone(key);
         self.deactivating.remove(key);
         self.execution_deadlines.remove(key);
+        self.failed_checks.remove(key);
     }
 }

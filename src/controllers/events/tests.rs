@@ -34,6 +34,10 @@ fn an_admission_records_quota_reserved_and_admitted_with_the_wait() {
             cluster_queue: "team".into(),
             pod_set_assignments: Vec::new(),
         }),
+        conditions: vec![
+            condition("QuotaReserved", "True", "QuotaReserved", ""),
+            condition("Admitted", "True", "Admitted", ""),
+        ],
         ..WorkloadStatus::default()
     };
     let events = for_change(&before, &after, &at("2026-11-23T10:00:00Z"), &[]);
@@ -49,6 +53,60 @@ fn an_admission_records_quota_reserved_and_admitted_with_the_wait() {
                 "Admitted by ClusterQueue team, wait time since reservation was 0s".into()
             ),
         ]
+    );
+}
+
+#[test]
+fn a_reservation_waiting_for_checks_is_admitted_later_with_the_wait_since_it() {
+    let mut before = created_at("2026-11-23T09:59:30Z");
+    let reserved = WorkloadStatus {
+        admission: Some(Admission {
+            cluster_queue: "team".into(),
+            pod_set_assignments: Vec::new(),
+        }),
+        conditions: vec![
+            condition("QuotaReserved", "True", "QuotaReserved", ""),
+            condition("Admitted", "False", "UnsatisfiedAdmissionChecks", ""),
+        ],
+        ..WorkloadStatus::default()
+    };
+    let events = for_change(&before, &reserved, &at("2026-11-23T10:00:00Z"), &[]);
+    let reasons: Vec<&str> = events.iter().map(|e| e.reason.as_str()).collect();
+    assert_eq!(reasons, ["QuotaReserved"]);
+
+    before.status = Some(reserved.clone());
+    let mut admitted = reserved;
+    admitted.conditions[1] = condition("Admitted", "True", "Admitted", "");
+    let events = for_change(&before, &admitted, &at("2026-11-23T10:00:45Z"), &[]);
+    assert_eq!(
+        events,
+        [WorkloadEvent::normal(
+            "Admitted",
+            "Admitted by ClusterQueue team, wait time since reservation was 45s".into()
+        )]
+    );
+}
+
+#[test]
+fn a_rejecting_check_is_a_warning() {
+    let before = created_at("2026-11-23T09:59:30Z");
+    let after = WorkloadStatus {
+        conditions: vec![condition(
+            "DeactivationTarget",
+            "True",
+            "AdmissionCheck",
+            "AdmissionCheck in Rejected state: \"budget\"",
+        )],
+        ..WorkloadStatus::default()
+    };
+    let events = for_change(&before, &after, &at("2026-11-23T10:00:00Z"), &[]);
+    assert_eq!(
+        events,
+        [WorkloadEvent {
+            warning: true,
+            reason: "AdmissionCheckRejected".into(),
+            note: "Deactivated due to AdmissionCheck in Rejected state: \"budget\"".into(),
+        }]
     );
 }
 

@@ -64,8 +64,8 @@ fn admissions_count_under_kueues_names_labels_and_buckets() {
     let m = metrics(all_on());
     m.admission_attempt(true, 0.002);
     m.quota_reserved(&W, 3.0);
-    m.admitted(&W, 3.0, &["org", "root"]);
-    m.admitted(&W, 30000.0, &[]);
+    m.admitted(&W, 3.0, 0.0, &["org", "root"]);
+    m.admitted(&W, 30000.0, 0.0, &[]);
     let text = m.encode();
     assert!(text.contains("# TYPE kueue_admitted_workloads_total counter"));
     assert_eq!(
@@ -185,7 +185,7 @@ fn a_new_role_drops_the_gauges_of_the_old_one() {
 #[test]
 fn optional_families_follow_the_configuration() {
     let m = metrics(MetricsOptions::default());
-    m.admitted(&W, 1.0, &[]);
+    m.admitted(&W, 1.0, 0.0, &[]);
     m.set_queues(&QueueGauges {
         cluster_queues: vec![queue("a")],
         local_queues: vec![LocalQueueGauge {
@@ -251,7 +251,7 @@ fn only_local_queues_the_selector_matches_are_reported() {
         in_queue("unknown", None),
     ] {
         m.quota_reserved(&w, 1.0);
-        m.admitted(&w, 1.0, &[]);
+        m.admitted(&w, 1.0, 0.0, &[]);
         m.evicted(&w, "Preempted", "", true);
         m.finished(&w);
     }
@@ -365,7 +365,7 @@ fn every_family() -> BTreeMap<String, String> {
     let m = metrics(all_on());
     m.admission_attempt(true, 0.1);
     m.quota_reserved(&W, 1.0);
-    m.admitted(&W, 1.0, &["org"]);
+    m.admitted(&W, 1.0, 0.0, &["org"]);
     m.evicted(&W, "Preempted", "", true);
     m.preempted("team", "InClusterQueue");
     m.finished(&W);

@@ -56,18 +56,21 @@ fn structure() -> Structure {
 }
 
 fn cq_report(name: &str, used: i64, inactive: Vec<InactiveCause>) -> ClusterQueueReport {
+    let usage = vec![FlavorUsage {
+        flavor: "default".into(),
+        resources: vec![ResourceUsage {
+            resource: "cpu".into(),
+            total: Quantity::from_units(used),
+            nominal: Quantity::from_units(4),
+        }],
+    }];
     ClusterQueueReport {
         name: name.into(),
         pending: 0,
+        reserving: 1,
         admitted: 1,
-        usage: vec![FlavorUsage {
-            flavor: "default".into(),
-            resources: vec![ResourceUsage {
-                resource: "cpu".into(),
-                total: Quantity::from_units(used),
-                nominal: Quantity::from_units(4),
-            }],
-        }],
+        reservation: usage.clone(),
+        usage,
         in_cohort: true,
         inactive,
         weighted_share: None,
@@ -91,7 +94,9 @@ fn report() -> QueueReport {
             cluster_queue: "a".into(),
             stopped: false,
             pending: 2,
+            reserving: 1,
             admitted: 1,
+            reservation: Vec::new(),
             usage: Vec::new(),
         }],
         cohorts: ["child", "root"]

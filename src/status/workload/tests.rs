@@ -20,6 +20,7 @@ fn state(status: EngineStatus, last_eviction: Option<EvictionRecord>) -> Workloa
         last_eviction,
         active: true,
         carried: Default::default(),
+        admission_checks: Vec::new(),
     }
 }
 

@@ -47,7 +47,9 @@ fn report(admitted: &[(&str, usize)]) -> QueueReport {
             .map(|(name, admitted)| ClusterQueueReport {
                 name: name.to_string(),
                 pending: 0,
+                reserving: *admitted,
                 admitted: *admitted,
+                reservation: Vec::new(),
                 usage: Vec::new(),
                 in_cohort: false,
                 inactive: Vec::new(),

@@ -49,6 +49,7 @@ fn state(status: EngineStatus, reserved_at: Option<i64>) -> WorkloadState {
             quota_reserved_at: reserved_at,
             ..CarriedState::default()
         },
+        admission_checks: Vec::new(),
     }
 }
 
