@@ -230,6 +230,9 @@ impl Task for ProvisioningTask {
             self.caches
                 .put_workload(Arc::new(watches::slim_workload(stored)));
         }
+        if let Some(stored) = answer.stored_check {
+            self.caches.put_check(Arc::new(watches::slim(stored)));
+        }
         if let (Some(regarding), false) = (answer.regarding, answer.events.is_empty()) {
             self.events.record_on(regarding, answer.events);
         }

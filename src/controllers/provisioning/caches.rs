@@ -209,6 +209,14 @@ impl Caches {
         }
     }
 
+    /// Stores an AdmissionCheck as a write stored it, unless the watch brought a newer version.
+    pub fn put_check(&mut self, check: Arc<AdmissionCheck>) {
+        let name = check.name_any();
+        if !is_older(&*check, self.checks.get(&name).map(|c| &**c)) {
+            self.checks.insert(name, check);
+        }
+    }
+
     /// The requests `workload` owns.
     pub fn requests_of(&self, workload: &ObjectKey) -> Vec<&ProvisioningRequest> {
         self.owned

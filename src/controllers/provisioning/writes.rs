@@ -32,6 +32,8 @@ pub struct Answer {
     pub result: Result<(), WriteError>,
     /// The Workload as its status write stored it.
     pub stored: Option<Workload>,
+    /// The AdmissionCheck as its status write stored it.
+    pub stored_check: Option<AdmissionCheck>,
     pub created: Vec<ProvisioningRequest>,
     pub deleted: Vec<ObjectKey>,
     /// Events on the Workload for what landed.
@@ -44,6 +46,7 @@ impl Answer {
         Answer {
             result,
             stored: None,
+            stored_check: None,
             created: Vec::new(),
             deleted: Vec::new(),
             regarding: None,
@@ -56,11 +59,15 @@ impl Answer {
 pub async fn carry_out(write: Write, writer: Writer) -> Answer {
     match write {
         Write::Active(check, conditions) => {
-            let result = writer.admission_check_conditions(&check, &conditions).await;
-            if result.is_ok() {
-                tracing::info!(check = %check.name_any(), "AdmissionCheck Active condition set");
+            match writer.admission_check_conditions(&check, &conditions).await {
+                Ok(stored) => {
+                    tracing::info!(check = %check.name_any(), "AdmissionCheck Active condition set");
+                    let mut answer = Answer::of(Ok(()));
+                    answer.stored_check = Some(stored);
+                    answer
+                }
+                Err(error) => Answer::of(Err(error)),
             }
-            Answer::of(result.map(|_| ()))
         }
         Write::Workload(workload, plan) => carry_out_plan(&workload, plan, &writer).await,
     }
