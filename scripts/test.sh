@@ -15,6 +15,8 @@ cargo test --benches --no-run
 (cd e2e && GOTOOLCHAIN=local go test -buildvcs=false ./cmd/...)
 # The job kinds' own operators (JobSet, LWS, Kubeflow, MPI, KubeRay, AppWrapper), cached by pins.
 e2e/operators/build.sh >/dev/null
+# CRDs no operator here serves, copied from their Go modules (the autoscaler's ProvisioningRequest).
+e2e/operators/crds.sh >/dev/null
 e2e/cluster up
 trap 'e2e/cluster undeploy >/dev/null 2>&1 || true; e2e/cluster down' EXIT
 KUBECONFIG="$(e2e/cluster env | sed -n 's/^export KUBECONFIG=//p')"
@@ -30,6 +32,8 @@ cargo test --features e2e --test e2e_unqueued_jobs
 cargo test --features e2e --test e2e_retention
 # Every kind watched once per process, counted by the API server: a controller of its own.
 cargo test --features e2e --test e2e_watches
+# The provisioning admission check, the test playing the cluster autoscaler; a controller of its own.
+cargo test --features e2e --test e2e_provisioning
 # The job kinds' operators run their objects' pods on this control plane, without kuota.
 cargo test --features e2e --test e2e_operators
 # The framework kinds kuota manages (JobSet, the Kubeflow jobs) queued, admitted, preempted and

@@ -4,6 +4,7 @@
 //! - [`api`]: the Kueue `v1beta2` types, well-known keys and CRD generation.
 //! - [`engine`]: pure, synchronous admission and placement decisions.
 //! - [`jobs`]: the Workload each job integration creates for a job.
+//! - [`checks`]: the admission checks kuota runs, as pure rules (the provisioning request check).
 //! - [`state`]: Kubernetes objects reduced to the engine's input.
 //! - [`status`]: engine decisions written as API status.
 //! - [`config`]: Kueue's manager configuration file.
@@ -16,6 +17,7 @@
 //! - [`small_map`]: the compact sorted map of a pod set's requests, flavors and usage.
 
 pub mod api;
+pub mod checks;
 pub mod cli;
 pub mod clock;
 pub mod config;

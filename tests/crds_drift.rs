@@ -64,7 +64,7 @@ fn kuota_crds_prints_the_committed_files() {
 }
 
 #[test]
-fn all_eight_kinds_are_served_and_stored_as_v1beta2() {
+fn all_nine_kinds_are_served_and_stored_as_v1beta2() {
     let crds = crd::crds().unwrap();
     let mut kinds: Vec<&str> = crds.iter().map(|c| c.spec.names.kind.as_str()).collect();
     kinds.sort_unstable();
@@ -75,6 +75,7 @@ fn all_eight_kinds_are_served_and_stored_as_v1beta2() {
             "ClusterQueue",
             "Cohort",
             "LocalQueue",
+            "ProvisioningRequestConfig",
             "ResourceFlavor",
             "Topology",
             "Workload",
@@ -96,11 +97,12 @@ fn all_eight_kinds_are_served_and_stored_as_v1beta2() {
 
 #[test]
 fn scopes_short_names_and_subresources_match_the_reference() {
-    let expected: [(&str, &str, &[&str], bool); 8] = [
+    let expected: [(&str, &str, &[&str], bool); 9] = [
         ("AdmissionCheck", "Cluster", &["ac"], true),
         ("ClusterQueue", "Cluster", &["cq"], true),
         ("Cohort", "Cluster", &["co"], true),
         ("LocalQueue", "Namespaced", &["queue", "queues", "lq"], true),
+        ("ProvisioningRequestConfig", "Cluster", &["prc"], false),
         (
             "ResourceFlavor",
             "Cluster",
@@ -186,7 +188,13 @@ fn printer_columns_and_selectable_fields_match_the_reference() {
         columns("WorkloadPriorityClass"),
         [col("Value", ".value", 0)]
     );
-    for kind in ["Cohort", "ResourceFlavor", "Topology", "AdmissionCheck"] {
+    for kind in [
+        "Cohort",
+        "ResourceFlavor",
+        "Topology",
+        "AdmissionCheck",
+        "ProvisioningRequestConfig",
+    ] {
         assert!(columns(kind).is_empty(), "{kind} has printer columns");
     }
     let workload = crds

@@ -43,7 +43,7 @@ fn expected_paths(kind: &str) -> Vec<String> {
 #[test]
 fn every_reference_field_is_in_the_schema() {
     let crds = crd::crds().unwrap();
-    assert_eq!(crds.len(), 8);
+    assert_eq!(crds.len(), 9);
     let mut missing = Vec::new();
     for one in &crds {
         let kind = &one.spec.names.kind;

@@ -11,6 +11,7 @@ use super::admission_check::{AdmissionCheck, AdmissionCheckStatus};
 use super::cluster_queue::{ClusterQueue, ClusterQueueStatus};
 use super::condition::Condition;
 use super::local_queue::{LocalQueue, LocalQueueStatus};
+use super::provisioning_request::ProvisioningRequest;
 use super::workload::Workload;
 use super::workload_status::WorkloadStatus;
 
@@ -163,7 +164,7 @@ object_conditions!(
     CustomResourceDefinition => CustomResourceDefinitionCondition
 );
 
-/// Kueue's objects, whose status may be absent.
+/// Kueue's objects (and the autoscaler's ProvisioningRequest), whose status may be absent.
 macro_rules! kueue_object_conditions {
     ($($object:ty),*) => {$(
         impl HasConditions for $object {
@@ -174,7 +175,13 @@ macro_rules! kueue_object_conditions {
         }
     )*};
 }
-kueue_object_conditions!(Workload, ClusterQueue, LocalQueue, AdmissionCheck);
+kueue_object_conditions!(
+    Workload,
+    ClusterQueue,
+    LocalQueue,
+    AdmissionCheck,
+    ProvisioningRequest
+);
 
 #[cfg(test)]
 mod tests {

@@ -1,4 +1,4 @@
-//! The eight CustomResourceDefinitions, made structural and ready to apply.
+//! The nine CustomResourceDefinitions, made structural and ready to apply.
 //!
 //! kube derives a schema per kind; [`crds`] then applies the rules the derive cannot express
 //! (object-level CEL, an optional `spec` where Kueue allows omitting it) and normalises the schema so
@@ -9,8 +9,8 @@ use kube::CustomResourceExt;
 use serde_json::Value;
 
 use super::{
-    AdmissionCheck, ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Topology, Workload,
-    WorkloadPriorityClass,
+    AdmissionCheck, ClusterQueue, Cohort, LocalQueue, ProvisioningRequestConfig, ResourceFlavor,
+    Topology, Workload, WorkloadPriorityClass,
 };
 
 /// Why a CRD could not be produced or rendered.
@@ -41,6 +41,7 @@ pub fn crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
         ClusterQueue::crd(),
         Cohort::crd(),
         LocalQueue::crd(),
+        ProvisioningRequestConfig::crd(),
         ResourceFlavor::crd(),
         Topology::crd(),
         WorkloadPriorityClass::crd(),

@@ -143,7 +143,7 @@ pub(crate) fn apply_kind_rules(kind: &str, root: &mut Value) {
     }
     match kind {
         // Kueue accepts these kinds without a spec: every spec field is optional.
-        "ClusterQueue" | "Cohort" | "ResourceFlavor" => {
+        "ClusterQueue" | "Cohort" | "ResourceFlavor" | "ProvisioningRequestConfig" => {
             if let Some(Value::Array(required)) = node.get_mut("required") {
                 required.retain(|name| name != "spec");
                 if required.is_empty() {

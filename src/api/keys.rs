@@ -364,6 +364,54 @@ pub mod field_managers {
     pub const WORKLOAD_CONTROLLER: &str = "kueue-workload-controller";
 }
 
+/// The `kueue.x-k8s.io/provisioning-request` admission check: its controller, its configuration
+/// kind, the cluster autoscaler's ProvisioningRequest conditions and pod annotations it reads
+/// and writes, and the texts it sets.
+pub mod provisioning {
+    /// `spec.controllerName` of the AdmissionChecks this controller runs; also its field manager.
+    pub const CONTROLLER_NAME: &str = "kueue.x-k8s.io/provisioning-request";
+    /// The kind an AdmissionCheck's `spec.parameters` names.
+    pub const CONFIG_KIND: &str = "ProvisioningRequestConfig";
+    /// The group an AdmissionCheck's `spec.parameters` names.
+    pub const CONFIG_GROUP: &str = "kueue.x-k8s.io";
+    /// The ProvisioningRequests' `apiVersion`.
+    pub const REQUEST_API_VERSION: &str = "autoscaling.x-k8s.io/v1";
+    /// The name prefix of a request's PodTemplates.
+    pub const POD_TEMPLATE_PREFIX: &str = "ppt";
+    /// A Workload annotation with this prefix becomes a request parameter named by the rest.
+    pub const PARAMETER_ANNOTATION_PREFIX: &str = "provreq.kueue.x-k8s.io/";
+    /// On an admitted pod: the request whose capacity it consumes.
+    pub const CONSUME_ANNOTATION: &str = "autoscaling.x-k8s.io/consume-provisioning-request";
+    /// On an admitted pod: the request's class.
+    pub const CLASS_ANNOTATION: &str = "autoscaling.x-k8s.io/provisioning-class-name";
+
+    /// Request condition: the autoscaler took the request in.
+    pub const ACCEPTED: &str = "Accepted";
+    /// Request condition: the capacity is there.
+    pub const PROVISIONED: &str = "Provisioned";
+    /// Request condition: the capacity could not be provisioned.
+    pub const FAILED: &str = "Failed";
+    /// Request condition: the capacity was held for the pods too long and is released.
+    pub const BOOKING_EXPIRED: &str = "BookingExpired";
+    /// Request condition: the provisioned nodes are gone.
+    pub const CAPACITY_REVOKED: &str = "CapacityRevoked";
+
+    /// Check message while the AdmissionCheck has no valid configuration.
+    pub const CHECK_INACTIVE_MESSAGE: &str = "the check is not active";
+    /// Check message when no pod set uses a managed resource.
+    pub const NO_REQUEST_NEEDED: &str = "the provisioning request is not needed";
+    /// `Active` reason and message of a check whose configuration is valid.
+    pub const ACTIVE_REASON: &str = "Active";
+    pub const ACTIVE_MESSAGE: &str = "The admission check is active";
+    /// `Active=False` reason of a check whose `spec.parameters` is missing or wrong.
+    pub const BAD_PARAMETERS_REF: &str = "BadParametersRef";
+
+    /// Event on a Workload whose request was created.
+    pub const REQUEST_CREATED: &str = "ProvisioningRequestCreated";
+    /// Event on a Workload whose check changed state.
+    pub const CHECK_UPDATED: &str = "AdmissionCheckUpdated";
+}
+
 /// Condition types of Kubernetes' own objects that kuota reads.
 pub mod core_condition_types {
     /// A Pod is ready to serve; a Node is healthy and accepts pods.

@@ -170,7 +170,8 @@ pub fn gate(feature: Feature) -> Handling {
         | WorkloadValidationForPodSetMetadata
         | RejectUpdatesToCQWithInvalidOnFlavors
         | ElasticJobsViaWorkloadSlices
-        | WorkloadPriorityClassDefaulting => ActedOn,
+        | WorkloadPriorityClassDefaulting
+        | CleanupProvisioningRequestsOnEviction => ActedOn,
         TASRespectNodeAffinityPreferred
         | TASHandleOverlappingFlavors
         | TASRecomputeAssignmentWithinSchedulingCycle
@@ -213,7 +214,6 @@ pub fn gate(feature: Feature) -> Handling {
         | ValidateRayAndSparkJobUpdates
         | ShortWorkloadNames
         | WorkloadIdentifierAnnotations
-        | CleanupProvisioningRequestsOnEviction
         | TASCacheNodeMatchResults
         | TASCachingRemainingResources
         | TASCacheTopologyTree

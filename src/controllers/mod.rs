@@ -15,6 +15,7 @@ mod metrics_auth;
 mod metrics_feed;
 pub mod node_health;
 pub mod pods;
+mod provisioning;
 pub mod queue_gauges;
 pub mod queue_status;
 mod retention;
@@ -265,6 +266,16 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         topology_ungater::start(writer.clone(), leading.clone(), clock.clone(), &mut shared)
     });
     let ungater = run_if_started(ungater);
+    let provisioning = provisioning::start(
+        &client,
+        settings.engine.features.clone(),
+        writer.clone(),
+        events_for(crate::api::keys::provisioning::CONTROLLER_NAME),
+        leading.clone(),
+        &mut shared,
+        &mut watches,
+        clock.clone(),
+    );
     tokio::spawn(admission::write_all(writer, to_write, results));
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
     let node_health = node_health::start(
@@ -315,6 +326,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         () = retention => Err(ControllerError::LoopStopped),
         () = class_values => Err(ControllerError::LoopStopped),
         () = ungater => Err(ControllerError::LoopStopped),
+        () = provisioning => Err(ControllerError::LoopStopped),
         () = unlisted_after(ready_within.clone(), settings.cache_sync_timeout) => {
             Err(ControllerError::CacheSyncTimeout(settings.cache_sync_timeout))
         }

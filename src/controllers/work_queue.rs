@@ -60,7 +60,7 @@ pub enum Verdict {
 }
 
 /// The keys to look at on the next turn.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct Dirty<K> {
     keys: BTreeSet<K>,
     all: bool,

@@ -547,5 +547,6 @@ fn annotations_patch(old: &BTreeMap<String, String>, new: &BTreeMap<String, Stri
 
 mod job_writes;
 mod pod_writes;
+mod provisioning_writes;
 #[cfg(test)]
 mod tests;

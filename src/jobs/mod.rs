@@ -98,7 +98,7 @@ pub use pod_group::{
 };
 pub use pod_parent::ParentDefaulting;
 pub use pod_reconcile::{PodContext, PodStep, next_pod_step};
-pub use pod_set_info::{FlavorInfo, PodSetInfo, PodSetInfoError, pod_set_infos};
+pub use pod_set_info::{FlavorInfo, PodSetInfo, PodSetInfoError, from_assignment, pod_set_infos};
 pub use pod_workload::{
     PodWorkload, PodWorkloadError, pods_finished, pods_ready, start_pods, workload_for_pods,
 };

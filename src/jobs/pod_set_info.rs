@@ -180,8 +180,8 @@ pub fn pod_set_infos(
 }
 
 /// What the assignment itself gives: flavors' node labels and tolerations (each flavor once), and
-/// for a TAS assignment the topology gate.
-fn from_assignment(
+/// for a TAS assignment the topology gate (Kueue's `podset.FromAssignment`).
+pub fn from_assignment(
     assignment: &PodSetAssignment,
     pod_set: &PodSet,
     flavors: &BTreeMap<String, FlavorInfo>,

@@ -14,6 +14,8 @@ use super::render::{CASES, Case, render, strings};
 /// (src/controllers/retention.rs), the pod integration's
 /// (src/controllers/writer/pod_writes.rs: pods started, stopped, let go of), the framework
 /// kinds' jobs and the CRDs whose establishment starts them (src/controllers/jobs/frameworks/),
+/// the provisioning check's requests, PodTemplates, configs and check status
+/// (src/controllers/provisioning.rs, src/controllers/writer/provisioning_writes.rs),
 /// events (src/controllers/events.rs), and the CA bundle kept in the release's
 /// own webhook configurations (src/tls/cluster.rs: read, watched by name, updated).
 fn manager_rules(fullname: &str) -> Value {
@@ -43,15 +45,20 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list", "watch"]},
         {"apiGroups": [""], "resources": ["limitranges"], "verbs": ["list", "watch"]},
         {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["autoscaling.x-k8s.io"], "resources": ["provisioningrequests"],
+            "verbs": ["create", "delete", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["podtemplates"], "verbs": ["create", "patch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": [
-            "admissionchecks", "cohorts", "localqueues", "topologies", "workloadpriorityclasses"],
+            "admissionchecks", "cohorts", "localqueues", "provisioningrequestconfigs", "topologies",
+            "workloadpriorityclasses"],
             "verbs": ["list", "watch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "resourceflavors"],
             "verbs": ["list", "patch", "watch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"],
             "verbs": ["create", "delete", "list", "patch", "update", "watch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": [
-            "workloads/status", "clusterqueues/status", "localqueues/status", "cohorts/status"],
+            "workloads/status", "clusterqueues/status", "localqueues/status", "cohorts/status",
+            "admissionchecks/status"],
             "verbs": ["patch"]},
         {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
         {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations"],

@@ -121,6 +121,30 @@ pub fn build_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// Applies the cluster autoscaler's ProvisioningRequest CRD, copied from its Go module by
+/// `e2e/operators/crds.sh`, and waits until it is Established. No autoscaler runs: the tests
+/// that need the kind play it.
+pub async fn apply_provisioning_request_crd(client: &Client) -> Result<()> {
+    let script = super::repo_root().join("e2e/operators/crds.sh");
+    let output = Command::new(&script)
+        .arg("--dir")
+        .output()
+        .with_context(|| format!("run {} --dir", script.display()))?;
+    ensure!(
+        output.status.success(),
+        "{} --dir failed: {}",
+        script.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let dir = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    ensure!(
+        dir.join(".complete").is_file(),
+        "the CRDs are not copied into {}: run e2e/operators/crds.sh",
+        dir.display()
+    );
+    apply_crds(client, &dir).await
+}
+
 /// Applies every CRD manifest of `dir` and waits until each is Established.
 async fn apply_crds(client: &Client, dir: &Path) -> Result<()> {
     let mut crds = Vec::new();

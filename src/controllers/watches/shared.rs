@@ -29,8 +29,8 @@ use super::{
 };
 use crate::api::keys::{annotations, core_condition_types, labels};
 use crate::api::{
-    AdmissionCheck, ClusterQueue, Cohort, ConditionEntry, LocalQueue, ResourceFlavor, Topology,
-    Workload, WorkloadPriorityClass,
+    AdmissionCheck, ClusterQueue, Cohort, ConditionEntry, LocalQueue, ProvisioningRequestConfig,
+    ResourceFlavor, Topology, Workload, WorkloadPriorityClass,
 };
 use crate::state::topology_input::TAS_POD_ANNOTATIONS;
 
@@ -52,6 +52,7 @@ pub struct SharedWatches {
     pub limit_ranges: Fanout<LimitRange>,
     pub runtime_classes: Fanout<RuntimeClass>,
     pub statefulsets: Fanout<StatefulSet>,
+    pub provisioning_request_configs: Fanout<ProvisioningRequestConfig>,
 }
 
 impl SharedWatches {
@@ -84,6 +85,7 @@ impl SharedWatches {
         watch!(self.limit_ranges, slim);
         watch!(self.runtime_classes, slim);
         watch!(self.statefulsets, slim);
+        watch!(self.provisioning_request_configs, slim);
         let mut templates = templates::Templates::default();
         let mut texts = texts::ConditionTexts::default();
         watch!(self.workloads, move |workload| {
