@@ -29,8 +29,11 @@ use serde_json::json;
 use tokio::sync::OnceCell;
 use tokio::time::{Instant, sleep};
 
+#[path = "provisioning/topology.rs"]
+mod topology;
+
 use support::controller::Replica;
-use support::nodes::NodeSet;
+use support::nodes::{self, NodeSet};
 use support::{TestNamespace, kueue, operators, unique_name, wait};
 
 /// The controller of this binary, started once the CRD is installed.
@@ -70,16 +73,30 @@ impl Fixture {
     /// A flavor whose nodes carry the test's label, a config (`retry` is its `retryStrategy`), a
     /// provisioning check on it, and a ClusterQueue requiring the check, with LocalQueue `lq`.
     async fn create(prefix: &str, retry: &str) -> Result<Self> {
+        Self::create_on(prefix, retry, false).await
+    }
+
+    /// As [`Fixture::create`]; with `topology`, the flavor is topology-aware over the block, rack
+    /// and host labels of [`NodeSet`], through a Topology of the fixture's name.
+    async fn create_on(prefix: &str, retry: &str, topology: bool) -> Result<Self> {
         let controller = controller().await?;
         let client = support::client().await?;
         let name = unique_name(prefix);
         let namespace = TestNamespace::create(&client, prefix).await?;
         let check = format!("prov-{name}");
+        let (topology_yaml, topology_name) = if topology {
+            (
+                nodes::topology_yaml(&name),
+                format!("  topologyName: {name}\n"),
+            )
+        } else {
+            (String::new(), String::new())
+        };
         kueue::apply_yaml(
             &client,
             &namespace.name,
             &format!(
-                "apiVersion: kueue.x-k8s.io/v1beta2
+                "{topology_yaml}apiVersion: kueue.x-k8s.io/v1beta2
 kind: ProvisioningRequestConfig
 metadata: {{name: {name}}}
 spec:
@@ -99,7 +116,7 @@ kind: ResourceFlavor
 metadata: {{name: {name}}}
 spec:
   nodeLabels: {{{TEST_LABEL}: {name}}}
----
+{topology_name}---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {{name: {name}}}
@@ -146,8 +163,14 @@ spec: {{clusterQueue: {name}}}
 
     /// Submits a one-pod Job to `lq` and returns its Workload's name once it exists.
     async fn submit(&self, job: &str) -> Result<String> {
-        let jobs: Api<Job> = Api::namespaced(self.client.clone(), &self.namespace.name);
         let spec = kueue::one_pod_job(job, json!({"kueue.x-k8s.io/queue-name": "lq"}))?;
+        self.submit_job(spec).await
+    }
+
+    /// Submits `spec`, the namespace's only Job, and returns its Workload's name once it exists.
+    async fn submit_job(&self, spec: Job) -> Result<String> {
+        let job = spec.name_any();
+        let jobs: Api<Job> = Api::namespaced(self.client.clone(), &self.namespace.name);
         jobs.create(&PostParams::default(), &spec)
             .await
             .with_context(|| format!("create Job {job}"))?;

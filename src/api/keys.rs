@@ -294,12 +294,6 @@ pub mod deactivation_reasons {
     pub const ADMISSION_CHECK: &str = "AdmissionCheck";
 }
 
-/// `spec.controllerName` of the AdmissionChecks kuota knows the controllers of.
-pub mod controller_names {
-    /// Kueue's ProvisioningRequest admission check controller.
-    pub const PROVISIONING_REQUEST: &str = "kueue.x-k8s.io/provisioning-request";
-}
-
 /// Reasons of events on Workloads that no condition reason spells.
 pub mod workload_event_reasons {
     /// The `admission-gated-by` annotation was removed: the Workload may be admitted.

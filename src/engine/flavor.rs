@@ -417,9 +417,9 @@ fn evaluate_flavor(
     let mut topology = None;
     let mut message = shortfalls.join(", ");
     let topology_asked = flavor.topology_name.is_some() || pod_set.topology_request.is_some();
-    // Kueue places a TAS pod set on a flavor with a ProvisioningRequest check only once the
-    // nodes it asks for exist: quota first, the topology after the check says Ready.
-    let delayed_topology = topology_asked && cq.delays_topology(flavor_name);
+    // Kueue places a pod set on a topology-aware flavor with a ProvisioningRequest check only
+    // once the nodes it asks for exist: quota first, the topology after the check says Ready.
+    let delayed_topology = flavor.topology_name.is_some() && cq.delays_topology(flavor_name);
     let topology_involved = topology_asked && !delayed_topology;
     if topology_involved {
         let query = TopologyQuery {

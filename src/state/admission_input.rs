@@ -373,7 +373,7 @@ pub fn admission_check(check: &api::AdmissionCheck) -> Result<KnownCheck, ModelE
         } else {
             AdmissionCheckState::Inactive
         },
-        provisioning: check.spec.controller_name == keys::controller_names::PROVISIONING_REQUEST,
+        provisioning: check.spec.controller_name == keys::provisioning::CONTROLLER_NAME,
     })
 }
 

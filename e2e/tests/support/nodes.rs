@@ -248,9 +248,9 @@ pub async fn delete(client: &Client, name: &str) -> Result<()> {
     }
 }
 
-/// A Topology over the block, rack and host labels [`NodeSet`] gives its nodes, and a TAS
-/// ResourceFlavor over the nodes labelled `label: value`, as YAML documents each ending `---`.
-pub fn tas_flavor_yaml(topology: &str, flavor: &str, label: &str, value: &str) -> String {
+/// A Topology over the block, rack and host labels [`NodeSet`] gives its nodes, as a YAML document
+/// ending `---`.
+pub fn topology_yaml(topology: &str) -> String {
     format!(
         "apiVersion: kueue.x-k8s.io/v1beta2
 kind: Topology
@@ -261,7 +261,16 @@ spec:
   - nodeLabel: {RACK_LABEL}
   - nodeLabel: {HOSTNAME_LABEL}
 ---
-apiVersion: kueue.x-k8s.io/v1beta2
+"
+    )
+}
+
+/// [`topology_yaml`] and a TAS ResourceFlavor over the nodes labelled `label: value`, as YAML
+/// documents each ending `---`.
+pub fn tas_flavor_yaml(topology: &str, flavor: &str, label: &str, value: &str) -> String {
+    let topology_yaml = topology_yaml(topology);
+    format!(
+        "{topology_yaml}apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {{name: {flavor}}}
 spec:

@@ -176,3 +176,18 @@ fn a_check_of_another_controller_does_not_delay_placement() {
         DelayedPlacement::NothingPending
     );
 }
+
+#[test]
+fn a_flavor_without_a_topology_is_never_delayed() {
+    let mut snapshot = snapshot(true);
+    snapshot.resource_flavors[0].topology_name = None;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let placer = Scripted {
+        asked: asked.clone(),
+        fits: Arc::new(AtomicBool::new(true)),
+    };
+    let mut engine =
+        Engine::with_placer(snapshot, EngineConfig::default(), Box::new(placer)).unwrap();
+    engine.run_until_stable();
+    assert_eq!(assignment(&engine).delayed_topology, None);
+}
