@@ -277,6 +277,10 @@ pub fn workload_status(
     };
     match &state.status {
         EngineStatus::Admitted(admitted) => {
+            // Kueue decides `Admitted` only for a Workload not admitted yet: once admitted, a
+            // check that changes its mind evicts it (Retry) or deactivates it (Rejected), and a
+            // check added to its ClusterQueue later is listed but does not stop it.
+            let mut stays_admitted = is_true(&w.status.conditions, condition_types::ADMITTED);
             // What the admission changes, changed when quota was reserved: the engine orders
             // preemption candidates by that time and a restarted one reads it back from here.
             if let Some(at) = &reserved {
@@ -290,6 +294,7 @@ pub fn workload_status(
                 if reserved_again {
                     accumulate(w.status, at);
                     restamp_reservation(&mut w.status.conditions, at);
+                    stays_admitted = false;
                 }
                 w.now = at;
             }
@@ -313,7 +318,7 @@ pub fn workload_status(
                 a.topology_assignment.is_none()
                     && a.delayed_topology == Some(DelayedTopologyRequestState::Pending)
             });
-            if checks_ready && !placing {
+            if stays_admitted || checks_ready && !placing {
                 if !state.admission_checks.is_empty() {
                     w.now = now;
                 }
@@ -324,10 +329,6 @@ pub fn workload_status(
                     format!("The workload is admitted by ClusterQueue {cq}"),
                 );
             } else {
-                if is_true(&w.status.conditions, condition_types::ADMITTED) {
-                    accumulate(w.status, now);
-                    w.now = now;
-                }
                 let (reason, message) = if checks_ready {
                     (
                         admitted_reasons::PENDING_DELAYED_TOPOLOGY_REQUESTS,

@@ -119,7 +119,7 @@ fn the_workload_is_admitted_when_its_last_check_says_ready_at_that_time() {
 }
 
 #[test]
-fn an_admitted_workload_whose_check_is_no_longer_ready_loses_admitted_and_counts_its_run() {
+fn an_admitted_workload_stays_admitted_when_a_check_is_added_or_goes_back_to_pending() {
     let t0 = at("2026-11-29T10:00:00Z");
     let decision = state(admitted(), &["a"]);
     let mut status = workload_status(None, &decision, &t0, None);
@@ -130,12 +130,13 @@ fn an_admitted_workload_whose_check_is_no_longer_ready_loses_admitted_and_counts
     let status = workload_status(Some(&status), &decision, &later, None);
     assert_eq!(
         summary(&status),
-        [
-            "QuotaReserved=True QuotaReserved",
-            "Admitted=False UnsatisfiedAdmissionChecks"
-        ]
+        ["QuotaReserved=True QuotaReserved", "Admitted=True Admitted"]
     );
-    assert_eq!(status.accumulated_past_execution_time_seconds, Some(600));
+    // Its ClusterQueue names a new check: listed Pending, the Workload runs on.
+    let status = workload_status(Some(&status), &state(admitted(), &["a", "b"]), &later, None);
+    assert_eq!(status.admission_checks.len(), 2);
+    assert!(status.condition_is_true(condition_types::ADMITTED));
+    assert_eq!(status.accumulated_past_execution_time_seconds, None);
 }
 
 #[test]
