@@ -258,6 +258,18 @@ pub enum CheckState {
     Rejected,
 }
 
+impl CheckState {
+    /// The state as the API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckState::Pending => "Pending",
+            CheckState::Ready => "Ready",
+            CheckState::Retry => "Retry",
+            CheckState::Rejected => "Rejected",
+        }
+    }
+}
+
 /// Additive changes an AdmissionCheck makes to one pod set's template.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -64,7 +64,7 @@ pub fn reset_on_eviction(entries: &mut RareList<AdmissionCheckState>, now: &Time
                 last_transition_time: now.clone(),
                 message: format!(
                     "Reset to Pending after eviction. Previously: {}",
-                    state_name(e.state)
+                    e.state.as_str()
                 ),
                 requeue_after_seconds: e.requeue_after_seconds,
                 retry_count: (e.state == CheckState::Retry)
@@ -99,7 +99,7 @@ pub fn message(entries: &[AdmissionCheckState], state: CheckState) -> Option<Str
     };
     Some(format!(
         "{noun} in {} state: {}",
-        state_name(state),
+        state.as_str(),
         parts.join("; ")
     ))
 }
@@ -177,15 +177,6 @@ pub fn awaits_placement(status: &WorkloadStatus) -> bool {
         ]
         .iter()
         .any(|type_| is_true(conditions, type_))
-}
-
-fn state_name(state: CheckState) -> &'static str {
-    match state {
-        CheckState::Pending => "Pending",
-        CheckState::Ready => "Ready",
-        CheckState::Retry => "Retry",
-        CheckState::Rejected => "Rejected",
-    }
 }
 
 #[cfg(test)]

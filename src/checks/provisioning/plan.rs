@@ -201,8 +201,8 @@ fn next_entries(
             let mut note = format!(
                 "Admission check {} updated state from {} to {}",
                 entry.name,
-                state_name(old[at].state),
-                state_name(entry.state)
+                old[at].state.as_str(),
+                entry.state.as_str()
             );
             if !entry.message.is_empty() {
                 note.push_str(&format!(" with message: {}", entry.message));
@@ -274,15 +274,6 @@ fn admission_checks(workload: &Workload) -> &[AdmissionCheckState] {
         .status
         .as_ref()
         .map_or(&[], |s| &s.admission_checks[..])
-}
-
-fn state_name(state: CheckState) -> &'static str {
-    match state {
-        CheckState::Pending => "Pending",
-        CheckState::Ready => "Ready",
-        CheckState::Retry => "Retry",
-        CheckState::Rejected => "Rejected",
-    }
 }
 
 #[cfg(test)]

@@ -153,7 +153,7 @@ fn checks_waited_on(w: &Workload) -> String {
     checks
         .iter()
         .filter(|c| c.state != CheckState::Ready)
-        .map(|c| format!("{} ({:?})", c.name, c.state))
+        .map(|c| format!("{} ({})", c.name, c.state.as_str()))
         .collect::<Vec<_>>()
         .join(", ")
 }

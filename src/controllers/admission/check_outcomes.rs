@@ -22,12 +22,7 @@ impl AdmissionLoop {
             .watched
             .failed_checks
             .iter()
-            .filter(|key| {
-                !self.ledger.in_flight(key)
-                    && self.ledger.assumed(key).is_none()
-                    && !self.ledger.stale(key)
-                    && !self.ledger.retry_pending(key)
-            })
+            .filter(|key| self.ledger.settled(key))
             .cloned()
             .collect();
         for key in candidates {

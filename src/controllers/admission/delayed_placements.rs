@@ -16,12 +16,7 @@ impl AdmissionLoop {
             .watched
             .awaiting_placement
             .iter()
-            .filter(|key| {
-                !self.ledger.in_flight(key)
-                    && self.ledger.assumed(key).is_none()
-                    && !self.ledger.stale(key)
-                    && !self.ledger.retry_pending(key)
-            })
+            .filter(|key| self.ledger.settled(key))
             .cloned()
             .collect();
         let mut placed = BTreeSet::new();
