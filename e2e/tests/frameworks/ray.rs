@@ -136,16 +136,16 @@ spec:
     )
 }
 
-/// A RayService in LocalQueue `lq`, suspended at `spec.rayClusterConfig.suspend` as Kueue's
-/// webhook would leave it: a head and a worker of 500m cpu each, serving no application. KubeRay
-/// deletes the clusters it replaces at once.
-fn rayservice_yaml(name: &str) -> String {
+/// A RayService in LocalQueue `lq` with more `labels` (a flow-map entry), suspended at
+/// `spec.rayClusterConfig.suspend` as Kueue's webhook would leave it: a head and a worker of 500m
+/// cpu each, serving no application. KubeRay deletes the clusters it replaces at once.
+fn rayservice_yaml(name: &str, labels: &str) -> String {
     format!(
         "apiVersion: ray.io/v1
 kind: RayService
 metadata:
   name: {name}
-  labels: {{kueue.x-k8s.io/queue-name: lq}}
+  labels: {{kueue.x-k8s.io/queue-name: lq, {labels}}}
 spec:
   rayClusterDeletionDelaySeconds: 0
   serveConfigV2: |
@@ -194,6 +194,24 @@ async fn cluster_of(api: &Api<DynamicObject>, name: &str) -> Result<String> {
 /// The flavor's node label in the node selector at `pointer`.
 fn flavor_label<'a>(job: &'a DynamicObject, pointer: &str) -> Option<&'a Value> {
     job.data.pointer(pointer).and_then(|s| s.get(TEST_LABEL))
+}
+
+/// Checks that RayService `service` was resumed with the flavor's node label of `nodes` on its
+/// head and its worker group.
+fn service_on_flavor(service: &DynamicObject, nodes: &NodeSet) -> Result<()> {
+    let flavor = Value::from(nodes.prefix.clone());
+    for pointer in [
+        "/spec/rayClusterConfig/headGroupSpec/template/spec/nodeSelector",
+        "/spec/rayClusterConfig/workerGroupSpecs/0/template/spec/nodeSelector",
+    ] {
+        ensure!(
+            flavor_label(service, pointer) == Some(&flavor),
+            "{} resumed with the flavor's node label at {pointer}: {:?}",
+            service.name_any(),
+            service.data.pointer(pointer)
+        );
+    }
+    Ok(())
 }
 
 /// Two RayJobs that each need most of the quota run one after the other: the admitted one is
@@ -451,8 +469,8 @@ async fn a_rayservice_runs_on_its_flavor_and_frees_its_quota_when_deleted() -> R
     let clusters = ray_api(&client, &ns.name, "RayCluster", "rayclusters");
     let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
-    apply_yaml(&client, &ns.name, &rayservice_yaml("first")).await?;
-    apply_yaml(&client, &ns.name, &rayservice_yaml("second")).await?;
+    apply_yaml(&client, &ns.name, &rayservice_yaml("first", "")).await?;
+    apply_yaml(&client, &ns.name, &rayservice_yaml("second", "")).await?;
     let (resumed, waiting) = until(
         "one RayService resumed while the other waits",
         kueue::DECIDED,
@@ -466,17 +484,7 @@ async fn a_rayservice_runs_on_its_flavor_and_frees_its_quota_when_deleted() -> R
     } else {
         (resumed, waiting)
     };
-    let flavor = Value::from(nodes.prefix.clone());
-    for pointer in [
-        "/spec/rayClusterConfig/headGroupSpec/template/spec/nodeSelector",
-        "/spec/rayClusterConfig/workerGroupSpecs/0/template/spec/nodeSelector",
-    ] {
-        ensure!(
-            flavor_label(&started, pointer) == Some(&flavor),
-            "resumed with the flavor's node label at {pointer}: {:?}",
-            started.data.pointer(pointer)
-        );
-    }
+    service_on_flavor(&started, &nodes)?;
 
     // KubeRay makes a cluster of the resumed spec, labelled as the RayService, and runs it.
     let of_started = ListParams::default().labels(&format!(
@@ -534,8 +542,8 @@ async fn a_rayservice_runs_on_its_flavor_and_frees_its_quota_when_deleted() -> R
     )
     .await
     .with_context(|| running.kuota.log_tail())?;
-    // How soon KubeRay replaces a resumed RayService's suspended cluster depends on its Ray Serve
-    // checks, which nothing answers on kwok; kuota's part is the admission.
+    // KubeRay never replaces the suspended cluster it made for the second RayService while it
+    // waited (see the preemption test below); kuota's part is the admission.
     let admitted = workload_of(&workloads, &waiting_uid)
         .await?
         .context("the second RayService's Workload")?;
@@ -544,6 +552,62 @@ async fn a_rayservice_runs_on_its_flavor_and_frees_its_quota_when_deleted() -> R
         "the second RayService is admitted in the freed quota: {:?}",
         admitted.status
     );
+
+    ns.delete().await?;
+    nodes.delete(&client).await
+}
+
+/// A RayService of a higher WorkloadPriorityClass preempts a running one holding most of the
+/// quota: the running one's Workload is evicted as `Preempted` within its ClusterQueue and loses
+/// its admission, and the RayService is suspended; the higher one's Workload is admitted in the
+/// freed quota and the RayService resumed with its flavor's node selector.
+///
+/// What KubeRay v1.6.0 then does with the RayServices' clusters is left out: it makes a new
+/// cluster for a changed spec only after checking Ray Serve on the current one's head pod. On
+/// kwok no Serve answers, so the preempted one's cluster keeps running once its head is ready;
+/// and a suspended cluster has no head pod, so one KubeRay made for the higher RayService while
+/// it waited stays suspended after the resume (ray-project/kuberay#4686). Its pods run only if
+/// kuota resumed it before KubeRay made its cluster.
+#[tokio::test]
+async fn a_higher_priority_rayservice_preempts_a_running_one() -> Result<()> {
+    let client = support::client().await?;
+    let running = controllers(&client).await?;
+    let ns = TestNamespace::create(&client, "rayservice-preempt").await?;
+    let mut nodes = NodeSet::new(&unique_name("rsp"), 1, 1, 2);
+    queue(&client, &ns.name, &mut nodes, "1500m").await?;
+    let (low, high) = priority_classes(&client, &ns.name).await?;
+    let api = ray_api(&client, &ns.name, "RayService", "rayservices");
+    let workloads: Api<Workload> = Api::namespaced(client.clone(), &ns.name);
+    let victim = rayservice_yaml("victim", &priority_label(&low));
+    apply_yaml(&client, &ns.name, &victim).await?;
+    let started = until(
+        "the low-priority RayService resumed",
+        kueue::DECIDED,
+        async || Ok(api.get("victim").await?),
+        |s| !service_suspended(s),
+    )
+    .await
+    .with_context(|| running.kuota.log_tail())?;
+    service_on_flavor(&started, &nodes)?;
+    let victim_uid = started.uid().context("a UID")?;
+
+    let urgent = rayservice_yaml("urgent", &priority_label(&high));
+    apply_yaml(&client, &ns.name, &urgent).await?;
+    until_preempted(running, &api, service_suspended, "victim", "urgent").await?;
+    let preempted = workload_of(&workloads, &victim_uid)
+        .await?
+        .context("the preempted RayService's Workload")?;
+    ensure!(
+        kueue::has(&preempted, "Preempted", "InClusterQueue")
+            && preempted
+                .status
+                .as_ref()
+                .is_some_and(|s| s.admission.is_none()),
+        "the preempted RayService's Workload preempted within its ClusterQueue, its admission \
+         removed: {:?}",
+        preempted.status
+    );
+    service_on_flavor(&api.get("urgent").await?, &nodes)?;
 
     ns.delete().await?;
     nodes.delete(&client).await

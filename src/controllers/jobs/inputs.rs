@@ -13,6 +13,7 @@ use kube::{Api, Client, ResourceExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::super::watches::priority_classes::PriorityClasses;
 use super::super::watches::read_workloads::ReadWorkloads;
 use super::super::watches::{
     Change, SharedWorkload, is_older,
@@ -22,7 +23,7 @@ use super::super::watches::{
 use crate::api::keys::labels;
 use crate::api::{ObjectKey, ResourceFlavor, Workload, WorkloadPriorityClass};
 use crate::config::NAMESPACE_NAME_LABEL;
-use crate::jobs::{FlavorInfo, OwnerKind, Prebuilt, PriorityLookup, prebuilt_workload_name};
+use crate::jobs::{FlavorInfo, OwnerKind, Prebuilt, prebuilt_workload_name};
 
 /// A change delivered by one of the Job integration's watches; `J` is the job object (a
 /// batch/v1 Job, or another kind read as a [`kube::api::DynamicObject`]).
@@ -154,9 +155,7 @@ pub struct JobCaches<J = Job> {
     /// Jobs by the prebuilt Workload they name.
     prebuilt_for: BTreeMap<ObjectKey, BTreeSet<ObjectKey>>,
     pub flavors: BTreeMap<String, FlavorInfo>,
-    workload_priority_classes: BTreeMap<String, WorkloadPriorityClass>,
-    priority_classes: BTreeMap<String, PriorityClass>,
-    pub priorities: PriorityLookup,
+    pub priorities: PriorityClasses,
     /// Namespace labels, by name.
     namespaces: BTreeMap<String, BTreeMap<String, String>>,
 }
@@ -178,9 +177,7 @@ impl<J: ResourceExt> JobCaches<J> {
             owned: BTreeMap::new(),
             prebuilt_for: BTreeMap::new(),
             flavors: BTreeMap::new(),
-            workload_priority_classes: BTreeMap::new(),
-            priority_classes: BTreeMap::new(),
-            priorities: PriorityLookup::default(),
+            priorities: PriorityClasses::default(),
             namespaces: BTreeMap::new(),
         }
     }
@@ -210,19 +207,11 @@ impl<J: ResourceExt> JobCaches<J> {
             }
             JobInput::WorkloadPriorityClass(change) => {
                 touched.all = true;
-                let classes = &mut self.workload_priority_classes;
-                on_change(change, touched, |class, present, _| {
-                    upsert(classes, class, present)
-                });
-                self.rebuild_priorities();
+                self.priorities.take_workload_classes(change);
             }
             JobInput::PriorityClass(change) => {
                 touched.all = true;
-                let classes = &mut self.priority_classes;
-                on_change(change, touched, |class, present, _| {
-                    upsert(classes, class, present)
-                });
-                self.rebuild_priorities();
+                self.priorities.take_priority_classes(change);
             }
         }
     }
@@ -241,8 +230,8 @@ impl<J: ResourceExt> JobCaches<J> {
             }
             JobInput::Namespace(_) => self.namespaces.clear(),
             JobInput::ResourceFlavor(_) => self.flavors.clear(),
-            JobInput::WorkloadPriorityClass(_) => self.workload_priority_classes.clear(),
-            JobInput::PriorityClass(_) => self.priority_classes.clear(),
+            // The priority classes clear themselves on a full list.
+            JobInput::WorkloadPriorityClass(_) | JobInput::PriorityClass(_) => {}
         }
     }
 
@@ -283,13 +272,6 @@ impl<J: ResourceExt> JobCaches<J> {
         if unchanged {
             self.take_input(input, touched);
         }
-    }
-
-    fn rebuild_priorities(&mut self) {
-        self.priorities = PriorityLookup::from_objects(
-            self.workload_priority_classes.values(),
-            self.priority_classes.values(),
-        );
     }
 
     fn job(&mut self, job: J, present: bool, touched: &mut Touched) {
@@ -424,14 +406,6 @@ impl<J: ResourceExt> JobCaches<J> {
 fn prebuilt_key(job: &impl ResourceExt) -> Option<ObjectKey> {
     let name = prebuilt_workload_name(job.meta())?;
     Some(ObjectKey::new(job.namespace().unwrap_or_default(), name))
-}
-
-fn upsert<K: ResourceExt>(map: &mut BTreeMap<String, K>, object: K, present: bool) {
-    if present {
-        map.insert(object.name_any(), object);
-    } else {
-        map.remove(&object.name_any());
-    }
 }
 
 /// Feeds each object of `change` to `apply` with whether it is present afterwards.

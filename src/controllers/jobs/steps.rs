@@ -96,7 +96,7 @@ pub fn job_step(job: &Job, caches: &JobCaches, settings: &JobSettings) -> JobSte
         &owned,
         JobContext {
             flavors: &caches.flavors,
-            priorities: &caches.priorities,
+            priorities: caches.priorities.lookup(),
             gates: &settings.gates,
             wait_for_pods_ready: settings.wait_for_pods_ready,
             label_keys_to_copy: &settings.label_keys_to_copy,

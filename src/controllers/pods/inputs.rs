@@ -9,6 +9,7 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::ResourceExt;
 use tokio::sync::mpsc;
 
+use super::super::watches::priority_classes::PriorityClasses;
 use super::super::watches::read_workloads::ReadWorkloads;
 use super::super::watches::{
     Change, SharedWorkload,
@@ -17,7 +18,7 @@ use super::super::watches::{
 };
 use crate::api::keys::{annotations, labels};
 use crate::api::{ObjectKey, ResourceFlavor, Workload, WorkloadPriorityClass};
-use crate::jobs::{FlavorInfo, PriorityLookup, pod_group_name};
+use crate::jobs::{FlavorInfo, pod_group_name};
 
 /// A change delivered by one of the pod integration's watches.
 #[derive(Debug)]
@@ -163,9 +164,7 @@ pub struct PodCaches {
     /// Keys of the Workloads that run a unit.
     unit_workloads: BTreeMap<Unit, BTreeSet<ObjectKey>>,
     pub flavors: BTreeMap<String, FlavorInfo>,
-    workload_priority_classes: BTreeMap<String, WorkloadPriorityClass>,
-    priority_classes: BTreeMap<String, PriorityClass>,
-    pub priorities: PriorityLookup,
+    pub priorities: PriorityClasses,
 }
 
 impl PodCaches {
@@ -204,15 +203,11 @@ impl PodCaches {
             }
             PodInput::WorkloadPriorityClass(change) => {
                 touched.all = true;
-                let classes = &mut self.workload_priority_classes;
-                on_change(change, |class, present| upsert(classes, class, present));
-                self.rebuild_priorities();
+                self.priorities.take_workload_classes(change);
             }
             PodInput::PriorityClass(change) => {
                 touched.all = true;
-                let classes = &mut self.priority_classes;
-                on_change(change, |class, present| upsert(classes, class, present));
-                self.rebuild_priorities();
+                self.priorities.take_priority_classes(change);
             }
         }
     }
@@ -259,16 +254,9 @@ impl PodCaches {
                 self.unit_workloads.clear();
             }
             PodInput::ResourceFlavor(_) => self.flavors.clear(),
-            PodInput::WorkloadPriorityClass(_) => self.workload_priority_classes.clear(),
-            PodInput::PriorityClass(_) => self.priority_classes.clear(),
+            // The priority classes clear themselves on a full list.
+            PodInput::WorkloadPriorityClass(_) | PodInput::PriorityClass(_) => {}
         }
-    }
-
-    fn rebuild_priorities(&mut self) {
-        self.priorities = PriorityLookup::from_objects(
-            self.workload_priority_classes.values(),
-            self.priority_classes.values(),
-        );
     }
 
     fn pod(&mut self, pod: Pod, present: bool, touched: &mut Touched) {
@@ -392,14 +380,6 @@ impl PodCaches {
 fn suspended_by_parent(pod: &Pod) -> bool {
     pod.annotations()
         .contains_key(annotations::POD_SUSPENDING_PARENT)
-}
-
-fn upsert<K: ResourceExt>(map: &mut BTreeMap<String, K>, object: K, present: bool) {
-    if present {
-        map.insert(object.name_any(), object);
-    } else {
-        map.remove(&object.name_any());
-    }
 }
 
 /// Feeds each object of `change` to `apply` with whether it is present afterwards.

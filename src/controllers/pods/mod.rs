@@ -124,7 +124,7 @@ impl Task for PodTask {
         let pods = self.caches.pods_of(unit);
         let context = PodContext {
             flavors: &self.caches.flavors,
-            priorities: &self.caches.priorities,
+            priorities: self.caches.priorities.lookup(),
             gates: &self.settings.gates,
             wait_for_pods_ready: self.settings.wait_for_pods_ready,
             label_keys_to_copy: &self.settings.label_keys_to_copy,
