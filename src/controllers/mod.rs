@@ -196,14 +196,12 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     let job_integration = run_if_started(job_integration);
     let framework_integrations = settings.frameworks.as_ref().map(|framework_settings| {
         jobs::frameworks::start(
-            &client,
             framework_settings,
             &writer,
             &events_for(field_managers::JOB_CONTROLLER),
             &leading,
             &clock,
             &mut shared,
-            &mut watches,
         )
     });
     let framework_integrations = run_if_started(framework_integrations);
@@ -231,13 +229,11 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     let statefulset_integration = run_if_started(statefulset_integration);
     let lws_integration = settings.leaderworkersets.clone().map(|lws_settings| {
         leaderworkersets::start(
-            &client,
             lws_settings,
             writer.clone(),
             events_for(field_managers::JOB_CONTROLLER),
             leading.clone(),
             &mut shared,
-            &mut watches,
             clock.clone(),
         )
     });
@@ -267,13 +263,11 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     });
     let ungater = run_if_started(ungater);
     let provisioning = provisioning::start(
-        &client,
         settings.engine.features.clone(),
         writer.clone(),
         events_for(crate::api::keys::provisioning::CONTROLLER_NAME),
         leading.clone(),
         &mut shared,
-        &mut watches,
         clock.clone(),
     );
     tokio::spawn(admission::write_all(writer, to_write, results));

@@ -17,16 +17,14 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use kube::Client;
 use kube::api::Api;
 use kube::runtime::watcher;
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
 
 use self::caches::{Caches, Key, ProvisioningInput};
 use self::writes::{Answer, Write};
 use super::events::EventSink;
-use super::jobs::frameworks::crds::{self, Awaited};
+use super::watches::crds::Awaited;
 use super::watches::{self, Change, shared::SharedWatches};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::Writer;
@@ -51,17 +49,14 @@ static PROVISIONING_REQUEST: KindId = KindId {
     framework: "",
 };
 
-/// Subscribes the task to the shared watches, has its ProvisioningRequest watch started in
-/// `tasks` once the CRD is established, and returns its loop.
-#[allow(clippy::too_many_arguments)]
+/// Subscribes the task to the shared watches, has its ProvisioningRequest watch
+/// started once the CRD is established, and returns its loop.
 pub fn start(
-    client: &Client,
     gates: FeatureGates,
     writer: Writer,
     events: EventSink,
     leading: watch::Receiver<bool>,
     shared: &mut SharedWatches,
-    tasks: &mut JoinSet<()>,
     clock: Clock,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
@@ -87,7 +82,7 @@ pub fn start(
             watches::spawn(watch_tasks, api, config, &inputs, wrap, watches::slim);
         }),
     };
-    tasks.spawn(crds::start_when_established(client.clone(), vec![awaited]));
+    shared.await_crd(awaited);
     let task = ProvisioningTask {
         caches: Caches::default(),
         gates,

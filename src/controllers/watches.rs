@@ -483,6 +483,7 @@ fn slim_container(container: Container) -> Container {
     }
 }
 
+pub mod crds;
 pub mod priority_classes;
 pub mod read_workloads;
 pub mod shared;

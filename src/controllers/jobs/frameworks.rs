@@ -4,25 +4,23 @@
 //! releasing the Workloads its jobs leave behind, through the same caches, writes and
 //! [`WorkQueue`] as the batch Job integration.
 //!
-//! As in Kueue, a kind whose CRD is not installed waits for it: [`crds`] watches the
-//! CustomResourceDefinitions and starts the kind's watch once its CRD is `Established`, without
-//! a restart. Until that watch has listed, the kind's task decides nothing, so no Workload of
+//! As in Kueue, a kind whose CRD is not installed waits for it: the shared CRD watch
+//! ([`crate::controllers::watches::crds`]) starts the kind's watch ([`kind_watch`]) once its CRD
+//! is `Established`, without a restart. Until that watch has listed, the kind's task decides nothing, so no Workload of
 //! the kind is taken for an orphan.
 //!
 //! The pods of every kind are released from the topology gate by
 //! [`crate::controllers::topology_ungater`], which reads the pods kuota started whatever their
 //! owner.
 
-pub(crate) mod crds;
+mod kind_watch;
 mod referenced;
 mod task;
 
-use kube::Client;
 use kube::api::DynamicObject;
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
 
-use self::crds::Awaited;
+use self::kind_watch::awaited_jobs;
 use self::referenced::FrameworkInput;
 use self::task::FrameworkTask;
 use super::inputs::subscribe_cluster;
@@ -46,21 +44,17 @@ pub struct FrameworkSettings {
     pub jobs: JobSettings,
 }
 
-/// Starts a task for each enabled framework that kuota reads through the framework, and the
-/// CRD watch that starts each kind's own watch; returns the tasks' loops, run together.
-#[allow(clippy::too_many_arguments)]
+/// Starts a task for each enabled framework that kuota reads through the framework, each kind's
+/// own watch awaiting its CRD on the shared watches; returns the tasks' loops, run together.
 pub fn start(
-    client: &Client,
     framework_settings: &FrameworkSettings,
     writer: &Writer,
     events: &EventSink,
     leading: &watch::Receiver<bool>,
     clock: &Clock,
     shared: &mut SharedWatches,
-    watches: &mut JoinSet<()>,
 ) -> impl Future<Output = ()> + use<> {
     let settings = &framework_settings.jobs;
-    let mut awaited = Vec::new();
     let mut loops = Vec::new();
     for kind in framework_settings
         .frameworks
@@ -69,16 +63,13 @@ pub fn start(
     {
         let (inputs, received) = mpsc::channel::<FrameworkInput>(INPUT_DEPTH);
         subscribe_cluster::<DynamicObject, _>(&inputs, shared);
-        awaited.push(Awaited::jobs(
+        shared.await_crd(awaited_jobs(
             kind,
             settings.scope.manage_without_queue_name,
             inputs,
         ));
         let task = FrameworkTask::new(kind, settings.clone(), writer.clone(), events.clone());
         loops.push(WorkQueue::new(task, leading.clone(), clock.clone()).run(received));
-    }
-    if !awaited.is_empty() {
-        watches.spawn(crds::start_when_established(client.clone(), awaited));
     }
     async move {
         futures::future::join_all(loops).await;

@@ -15,16 +15,14 @@ use std::collections::BTreeMap;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::Client;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::watcher;
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
 
 use self::inputs::{LwsCaches, LwsInput, Touched, WATCHED_KINDS};
 use self::steps::{Planned, Write};
 use super::events::{EventSink, WorkloadEvent};
-use super::jobs::frameworks::crds::{self, Awaited};
+use super::watches::crds::Awaited;
 use super::watches::{self, Change, shared::SharedWatches};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
@@ -44,17 +42,14 @@ pub struct LwsSettings {
     pub label_keys_to_copy: Vec<String>,
 }
 
-/// Subscribes the integration to the shared watches, has its LeaderWorkerSet watch started in
-/// `tasks` once the CRD is established, and returns its loop.
-#[allow(clippy::too_many_arguments)]
+/// Subscribes the integration to the shared watches, has its LeaderWorkerSet watch
+/// started once the CRD is established, and returns its loop.
 pub fn start(
-    client: &Client,
     settings: LwsSettings,
     writer: Writer,
     events: EventSink,
     leading: watch::Receiver<bool>,
     shared: &mut SharedWatches,
-    tasks: &mut JoinSet<()>,
     clock: Clock,
 ) -> impl Future<Output = ()> + use<> {
     let (inputs, received) = mpsc::channel(INPUT_DEPTH);
@@ -69,7 +64,7 @@ pub fn start(
             watches::spawn(watch_tasks, api, config, &inputs, wrap, watches::slim);
         }),
     };
-    tasks.spawn(crds::start_when_established(client.clone(), vec![awaited]));
+    shared.await_crd(awaited);
     let task = LwsTask {
         caches: LwsCaches::default(),
         settings,

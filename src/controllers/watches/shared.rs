@@ -23,6 +23,7 @@ use kube::{Api, Client};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::crds::{self, Awaited};
 use super::{
     Fanout, Input, slim, slim_container, slim_pod as admission_pod, slim_workload, spawn_shared,
     templates, texts,
@@ -53,11 +54,22 @@ pub struct SharedWatches {
     pub runtime_classes: Fanout<RuntimeClass>,
     pub statefulsets: Fanout<StatefulSet>,
     pub provisioning_request_configs: Fanout<ProvisioningRequestConfig>,
+    /// Kinds whose watches start once their CRD is established, all awaited on one CRD watch.
+    awaited_crds: Vec<Awaited>,
 }
 
 impl SharedWatches {
+    /// Has `kind`'s watch started once its CRD is established.
+    pub fn await_crd(&mut self, kind: Awaited) {
+        self.awaited_crds.push(kind);
+    }
+
     /// Starts one watch per kind some task subscribed to; each runs until its subscribers stop.
-    pub fn spawn(self, client: &Client, tasks: &mut JoinSet<()>) {
+    pub fn spawn(mut self, client: &Client, tasks: &mut JoinSet<()>) {
+        let awaited = std::mem::take(&mut self.awaited_crds);
+        if !awaited.is_empty() {
+            tasks.spawn(crds::start_when_established(client.clone(), awaited));
+        }
         macro_rules! watch {
             ($fanout:expr, $slim:expr) => {
                 if !$fanout.is_empty() {

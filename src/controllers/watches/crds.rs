@@ -1,22 +1,17 @@
-//! Kueue waits for a framework kind's CRD before it manages the kind: the CRDs are watched, and
-//! each awaited kind's watch starts once its CRD is `Established`, then feeds the kind's task
-//! (a framework kind's, or an integration of its own such as the LeaderWorkerSet's).
-//! A kind is started once; the CRD watch ends when no kind is awaited any more.
+//! Kueue waits for a kind's CRD before it manages the kind: the CRDs are watched, once per
+//! process for every task that awaits a kind (the framework kinds, LeaderWorkerSets, the
+//! autoscaler's ProvisioningRequests), and each awaited kind's watch starts once its CRD is
+//! `Established`, then feeds its task. A kind is started once; the CRD watch ends when no kind is
+//! awaited any more.
 
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::DynamicObject;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::referenced::{self, FrameworkInput};
 use crate::api::HasConditions;
-use crate::api::keys::labels;
-use crate::controllers::jobs::inputs::JobInput;
-use crate::controllers::watches::{self, Change};
-use crate::jobs::framework::{JobKind, KindId};
+use crate::jobs::framework::KindId;
 
 /// The CRD condition saying the API serves the kind.
 const ESTABLISHED: &str = "Established";
@@ -28,23 +23,6 @@ pub type StartWatch = Box<dyn FnOnce(&Client, &mut JoinSet<()>) + Send>;
 pub struct Awaited {
     pub id: &'static KindId,
     pub start: StartWatch,
-}
-
-impl Awaited {
-    /// A framework kind whose jobs go to `inputs`; with `every_job` (`manageJobsWithoutQueueName`)
-    /// every job of the kind is read, not only those naming a queue.
-    pub fn jobs(
-        kind: &'static dyn JobKind,
-        every_job: bool,
-        inputs: mpsc::Sender<FrameworkInput>,
-    ) -> Self {
-        Awaited {
-            id: kind.id(),
-            start: Box::new(move |client, tasks| {
-                start_kind(client, kind, every_job, &inputs, tasks)
-            }),
-        }
-    }
 }
 
 /// The CRD name serving `id`: `<plural>.<group>`.
@@ -97,28 +75,6 @@ pub async fn start_when_established(client: Client, mut awaited: Vec<Awaited>) {
     }
     drop(changes);
     while started.join_next().await.is_some() {}
-}
-
-/// Starts the watch of one kind's jobs (every job with `manageJobsWithoutQueueName`, else those
-/// naming a queue) and of the objects they reference.
-fn start_kind(
-    client: &Client,
-    kind: &'static dyn JobKind,
-    every_job: bool,
-    inputs: &mpsc::Sender<FrameworkInput>,
-    tasks: &mut JoinSet<()>,
-) {
-    let resource = kind.id().api_resource();
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-    let all = watcher::Config::default();
-    let config = if every_job {
-        all
-    } else {
-        all.labels(labels::QUEUE_NAME)
-    };
-    let wrap = |change: Change<DynamicObject>| FrameworkInput::Job(JobInput::Job(change));
-    watches::spawn(tasks, api, config, inputs, wrap, watches::slim);
-    referenced::watch(client, kind, inputs, tasks);
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::jobs::framework::JobKind;
 use crate::jobs::kinds::JOBSET;
 
 fn crd(name: &str, version: &str, established: &str) -> CustomResourceDefinition {
