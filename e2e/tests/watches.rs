@@ -2,6 +2,8 @@
 //! `apiserver_longrunning_requests{verb="WATCH"}` per resource, read before a controller starts
 //! and while it runs (the Job and pod integrations, workload retention, node-failure detection
 //! reading pods, and the admission webhooks serving), grows by at most one for each resource.
+//! JobSets and LeaderWorkerSets are enabled too, with no CRD of theirs installed, so they wait
+//! for it beside the provisioning check's ProvisioningRequests: on one CRD watch.
 //!
 //! A test binary of its own: any other controller on the cluster would add watches of its own.
 //!
@@ -47,7 +49,7 @@ async fn every_kind_is_watched_once() -> Result<()> {
     let controller = Replica::spawn_serving_webhooks(
         "watches",
         &format!(
-            "integrations: {{frameworks: [\"batch/job\", \"pod\"]}}
+            "integrations: {{frameworks: [\"batch/job\", \"pod\", \"jobset.x-k8s.io/jobset\", \"leaderworkerset.x-k8s.io/leaderworkerset\"]}}
 objectRetentionPolicies: {{workloads: {{afterFinished: 1h}}}}
 featureGates: {{TASFailedNodeReplacement: true, TASReplaceNodeOnPodTermination: true}}
 internalCertManagement: {{enable: false}}
@@ -74,7 +76,13 @@ webhook: {{host: 127.0.0.1, port: {webhook_port}, certDir: \"{}\"}}
          {added:?}); log {}",
         controller.log.display()
     );
-    for resource in ["/pods", "/nodes", "/namespaces", "kueue.x-k8s.io/workloads"] {
+    for resource in [
+        "/pods",
+        "/nodes",
+        "/namespaces",
+        "kueue.x-k8s.io/workloads",
+        "apiextensions.k8s.io/customresourcedefinitions",
+    ] {
         ensure!(
             added.get(&resource.to_string()) == Some(&1),
             "kuota does not watch {resource}: it opened {added:?}"
