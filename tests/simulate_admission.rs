@@ -369,8 +369,8 @@ fn a_workload_gated_by_admission_gates_waits_with_them_named() {
 fn a_reservation_waits_for_the_admission_checks_that_apply_to_its_flavors() {
     let run = run("admission/admission-checks.yaml", false);
     run.expect_workloads(&["team/ready", "team/checking", "team/waiting"]);
-    // Only `budget` applies on on-demand; `capacity`, Ready in the input, is dropped.
-    run.admitted_on("team/ready", "team-cq", "on-demand", 1);
+    // Only `budget` applies on standard; `capacity`, Ready in the input, is dropped.
+    run.admitted_on("team/ready", "team-cq", "standard", 1);
     let checks = |key: &str| -> Vec<(String, String)> {
         run.workload(key)["status"]["admissionChecks"]
             .as_array()
@@ -387,7 +387,7 @@ fn a_reservation_waits_for_the_admission_checks_that_apply_to_its_flavors() {
     let checking = run.workload("team/checking");
     assert_eq!(
         checking["status"]["admission"]["podSetAssignments"][0]["flavors"]["cpu"],
-        "spot"
+        "preemptible"
     );
     let reserved = run.condition("team/checking", "QuotaReserved").unwrap();
     assert_eq!(reserved.status, "True");
@@ -402,7 +402,7 @@ fn a_reservation_waits_for_the_admission_checks_that_apply_to_its_flavors() {
         [pending("budget"), pending("capacity")]
     );
 
-    run.waiting_for_quota("team/waiting", "cpu", "spot");
+    run.waiting_for_quota("team/waiting", "cpu", "preemptible");
     assert_eq!(checks("team/waiting"), [pending("budget")]);
 }
 
