@@ -1,5 +1,5 @@
 //! The committed `crds/` are exactly what the code generates, and every kind is served as
-//! `kueue.x-k8s.io/v1beta2`.
+//! `kueue.x-k8s.io/v1beta2` (stored) and `v1beta1`.
 
 use std::fs;
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ fn crds_dir() -> PathBuf {
 
 #[test]
 fn committed_crds_match_generated_ones() {
-    let crds = crd::crds().unwrap();
+    let crds = kuota::v1beta1::crds().unwrap();
     let mut expected_files = Vec::new();
     for one in &crds {
         let name = crd::file_name(one);
@@ -53,7 +53,7 @@ fn kuota_crds_prints_the_committed_files() {
         String::from_utf8_lossy(&output.stderr)
     );
     let mut expected = String::new();
-    for one in crd::crds().unwrap() {
+    for one in kuota::v1beta1::crds().unwrap() {
         expected.push_str("---\n");
         expected.push_str(&fs::read_to_string(crds_dir().join(crd::file_name(&one))).unwrap());
     }
@@ -64,8 +64,8 @@ fn kuota_crds_prints_the_committed_files() {
 }
 
 #[test]
-fn all_nine_kinds_are_served_and_stored_as_v1beta2() {
-    let crds = crd::crds().unwrap();
+fn all_nine_kinds_are_served_as_v1beta2_and_v1beta1_and_stored_as_v1beta2() {
+    let crds = kuota::v1beta1::crds().unwrap();
     let mut kinds: Vec<&str> = crds.iter().map(|c| c.spec.names.kind.as_str()).collect();
     kinds.sort_unstable();
     assert_eq!(
@@ -83,15 +83,37 @@ fn all_nine_kinds_are_served_and_stored_as_v1beta2() {
         ]
     );
     for one in &crds {
+        let kind = &one.spec.names.kind;
         assert_eq!(one.spec.group, "kueue.x-k8s.io");
-        assert_eq!(one.spec.versions.len(), 1);
-        let version = &one.spec.versions[0];
-        assert_eq!(version.name, "v1beta2");
-        assert!(
-            version.served && version.storage,
-            "{} not served+stored",
-            one.spec.names.kind
+        let versions: Vec<(&str, bool, bool)> = one
+            .spec
+            .versions
+            .iter()
+            .map(|v| (v.name.as_str(), v.served, v.storage))
+            .collect();
+        assert_eq!(
+            versions,
+            [("v1beta2", true, true), ("v1beta1", true, false)],
+            "{kind}"
         );
+        let conversion = one.spec.conversion.as_ref();
+        let strategy = conversion.map_or("None", |c| c.strategy.as_str());
+        let by_webhook = [
+            "AdmissionCheck",
+            "ClusterQueue",
+            "Cohort",
+            "LocalQueue",
+            "Workload",
+        ];
+        if by_webhook.contains(&kind.as_str()) {
+            assert_eq!(strategy, "Webhook", "{kind}");
+            let webhook = conversion.and_then(|c| c.webhook.as_ref()).unwrap();
+            assert_eq!(webhook.conversion_review_versions, ["v1"]);
+            let service = webhook.client_config.as_ref().unwrap().service.as_ref();
+            assert_eq!(service.unwrap().path.as_deref(), Some("/convert"));
+        } else {
+            assert_eq!(strategy, "None", "{kind}");
+        }
     }
 }
 
@@ -118,7 +140,7 @@ fn scopes_short_names_and_subresources_match_the_reference() {
         ),
         ("WorkloadPriorityClass", "Cluster", &["wpc"], false),
     ];
-    let crds = crd::crds().unwrap();
+    let crds = kuota::v1beta1::crds().unwrap();
     for (kind, scope, short, status) in expected {
         let one = crds.iter().find(|c| c.spec.names.kind == kind).unwrap();
         assert_eq!(one.spec.scope, scope, "{kind}");
@@ -137,7 +159,7 @@ fn scopes_short_names_and_subresources_match_the_reference() {
 
 #[test]
 fn printer_columns_and_selectable_fields_match_the_reference() {
-    let crds = crd::crds().unwrap();
+    let crds = kuota::v1beta1::crds().unwrap();
     let columns = |kind: &str| -> Vec<(String, String, i32)> {
         let one = crds.iter().find(|c| c.spec.names.kind == kind).unwrap();
         one.spec.versions[0]

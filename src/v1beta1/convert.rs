@@ -51,6 +51,35 @@ impl Kind {
         }
     }
 
+    /// The kind's plural resource name.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Kind::AdmissionCheck => "admissionchecks",
+            Kind::ClusterQueue => "clusterqueues",
+            Kind::Cohort => "cohorts",
+            Kind::LocalQueue => "localqueues",
+            Kind::ProvisioningRequestConfig => "provisioningrequestconfigs",
+            Kind::ResourceFlavor => "resourceflavors",
+            Kind::Topology => "topologies",
+            Kind::Workload => "workloads",
+            Kind::WorkloadPriorityClass => "workloadpriorityclasses",
+        }
+    }
+
+    /// Whether the kind's fields differ between the versions, so its CRD converts through kuota's
+    /// webhook (Kueue's: ClusterQueue, Cohort, LocalQueue and Workload; kuota also keeps an
+    /// AdmissionCheck's `retryDelayMinutes`, which Kueue's `None` conversion prunes).
+    pub fn converts_by_webhook(self) -> bool {
+        matches!(
+            self,
+            Kind::AdmissionCheck
+                | Kind::ClusterQueue
+                | Kind::Cohort
+                | Kind::LocalQueue
+                | Kind::Workload
+        )
+    }
+
     /// The kind a `kind` names, if both versions serve it.
     pub fn from_name(name: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.name() == name)

@@ -8,6 +8,7 @@
 //! object as it was.
 
 mod convert;
+pub mod crd;
 mod error;
 mod fields;
 mod queues;
@@ -18,5 +19,6 @@ mod version;
 mod workload;
 
 pub use convert::{Kind, convert};
+pub use crd::{CONVERSION_PATH, conversion_crd_names, crds};
 pub use error::ConversionError;
 pub use version::{GROUP, Version};

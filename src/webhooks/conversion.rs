@@ -9,7 +9,7 @@ use crate::engine::features::FeatureGates;
 use crate::v1beta1::{self, Version};
 
 /// The path the CRDs' `spec.conversion.webhook.clientConfig.service.path` names.
-pub const PATH: &str = "/convert";
+pub const PATH: &str = v1beta1::CONVERSION_PATH;
 
 const API_VERSION: &str = "apiextensions.k8s.io/v1";
 const KIND: &str = "ConversionReview";
