@@ -102,6 +102,25 @@ pub fn inject(
     changed
 }
 
+/// Points the conversion webhook of a CRD that converts through one at `service` in `namespace`:
+/// CRDs are installed as files (a chart's `crds/` is not templated), so they name Kueue's default
+/// Service until the release serving the webhook names its own. Returns whether anything changed.
+pub fn point_conversion_at(object: &mut Value, service: &str, namespace: &str) -> bool {
+    let mut changed = false;
+    for config in client_configs(object, Target::Conversion) {
+        let Some(reference) = config.get_mut("service").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for (key, want) in [("name", service), ("namespace", namespace)] {
+            if reference.get(key).and_then(Value::as_str) != Some(want) {
+                reference.insert(key.into(), Value::String(want.into()));
+                changed = true;
+            }
+        }
+    }
+    changed
+}
+
 /// Whether every client config in `object` trusts `ca` (true when it has none).
 pub fn trusts(object: &Value, target: Target, ca: &CertInfo) -> bool {
     let mut object = object.clone();

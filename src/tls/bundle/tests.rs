@@ -159,3 +159,29 @@ fn only_a_crd_that_converts_through_a_webhook_gets_a_bundle() {
     assert_eq!(config["service"]["path"], "/convert");
     assert!(trusts(&webhook, Target::Conversion, &ours.ca));
 }
+
+#[test]
+fn a_conversion_webhook_is_pointed_at_the_release_service() {
+    let service = |name: &str, namespace: &str| {
+        json!({"spec": {"conversion": {"strategy": "Webhook", "webhook": {
+            "clientConfig": {"service": {"name": name, "namespace": namespace, "path": "/convert", "port": 443}},
+            "conversionReviewVersions": ["v1"],
+        }}}})
+    };
+    let mut crd = service("kueue-webhook-service", "kueue-system");
+    assert!(point_conversion_at(
+        &mut crd,
+        "team-kuota-webhook-service",
+        "team"
+    ));
+    assert_eq!(crd, service("team-kuota-webhook-service", "team"));
+    assert!(!point_conversion_at(
+        &mut crd,
+        "team-kuota-webhook-service",
+        "team"
+    ));
+
+    let mut none = json!({"spec": {"conversion": {"strategy": "None"}}});
+    assert!(!point_conversion_at(&mut none, "s", "n"));
+    assert_eq!(none, json!({"spec": {"conversion": {"strategy": "None"}}}));
+}
