@@ -87,7 +87,7 @@ impl Kind {
 
     /// The kind's differing fields in `object`; ResourceFlavor, Topology, WorkloadPriorityClass
     /// and ProvisioningRequestConfig are the same in both versions.
-    fn groups(self, object: &Value) -> Vec<FieldGroup> {
+    pub(super) fn groups(self, object: &Value) -> Vec<FieldGroup> {
         match self {
             Kind::AdmissionCheck => queues::admission_check(),
             Kind::ClusterQueue => queues::cluster_queue(),

@@ -370,9 +370,11 @@ fn drop_v1beta2_rules(node: &mut Value) {
                         .any(|term| text.contains(term))
                 });
                 for rule in rules.iter_mut() {
-                    if let Some(text) = rule.get("rule").and_then(Value::as_str) {
-                        let renamed = text.replace("cohortName", "cohort");
-                        rule["rule"] = json!(renamed);
+                    for field in ["rule", "message"] {
+                        if let Some(text) = rule.get(field).and_then(Value::as_str) {
+                            let renamed = text.replace("cohortName", "cohort");
+                            rule[field] = json!(renamed);
+                        }
                     }
                 }
                 if rules.is_empty() {

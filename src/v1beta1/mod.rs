@@ -9,6 +9,8 @@
 
 mod convert;
 pub mod crd;
+#[cfg(test)]
+mod crd_tests;
 mod error;
 mod fields;
 mod queues;
