@@ -239,13 +239,24 @@ fn edit_schema(kind: Kind, root: &mut Value, shared: &Shared) {
                 "properties": { "name": { "type": "string" }, "levels": string_list() },
                 "required": ["levels", "name"],
             });
+            // Kueue's v1beta1 bounds; a status list carries no CEL rules, so that the schema's
+            // estimated rule cost stays within the API server's budget.
+            let mut taints = shared.taints.clone();
+            drop_rules(&mut taints);
+            taints["maxItems"] = json!(8);
             let flavor = json!({
                 "type": "object",
                 "properties": {
-                    "name": { "type": "string" },
-                    "resources": { "type": "array", "items": { "type": "string" }, "x-kubernetes-list-type": "set" },
-                    "nodeLabels": { "type": "object", "additionalProperties": { "type": "string" } },
-                    "nodeTaints": shared.taints,
+                    "name": { "type": "string", "maxLength": 253 },
+                    "resources": {
+                        "type": "array", "maxItems": 16,
+                        "items": { "type": "string" }, "x-kubernetes-list-type": "set",
+                    },
+                    "nodeLabels": {
+                        "type": "object", "maxProperties": 8,
+                        "additionalProperties": { "type": "string" },
+                    },
+                    "nodeTaints": taints,
                     "topology": topology,
                 },
                 "required": ["name"],
@@ -255,7 +266,7 @@ fn edit_schema(kind: Kind, root: &mut Value, shared: &Shared) {
                 &["status"],
                 "flavors",
                 json!({
-                    "type": "array", "items": flavor,
+                    "type": "array", "items": flavor, "maxItems": 16,
                     "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
                 }),
             );
@@ -354,6 +365,18 @@ fn edit_workload_schema(root: &mut Value) {
             v1beta1["nullable"] = nullable.clone();
         }
         *schema = v1beta1;
+    }
+}
+
+/// Drops every CEL rule under `node`.
+fn drop_rules(node: &mut Value) {
+    match node {
+        Value::Object(map) => {
+            map.remove("x-kubernetes-validations");
+            map.values_mut().for_each(drop_rules);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_rules),
+        _ => {}
     }
 }
 
