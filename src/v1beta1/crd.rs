@@ -119,6 +119,11 @@ fn add_v1beta1(crd: &mut Value, kind: Option<Kind>, shared: &Shared) {
     };
     v1beta1["name"] = json!(Version::V1beta1.name());
     v1beta1["storage"] = json!(false);
+    // As in Kueue's CRDs, only the stored version selects by field: the API server hoists
+    // selectable fields every version shares to the CRD, where they need a shared schema.
+    if let Some(fields) = v1beta1.as_object_mut() {
+        fields.remove("selectableFields");
+    }
     if let Some(root) = v1beta1.pointer_mut("/schema/openAPIV3Schema") {
         if let Some(kind) = kind {
             edit_schema(kind, root, shared);
