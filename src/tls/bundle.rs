@@ -102,23 +102,27 @@ pub fn inject(
     changed
 }
 
-/// Points the conversion webhook of a CRD that converts through one at `service` in `namespace`:
-/// CRDs are installed as files (a chart's `crds/` is not templated), so they name Kueue's default
-/// Service until the release serving the webhook names its own. Returns whether anything changed.
+/// Makes a CRD convert through the webhook `service` in `namespace` serves, keeping any CA bundle
+/// it holds. The CRD files leave `spec.conversion` out (a chart's `crds/` is not templated, and
+/// Helm re-applies them on every install), so the release serving the webhook writes it. Returns
+/// whether anything changed.
 pub fn point_conversion_at(object: &mut Value, service: &str, namespace: &str) -> bool {
-    let mut changed = false;
-    for config in client_configs(object, Target::Conversion) {
-        let Some(reference) = config.get_mut("service").and_then(Value::as_object_mut) else {
-            continue;
-        };
-        for (key, want) in [("name", service), ("namespace", namespace)] {
-            if reference.get(key).and_then(Value::as_str) != Some(want) {
-                reference.insert(key.into(), Value::String(want.into()));
-                changed = true;
-            }
-        }
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return false;
+    };
+    let mut wanted = crate::v1beta1::conversion_webhook(service, namespace);
+    let bundle = spec
+        .get("conversion")
+        .and_then(|c| c.pointer("/webhook/clientConfig/caBundle"))
+        .cloned();
+    if let Some(bundle) = bundle {
+        wanted["webhook"]["clientConfig"]["caBundle"] = bundle;
     }
-    changed
+    if spec.get("conversion") == Some(&wanted) {
+        return false;
+    }
+    spec.insert("conversion".into(), wanted);
+    true
 }
 
 /// Whether every client config in `object` trusts `ca` (true when it has none).

@@ -1,7 +1,10 @@
 //! The CRDs served in both versions: `v1beta2` stored, `v1beta1` served beside it with a schema
-//! made from `v1beta2`'s by the field differences [`super::convert`] maps, and the kinds whose
-//! fields differ converted by kuota's webhook (the others need only their `apiVersion` changed,
-//! which the API server does itself).
+//! made from `v1beta2`'s by the field differences [`super::convert`] maps. The kinds whose fields
+//! differ convert through kuota's webhook (the others need only their `apiVersion` changed, which
+//! the API server does itself); the CRD files leave `spec.conversion` out, and certificate
+//! management writes [`conversion_webhook`] into them with the Service and CA of the release that
+//! serves it, so reinstalling the files (Helm applies a chart's CRDs on every install) never
+//! contends for those fields.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Map, Value, json};
@@ -12,10 +15,6 @@ use crate::api::crd::{self, CrdError};
 
 /// The path of the conversion webhook, controller-runtime's as Kueue serves it.
 pub const CONVERSION_PATH: &str = "/convert";
-
-/// Where the CRDs' conversion webhook is reached until certificate management points them at the
-/// release's own Service: Kueue's Service in Kueue's namespace, as Kueue's manifests name it.
-const DEFAULT_SERVICE: (&str, &str) = ("kueue-webhook-service", "kueue-system");
 
 /// Names in `v1beta2`-only fields: a CEL rule naming one has no meaning in `v1beta1`.
 const V1BETA2_ONLY_RULE_TERMS: &[&str] = &[
@@ -40,9 +39,6 @@ pub fn crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
             let name = one.metadata.name.clone().unwrap_or_default();
             let kind = Kind::from_name(&one.spec.names.kind);
             add_v1beta1(&mut value, kind, &shared);
-            if kind.is_some_and(Kind::converts_by_webhook) {
-                value["spec"]["conversion"] = conversion_webhook();
-            }
             serde_json::from_value(value).map_err(|source| CrdError::Json { name, source })
         })
         .collect()
@@ -64,14 +60,14 @@ fn to_value(one: &CustomResourceDefinition) -> Result<Value, CrdError> {
     })
 }
 
-fn conversion_webhook() -> Value {
-    let (name, namespace) = DEFAULT_SERVICE;
+/// `spec.conversion` of a CRD converting through the webhook `service` in `namespace` serves.
+pub fn conversion_webhook(service: &str, namespace: &str) -> Value {
     json!({
         "strategy": "Webhook",
         "webhook": {
             "conversionReviewVersions": ["v1"],
             "clientConfig": { "service": {
-                "name": name, "namespace": namespace, "path": CONVERSION_PATH, "port": 443,
+                "name": service, "namespace": namespace, "path": CONVERSION_PATH, "port": 443,
             } },
         },
     })

@@ -21,6 +21,6 @@ mod version;
 mod workload;
 
 pub use convert::{Kind, convert};
-pub use crd::{CONVERSION_PATH, conversion_crd_names, crds};
+pub use crd::{CONVERSION_PATH, conversion_crd_names, conversion_webhook, crds};
 pub use error::ConversionError;
 pub use version::{GROUP, Version};
