@@ -29,4 +29,5 @@ pub mod small_map;
 pub mod state;
 pub mod status;
 pub mod tls;
+pub mod v1beta1;
 pub mod webhooks;

@@ -1,5 +1,5 @@
 //! The committed `crds/` are exactly what the code generates, and every kind is served as
-//! `kueue.x-k8s.io/v1beta2`.
+//! `kueue.x-k8s.io/v1beta2` (stored) and `v1beta1`.
 
 use std::fs;
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ fn crds_dir() -> PathBuf {
 
 #[test]
 fn committed_crds_match_generated_ones() {
-    let crds = crd::crds().unwrap();
+    let crds = kuota::v1beta1::crds().unwrap();
     let mut expected_files = Vec::new();
     for one in &crds {
         let name = crd::file_name(one);
@@ -53,7 +53,7 @@ fn kuota_crds_prints_the_committed_files() {
         String::from_utf8_lossy(&output.stderr)
     );
     let mut expected = String::new();
-    for one in crd::crds().unwrap() {
+    for one in kuota::v1beta1::crds().unwrap() {
         expected.push_str("---\n");
         expected.push_str(&fs::read_to_string(crds_dir().join(crd::file_name(&one))).unwrap());
     }
@@ -64,8 +64,8 @@ fn kuota_crds_prints_the_committed_files() {
 }
 
 #[test]
-fn all_nine_kinds_are_served_and_stored_as_v1beta2() {
-    let crds = crd::crds().unwrap();
+fn all_nine_kinds_are_served_as_v1beta2_and_v1beta1_and_stored_as_v1beta2() {
+    let crds = kuota::v1beta1::crds().unwrap();
     let mut kinds: Vec<&str> = crds.iter().map(|c| c.spec.names.kind.as_str()).collect();
     kinds.sort_unstable();
     assert_eq!(
@@ -83,16 +83,36 @@ fn all_nine_kinds_are_served_and_stored_as_v1beta2() {
         ]
     );
     for one in &crds {
+        let kind = &one.spec.names.kind;
         assert_eq!(one.spec.group, "kueue.x-k8s.io");
-        assert_eq!(one.spec.versions.len(), 1);
-        let version = &one.spec.versions[0];
-        assert_eq!(version.name, "v1beta2");
-        assert!(
-            version.served && version.storage,
-            "{} not served+stored",
-            one.spec.names.kind
+        let versions: Vec<(&str, bool, bool)> = one
+            .spec
+            .versions
+            .iter()
+            .map(|v| (v.name.as_str(), v.served, v.storage))
+            .collect();
+        assert_eq!(
+            versions,
+            [("v1beta2", true, true), ("v1beta1", true, false)],
+            "{kind}"
         );
+        // Certificate management writes the conversion webhook into the CRDs it serves.
+        assert!(one.spec.conversion.is_none(), "{kind}");
     }
+}
+
+#[test]
+fn the_kinds_whose_fields_differ_convert_through_the_webhook() {
+    assert_eq!(
+        kuota::v1beta1::conversion_crd_names(),
+        [
+            "admissionchecks.kueue.x-k8s.io",
+            "clusterqueues.kueue.x-k8s.io",
+            "cohorts.kueue.x-k8s.io",
+            "localqueues.kueue.x-k8s.io",
+            "workloads.kueue.x-k8s.io",
+        ]
+    );
 }
 
 #[test]
@@ -118,7 +138,7 @@ fn scopes_short_names_and_subresources_match_the_reference() {
         ),
         ("WorkloadPriorityClass", "Cluster", &["wpc"], false),
     ];
-    let crds = crd::crds().unwrap();
+    let crds = kuota::v1beta1::crds().unwrap();
     for (kind, scope, short, status) in expected {
         let one = crds.iter().find(|c| c.spec.names.kind == kind).unwrap();
         assert_eq!(one.spec.scope, scope, "{kind}");
@@ -137,7 +157,7 @@ fn scopes_short_names_and_subresources_match_the_reference() {
 
 #[test]
 fn printer_columns_and_selectable_fields_match_the_reference() {
-    let crds = crd::crds().unwrap();
+    let crds = kuota::v1beta1::crds().unwrap();
     let columns = |kind: &str| -> Vec<(String, String, i32)> {
         let one = crds.iter().find(|c| c.spec.names.kind == kind).unwrap();
         one.spec.versions[0]

@@ -4,7 +4,6 @@
 use std::fs;
 use std::path::Path;
 
-use kuota::api::crd;
 use serde_json::Value;
 
 /// Follows a path such as `spec.resourceGroups[].flavors[].name` through a schema.
@@ -42,7 +41,7 @@ fn expected_paths(kind: &str) -> Vec<String> {
 
 #[test]
 fn every_reference_field_is_in_the_schema() {
-    let crds = crd::crds().unwrap();
+    let crds = kuota::v1beta1::crds().unwrap();
     assert_eq!(crds.len(), 9);
     let mut missing = Vec::new();
     for one in &crds {

@@ -10,7 +10,6 @@
 //! list-map keys are required or defaulted scalars; every CEL rule has a rule and a one-line message;
 //! defaults fit their node's type and enum.
 
-use kuota::api::crd;
 use serde_json::{Map, Value};
 
 const ALLOWED_KEYS: &[&str] = &[
@@ -258,7 +257,7 @@ fn check_root(root: &Value, kind: &str) -> Vec<String> {
 }
 
 fn schemas() -> Vec<(String, Value)> {
-    crd::crds()
+    kuota::v1beta1::crds()
         .unwrap()
         .into_iter()
         .flat_map(|c| {

@@ -4,7 +4,8 @@
 //! webhooks through the chart's Service with the certificate kuota manages, Deployments' pods
 //! admitted one at a time, StatefulSets admitted whole and put on hold at zero replicas,
 //! LeaderWorkerSets admitted a group at a time under the LeaderWorkerSet operator, and
-//! `/metrics` served over HTTPS to metrics readers only.
+//! `/metrics` served over HTTPS to metrics readers only, and every kind served as `v1beta1` through
+//! kuota's conversion webhook.
 //!
 //! A test binary of its own, run after the others: `deploy` takes the chart's fixed ports and its
 //! webhooks see every Kueue object of the cluster while it is installed.
@@ -20,6 +21,8 @@ mod support;
 
 #[path = "deploy/certificates.rs"]
 mod certificates;
+#[path = "deploy/conversion.rs"]
+mod conversion;
 #[path = "deploy/deployments.rs"]
 mod deployments;
 #[path = "deploy/leaderworkersets.rs"]
@@ -371,6 +374,7 @@ async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     let release = Release::deploy("kuota", "kuota-system", &[]).await?;
     // The first calls right after `deploy` returned: no window in which the webhook fails.
     webhooks_answer(&client, &release).await?;
+    conversion::v1beta1_objects_read_back_in_both_versions(&client, &release).await?;
     webhooks_cover_only_managed_kinds(&client, &release).await?;
     jobs_are_suspended_and_checked(&client, &release).await?;
     pods_are_gated_and_checked(&client, &release).await?;

@@ -34,7 +34,8 @@ pub enum CrdError {
     },
 }
 
-/// Every CRD kuota serves, ordered by name.
+/// Every CRD kuota serves, ordered by name, with its `v1beta2` version only
+/// (`crate::v1beta1::crds` adds `v1beta1` and the conversion webhook).
 pub fn crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
     let derived = [
         AdmissionCheck::crd(),

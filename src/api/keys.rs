@@ -324,14 +324,18 @@ pub mod job_event_reasons {
     pub const WORKLOAD_NAME_CONFLICT: &str = "WorkloadNameConflict";
 }
 
-/// kuota's own Workload annotations: decision state the engine carries from one cycle to the next,
-/// kept on the Workload so that a restarted controller decides as the one before it.
+/// kuota's own annotations: on Workloads, decision state the engine carries from one cycle to the
+/// next, kept on the Workload so that a restarted controller decides as the one before it; on any
+/// Kueue object, the fields one API version holds and the other cannot.
 pub mod kuota_annotations {
     /// `"true"` once the workload has preempted a victim of equal or higher priority.
     pub const PREEMPTION_CREDIT_SPENT: &str = "kuota.dev/preemption-credit-spent";
     /// Comma-separated ClusterQueues the admitted workload took quota from by fair-sharing
     /// preemption; their workloads may not take it back by fair sharing while it runs.
     pub const FAIR_SHARE_SHIELD: &str = "kuota.dev/fair-share-shield";
+    /// JSON written by the `v1beta1` conversion: the fields a conversion could not express in the
+    /// version it wrote, so converting back gives the object as it was.
+    pub const CONVERSION_DATA: &str = "kuota.dev/conversion-data";
 }
 
 /// Server-side-apply field managers and event reporters, named as Kueue names them so that

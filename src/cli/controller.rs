@@ -80,9 +80,9 @@ fn webhook_serving(config: &Configuration) -> Result<WebhookServing, config::Con
             &certs.webhook_service_name,
             &certs.webhook_secret_name,
         );
-        // kuota's CRDs serve one version and convert nothing, so no CRD has a conversion
-        // webhook whose CA bundle needs keeping (Kueue's keep v1beta1 and v1beta2).
-        tls.conversion_crds.clear();
+        // The CRDs whose fields differ between v1beta1 and v1beta2 convert through kuota's
+        // webhook, as Kueue's do through Kueue's.
+        tls.conversion_crds = crate::v1beta1::conversion_crd_names();
         CertificateSource::Managed(Box::new(tls))
     } else {
         CertificateSource::Files(PathBuf::from(&config.webhook.cert_dir))

@@ -19,7 +19,7 @@ pub struct CrdsArgs {
 
 /// Prints every CRD as multi-document YAML, or writes them into `--out-dir`.
 pub fn run(args: &CrdsArgs) -> anyhow::Result<()> {
-    let crds = crd::crds()?;
+    let crds = crate::v1beta1::crds()?;
     match &args.out_dir {
         None => Ok(super::stdio::print(&crd::render_all(&crds)?)?),
         Some(dir) => write_files(dir, &crds),

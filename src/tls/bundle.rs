@@ -102,6 +102,29 @@ pub fn inject(
     changed
 }
 
+/// Makes a CRD convert through the webhook `service` in `namespace` serves, keeping any CA bundle
+/// it holds. The CRD files leave `spec.conversion` out (a chart's `crds/` is not templated, and
+/// Helm re-applies them on every install), so the release serving the webhook writes it. Returns
+/// whether anything changed.
+pub fn point_conversion_at(object: &mut Value, service: &str, namespace: &str) -> bool {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return false;
+    };
+    let mut wanted = crate::v1beta1::conversion_webhook(service, namespace);
+    let bundle = spec
+        .get("conversion")
+        .and_then(|c| c.pointer("/webhook/clientConfig/caBundle"))
+        .cloned();
+    if let Some(bundle) = bundle {
+        wanted["webhook"]["clientConfig"]["caBundle"] = bundle;
+    }
+    if spec.get("conversion") == Some(&wanted) {
+        return false;
+    }
+    spec.insert("conversion".into(), wanted);
+    true
+}
+
 /// Whether every client config in `object` trusts `ca` (true when it has none).
 pub fn trusts(object: &Value, target: Target, ca: &CertInfo) -> bool {
     let mut object = object.clone();

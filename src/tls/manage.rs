@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::{FutureExt, StreamExt};
 use time::OffsetDateTime;
 
-use super::bundle::{inject, trusts};
+use super::bundle::{Target, inject, point_conversion_at, trusts};
 use super::cluster::{Cluster, Kind, Managed, Written, secret_data};
 use super::decide::{Verdict, carry_out, decide, next_check};
 use super::error::TlsError;
@@ -90,7 +90,7 @@ async fn round(
     let mut failed = None;
     let mut installed_trusted = true;
     for object in managed {
-        if let Err((error, seen)) = make_trust(cluster, object, &material, now).await {
+        if let Err((error, seen)) = make_trust(cluster, object, settings, &material, now).await {
             let ca = installed.as_ref();
             let still = ca.is_some_and(|ca| seen.is_some_and(|v| trusts(&v, object.target(), ca)));
             installed_trusted &= still;
@@ -189,6 +189,7 @@ fn log_verdict(secret: &str, verdict: &Verdict) {
 async fn make_trust(
     cluster: &Cluster,
     object: &Managed,
+    settings: &TlsSettings,
     material: &Material,
     now: OffsetDateTime,
 ) -> Result<(), (TlsError, Option<serde_json::Value>)> {
@@ -212,7 +213,9 @@ async fn make_trust(
             Err(error) => return Err((error, None)),
         };
         let seen = read.data.clone();
-        if !inject(&mut read.data, object.target(), &trust, now) {
+        let pointed = object.target() == Target::Conversion
+            && point_conversion_at(&mut read.data, &settings.service_name, &settings.namespace);
+        if !inject(&mut read.data, object.target(), &trust, now) && !pointed {
             return Ok(());
         }
         match cluster.replace(object, &read).await {

@@ -1,7 +1,7 @@
 //! Kueue's admission webhooks, served over HTTPS at controller-runtime's paths.
 //!
 //! This module owns the webhook server (`server.rs`: TLS from a certificate resolver, one route per
-//! path), the `admission.k8s.io/v1` AdmissionReview wire format ([`review`]), the path table
+//! path), the CRD conversion webhook ([`conversion`]), the `admission.k8s.io/v1` AdmissionReview wire format ([`review`]), the path table
 //! ([`endpoints`], including every job integration's pair of paths) and what each Kueue kind's
 //! webhooks default and refuse. A Kueue object is validated by the same conversion the state caches
 //! use (`state::admission_input`), so the API server refuses what the caches would set aside; the
@@ -9,6 +9,7 @@
 //! fields the engine never reads, those behind feature gates) live here.
 
 mod batch_job;
+pub mod conversion;
 mod defaulting;
 mod deployment;
 pub mod endpoints;

@@ -13,6 +13,7 @@ use axum::routing::post;
 use rustls::server::ResolvesServerCert;
 use tokio::net::TcpListener;
 
+use super::conversion;
 use super::endpoints::Endpoint;
 use super::error::WebhookError;
 use super::review::{self, Verdict};
@@ -54,12 +55,17 @@ pub async fn serve(
     .await?)
 }
 
-/// One POST route per webhook path.
+/// One POST route per webhook path, and the CRD conversion webhook's.
 fn router(webhooks: Webhooks) -> Router {
     let webhooks = Arc::new(webhooks);
+    let converting = webhooks.clone();
+    let conversion = Router::new().route(
+        conversion::PATH,
+        post(move |body: Bytes| async move { convert(&converting, &body) }),
+    );
     Endpoint::all()
         .into_iter()
-        .fold(Router::new(), |router, endpoint| {
+        .fold(conversion, |router, endpoint| {
             let webhooks = webhooks.clone();
             router.route(
                 &endpoint.path(),
@@ -94,4 +100,19 @@ fn answer(webhooks: &Webhooks, endpoint: Endpoint, body: &[u8]) -> Response {
         "admission request"
     );
     Json(review::respond(&request.uid, &verdict)).into_response()
+}
+
+/// The ConversionReview answering `body`, or `400` when the body is not a ConversionReview.
+fn convert(webhooks: &Webhooks, body: &[u8]) -> Response {
+    match conversion::review(body, &webhooks.gates) {
+        Ok(review) => {
+            let status = review.pointer("/response/result/status").cloned();
+            tracing::debug!(path = conversion::PATH, ?status, "conversion request");
+            Json(review).into_response()
+        }
+        Err(message) => {
+            tracing::debug!(path = conversion::PATH, %message, "malformed conversion request");
+            (StatusCode::BAD_REQUEST, message).into_response()
+        }
+    }
 }

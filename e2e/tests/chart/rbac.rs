@@ -67,6 +67,9 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"],
             "resourceNames": [format!("{fullname}-validating-webhook-configuration")],
             "verbs": ["get", "list", "watch", "update"]},
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+            "resourceNames": kuota::v1beta1::conversion_crd_names(),
+            "verbs": ["get", "list", "watch", "update"]},
     ])
 }
 

@@ -27,9 +27,15 @@ fn webhooks_are_served_on_all_interfaces_with_kuota_managed_certificates_by_defa
         tls.validating_webhook.as_deref(),
         Some("kueue-validating-webhook-configuration")
     );
-    assert!(
-        tls.conversion_crds.is_empty(),
-        "kuota's CRDs have no conversion webhook to keep trusted"
+    assert_eq!(
+        tls.conversion_crds,
+        [
+            "admissionchecks.kueue.x-k8s.io",
+            "clusterqueues.kueue.x-k8s.io",
+            "cohorts.kueue.x-k8s.io",
+            "localqueues.kueue.x-k8s.io",
+            "workloads.kueue.x-k8s.io",
+        ]
     );
 }
 

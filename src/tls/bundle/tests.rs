@@ -159,3 +159,40 @@ fn only_a_crd_that_converts_through_a_webhook_gets_a_bundle() {
     assert_eq!(config["service"]["path"], "/convert");
     assert!(trusts(&webhook, Target::Conversion, &ours.ca));
 }
+
+#[test]
+fn a_crd_is_made_to_convert_through_the_release_service() {
+    let webhook = |name: &str, namespace: &str| {
+        json!({"spec": {"group": "kueue.x-k8s.io", "conversion": {"strategy": "Webhook", "webhook": {
+            "clientConfig": {"service": {"name": name, "namespace": namespace, "path": "/convert", "port": 443}},
+            "conversionReviewVersions": ["v1"],
+        }}}})
+    };
+    let mut crd = json!({"spec": {"group": "kueue.x-k8s.io"}});
+    assert!(point_conversion_at(
+        &mut crd,
+        "kueue-webhook-service",
+        "kueue-system"
+    ));
+    assert_eq!(crd, webhook("kueue-webhook-service", "kueue-system"));
+
+    let ours = issued(t0(), &settings());
+    assert!(inject(&mut crd, Target::Conversion, &ours.trust(), at(1)));
+    assert!(point_conversion_at(
+        &mut crd,
+        "team-kuota-webhook-service",
+        "team"
+    ));
+    assert!(!point_conversion_at(
+        &mut crd,
+        "team-kuota-webhook-service",
+        "team"
+    ));
+    assert!(
+        trusts(&crd, Target::Conversion, &ours.ca),
+        "the CA bundle is kept"
+    );
+    let service = &crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"];
+    assert_eq!(service["name"], "team-kuota-webhook-service");
+    assert_eq!(service["namespace"], "team");
+}

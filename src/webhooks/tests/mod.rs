@@ -1,6 +1,7 @@
 //! Tests of the webhooks: each rule accepted and refused through the endpoint that checks it, the
 //! wire format, and the HTTPS server.
 
+mod conversion_tests;
 mod defaulting_tests;
 mod endpoint_tests;
 mod patch_tests;

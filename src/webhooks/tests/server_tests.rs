@@ -197,3 +197,35 @@ async fn a_swapped_certificate_is_served_on_the_next_connection() {
     let (status, _) = post(after, path, body).await;
     assert_eq!(status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn conversion_reviews_are_answered_over_https() {
+    let (cert, key) = certificate();
+    let addr = start(Arc::new(Swappable(RwLock::new(key)))).await;
+    let body = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "request": {
+            "uid": "u-1",
+            "desiredAPIVersion": "kueue.x-k8s.io/v1beta1",
+            "objects": [{
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "LocalQueue",
+                "metadata": { "name": "lq", "namespace": "ns" },
+                "status": { "flavorsUsage": [] },
+            }],
+        },
+    });
+    let (status, answer) = post(connect(addr, &[&cert]).await, "/convert", body.to_string()).await;
+    assert_eq!(status, StatusCode::OK);
+    let response = &review_of(&answer)["response"];
+    assert_eq!(response["uid"], "u-1");
+    assert_eq!(response["result"]["status"], "Success");
+    assert_eq!(
+        response["convertedObjects"][0]["status"],
+        json!({ "flavorUsage": [] })
+    );
+
+    let (status, _) = post(connect(addr, &[&cert]).await, "/convert", "{}".into()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
