@@ -31,10 +31,7 @@ impl Engine {
         let Some(holding) = slot.holding.as_deref() else {
             return DelayedPlacement::NothingPending;
         };
-        let pending = |a: &PodSetAssignment| {
-            a.topology_assignment.is_none()
-                && a.delayed_topology == Some(DelayedTopologyRequestState::Pending)
-        };
+        let pending = PodSetAssignment::awaits_placement;
         if !holding.admission.pod_set_assignments.iter().any(pending) {
             return DelayedPlacement::NothingPending;
         }
@@ -47,7 +44,7 @@ impl Engine {
         for assignment in admission
             .pod_set_assignments
             .iter_mut()
-            .filter(|a| pending(a))
+            .filter(|a| a.awaits_placement())
         {
             let Some((pod_set_index, pod_set)) = slot
                 .model

@@ -319,6 +319,14 @@ pub struct PodSetAssignment {
     pub delayed_topology: Option<DelayedTopologyRequestState>,
 }
 
+impl PodSetAssignment {
+    /// Its topology request waits to be placed after provisioning.
+    pub fn awaits_placement(&self) -> bool {
+        self.topology_assignment.is_none()
+            && self.delayed_topology == Some(DelayedTopologyRequestState::Pending)
+    }
+}
+
 /// `status.admission`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Admission {

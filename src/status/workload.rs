@@ -17,7 +17,7 @@ use crate::api::keys::{
 use crate::api::workload_status::{
     Admission as ApiAdmission, PodSetAssignment as ApiAssignment, WorkloadEviction,
 };
-use crate::engine::model::{Admission, DelayedTopologyRequestState};
+use crate::engine::model::{Admission, PodSetAssignment};
 use crate::engine::{
     EvictionReason, EvictionRecord, WorkloadState, WorkloadStatus as EngineStatus,
 };
@@ -314,10 +314,10 @@ pub fn workload_status(
                 w.now,
             );
             let checks_ready = admission_checks::all_ready(&w.status.admission_checks);
-            let placing = admitted.pod_set_assignments.iter().any(|a| {
-                a.topology_assignment.is_none()
-                    && a.delayed_topology == Some(DelayedTopologyRequestState::Pending)
-            });
+            let placing = admitted
+                .pod_set_assignments
+                .iter()
+                .any(PodSetAssignment::awaits_placement);
             if stays_admitted || checks_ready && !placing {
                 if !state.admission_checks.is_empty() {
                     w.now = now;

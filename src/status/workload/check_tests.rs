@@ -4,7 +4,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
 use crate::api::workload_status::{AdmissionCheckState, CheckState};
-use crate::engine::model::PodSetAssignment;
+use crate::engine::model::{DelayedTopologyRequestState, PodSetAssignment};
 use crate::engine::{CarriedState, PendingReason, WorkloadKey};
 use crate::small_map::SmallMap;
 
