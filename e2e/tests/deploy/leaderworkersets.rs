@@ -18,6 +18,7 @@ use kube::{Api, Client, ResourceExt};
 use kuota::api::{Workload, WorkloadPriorityClass};
 
 use super::release::Release;
+use super::statefulsets::preempting_queue_yaml;
 use crate::support::nodes::{self, NodeSet, RACK_LABEL};
 use crate::support::operators::Operator;
 use crate::support::{TestNamespace, kueue, unique_name};
@@ -160,31 +161,7 @@ pub async fn leaderworkersets_run_a_workload_per_group_within_quota(
     kueue::apply_yaml(
         client,
         &ns.name,
-        &format!(
-            "apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: {flavor}}}
-spec:
-  nodeLabels: {{{POOL_LABEL}: {pool}}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: {cq}}}
-spec:
-  namespaceSelector: {{}}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: {flavor}
-      resources: [{{name: cpu, nominalQuota: \"6\"}}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: lq-{cq}, namespace: {}}}
-spec: {{clusterQueue: {cq}}}
-",
-            ns.name
-        ),
+        &preempting_queue_yaml(&ns.name, &cq, &flavor, &pool, "6", None),
     )
     .await?;
     let queue = format!("lq-{cq}");
@@ -401,29 +378,7 @@ pub async fn a_higher_priority_leaderworkerset_preempts_a_running_one(
         client,
         &ns.name,
         &format!(
-            "apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: {flavor}}}
-spec:
-  nodeLabels: {{{POOL_LABEL}: {pool}}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: {cq}}}
-spec:
-  namespaceSelector: {{}}
-  preemption: {{withinClusterQueue: LowerPriority}}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: {flavor}
-      resources: [{{name: cpu, nominalQuota: \"3\"}}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: lq-{cq}, namespace: {}}}
-spec: {{clusterQueue: {cq}}}
----
+            "{}---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: WorkloadPriorityClass
 metadata: {{name: {low}}}
@@ -434,7 +389,7 @@ kind: WorkloadPriorityClass
 metadata: {{name: {high}}}
 value: 1000
 ",
-            ns.name
+            preempting_queue_yaml(&ns.name, &cq, &flavor, &pool, "3", None)
         ),
     )
     .await?;

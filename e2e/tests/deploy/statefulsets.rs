@@ -158,31 +158,7 @@ pub async fn statefulsets_run_as_one_group_within_quota(
     kueue::apply_yaml(
         client,
         &ns.name,
-        &format!(
-            "apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: {flavor}}}
-spec:
-  nodeLabels: {{{POOL_LABEL}: {pool}}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: {cq}}}
-spec:
-  namespaceSelector: {{}}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: {flavor}
-      resources: [{{name: cpu, nominalQuota: \"3\"}}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: lq-{cq}, namespace: {}}}
-spec: {{clusterQueue: {cq}}}
-",
-            ns.name
-        ),
+        &preempting_queue_yaml(&ns.name, &cq, &flavor, &pool, "3", None),
     )
     .await?;
     let queue = format!("lq-{cq}");
@@ -285,7 +261,7 @@ spec: {{clusterQueue: {cq}}}
 /// The pool `pool` of `nodes`, a ClusterQueue `cq` of `quota` cpu on flavor `flavor` (TAS under
 /// a topology of block, rack and host when `topology` is set) preempting lower priorities, and
 /// its LocalQueue `lq-{cq}` in `namespace`.
-fn preempting_queue_yaml(
+pub(super) fn preempting_queue_yaml(
     namespace: &str,
     cq: &str,
     flavor: &str,
