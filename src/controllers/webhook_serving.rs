@@ -32,8 +32,12 @@ pub struct WebhookServing {
 pub enum CertificateSource {
     /// Issued, stored and rotated by kuota (Kueue's `internalCertManagement.enable: true`).
     Managed(Box<TlsSettings>),
-    /// `tls.crt` and `tls.key` in a directory someone else keeps current (cert-manager).
-    Files(PathBuf),
+    /// `tls.crt` and `tls.key` in a directory someone else keeps current (cert-manager), with
+    /// the objects (converted CRDs, visibility APIServices) to keep trusting its `ca.crt`.
+    Files {
+        dir: PathBuf,
+        trusted_by: Box<TlsSettings>,
+    },
 }
 
 /// Binds the webhook port and starts the server and its certificate source as tasks of
@@ -79,10 +83,15 @@ pub async fn start(
                 }
             });
         }
-        CertificateSource::Files(dir) => {
+        CertificateSource::Files { dir, trusted_by } => {
             let store = store.clone();
+            let presented = dir.clone();
             servers.spawn(async move {
-                match tls::watch_dir(dir, store, tls::FILE_CHECK_PERIOD).await {}
+                match tls::watch_dir(presented, store, tls::FILE_CHECK_PERIOD).await {}
+            });
+            let (client, clock) = (client.clone(), clock.clone());
+            servers.spawn(async move {
+                match tls::trust_ca_file(client, *trusted_by, dir, clock).await {}
             });
         }
     }
