@@ -1,6 +1,8 @@
 //! An HTTPS server for an axum router: TLS over each accepted connection with the certificate the
 //! resolver gives for that handshake (so a rotated certificate is served without a restart), then
-//! HTTP/1.1, as controller-runtime serves its webhook and metrics servers.
+//! HTTP/1.1, as controller-runtime serves its webhook and metrics servers. Connections are
+//! bounded in all and per peer ([`super::connections`]); the handshake and each request's headers
+//! (which also bounds how long an idle kept-alive connection is held) have deadlines.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,6 +17,9 @@ use rustls::server::danger::ClientCertVerifier;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 
+use super::connections::{
+    ConnectionGate, ConnectionPermit, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER,
+};
 use super::options::ServerTls;
 
 /// How long a client may take to complete the TLS handshake.
@@ -61,6 +66,7 @@ async fn serve_tls(
     what: &'static str,
 ) -> Result<(), rustls::Error> {
     let acceptor = TlsAcceptor::from(Arc::new(config));
+    let gate = ConnectionGate::new(MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER);
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -70,12 +76,17 @@ async fn serve_tls(
                 continue;
             }
         };
+        let Some(permit) = gate.admit(peer.ip()) else {
+            tracing::debug!(%peer, what, held = gate.held(), "too many connections; closed");
+            continue;
+        };
         tokio::spawn(connection(
             acceptor.clone(),
             app.clone(),
             stream,
             peer,
             what,
+            permit,
         ));
     }
 }
@@ -86,6 +97,7 @@ async fn connection(
     stream: TcpStream,
     peer: SocketAddr,
     what: &'static str,
+    _held: ConnectionPermit,
 ) {
     let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
         Ok(Ok(tls)) => tls,

@@ -26,6 +26,7 @@
 
 mod bundle;
 mod cluster;
+mod connections;
 mod decide;
 mod error;
 mod files;
