@@ -16,6 +16,7 @@ pub mod endpoints;
 mod error;
 mod findings;
 mod framework_job;
+mod intake;
 mod leaderworkerset;
 mod metadata;
 mod namespaces;

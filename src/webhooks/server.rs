@@ -1,13 +1,13 @@
 //! The webhook server: one POST route per webhook path, served over HTTPS
-//! ([`crate::tls::serve_https`]) as controller-runtime serves webhooks.
+//! ([`crate::tls::serve_https`]) as controller-runtime serves webhooks, each call's body read
+//! within the bounds [`super::intake`] sets.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::DefaultBodyLimit;
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
 use axum::response::{IntoResponse, Json, Response};
 use axum::routing::post;
 use rustls::server::ResolvesServerCert;
@@ -16,12 +16,10 @@ use tokio::net::TcpListener;
 use super::conversion;
 use super::endpoints::Endpoint;
 use super::error::WebhookError;
+use super::intake::Intake;
 use super::review::{self, Verdict};
 use super::settings::Webhooks;
 use crate::tls::{ServerTls, serve_https};
-
-/// controller-runtime's limit on an AdmissionReview body: an UPDATE carries two objects.
-const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
 
 /// Binds `addr`; the returned future serves the webhooks until the process ends.
 pub async fn listen(
@@ -55,24 +53,38 @@ pub async fn serve(
     .await?)
 }
 
-/// One POST route per webhook path, and the CRD conversion webhook's.
+/// One POST route per webhook path, and the CRD conversion webhook's, all drawing on one
+/// [`Intake`].
 fn router(webhooks: Webhooks) -> Router {
     let webhooks = Arc::new(webhooks);
-    let converting = webhooks.clone();
+    let intake = Intake::default();
+    let (converting, reading) = (webhooks.clone(), intake.clone());
     let conversion = Router::new().route(
         conversion::PATH,
-        post(move |body: Bytes| async move { convert(&converting, &body) }),
+        post(move |request: Request<Body>| async move {
+            match reading.read(request).await {
+                Ok((body, _held)) => convert(&converting, &body),
+                Err(refusal) => refusal.into_response(),
+            }
+        }),
     );
     Endpoint::all()
         .into_iter()
         .fold(conversion, |router, endpoint| {
-            let webhooks = webhooks.clone();
+            let (webhooks, intake) = (webhooks.clone(), intake.clone());
             router.route(
                 &endpoint.path(),
-                post(move |body: Bytes| async move { answer(&webhooks, endpoint, &body) }),
+                post(move |request: Request<Body>| async move {
+                    match intake.read(request).await {
+                        Ok((body, _held)) => answer(&webhooks, endpoint, &body),
+                        Err(refusal) => {
+                            tracing::debug!(path = %endpoint.path(), ?refusal, "call not read");
+                            refusal.into_response()
+                        }
+                    }
+                }),
             )
         })
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
 /// The AdmissionReview answering `body`, or `400` when the body is not an AdmissionReview.
