@@ -78,7 +78,8 @@ fn router(webhooks: Webhooks) -> Router {
                     match intake.read(request).await {
                         Ok((body, _held)) => answer(&webhooks, endpoint, &body),
                         Err(refusal) => {
-                            tracing::debug!(path = %endpoint.path(), ?refusal, "call not read");
+                            let room = intake.room();
+                            tracing::debug!(path = %endpoint.path(), ?refusal, room, "call not read");
                             refusal.into_response()
                         }
                     }
