@@ -7,13 +7,13 @@ use std::path::PathBuf;
 
 use kube::{Client, ResourceExt};
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
 
 use super::error::ControllerError;
 use super::watches::{metadata_events, shared::SharedWatches};
 use crate::clock::Clock;
 use crate::jobs::{DEFAULT_LOCAL_QUEUE, DEFAULT_WORKLOAD_PRIORITY_CLASS};
-use crate::tls::{self, CertStore, ServerTls, TlsSettings};
+use crate::tls::{self, CertStore, Draining, ServerTls, TlsSettings};
 use crate::webhooks::{self, NamespaceView, ViewChange, Webhooks};
 
 /// Changes waiting for the webhooks' namespace view.
@@ -40,16 +40,25 @@ pub enum CertificateSource {
     },
 }
 
-/// Binds the webhook port and starts the server and its certificate source as tasks of
-/// `servers`. Returns the store whose readiness says whether the API server can call in.
+/// The webhook server once started.
+pub struct Started {
+    /// Whose readiness says whether the API server can call in.
+    pub store: CertStore,
+    /// The server: it ends once draining has started and the calls it took are answered.
+    pub server: JoinHandle<Result<(), ControllerError>>,
+}
+
+/// Binds the webhook port and starts the server, and its certificate source as tasks of
+/// `servers`.
 pub async fn start(
     client: &Client,
     serving: WebhookServing,
     tls: ServerTls,
+    draining: Draining,
     watches: &mut SharedWatches,
     servers: &mut JoinSet<Result<(), ControllerError>>,
     clock: &Clock,
-) -> Result<CertStore, ControllerError> {
+) -> Result<Started, ControllerError> {
     let store = CertStore::new();
     let mut decide_with = serving.webhooks;
     // The Pod webhook reads namespace labels and default LocalQueues from memory; the shared
@@ -71,8 +80,9 @@ pub async fn start(
     let (namespaces, applying) = NamespaceView::fed(received);
     decide_with.pods.namespaces = namespaces;
     tokio::spawn(applying);
-    let server = webhooks::listen(serving.addr, store.resolver(), tls, decide_with).await?;
-    servers.spawn(async move { server.await.map_err(ControllerError::from) });
+    let server =
+        webhooks::listen(serving.addr, store.resolver(), tls, decide_with, draining).await?;
+    let server = tokio::spawn(async move { server.await.map_err(ControllerError::from) });
     match serving.certificates {
         CertificateSource::Managed(settings) => {
             settings.validate()?;
@@ -95,5 +105,5 @@ pub async fn start(
             });
         }
     }
-    Ok(store)
+    Ok(Started { store, server })
 }

@@ -47,7 +47,7 @@ pub use error::TlsError;
 pub use files::{FILE_CHECK_PERIOD, watch_dir};
 pub use files_trust::trust_ca_file;
 pub use front_proxy::{CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE, FrontProxy, FrontProxyError, Trust};
-pub use https::{serve_https, serve_https_to};
+pub use https::{Draining, serve_https, serve_https_to, serve_https_until};
 pub use in_memory::self_signed_store;
 pub use manage::manage;
 pub use options::{

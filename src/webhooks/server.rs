@@ -1,5 +1,5 @@
 //! The webhook server: one POST route per webhook path, served over HTTPS
-//! ([`crate::tls::serve_https`]) as controller-runtime serves webhooks, each call's body read
+//! ([`crate::tls::serve_https_until`]) as controller-runtime serves webhooks, each call's body read
 //! within the bounds [`super::intake`] sets.
 
 use std::net::SocketAddr;
@@ -19,36 +19,40 @@ use super::error::WebhookError;
 use super::intake::Intake;
 use super::review::{self, Verdict};
 use super::settings::Webhooks;
-use crate::tls::{ServerTls, serve_https};
+use crate::tls::{Draining, ServerTls, serve_https_until};
 
-/// Binds `addr`; the returned future serves the webhooks until the process ends.
+/// Binds `addr`; the returned future serves the webhooks until `draining` starts and the calls
+/// taken are answered.
 pub async fn listen(
     addr: SocketAddr,
     certs: Arc<dyn ResolvesServerCert>,
     tls: ServerTls,
     webhooks: Webhooks,
+    draining: Draining,
 ) -> Result<impl Future<Output = Result<(), WebhookError>>, WebhookError> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| WebhookError::Listen { addr, source })?;
     tracing::info!(%addr, "serving admission webhooks");
-    Ok(serve(listener, certs, tls, webhooks))
+    Ok(serve(listener, certs, tls, webhooks, draining))
 }
 
-/// Serves the webhooks on a bound listener until the process ends; fails only if TLS cannot be set
-/// up.
+/// Serves the webhooks on a bound listener until `draining` starts and the calls taken are
+/// answered; fails only if TLS cannot be set up.
 pub async fn serve(
     listener: TcpListener,
     certs: Arc<dyn ResolvesServerCert>,
     tls: ServerTls,
     webhooks: Webhooks,
+    draining: Draining,
 ) -> Result<(), WebhookError> {
-    Ok(serve_https(
+    Ok(serve_https_until(
         listener,
         certs,
         &tls,
         router(webhooks),
         "admission webhooks",
+        draining,
     )
     .await?)
 }

@@ -523,6 +523,19 @@ fn deployment_runs_two_locked_down_replicas_with_kueues_probes() {
         manager["resources"]["requests"],
         json!({"cpu": "500m", "memory": "512Mi"})
     );
+    // The Service stops routing webhook calls before the process is told to stop, and the wait
+    // and the answers to calls in flight fit in the grace period.
+    assert_eq!(
+        manager["lifecycle"],
+        json!({"preStop": {"sleep": {"seconds": 5}}})
+    );
+    assert_eq!(pod["terminationGracePeriodSeconds"], 10);
+    let without = render(
+        case,
+        &["--set", "controllerManager.manager.preStopSleepSeconds=0"],
+        "",
+    );
+    assert!(without.manager(case.fullname).get("lifecycle").is_none());
 
     // Selectors find the pods.
     let pod_labels = spec["template"]["metadata"]["labels"].as_object().unwrap();
