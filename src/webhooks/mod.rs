@@ -21,7 +21,6 @@ mod leaderworkerset;
 mod metadata;
 mod namespaces;
 mod parent_annotations;
-mod patch;
 mod pod;
 mod queues;
 pub mod review;

@@ -6,7 +6,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -130,32 +130,7 @@ impl AdmissionRequest {
     }
 }
 
-/// One JSONPatch (RFC 6902) operation.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PatchOp {
-    pub op: &'static str,
-    pub path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<Value>,
-}
-
-impl PatchOp {
-    pub fn add(path: impl Into<String>, value: Value) -> Self {
-        PatchOp {
-            op: "add",
-            path: path.into(),
-            value: Some(value),
-        }
-    }
-
-    pub fn remove(path: impl Into<String>) -> Self {
-        PatchOp {
-            op: "remove",
-            path: path.into(),
-            value: None,
-        }
-    }
-}
+pub use crate::api::json_patch::PatchOp;
 
 /// What a webhook answers.
 #[derive(Clone, Debug, PartialEq)]
