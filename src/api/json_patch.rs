@@ -32,16 +32,6 @@ impl PatchOp {
             value: None,
         }
     }
-
-    /// Fails the whole patch unless the member at `path` equals `value`: a write fenced by what
-    /// was read (`/metadata/resourceVersion`).
-    pub fn test(path: impl Into<String>, value: Value) -> Self {
-        PatchOp {
-            op: "test",
-            path: path.into(),
-            value: Some(value),
-        }
-    }
 }
 
 /// Operations turning `old` into `new`: objects are compared key by key, anything else (arrays

@@ -93,6 +93,9 @@ pub enum WriteError {
         #[source]
         source: kube::Error,
     },
+    /// The write could not be put into JSON (nothing was sent).
+    #[error("cannot encode the write: {0}")]
+    Encode(#[source] serde_json::Error),
 }
 
 impl WriteError {

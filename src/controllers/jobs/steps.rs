@@ -32,7 +32,11 @@ pub enum Action {
     ReclaimablePods(Box<Workload>, Vec<ReclaimablePod>),
     /// Drop the Workload's `resource-in-use` finalizer.
     ReleaseWorkload(Box<Workload>),
-    ReplaceJob(Box<Job>),
+    /// Change a Job as read into the Job as decided (a patch of what differs).
+    PatchJob {
+        read: Box<Job>,
+        job: Box<Job>,
+    },
     /// Replace a job of a framework kind, as the API serves that kind.
     ReplaceObject(Box<DynamicObject>, Box<ApiResource>),
     ClearStartTime(Box<Job>),
@@ -73,7 +77,9 @@ impl Action {
             | Action::Condition(w, _)
             | Action::ReclaimablePods(w, _)
             | Action::ReleaseWorkload(w) => w.resource_version(),
-            Action::ReplaceJob(job) | Action::ClearStartTime(job) => job.resource_version(),
+            Action::PatchJob { read: job, .. } | Action::ClearStartTime(job) => {
+                job.resource_version()
+            }
             Action::ReplaceObject(job, _) => job.resource_version(),
         }
     }
@@ -121,9 +127,9 @@ fn condition(workload: &Workload, desired: Desired<'_>, now: &Time) -> Option<Co
 pub trait JobObject: ResourceExt + Clone {
     /// The event target naming the job.
     fn reference(&self) -> ObjectReference;
-    /// The write replacing the job with `job`; `None` when kuota cannot tell how the API
-    /// serves it.
-    fn replace(job: Box<Self>) -> Option<Action>;
+    /// The write changing the job as `read` into `job`; `None` when kuota cannot tell how the
+    /// API serves it.
+    fn replace(read: &Self, job: Box<Self>) -> Option<Action>;
     /// The write clearing the job's start time (only batch Jobs have one to clear).
     fn clear_start_time(&self) -> Option<Action>;
 }
@@ -133,8 +139,11 @@ impl JobObject for Job {
         self.object_ref(&())
     }
 
-    fn replace(job: Box<Self>) -> Option<Action> {
-        Some(Action::ReplaceJob(job))
+    fn replace(read: &Self, job: Box<Self>) -> Option<Action> {
+        Some(Action::PatchJob {
+            read: Box::new(read.clone()),
+            job,
+        })
     }
 
     fn clear_start_time(&self) -> Option<Action> {
@@ -156,7 +165,9 @@ impl JobObject for DynamicObject {
         }
     }
 
-    fn replace(job: Box<Self>) -> Option<Action> {
+    /// A framework job is replaced whole: it is held as the JSON the API server sent, so
+    /// nothing it does not know is lost.
+    fn replace(_read: &Self, job: Box<Self>) -> Option<Action> {
         let types = job.types.as_ref()?;
         let resource = kinds::rules_of(&types.api_version, &types.kind)?
             .id()
@@ -266,7 +277,7 @@ pub fn write_for<J: JobObject, E: std::fmt::Display>(
         JobStep::UpdateJob {
             job: updated,
             event: e,
-        } => (J::replace(updated)?, on_job(e)),
+        } => (J::replace(job, updated)?, on_job(e)),
         JobStep::ClearStartTime => (job.clear_start_time()?, None),
     };
     Some(Write {
@@ -340,8 +351,8 @@ pub async fn carry_out(write: Write, writer: Writer) -> Done {
             .release_workload(&w)
             .await
             .map(|w| Outcome::Workload(Box::new(w))),
-        Action::ReplaceJob(job) => writer
-            .replace_job(&job)
+        Action::PatchJob { read, job } => writer
+            .patch_job(&read, &job)
             .await
             .map(|j| Outcome::Job(Box::new(j))),
         Action::ReplaceObject(job, resource) => writer

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::api::Condition;
+use crate::api::json_patch::{PatchOp, diff};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{
@@ -164,16 +165,20 @@ impl Writer {
         .await
     }
 
-    /// Replaces a Job (start, suspension, restore), fenced by its resource version.
-    pub async fn replace_job(&self, job: &Job) -> Result<Job, WriteError> {
+    /// Changes the Job `read` into `job` (start, suspension, restore) by a JSONPatch of what
+    /// differs, fenced by the resource version read: fields the typed Job does not know (a newer
+    /// API server's) are on neither side, so the patch keeps them, where a PUT would drop them.
+    pub async fn patch_job(&self, read: &Job, job: &Job) -> Result<Job, WriteError> {
         let api: Api<Job> =
             Api::namespaced(self.client.clone(), &job.namespace().unwrap_or_default());
-        let params = PostParams {
+        let params = PatchParams {
             field_manager: Some(field_managers::JOB_CONTROLLER.to_owned()),
-            ..PostParams::default()
+            ..PatchParams::default()
         };
+        let patch = job_patch(read, job)?;
         self.send(&label("Job", job), || async {
-            api.replace(&job.name_any(), &params, job).await
+            api.patch(&job.name_any(), &params, &Patch::Json::<()>(patch.clone()))
+                .await
         })
         .await
     }
@@ -269,3 +274,21 @@ impl Writer {
         .await
     }
 }
+
+/// The JSONPatch turning `read` into `job`. It sets the resource version read, so the API server
+/// refuses it with a conflict if the Job has changed since, as it refuses a stale update.
+fn job_patch(read: &Job, job: &Job) -> Result<::json_patch::Patch, WriteError> {
+    let encode = |job: &Job| serde_json::to_value(job).map_err(WriteError::Encode);
+    let version = read.metadata.resource_version.clone().unwrap_or_default();
+    let operations: Vec<PatchOp> = std::iter::once(PatchOp::add(
+        "/metadata/resourceVersion",
+        serde_json::Value::String(version),
+    ))
+    .chain(diff(&encode(read)?, &encode(job)?))
+    .collect();
+    let value = serde_json::to_value(operations).map_err(WriteError::Encode)?;
+    serde_json::from_value(value).map_err(WriteError::Encode)
+}
+
+#[cfg(test)]
+mod tests;
