@@ -89,12 +89,16 @@ async fn round(
     let now = clock.utc();
     let mut failed = None;
     let mut installed_trusted = true;
+    let was_trusted = store.is_ready();
     for object in managed {
         let trust = material.trust();
         if let Err((error, seen)) = make_trust(cluster, object, settings, &trust, now).await {
-            let ca = installed.as_ref();
-            let still = ca.is_some_and(|ca| seen.is_some_and(|v| trusts(&v, object.target(), ca)));
-            installed_trusted &= still;
+            installed_trusted &= still_trusted(
+                seen.as_ref(),
+                object.target(),
+                installed.as_ref(),
+                was_trusted,
+            );
             failed.get_or_insert(error);
         }
     }
@@ -124,6 +128,22 @@ async fn round(
             store.set_trusted(installed_trusted);
             Err(error)
         }
+    }
+}
+
+/// Whether the API server still trusts the presented certificate's CA through an object whose
+/// bundle could not be brought up to date: as `seen` shows it when it was read; as known before
+/// when it could not be read (an API brownout must not turn every replica NotReady at once).
+fn still_trusted(
+    seen: Option<&serde_json::Value>,
+    target: Target,
+    installed: Option<&CertInfo>,
+    was_trusted: bool,
+) -> bool {
+    match (seen, installed) {
+        (Some(object), Some(ca)) => trusts(object, target, ca),
+        (None, Some(_)) => was_trusted,
+        (_, None) => false,
     }
 }
 
@@ -237,3 +257,6 @@ pub(super) async fn make_trust(
         None,
     ))
 }
+
+#[cfg(test)]
+mod tests;
