@@ -530,6 +530,31 @@ fn deployment_runs_two_locked_down_replicas_with_kueues_probes() {
         json!({"preStop": {"sleep": {"seconds": 5}}})
     );
     assert_eq!(pod["terminationGracePeriodSeconds"], 10);
+    // Among the last pods preempted, and on different nodes where the cluster allows it.
+    assert_eq!(pod["priorityClassName"], "system-cluster-critical");
+    let spread =
+        &pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0];
+    assert_eq!(
+        spread["podAffinityTerm"]["topologyKey"],
+        "kubernetes.io/hostname"
+    );
+    assert_eq!(
+        spread["podAffinityTerm"]["labelSelector"]["matchLabels"],
+        spec["selector"]["matchLabels"]
+    );
+    let given = render(
+        case,
+        &["--set", "controllerManager.affinity.nodeAffinity.foo=bar"],
+        "",
+    );
+    let given_pod = &given.one(
+        "Deployment",
+        &format!("{}-controller-manager", case.fullname),
+    )["spec"]["template"]["spec"];
+    assert_eq!(
+        given_pod["affinity"],
+        json!({"nodeAffinity": {"foo": "bar"}})
+    );
     let without = render(
         case,
         &["--set", "controllerManager.manager.preStopSleepSeconds=0"],
