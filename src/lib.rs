@@ -11,6 +11,7 @@
 //! - [`controllers`]: the controller process: watches, the admission loop, the one API writer.
 //! - [`webhooks`]: the admission webhook server: Kueue's defaulting and validating webhooks.
 //! - [`tls`]: the webhook server's certificate: issued, stored, trusted and rotated in process.
+//! - [`visibility`]: Kueue's visibility API: the pending Workloads of a queue, in order.
 //! - [`cli`]: the `kuota` subcommands.
 //! - [`clock`]: the one place the time is read; everything else is handed a [`clock::Clock`].
 //! - [`name_table`]: the hash table of entries found by the namespace and name they lead to.
@@ -30,4 +31,5 @@ pub mod state;
 pub mod status;
 pub mod tls;
 pub mod v1beta1;
+pub mod visibility;
 pub mod webhooks;

@@ -57,6 +57,11 @@ const SPLITS_ALLOWED: &[Allowed] = &[
         reason: "a JSON pointer of a patch the webhook answered",
     },
     Allowed {
+        file: "src/visibility/request.rs",
+        text: "rest.split('/')",
+        reason: "a visibility API call's URL path, segment by segment",
+    },
+    Allowed {
         file: "src/v1beta1/fields.rs",
         text: "pointer.split('/')",
         reason: "a JSON pointer to a group of converted fields, written as a field path in errors",

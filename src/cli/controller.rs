@@ -83,6 +83,9 @@ fn webhook_serving(config: &Configuration) -> Result<WebhookServing, config::Con
         // The CRDs whose fields differ between v1beta1 and v1beta2 convert through kuota's
         // webhook, as Kueue's do through Kueue's.
         tls.conversion_crds = crate::v1beta1::conversion_crd_names();
+        if visibility_served(config) {
+            tls.serve_visibility();
+        }
         CertificateSource::Managed(Box::new(tls))
     } else {
         CertificateSource::Files(PathBuf::from(&config.webhook.cert_dir))
@@ -102,6 +105,13 @@ fn webhook_serving(config: &Configuration) -> Result<WebhookServing, config::Con
             pods: pod_settings(config),
         },
     })
+}
+
+/// Kueue's gate `VisibilityOnDemand`: the visibility API is served.
+fn visibility_served(config: &Configuration) -> bool {
+    config
+        .feature_gates
+        .enabled(crate::engine::features::Feature::VisibilityOnDemand)
 }
 
 /// What Kueue's Pod webhook reads from the configuration; the namespace facts come from the
@@ -225,6 +235,7 @@ fn settings(
         workload_retention: config.workload_retention,
         tls: ServerTls::new(&config.tls)?,
         cache_sync_timeout: config.cache_sync_timeout,
+        visibility: visibility_served(config).then(|| config.visibility_server.socket_addr()),
         webhooks: if serve_webhooks {
             Some(webhook_serving(config)?)
         } else {

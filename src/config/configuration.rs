@@ -44,6 +44,8 @@ pub struct Configuration {
     pub tls: TlsOptions,
     /// `controller.cacheSyncTimeout`: how long the first lists may take.
     pub cache_sync_timeout: Duration,
+    /// `visibilityServer`: where the visibility API is served (gate `VisibilityOnDemand`).
+    pub visibility_server: VisibilityServer,
 }
 
 /// `objectRetentionPolicies.workloads`: how long Workloads that ended are kept; `None` keeps
@@ -181,6 +183,23 @@ pub struct InternalCertManagement {
     pub webhook_service_name: String,
     /// The Secret that keeps it (`kueue-webhook-server-cert`).
     pub webhook_secret_name: String,
+}
+
+/// `visibilityServer`: the visibility API server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VisibilityServer {
+    /// `None`: every interface.
+    pub bind_address: Option<std::net::IpAddr>,
+    pub port: u16,
+}
+
+impl VisibilityServer {
+    pub fn socket_addr(&self) -> std::net::SocketAddr {
+        let ip = self
+            .bind_address
+            .unwrap_or(std::net::IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED));
+        std::net::SocketAddr::new(ip, self.port)
+    }
 }
 
 /// `webhook`: the admission webhook server.

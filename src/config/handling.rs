@@ -118,7 +118,8 @@ pub const FIELDS: &[(&str, Handling)] = &[
     ("pprofBindAddress", Harmless),
     ("controller.groupKindConcurrency", Harmless),
     ("controller.cacheSyncTimeout", ActedOn),
-    ("visibilityServer", Harmless),
+    ("visibilityServer.bindAddress", ActedOn),
+    ("visibilityServer.bindPort", ActedOn),
     ("queueVisibility", Harmless),
 ];
 
@@ -171,7 +172,8 @@ pub fn gate(feature: Feature) -> Handling {
         | RejectUpdatesToCQWithInvalidOnFlavors
         | ElasticJobsViaWorkloadSlices
         | WorkloadPriorityClassDefaulting
-        | CleanupProvisioningRequestsOnEviction => ActedOn,
+        | CleanupProvisioningRequestsOnEviction
+        | VisibilityOnDemand => ActedOn,
         TASRespectNodeAffinityPreferred
         | TASHandleOverlappingFlavors
         | TASRecomputeAssignmentWithinSchedulingCycle
@@ -189,7 +191,6 @@ pub fn gate(feature: Feature) -> Handling {
         | SchedulingEquivalenceHashing
         | UnadmittedWorkloadsObservability
         | UnadmittedWorkloadsExplicitStatus
-        | VisibilityOnDemand
         | MultiKueue
         | MultiKueueAdaptersForCustomJobs
         | MultiKueueKubeConfigPathValidation

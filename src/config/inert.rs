@@ -309,8 +309,6 @@ inert_blocks! {
         ("usageSamplingInterval", Shape::Duration),
         ("resourceWeights", Shape::Map(&Shape::Number)),
     ]);
-    /// `visibilityServer`.
-    VisibilityServer = Shape::Struct(&[("bindAddress", Shape::Str), ("bindPort", Shape::Int)]);
     /// `controller.groupKindConcurrency`.
     GroupKindConcurrency = Shape::Map(&Shape::Int);
     /// `metrics.customLabels` of `v1beta2`.

@@ -29,8 +29,8 @@ use serde::Deserialize;
 
 pub use configuration::{
     ClientConnection, Configuration, Health, Integrations, InternalCertManagement, LeaderElection,
-    LocalQueueMetrics, Metrics, RequeuingStrategy, RequeuingTimestamp, WaitForPodsReady, Webhook,
-    WorkloadRetention,
+    LocalQueueMetrics, Metrics, RequeuingStrategy, RequeuingTimestamp, VisibilityServer,
+    WaitForPodsReady, Webhook, WorkloadRetention,
 };
 pub use duration::{DurationError, GoDuration};
 pub use error::{ConfigError, FieldError};

@@ -5,7 +5,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelecto
 
 use super::configuration::{
     ClientConnection, Configuration, Health, InternalCertManagement, LeaderElection,
-    LocalQueueMetrics, Metrics, RequeuingStrategy, RequeuingTimestamp, WaitForPodsReady, Webhook,
+    LocalQueueMetrics, Metrics, RequeuingStrategy, RequeuingTimestamp, VisibilityServer,
+    WaitForPodsReady, Webhook,
 };
 use super::duration::GoDuration;
 use super::error::ConfigError;
@@ -21,6 +22,7 @@ pub mod defaults {
     use super::GoDuration;
 
     pub const WEBHOOK_PORT: u16 = 9443;
+    pub const VISIBILITY_PORT: u16 = 8082;
     pub const WEBHOOK_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
     pub const WEBHOOK_SERVICE_NAME: &str = "kueue-webhook-service";
     pub const WEBHOOK_SECRET_NAME: &str = "kueue-webhook-server-cert";
@@ -106,6 +108,10 @@ pub fn resolve(
         metrics: metrics(file.metrics.unwrap_or_default(), &gates, &mut problems),
         health: health(file.health.unwrap_or_default()),
         webhook: webhook(file.webhook.unwrap_or_default(), &mut problems),
+        visibility_server: visibility_server(
+            file.visibility_server.unwrap_or_default(),
+            &mut problems,
+        ),
         internal_cert_management: internal_cert_management(
             file.internal_cert_management.unwrap_or_default(),
             &mut problems,
@@ -307,6 +313,40 @@ fn webhook(block: types::Webhook, problems: &mut Problems) -> Webhook {
         host: block.host.unwrap_or_default(),
         cert_dir: non_empty_or(block.cert_dir, defaults::WEBHOOK_CERT_DIR),
     }
+}
+
+/// Kueue's checks: `bindAddress` must be an IP address, `bindPort` a port number; 8082 and every
+/// interface by default.
+fn visibility_server(block: types::VisibilityServer, problems: &mut Problems) -> VisibilityServer {
+    let port = match block.bind_port {
+        None => defaults::VISIBILITY_PORT,
+        Some(port) => u16::try_from(port)
+            .ok()
+            .filter(|p| *p > 0)
+            .unwrap_or_else(|| {
+                problems.invalid(
+                    "visibilityServer.bindPort",
+                    port,
+                    "must be a valid port number (1-65535)",
+                );
+                defaults::VISIBILITY_PORT
+            }),
+    };
+    let bind_address = match block.bind_address.as_deref() {
+        None | Some("") => None,
+        Some(address) => address.parse().map_or_else(
+            |_| {
+                problems.invalid(
+                    "visibilityServer.bindAddress",
+                    address,
+                    "must be a valid IP address",
+                );
+                None
+            },
+            Some,
+        ),
+    };
+    VisibilityServer { bind_address, port }
 }
 
 /// Kueue defaults `enable` to true and the names when empty; the names are checked only when

@@ -257,6 +257,10 @@ fn no_file_gives_kueue_defaults() {
         workload_retention: WorkloadRetention::default(),
         tls: crate::tls::TlsOptions::default(),
         cache_sync_timeout: Duration::from_secs(120),
+        visibility_server: VisibilityServer {
+            bind_address: None,
+            port: 8082,
+        },
     };
     assert_eq!(loaded.config, expected);
 }
@@ -465,7 +469,7 @@ fn a_tas_profile_needs_tas() {
 fn harmless_gates_are_accepted_and_reported() {
     let text = with_header(
         "featureGates:\n  TASCacheTopologyTree: false\n  PartialAdmission: false\n  \
-         VisibilityOnDemand: false\n  TLSOptions: true\n",
+         TLSOptions: true\n",
     );
     let loaded = parse_ok(&text);
     assert!(
@@ -482,10 +486,7 @@ fn harmless_gates_are_accepted_and_reported() {
     );
     assert_eq!(
         loaded.ignored,
-        [
-            "featureGates.VisibilityOnDemand",
-            "featureGates.TASCacheTopologyTree"
-        ],
+        ["featureGates.TASCacheTopologyTree"],
         "gates kuota acts on and gates at their default are not reported"
     );
 }
@@ -563,17 +564,41 @@ fn empty_refused_blocks_set_nothing() {
 #[test]
 fn harmless_fields_are_reported() {
     let text = with_header(
-        "tls:\n  minVersion: VersionTLS13\npprofBindAddress: :8082\nvisibilityServer:\n  \
-         bindPort: 8082\ncontroller:\n  cacheSyncTimeout: 120000000000\nmetrics:\n  \
+        "tls:\n  minVersion: VersionTLS13\npprofBindAddress: :8082\ncontroller:\n  cacheSyncTimeout: 120000000000\nmetrics:\n  \
          customLabels:\n  - name: team\n",
     );
     assert_eq!(
         parse_ok(&text).ignored,
-        [
-            "visibilityServer",
-            "pprofBindAddress",
-            "metrics.customLabels"
-        ]
+        ["pprofBindAddress", "metrics.customLabels"]
+    );
+}
+
+#[test]
+fn the_visibility_server_is_placed_as_kueue_checks_it() {
+    let loaded = parse_ok(&with_header(
+        "visibilityServer: {bindAddress: 127.0.0.1, bindPort: 18082}\n",
+    ));
+    assert!(loaded.ignored.is_empty(), "{:?}", loaded.ignored);
+    assert_eq!(
+        loaded.config.visibility_server.socket_addr(),
+        "127.0.0.1:18082".parse().unwrap()
+    );
+    let errors = field_errors(
+        &with_header("visibilityServer: {bindAddress: localhost, bindPort: 70000}\n"),
+        "",
+    );
+    let fields: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    assert!(
+        fields
+            .iter()
+            .any(|e| e.contains("visibilityServer.bindPort")),
+        "{fields:?}"
+    );
+    assert!(
+        fields
+            .iter()
+            .any(|e| e.contains("visibilityServer.bindAddress")),
+        "{fields:?}"
     );
 }
 

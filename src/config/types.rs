@@ -41,7 +41,7 @@ pub struct FileConfiguration {
     pub resources: Option<Resources>,
     pub feature_gates: Option<StrictMap<bool>>,
     pub object_retention_policies: Option<ObjectRetentionPolicies>,
-    pub visibility_server: Option<Inert<inert::VisibilityServer>>,
+    pub visibility_server: Option<VisibilityServer>,
 }
 
 impl FileConfiguration {
@@ -62,10 +62,6 @@ impl FileConfiguration {
                 self.admission_fair_sharing
                     .as_ref()
                     .is_some_and(Inert::is_set),
-            ),
-            (
-                "visibilityServer",
-                self.visibility_server.as_ref().is_some_and(Inert::is_set),
             ),
             (
                 "pprofBindAddress",
@@ -125,6 +121,14 @@ pub struct Webhook {
     pub port: Option<i64>,
     pub host: Option<String>,
     pub cert_dir: Option<String>,
+}
+
+/// `visibilityServer`.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VisibilityServer {
+    pub bind_address: Option<String>,
+    pub bind_port: Option<i64>,
 }
 
 /// component-base `LeaderElectionConfiguration`.

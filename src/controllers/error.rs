@@ -32,4 +32,6 @@ pub enum ControllerError {
     Certificates(#[from] crate::tls::TlsError),
     #[error("cannot set up TLS for the metrics server: {0}")]
     MetricsTls(#[source] rustls::Error),
+    #[error("cannot set up TLS for the visibility API server: {0}")]
+    VisibilityTls(#[source] rustls::Error),
 }

@@ -22,6 +22,7 @@ mod retention;
 mod serve;
 pub mod statefulsets;
 mod topology_ungater;
+mod visibility;
 pub mod watches;
 mod webhook_serving;
 pub mod work_queue;
@@ -53,6 +54,8 @@ use crate::state::ClusterState;
 
 /// Watch changes waiting for the admission loop; a full channel slows the watches down.
 const INPUT_DEPTH: usize = 4096;
+/// Visibility API calls waiting for the admission loop; a full channel makes callers wait.
+const QUERY_DEPTH: usize = 64;
 
 /// What the controller runs with.
 #[derive(Clone, Debug)]
@@ -96,6 +99,8 @@ pub struct Settings {
     /// Kueue's `controller.cacheSyncTimeout`: how long the watches may take to deliver their
     /// first lists before the controller gives up.
     pub cache_sync_timeout: Duration,
+    /// Where Kueue's visibility API is served (gate `VisibilityOnDemand`); `None` serves none.
+    pub visibility: Option<SocketAddr>,
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C (then `Ok`), or until a part of it fails.
@@ -141,6 +146,25 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         ),
         None => None,
     };
+    let (queries, asked) = mpsc::channel(QUERY_DEPTH);
+    if let Some(addr) = settings.visibility {
+        // The webhook server's certificate also names the visibility Service, and is trusted
+        // by its APIServices; without webhooks the server presents a self-signed one, as
+        // Kueue's does.
+        let certs = match &certificate {
+            Some(store) => store.resolver(),
+            None => crate::tls::self_signed_store(clock.utc())?.resolver(),
+        };
+        visibility::start(
+            &client,
+            addr,
+            certs,
+            settings.tls.clone(),
+            queries,
+            &mut servers,
+        )
+        .await?;
+    }
     if let Some((addr, paths)) = settings.health.clone() {
         let readiness = serve::Readiness {
             caches: ready.clone(),
@@ -290,7 +314,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         clock.clone(),
     );
     let admission = work_queue::WorkQueue::new(admission, leading, clock)
-        .run(AdmissionInputs::new(received, done, found));
+        .run(AdmissionInputs::new(received, done, found, asked));
     // The election runs on a task of its own: a long admission pass on this task must not delay
     // its renewals (the tenure would end anyway, but a leader that lost its lease is noticed
     // sooner).

@@ -116,6 +116,7 @@ mod holds;
 mod incremental;
 pub mod model;
 pub mod node_match;
+pub mod pending_order;
 mod preemption;
 pub mod quantity;
 pub mod queue_report;

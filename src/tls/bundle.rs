@@ -1,5 +1,6 @@
 //! CA bundles where the API server reads them: the `clientConfig.caBundle` of every webhook in a
-//! Mutating- or ValidatingWebhookConfiguration, and of a CRD's conversion webhook. Objects are
+//! Mutating- or ValidatingWebhookConfiguration, of a CRD's conversion webhook, and the
+//! `spec.caBundle` of an APIService. Objects are
 //! edited as JSON so that fields this build does not know survive the round trip.
 
 use k8s_openapi::ByteString;
@@ -16,6 +17,8 @@ pub enum Target {
     /// `spec.conversion.webhook.clientConfig` of a CRD, when `spec.conversion.strategy` is
     /// `Webhook`.
     Conversion,
+    /// `spec` of an APIService, which holds its `caBundle` itself.
+    ApiService,
 }
 
 fn client_configs(object: &mut Value, target: Target) -> Vec<&mut Map<String, Value>> {
@@ -39,6 +42,11 @@ fn client_configs(object: &mut Value, target: Target) -> Vec<&mut Map<String, Va
                 .into_iter()
                 .collect()
         }
+        Target::ApiService => object
+            .get_mut("spec")
+            .and_then(Value::as_object_mut)
+            .into_iter()
+            .collect(),
     }
 }
 

@@ -12,6 +12,7 @@ use k8s_openapi::api::admissionregistration::v1::{
 };
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{ApiResource, DynamicObject, ObjectMeta, PostParams};
 use kube::core::PartialObjectMeta;
 use kube::runtime::{WatchStreamExt, watcher};
@@ -41,6 +42,7 @@ pub enum Kind {
     Mutating,
     Validating,
     Crd,
+    ApiService,
 }
 
 /// An object whose CA bundles are kept.
@@ -56,6 +58,7 @@ impl fmt::Display for Managed {
             Kind::Mutating => "MutatingWebhookConfiguration",
             Kind::Validating => "ValidatingWebhookConfiguration",
             Kind::Crd => "CustomResourceDefinition",
+            Kind::ApiService => "APIService",
         };
         write!(f, "{kind} {}", self.name)
     }
@@ -66,6 +69,7 @@ impl Managed {
         match self.kind {
             Kind::Mutating | Kind::Validating => Target::Webhooks,
             Kind::Crd => Target::Conversion,
+            Kind::ApiService => Target::ApiService,
         }
     }
 
@@ -74,6 +78,7 @@ impl Managed {
             Kind::Mutating => ApiResource::erase::<MutatingWebhookConfiguration>(&()),
             Kind::Validating => ApiResource::erase::<ValidatingWebhookConfiguration>(&()),
             Kind::Crd => ApiResource::erase::<CustomResourceDefinition>(&()),
+            Kind::ApiService => ApiResource::erase::<APIService>(&()),
         }
     }
 
@@ -85,6 +90,10 @@ impl Managed {
             .chain(named(Kind::Validating, &settings.validating_webhook))
             .chain(settings.conversion_crds.iter().map(|name| Managed {
                 kind: Kind::Crd,
+                name: name.clone(),
+            }))
+            .chain(settings.api_services.iter().map(|name| Managed {
+                kind: Kind::ApiService,
                 name: name.clone(),
             }))
             .collect()
@@ -264,6 +273,10 @@ impl Cluster {
                 ),
                 Kind::Crd => named_watch(
                     Api::<PartialObjectMeta<CustomResourceDefinition>>::all(client.clone()),
+                    &m.name,
+                ),
+                Kind::ApiService => named_watch(
+                    Api::<PartialObjectMeta<APIService>>::all(client.clone()),
                     &m.name,
                 ),
             });

@@ -11,6 +11,7 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use rustls::server::ResolvesServerCert;
+use rustls::server::danger::ClientCertVerifier;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 
@@ -32,7 +33,34 @@ pub async fn serve_https(
     app: Router,
     what: &'static str,
 ) -> Result<(), rustls::Error> {
-    let acceptor = TlsAcceptor::from(Arc::new(tls.server_config(certs)?));
+    serve_tls(listener, tls.server_config(certs, None)?, app, what).await
+}
+
+/// As [`serve_https`], for clients `clients` accepts only: the handshake fails for any other.
+pub async fn serve_https_to(
+    listener: TcpListener,
+    certs: Arc<dyn ResolvesServerCert>,
+    clients: Arc<dyn ClientCertVerifier>,
+    tls: &ServerTls,
+    app: Router,
+    what: &'static str,
+) -> Result<(), rustls::Error> {
+    serve_tls(
+        listener,
+        tls.server_config(certs, Some(clients))?,
+        app,
+        what,
+    )
+    .await
+}
+
+async fn serve_tls(
+    listener: TcpListener,
+    config: rustls::ServerConfig,
+    app: Router,
+    what: &'static str,
+) -> Result<(), rustls::Error> {
+    let acceptor = TlsAcceptor::from(Arc::new(config));
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,

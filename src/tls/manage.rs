@@ -197,9 +197,10 @@ async fn make_trust(
     for _ in 0..ATTEMPTS {
         let mut read = match cluster.read(object).await {
             Ok(Some(read)) => read,
-            // An absent CRD converts nothing; an absent webhook configuration is a mistake in the
-            // names, and serving while it is fixed would hide it.
-            Ok(None) if object.kind == Kind::Crd => return Ok(()),
+            // An absent CRD converts nothing and an absent APIService routes nothing; an absent
+            // webhook configuration is a mistake in the names, and serving while it is fixed
+            // would hide it.
+            Ok(None) if matches!(object.kind, Kind::Crd | Kind::ApiService) => return Ok(()),
             Ok(None) => {
                 let hint = " (is the webhook configuration named as the settings say?)";
                 return Err((

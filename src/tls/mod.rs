@@ -28,6 +28,7 @@ mod cluster;
 mod decide;
 mod error;
 mod files;
+mod front_proxy;
 mod generate;
 mod https;
 mod in_memory;
@@ -41,7 +42,8 @@ mod testing;
 
 pub use error::TlsError;
 pub use files::{FILE_CHECK_PERIOD, watch_dir};
-pub use https::serve_https;
+pub use front_proxy::{CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE, FrontProxy, FrontProxyError, Trust};
+pub use https::{serve_https, serve_https_to};
 pub use in_memory::self_signed_store;
 pub use manage::manage;
 pub use options::{

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use rustls::crypto::CryptoProvider;
 use rustls::server::ResolvesServerCert;
+use rustls::server::danger::ClientCertVerifier;
 use rustls::{ServerConfig, SupportedProtocolVersion};
 use thiserror::Error;
 
@@ -156,17 +157,27 @@ impl ServerTls {
         })
     }
 
-    /// A server configuration presenting what `certs` resolves, speaking HTTP/1.1.
+    /// A server configuration presenting what `certs` resolves, speaking HTTP/1.1; with
+    /// `clients`, a client must present a certificate it accepts.
     pub fn server_config(
         &self,
         certs: Arc<dyn ResolvesServerCert>,
+        clients: Option<Arc<dyn ClientCertVerifier>>,
     ) -> Result<ServerConfig, rustls::Error> {
-        let mut config = ServerConfig::builder_with_provider(self.provider.clone())
-            .with_protocol_versions(self.versions)?
-            .with_no_client_auth()
-            .with_cert_resolver(certs);
+        let builder = ServerConfig::builder_with_provider(self.provider.clone())
+            .with_protocol_versions(self.versions)?;
+        let mut config = match clients {
+            Some(verifier) => builder.with_client_cert_verifier(verifier),
+            None => builder.with_no_client_auth(),
+        }
+        .with_cert_resolver(certs);
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(config)
+    }
+
+    /// The cryptography the servers use, for verifiers that check signatures with it.
+    pub fn provider(&self) -> &Arc<CryptoProvider> {
+        &self.provider
     }
 }
 

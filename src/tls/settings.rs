@@ -23,6 +23,12 @@ pub const KUEUE_CONVERSION_CRDS: [&str; 5] = [
     "multikueueclusters.kueue.x-k8s.io",
 ];
 
+/// Kueue's visibility APIServices.
+pub const VISIBILITY_API_SERVICES: [&str; 2] = [
+    "v1beta1.visibility.kueue.x-k8s.io",
+    "v1beta2.visibility.kueue.x-k8s.io",
+];
+
 /// How long certificates live and how often they are looked at.
 ///
 /// The CA is replaced when a serving certificate issued now would outlive it, or when less than a
@@ -82,7 +88,11 @@ pub struct TlsSettings {
     /// CRDs whose conversion webhook must trust the CA; a CRD that is absent or converts with
     /// `strategy: None` needs nothing.
     pub conversion_crds: Vec<String>,
-    /// Further DNS names and IP addresses the serving certificate is valid for (local runs).
+    /// APIServices whose `caBundle` must trust the CA (the visibility API's, served with the
+    /// same certificate); an absent one needs nothing.
+    pub api_services: Vec<String>,
+    /// Further DNS names and IP addresses the serving certificate is valid for (the visibility
+    /// Service, local runs).
     pub extra_dns_names: Vec<String>,
     pub extra_ips: Vec<IpAddr>,
     pub lifetimes: Lifetimes,
@@ -105,10 +115,31 @@ impl TlsSettings {
             mutating_webhook: Some(format!("{base}-mutating-webhook-configuration")),
             validating_webhook: Some(format!("{base}-validating-webhook-configuration")),
             conversion_crds: KUEUE_CONVERSION_CRDS.map(String::from).to_vec(),
+            api_services: Vec::new(),
             extra_dns_names: Vec::new(),
             extra_ips: Vec::new(),
             lifetimes: Lifetimes::default(),
         }
+    }
+
+    /// Also serves the visibility API with this certificate: it names the visibility Service
+    /// (`<base>-visibility-server`, Kueue's name beside `<base>-webhook-service`) and Kueue's
+    /// visibility APIServices trust its CA.
+    pub fn serve_visibility(&mut self) {
+        let base = self
+            .service_name
+            .strip_suffix("-webhook-service")
+            .unwrap_or(&self.service_name);
+        let service = format!("{base}-visibility-server");
+        for name in [
+            format!("{service}.{}.svc", self.namespace),
+            format!("{service}.{}.svc.cluster.local", self.namespace),
+        ] {
+            if !self.extra_dns_names.contains(&name) {
+                self.extra_dns_names.push(name);
+            }
+        }
+        self.api_services = VISIBILITY_API_SERVICES.map(String::from).to_vec();
     }
 
     /// The DNS names the serving certificate must be valid for, the first being its common name:

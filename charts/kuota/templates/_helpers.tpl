@@ -56,6 +56,10 @@ Names shared by several templates.
 {{- include "kuota.fullname" . }}-webhook-server-cert
 {{- end }}
 
+{{- define "kuota.visibilityServiceName" -}}
+{{- include "kuota.fullname" . }}-visibility-server
+{{- end }}
+
 {{- define "kuota.metricsServiceName" -}}
 {{- include "kuota.fullname" . }}-controller-manager-metrics-service
 {{- end }}
@@ -142,6 +146,24 @@ Ports and probe paths as the configuration sets them, with Kueue's defaults.
 {{- $config := include "kuota.config" . | fromYaml }}
 {{- $port := int (dig "webhook" "port" 9443 $config) }}
 {{- if le $port 0 }}9443{{ else }}{{ $port }}{{ end }}
+{{- end }}
+
+{{/*
+Whether the visibility API is served ("true" or empty): gate VisibilityOnDemand, on unless
+controllerManager.featureGates or the configuration's featureGates turn it off.
+*/}}
+{{- define "kuota.visibility" -}}
+{{- $config := include "kuota.config" . | fromYaml }}
+{{- $on := dig "featureGates" "VisibilityOnDemand" true $config }}
+{{- range .Values.controllerManager.featureGates }}
+{{- if eq .name "VisibilityOnDemand" }}{{ $on = .enabled }}{{ end }}
+{{- end }}
+{{- if $on }}true{{ end }}
+{{- end }}
+
+{{- define "kuota.visibilityPort" -}}
+{{- $config := include "kuota.config" . | fromYaml }}
+{{- dig "visibilityServer" "bindPort" 8082 $config }}
 {{- end }}
 
 {{- define "kuota.certDir" -}}

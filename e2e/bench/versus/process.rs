@@ -61,7 +61,8 @@ fn ensure_cert(dir: &Path) -> Result<()> {
 }
 
 impl Controller {
-    /// `kuota controller` without webhooks, as the e2e suite runs it.
+    /// `kuota controller` without webhooks, as the e2e suite runs it, and without the
+    /// visibility API server, as Kueue runs here.
     pub async fn kuota(state: &Path, limit: RateLimit) -> Result<Self> {
         let (health, metrics) = (free_port()?, free_port()?);
         let config = state.join("versus-kuota.yaml");
@@ -84,6 +85,7 @@ clientConnection: {{qps: {}, burst: {}}}
                 "controller",
                 "--no-webhooks",
                 "--metrics-secure=false",
+                "--feature-gates=VisibilityOnDemand=false",
                 "--config",
             ])
             .arg(&config)

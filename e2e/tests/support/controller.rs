@@ -85,7 +85,8 @@ impl Replica {
         super::apply_crds(&client).await?;
         let dir = state_dir();
         std::fs::create_dir_all(&dir)?;
-        let (health_port, metrics_port) = (free_port()?, free_port()?);
+        let (health_port, metrics_port, visibility_port) =
+            (free_port()?, free_port()?, free_port()?);
         let stem = format!("controller-{}-{name}", std::process::id());
         let config = dir.join(format!("{stem}.yaml"));
         std::fs::write(
@@ -95,6 +96,7 @@ impl Replica {
 kind: Configuration
 health: {{healthProbeBindAddress: \"127.0.0.1:{health_port}\"}}
 metrics: {{bindAddress: \"127.0.0.1:{metrics_port}\"}}
+visibilityServer: {{bindAddress: 127.0.0.1, bindPort: {visibility_port}}}
 {extra}"
             ),
         )?;

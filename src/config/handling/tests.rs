@@ -74,14 +74,13 @@ fn fields_the_loader_looks_up_are_recorded_as_refused_or_ignored() {
     use crate::config::types::FileConfiguration;
     let text = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n\
         multiKueue: {gcInterval: 1m}\nadmissionFairSharing: {usageHalfLifeTime: 1h}\n\
-        visibilityServer: {bindPort: 8082}\n\
         pprofBindAddress: :8082\ncontroller: {groupKindConcurrency: {Pod: 5}}\n\
         metrics: {customLabels: [{name: team}]}\n\
         resources: {excludeResourcePrefixes: [x], transformations: [{input: cpu}], \
         deviceClassMappings: [{name: gpu}]}\n";
     let file: FileConfiguration = yaml_serde::from_str(text).unwrap_or_else(|e| panic!("{e}"));
     let set = file.set_unhandled_fields();
-    assert_eq!(set.len(), 9);
+    assert_eq!(set.len(), 8);
     for path in set
         .into_iter()
         .chain(["queueVisibility", "integrations.podOptions"])

@@ -51,12 +51,12 @@ fn refuses_fields_only_the_other_version_has() {
 #[test]
 fn refuses_duplicates_and_wrong_types() {
     assert!(
-        check::<VisibilityServer>("bindPort: 1\nbindPort: 2\n")
+        check::<QueueVisibility>("updateIntervalSeconds: 1\nupdateIntervalSeconds: 2\n")
             .unwrap_err()
-            .contains("duplicate field `bindPort`")
+            .contains("duplicate field `updateIntervalSeconds`")
     );
     assert!(check::<AdmissionFairSharing>("usageHalfLifeTime: maybe\n").is_err());
-    assert!(check::<VisibilityServer>("bindPort: \"8082\"\n").is_err());
+    assert!(check::<QueueVisibility>("updateIntervalSeconds: \"5\"\n").is_err());
     assert!(check::<MultiKueue>("gcInterval: 60\n").is_err());
     assert!(check::<MultiKueue>("gcInterval: 1 minute\n").is_err());
     assert!(check::<GroupKindConcurrency>("Pod: five\n").is_err());
@@ -65,7 +65,7 @@ fn refuses_duplicates_and_wrong_types() {
 #[test]
 fn null_stands_for_the_zero_value() {
     assert_eq!(
-        check::<VisibilityServer>("bindAddress: null\nbindPort: ~\n"),
+        check::<QueueVisibility>("clusterQueues: null\nupdateIntervalSeconds: ~\n"),
         Ok(())
     );
     assert_eq!(check::<QueueVisibility>("clusterQueues:\n"), Ok(()));

@@ -21,6 +21,7 @@ mod finalizers;
 mod hot_swap;
 mod inputs;
 mod ledger;
+pub mod pending_queries;
 pub mod plan;
 mod pods_ready;
 mod pods_ready_timeout;

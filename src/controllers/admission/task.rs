@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::AdmissionLoop;
+use super::pending_queries::PendingQuery;
 use super::reports::REPORT_PERIOD;
 use super::requests::Written;
 use crate::clock::Reading;
@@ -36,14 +37,17 @@ pub enum AdmissionInput {
     Written(Written),
     /// What the node-health loop found about one Workload.
     NodeFailures(NodeFailures),
+    /// A visibility API call, answered at once.
+    Pending(PendingQuery),
 }
 
-/// The admission loop's three channels, merged: its watches (closing them stops the loop), its
-/// writes' answers and node health's reports.
+/// The admission loop's channels, merged: its watches (closing them stops the loop), its
+/// writes' answers, node health's reports and visibility calls.
 pub struct AdmissionInputs {
     watches: mpsc::Receiver<Input>,
     written: mpsc::Receiver<Written>,
     failures: mpsc::Receiver<NodeFailures>,
+    queries: mpsc::Receiver<PendingQuery>,
 }
 
 impl AdmissionInputs {
@@ -51,11 +55,13 @@ impl AdmissionInputs {
         watches: mpsc::Receiver<Input>,
         written: mpsc::Receiver<Written>,
         failures: mpsc::Receiver<NodeFailures>,
+        queries: mpsc::Receiver<PendingQuery>,
     ) -> Self {
         AdmissionInputs {
             watches,
             written,
             failures,
+            queries,
         }
     }
 }
@@ -66,10 +72,12 @@ impl Inputs<AdmissionInput> for AdmissionInputs {
             input = self.watches.recv() => input.map(AdmissionInput::Watch),
             Some(written) = self.written.recv() => Some(AdmissionInput::Written(written)),
             Some(report) = self.failures.recv() => Some(AdmissionInput::NodeFailures(report)),
+            Some(query) = self.queries.recv() => Some(AdmissionInput::Pending(query)),
         }
     }
 
-    /// Watch changes first, then answers, then reports: a burst is taken in before the pass.
+    /// Watch changes first, then answers, then reports, then calls: a burst is taken in before
+    /// the pass, and a call is answered with it.
     fn try_recv(&mut self) -> Option<AdmissionInput> {
         if let Ok(input) = self.watches.try_recv() {
             return Some(AdmissionInput::Watch(input));
@@ -77,10 +85,10 @@ impl Inputs<AdmissionInput> for AdmissionInputs {
         if let Ok(written) = self.written.try_recv() {
             return Some(AdmissionInput::Written(written));
         }
-        self.failures
-            .try_recv()
-            .ok()
-            .map(AdmissionInput::NodeFailures)
+        if let Ok(report) = self.failures.try_recv() {
+            return Some(AdmissionInput::NodeFailures(report));
+        }
+        self.queries.try_recv().ok().map(AdmissionInput::Pending)
     }
 }
 
@@ -96,6 +104,7 @@ impl Task for AdmissionLoop {
             AdmissionInput::Watch(change) => self.take_change(change),
             AdmissionInput::Written(written) => self.take_answer(written),
             AdmissionInput::NodeFailures(report) => self.node_failures(report),
+            AdmissionInput::Pending(query) => return self.answer_pending(query),
         }
         dirty.insert(Pass);
     }

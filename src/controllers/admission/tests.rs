@@ -620,6 +620,8 @@ mod hot_swap;
 mod ledger_property;
 #[path = "tests/pacing.rs"]
 mod pacing;
+#[path = "tests/pending_queries.rs"]
+mod pending_queries;
 #[path = "tests/pods_ready.rs"]
 mod pods_ready;
 #[path = "tests/preemption.rs"]

@@ -110,7 +110,7 @@ fn handshake(
         .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
         .with_no_client_auth();
     let server_config = server
-        .server_config(Arc::new(OneCertificate(certified_key())))
+        .server_config(Arc::new(OneCertificate(certified_key())), None)
         .unwrap();
     let mut server_side = ServerConnection::new(Arc::new(server_config)).unwrap();
     let mut client_side = ClientConnection::new(

@@ -17,6 +17,8 @@ batch-user, view/edit/adm = rbac.authorization.k8s.io/aggregate-to-view/edit/adm
 - {role: localqueue-viewer, group: kueue.x-k8s.io, resource: localqueues, status: true, aggregate: [admin, user, view, edit, adm]}
 - {role: workload-editor, group: kueue.x-k8s.io, resource: workloads, status: true, editor: true, aggregate: [admin]}
 - {role: workload-viewer, group: kueue.x-k8s.io, resource: workloads, status: true, aggregate: [admin, user, view, edit, adm]}
+- {role: pending-workloads-cq-viewer, group: visibility.kueue.x-k8s.io, resource: clusterqueues/pendingworkloads, aggregate: [admin, view, edit, adm]}
+- {role: pending-workloads-lq-viewer, group: visibility.kueue.x-k8s.io, resource: localqueues/pendingworkloads, aggregate: [admin, user, view, edit, adm]}
 {{- range $job := list
       (list "job" "batch" "jobs")
       (list "jobset" "jobset.x-k8s.io" "jobsets")

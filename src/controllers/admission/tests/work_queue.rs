@@ -165,9 +165,10 @@ async fn the_loop_runs_until_its_watches_close() {
     let (watches, watched) = mpsc::channel(8);
     let (_answers, written) = mpsc::channel(8);
     let (_reports, failures) = mpsc::channel(8);
+    let (_queries, asked) = mpsc::channel(8);
     let running = tokio::spawn(
         q.queue
-            .run(AdmissionInputs::new(watched, written, failures)),
+            .run(AdmissionInputs::new(watched, written, failures, asked)),
     );
     watches
         .send(Input::Workload(Change::Apply(Box::new(Arc::new(
