@@ -414,7 +414,7 @@ fn kubectl_kueue_shows_positions(
     admitted: &Submitted,
     queue: &[&Submitted],
 ) -> Result<()> {
-    let plugin = support::kueue_build_dir()?.join("kubectl-kueue");
+    let plugin = support::kueue_build::dir()?.join("kubectl-kueue");
     ensure!(
         plugin.exists(),
         "{} is missing: build it with e2e/kueue-build.sh",

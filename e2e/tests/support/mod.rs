@@ -7,6 +7,9 @@
 pub mod apply;
 pub mod controller;
 pub mod kueue;
+// Used by the benchmark against Kueue's manager and the visibility API's tests.
+#[allow(dead_code)]
+pub mod kueue_build;
 pub mod nodes;
 // Used by the binaries that run the job kinds' own controllers.
 #[allow(dead_code)]
@@ -38,30 +41,6 @@ pub fn kubeconfig_path() -> PathBuf {
         Some(path) if !path.is_empty() => PathBuf::from(path),
         _ => repo_root().join("e2e/.state/kubeconfig"),
     }
-}
-
-/// The folder e2e/kueue-build.sh builds Kueue into (its manager, `kubectl-kueue` and CRDs):
-/// `KUEUE_DIR`, else what the script prints, building it first if needed.
-pub fn kueue_build_dir() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("KUEUE_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    let script = repo_root().join("e2e/kueue-build.sh");
-    let output = std::process::Command::new(&script)
-        .output()
-        .with_context(|| format!("run {}", script.display()))?;
-    ensure!(
-        output.status.success(),
-        "{} failed:\n{}",
-        script.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8(output.stdout)?;
-    let dir = stdout
-        .lines()
-        .last()
-        .context("e2e/kueue-build.sh printed nothing")?;
-    Ok(PathBuf::from(dir.trim()))
 }
 
 /// A client connected to the local control plane.
