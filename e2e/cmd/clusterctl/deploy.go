@@ -108,7 +108,7 @@ func deploy(l layout, helmArgs []string) error {
 		return err
 	}
 	if err := waitAPIServicesAvailable(client, found.apiServices, 60*time.Second); err != nil {
-		return fmt.Errorf("%w (controller log %s)", err, l.log(deployedName))
+		return componentFailure(l, deployedName, err.Error())
 	}
 	fmt.Printf("e2e/cluster: kuota deployed as release %s in %s (controller pid %d, log %s)\n",
 		r.name, r.namespace, c.pid, l.log(deployedName))

@@ -206,7 +206,7 @@ func waitAPIServicesAvailable(c *apiClient, names []string, timeout time.Duratio
 				why = reason
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("APIService %s is not Available after %s: %s", name, timeout, why)
+				return fmt.Errorf("serves APIService %s, which is not Available after %s: %s", name, timeout, why)
 			}
 			time.Sleep(250 * time.Millisecond)
 		}
