@@ -8,6 +8,7 @@ pub mod condition;
 pub mod condition_lookup;
 pub mod crd;
 mod crd_schema;
+pub mod json_patch;
 pub mod keys;
 pub mod label_selector;
 pub mod local_queue;

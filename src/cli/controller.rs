@@ -74,21 +74,27 @@ fn webhook_serving(config: &Configuration) -> Result<WebhookServing, config::Con
         });
     };
     let certs = &config.internal_cert_management;
+    let mut tls = TlsSettings::kueue(
+        &config.namespace,
+        &certs.webhook_service_name,
+        &certs.webhook_secret_name,
+    );
+    // The CRDs whose fields differ between v1beta1 and v1beta2 convert through kuota's
+    // webhook, as Kueue's do through Kueue's.
+    tls.conversion_crds = crate::v1beta1::conversion_crd_names();
+    if visibility_served(config) {
+        tls.serve_visibility();
+    }
     let certificates = if certs.enable {
-        let mut tls = TlsSettings::kueue(
-            &config.namespace,
-            &certs.webhook_service_name,
-            &certs.webhook_secret_name,
-        );
-        // The CRDs whose fields differ between v1beta1 and v1beta2 convert through kuota's
-        // webhook, as Kueue's do through Kueue's.
-        tls.conversion_crds = crate::v1beta1::conversion_crd_names();
-        if visibility_served(config) {
-            tls.serve_visibility();
-        }
         CertificateSource::Managed(Box::new(tls))
     } else {
-        CertificateSource::Files(PathBuf::from(&config.webhook.cert_dir))
+        // The issuer's injector keeps the webhook configurations trusting it.
+        tls.mutating_webhook = None;
+        tls.validating_webhook = None;
+        CertificateSource::Files {
+            dir: PathBuf::from(&config.webhook.cert_dir),
+            trusted_by: Box::new(tls),
+        }
     };
     Ok(WebhookServing {
         addr,

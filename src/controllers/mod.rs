@@ -51,11 +51,15 @@ use crate::api::keys::field_managers;
 use crate::clock::Clock;
 use crate::engine::model::EngineConfig;
 use crate::state::ClusterState;
+use crate::tls::Draining;
 
 /// Watch changes waiting for the admission loop; a full channel slows the watches down.
 const INPUT_DEPTH: usize = 4096;
 /// Visibility API calls waiting for the admission loop; a full channel makes callers wait.
 const QUERY_DEPTH: usize = 64;
+/// How long a stopping replica waits for its webhook calls in flight: within the chart's grace
+/// period (10 s, Kueue's) after its preStop wait (5 s).
+const DRAIN_LIMIT: Duration = Duration::from_secs(4);
 
 /// What the controller runs with.
 #[derive(Clone, Debug)]
@@ -132,19 +136,22 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     // start.
     let mut shared = watches::shared::SharedWatches::default();
     let mut servers = JoinSet::new();
-    let certificate = match settings.webhooks.clone() {
-        Some(serving) => Some(
-            webhook_serving::start(
+    let (drain, draining) = Draining::channel();
+    let (certificate, mut webhook_server) = match settings.webhooks.clone() {
+        Some(serving) => {
+            let started = webhook_serving::start(
                 &client,
                 serving,
                 settings.tls.clone(),
+                draining,
                 &mut shared,
                 &mut servers,
                 &clock,
             )
-            .await?,
-        ),
-        None => None,
+            .await?;
+            (Some(started.store), started.server)
+        }
+        None => (None, tokio::spawn(std::future::pending())),
     };
     let (queries, asked) = mpsc::channel(QUERY_DEPTH);
     if let Some(addr) = settings.visibility {
@@ -352,6 +359,11 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             Ok(result) => result,
             Err(_) => Err(ControllerError::LoopStopped),
         },
+        // The webhook server ends on its own only when it cannot serve.
+        served = &mut webhook_server => match served {
+            Ok(Err(error)) => Err(error),
+            Ok(Ok(())) | Err(_) => Err(ControllerError::LoopStopped),
+        },
         () = shutdown_signal() => {
             tracing::info!("shutting down");
             // Nothing more is sent before the Lease is given up, and no renewal races the
@@ -361,6 +373,13 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             let _ = (&mut election).await;
             if let Some(candidate) = &candidate {
                 candidate.release().await;
+            }
+            // The chart's preStop wait has let the Service stop routing calls here; the ones
+            // already taken are answered before the process ends.
+            drain.send_replace(true);
+            match tokio::time::timeout(DRAIN_LIMIT, &mut webhook_server).await {
+                Ok(_) => tracing::info!("every webhook call taken was answered"),
+                Err(_) => tracing::warn!(limit = ?DRAIN_LIMIT, "webhook calls still open at exit"),
             }
             Ok(())
         }

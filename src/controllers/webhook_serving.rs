@@ -7,13 +7,13 @@ use std::path::PathBuf;
 
 use kube::{Client, ResourceExt};
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
 
 use super::error::ControllerError;
 use super::watches::{metadata_events, shared::SharedWatches};
 use crate::clock::Clock;
 use crate::jobs::{DEFAULT_LOCAL_QUEUE, DEFAULT_WORKLOAD_PRIORITY_CLASS};
-use crate::tls::{self, CertStore, ServerTls, TlsSettings};
+use crate::tls::{self, CertStore, Draining, ServerTls, TlsSettings};
 use crate::webhooks::{self, NamespaceView, ViewChange, Webhooks};
 
 /// Changes waiting for the webhooks' namespace view.
@@ -32,20 +32,33 @@ pub struct WebhookServing {
 pub enum CertificateSource {
     /// Issued, stored and rotated by kuota (Kueue's `internalCertManagement.enable: true`).
     Managed(Box<TlsSettings>),
-    /// `tls.crt` and `tls.key` in a directory someone else keeps current (cert-manager).
-    Files(PathBuf),
+    /// `tls.crt` and `tls.key` in a directory someone else keeps current (cert-manager), with
+    /// the objects (converted CRDs, visibility APIServices) to keep trusting its `ca.crt`.
+    Files {
+        dir: PathBuf,
+        trusted_by: Box<TlsSettings>,
+    },
 }
 
-/// Binds the webhook port and starts the server and its certificate source as tasks of
-/// `servers`. Returns the store whose readiness says whether the API server can call in.
+/// The webhook server once started.
+pub struct Started {
+    /// Whose readiness says whether the API server can call in.
+    pub store: CertStore,
+    /// The server: it ends once draining has started and the calls it took are answered.
+    pub server: JoinHandle<Result<(), ControllerError>>,
+}
+
+/// Binds the webhook port and starts the server, and its certificate source as tasks of
+/// `servers`.
 pub async fn start(
     client: &Client,
     serving: WebhookServing,
     tls: ServerTls,
+    draining: Draining,
     watches: &mut SharedWatches,
     servers: &mut JoinSet<Result<(), ControllerError>>,
     clock: &Clock,
-) -> Result<CertStore, ControllerError> {
+) -> Result<Started, ControllerError> {
     let store = CertStore::new();
     let mut decide_with = serving.webhooks;
     // The Pod webhook reads namespace labels and default LocalQueues from memory; the shared
@@ -67,8 +80,9 @@ pub async fn start(
     let (namespaces, applying) = NamespaceView::fed(received);
     decide_with.pods.namespaces = namespaces;
     tokio::spawn(applying);
-    let server = webhooks::listen(serving.addr, store.resolver(), tls, decide_with).await?;
-    servers.spawn(async move { server.await.map_err(ControllerError::from) });
+    let server =
+        webhooks::listen(serving.addr, store.resolver(), tls, decide_with, draining).await?;
+    let server = tokio::spawn(async move { server.await.map_err(ControllerError::from) });
     match serving.certificates {
         CertificateSource::Managed(settings) => {
             settings.validate()?;
@@ -79,12 +93,17 @@ pub async fn start(
                 }
             });
         }
-        CertificateSource::Files(dir) => {
+        CertificateSource::Files { dir, trusted_by } => {
             let store = store.clone();
+            let presented = dir.clone();
             servers.spawn(async move {
-                match tls::watch_dir(dir, store, tls::FILE_CHECK_PERIOD).await {}
+                match tls::watch_dir(presented, store, tls::FILE_CHECK_PERIOD).await {}
+            });
+            let (client, clock) = (client.clone(), clock.clone());
+            servers.spawn(async move {
+                match tls::trust_ca_file(client, *trusted_by, dir, clock).await {}
             });
         }
     }
-    Ok(store)
+    Ok(Started { store, server })
 }

@@ -90,7 +90,8 @@ async fn round(
     let mut failed = None;
     let mut installed_trusted = true;
     for object in managed {
-        if let Err((error, seen)) = make_trust(cluster, object, settings, &material, now).await {
+        let trust = material.trust();
+        if let Err((error, seen)) = make_trust(cluster, object, settings, &trust, now).await {
             let ca = installed.as_ref();
             let still = ca.is_some_and(|ca| seen.is_some_and(|v| trusts(&v, object.target(), ca)));
             installed_trusted &= still;
@@ -184,16 +185,16 @@ fn log_verdict(secret: &str, verdict: &Verdict) {
     }
 }
 
-/// Brings one object's CA bundles to the material's trust set. On failure, also returns the
-/// object as last read (what the API server holds), if it was read.
-async fn make_trust(
+/// Brings one object's CA bundles to `trust` (the CAs, newest first), and a CRD's conversion
+/// to the webhook Service. On failure, also returns the object as last read (what the API
+/// server holds), if it was read.
+pub(super) async fn make_trust(
     cluster: &Cluster,
     object: &Managed,
     settings: &TlsSettings,
-    material: &Material,
+    trust: &[&CertInfo],
     now: OffsetDateTime,
 ) -> Result<(), (TlsError, Option<serde_json::Value>)> {
-    let trust = material.trust();
     for _ in 0..ATTEMPTS {
         let mut read = match cluster.read(object).await {
             Ok(Some(read)) => read,
@@ -216,7 +217,7 @@ async fn make_trust(
         let seen = read.data.clone();
         let pointed = object.target() == Target::Conversion
             && point_conversion_at(&mut read.data, &settings.service_name, &settings.namespace);
-        if !inject(&mut read.data, object.target(), &trust, now) && !pointed {
+        if !inject(&mut read.data, object.target(), trust, now) && !pointed {
             return Ok(());
         }
         match cluster.replace(object, &read).await {

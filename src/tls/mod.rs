@@ -9,7 +9,8 @@
 //!   Secret changes, and its readiness ([`CertStore::is_ready`]): ready only once the API server
 //!   trusts the presented certificate, so `/readyz` cannot pass while webhook calls would still
 //!   fail (Kueue's Deployment can turn Ready tens of seconds before its webhooks answer).
-//! - [`watch_dir`] presents a pair someone else manages (cert-manager), read from files.
+//! - [`watch_dir`] presents a pair someone else manages (cert-manager), read from files, and
+//!   [`trust_ca_file`] keeps the converted CRDs and the visibility APIServices trusting its CA.
 //! - [`self_signed_store`] presents a certificate made in memory (the metrics server's, with
 //!   internal cert management); [`serve_https`] serves a router over TLS with any of these.
 //! - The decisions are pure: `decide` (reuse, renew or regenerate, from the Secret's contents,
@@ -25,9 +26,11 @@
 
 mod bundle;
 mod cluster;
+mod connections;
 mod decide;
 mod error;
 mod files;
+mod files_trust;
 mod front_proxy;
 mod generate;
 mod https;
@@ -42,8 +45,9 @@ mod testing;
 
 pub use error::TlsError;
 pub use files::{FILE_CHECK_PERIOD, watch_dir};
+pub use files_trust::trust_ca_file;
 pub use front_proxy::{CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE, FrontProxy, FrontProxyError, Trust};
-pub use https::{serve_https, serve_https_to};
+pub use https::{Draining, serve_https, serve_https_to, serve_https_until};
 pub use in_memory::self_signed_store;
 pub use manage::manage;
 pub use options::{

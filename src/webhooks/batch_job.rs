@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::Job;
 
-use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::Webhooks;
+use crate::api::json_patch as patch;
 use crate::api::keys::{annotations, labels};
 use crate::jobs::{JobError, PriorityLookup, workload_for_job};
 

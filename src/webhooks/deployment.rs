@@ -6,9 +6,9 @@
 
 use k8s_openapi::api::apps::v1::Deployment;
 
-use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::Webhooks;
+use crate::api::json_patch as patch;
 use crate::jobs::{
     DEPLOYMENT_FRAMEWORK, ParentDefaulting, default_deployment, validate_deployment,
 };

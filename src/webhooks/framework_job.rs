@@ -13,9 +13,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::findings::Findings;
 use super::metadata;
-use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::Webhooks;
+use crate::api::json_patch as patch;
 use crate::api::keys::{annotations, labels};
 use crate::api::name_syntax::check_dns1123_subdomain;
 use crate::engine::features::Feature;

@@ -10,9 +10,9 @@ use kube::api::DynamicObject;
 
 use super::findings::Findings;
 use super::parent_annotations;
-use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::Webhooks;
+use crate::api::json_patch as patch;
 use crate::engine::features::Feature;
 use crate::jobs::{
     LEADERWORKERSET, LEADERWORKERSET_FRAMEWORK, LwsDefaulting, LwsValidation, ParentDefaulting,

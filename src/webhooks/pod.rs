@@ -13,9 +13,9 @@
 use k8s_openapi::api::core::v1::Pod;
 
 use super::namespaces::NamespaceView;
-use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::{PodSettings, Webhooks};
+use crate::api::json_patch as patch;
 use crate::api::keys::{annotations, labels, scheduling_gates};
 use crate::api::name_syntax::check_dns1123_subdomain;
 use crate::engine::features::Feature;

@@ -6,7 +6,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 const API_VERSION: &str = "admission.k8s.io/v1";
@@ -33,8 +34,9 @@ pub struct GroupVersionKind {
     pub kind: String,
 }
 
-/// The part of an AdmissionReview request the webhooks read; the objects stay JSON until a webhook
-/// decodes them as its kind.
+/// The part of an AdmissionReview request the webhooks read; the objects stay as the bytes that
+/// came until a webhook decodes them as its kind, so a body is never held as a JSON tree (many
+/// times its size) on the way.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AdmissionRequest {
@@ -49,9 +51,9 @@ pub struct AdmissionRequest {
     pub namespace: Option<String>,
     pub operation: Operation,
     #[serde(default)]
-    pub object: Option<Value>,
+    pub object: Option<Box<RawValue>>,
     #[serde(default)]
-    pub old_object: Option<Value>,
+    pub old_object: Option<Box<RawValue>>,
 }
 
 impl AdmissionRequest {
@@ -62,12 +64,13 @@ impl AdmissionRequest {
         } else {
             ("object", &self.object)
         };
-        let Some(value) = value else {
+        let Some(raw) = value else {
             return Err(Verdict::Invalid(format!(
                 "request.{field} is missing; a {kind} is expected"
             )));
         };
-        serde_path_to_error::deserialize(value).map_err(|e| {
+        let mut decoder = serde_json::Deserializer::from_str(raw.get());
+        serde_path_to_error::deserialize(&mut decoder).map_err(|e| {
             Verdict::Invalid(format!(
                 "request.{field} is not a valid {kind}: {}: {}",
                 e.path(),
@@ -127,32 +130,7 @@ impl AdmissionRequest {
     }
 }
 
-/// One JSONPatch (RFC 6902) operation.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PatchOp {
-    pub op: &'static str,
-    pub path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<Value>,
-}
-
-impl PatchOp {
-    pub fn add(path: impl Into<String>, value: Value) -> Self {
-        PatchOp {
-            op: "add",
-            path: path.into(),
-            value: Some(value),
-        }
-    }
-
-    pub fn remove(path: impl Into<String>) -> Self {
-        PatchOp {
-            op: "remove",
-            path: path.into(),
-            value: None,
-        }
-    }
-}
+pub use crate::api::json_patch::PatchOp;
 
 /// What a webhook answers.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,13 +1,13 @@
 //! The webhook server: one POST route per webhook path, served over HTTPS
-//! ([`crate::tls::serve_https`]) as controller-runtime serves webhooks.
+//! ([`crate::tls::serve_https_until`]) as controller-runtime serves webhooks, each call's body read
+//! within the bounds [`super::intake`] sets.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::DefaultBodyLimit;
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
 use axum::response::{IntoResponse, Json, Response};
 use axum::routing::post;
 use rustls::server::ResolvesServerCert;
@@ -16,63 +16,80 @@ use tokio::net::TcpListener;
 use super::conversion;
 use super::endpoints::Endpoint;
 use super::error::WebhookError;
+use super::intake::Intake;
 use super::review::{self, Verdict};
 use super::settings::Webhooks;
-use crate::tls::{ServerTls, serve_https};
+use crate::tls::{Draining, ServerTls, serve_https_until};
 
-/// controller-runtime's limit on an AdmissionReview body: an UPDATE carries two objects.
-const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
-
-/// Binds `addr`; the returned future serves the webhooks until the process ends.
+/// Binds `addr`; the returned future serves the webhooks until `draining` starts and the calls
+/// taken are answered.
 pub async fn listen(
     addr: SocketAddr,
     certs: Arc<dyn ResolvesServerCert>,
     tls: ServerTls,
     webhooks: Webhooks,
+    draining: Draining,
 ) -> Result<impl Future<Output = Result<(), WebhookError>>, WebhookError> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| WebhookError::Listen { addr, source })?;
     tracing::info!(%addr, "serving admission webhooks");
-    Ok(serve(listener, certs, tls, webhooks))
+    Ok(serve(listener, certs, tls, webhooks, draining))
 }
 
-/// Serves the webhooks on a bound listener until the process ends; fails only if TLS cannot be set
-/// up.
+/// Serves the webhooks on a bound listener until `draining` starts and the calls taken are
+/// answered; fails only if TLS cannot be set up.
 pub async fn serve(
     listener: TcpListener,
     certs: Arc<dyn ResolvesServerCert>,
     tls: ServerTls,
     webhooks: Webhooks,
+    draining: Draining,
 ) -> Result<(), WebhookError> {
-    Ok(serve_https(
+    Ok(serve_https_until(
         listener,
         certs,
         &tls,
         router(webhooks),
         "admission webhooks",
+        draining,
     )
     .await?)
 }
 
-/// One POST route per webhook path, and the CRD conversion webhook's.
+/// One POST route per webhook path, and the CRD conversion webhook's, all drawing on one
+/// [`Intake`].
 fn router(webhooks: Webhooks) -> Router {
     let webhooks = Arc::new(webhooks);
-    let converting = webhooks.clone();
+    let intake = Intake::default();
+    let (converting, reading) = (webhooks.clone(), intake.clone());
     let conversion = Router::new().route(
         conversion::PATH,
-        post(move |body: Bytes| async move { convert(&converting, &body) }),
+        post(move |request: Request<Body>| async move {
+            match reading.read(request).await {
+                Ok((body, _held)) => convert(&converting, &body),
+                Err(refusal) => refusal.into_response(),
+            }
+        }),
     );
     Endpoint::all()
         .into_iter()
         .fold(conversion, |router, endpoint| {
-            let webhooks = webhooks.clone();
+            let (webhooks, intake) = (webhooks.clone(), intake.clone());
             router.route(
                 &endpoint.path(),
-                post(move |body: Bytes| async move { answer(&webhooks, endpoint, &body) }),
+                post(move |request: Request<Body>| async move {
+                    match intake.read(request).await {
+                        Ok((body, _held)) => answer(&webhooks, endpoint, &body),
+                        Err(refusal) => {
+                            let room = intake.room();
+                            tracing::debug!(path = %endpoint.path(), ?refusal, room, "call not read");
+                            refusal.into_response()
+                        }
+                    }
+                }),
             )
         })
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
 /// The AdmissionReview answering `body`, or `400` when the body is not an AdmissionReview.

@@ -10,10 +10,10 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 
 use super::findings::Findings;
 use super::parent_annotations;
-use super::patch;
 use super::review::{AdmissionRequest, Operation, Verdict};
 use super::settings::Webhooks;
 use crate::api::ObjectKey;
+use crate::api::json_patch as patch;
 use crate::api::keys::annotations;
 use crate::jobs::{
     ParentDefaulting, STATEFULSET_FRAMEWORK, StatefulSetUpdateFacts, default_statefulset,

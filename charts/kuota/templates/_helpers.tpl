@@ -96,6 +96,10 @@ are not named "kueue-*", so names given in the file must be this release's.
 {{- $_ := set $certs "enable" false }}
 {{- else if or (not (hasKey $certs "enable")) $certs.enable }}
 {{- $_ := set $certs "enable" true }}
+{{- end }}
+{{- /* The names also tell the controller, with cert-manager, which Service the converted CRDs
+and the visibility APIServices reach. */}}
+{{- if or $certs.enable .Values.enableCertManager }}
 {{- range $key, $want := dict "webhookServiceName" $service "webhookSecretName" $secret }}
 {{- if and (hasKey $certs $key) (ne (get $certs $key) $want) }}
 {{- fail (printf "internalCertManagement.%s is %q, but this release's is %q (remove it; the chart fills it in)" $key (get $certs $key) $want) }}

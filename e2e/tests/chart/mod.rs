@@ -105,9 +105,14 @@ fn lint_is_clean() {
     }
 }
 
-fn expected_names(fullname: &str) -> [(&'static str, String); 16] {
+fn expected_names(fullname: &str) -> [(&'static str, String); 18] {
     [
         ("Deployment", format!("{fullname}-controller-manager")),
+        ("Service", format!("{fullname}-visibility-server")),
+        (
+            "RoleBinding",
+            format!("{fullname}-visibility-server-auth-reader"),
+        ),
         ("ServiceAccount", format!("{fullname}-controller-manager")),
         ("ConfigMap", format!("{fullname}-manager-config")),
         ("Service", format!("{fullname}-webhook-service")),
@@ -149,6 +154,18 @@ fn every_object_is_named_from_the_release() {
         for object in &rendered.objects {
             let kind = object["kind"].as_str().unwrap();
             let name = object["metadata"]["name"].as_str().unwrap();
+            if kind == "APIService" {
+                // Kueue's names: one registration per group version in the cluster.
+                assert!(
+                    [
+                        "v1beta1.visibility.kueue.x-k8s.io",
+                        "v1beta2.visibility.kueue.x-k8s.io"
+                    ]
+                    .contains(&name),
+                    "{name}"
+                );
+                continue;
+            }
             assert!(
                 name.starts_with(&format!("{}-", case.fullname)),
                 "release {}: {kind} {name} is not named from the release",
@@ -156,7 +173,10 @@ fn every_object_is_named_from_the_release() {
             );
             assert!(seen.insert((kind, name)), "{kind} {name} rendered twice");
             let namespace = object["metadata"]["namespace"].as_str();
-            if NAMESPACED.contains(&kind) {
+            if name.ends_with("-visibility-server-auth-reader") {
+                // Bound where the API server's authentication ConfigMap lives.
+                assert_eq!(namespace, Some("kube-system"), "{kind} {name}");
+            } else if NAMESPACED.contains(&kind) {
                 assert_eq!(namespace, Some(case.namespace), "{kind} {name}");
             } else {
                 assert_eq!(namespace, None, "cluster-scoped {kind} {name}");
@@ -503,6 +523,19 @@ fn deployment_runs_two_locked_down_replicas_with_kueues_probes() {
         manager["resources"]["requests"],
         json!({"cpu": "500m", "memory": "512Mi"})
     );
+    // The Service stops routing webhook calls before the process is told to stop, and the wait
+    // and the answers to calls in flight fit in the grace period.
+    assert_eq!(
+        manager["lifecycle"],
+        json!({"preStop": {"sleep": {"seconds": 5}}})
+    );
+    assert_eq!(pod["terminationGracePeriodSeconds"], 10);
+    let without = render(
+        case,
+        &["--set", "controllerManager.manager.preStopSleepSeconds=0"],
+        "",
+    );
+    assert!(without.manager(case.fullname).get("lifecycle").is_none());
 
     // Selectors find the pods.
     let pod_labels = spec["template"]["metadata"]["labels"].as_object().unwrap();

@@ -17,10 +17,16 @@ fn cert_manager_replaces_the_empty_secret_with_a_certificate_and_ca_injection() 
         );
         let certificate = rendered.one("Certificate", &format!("{f}-serving-cert"));
         let service = format!("{f}-webhook-service.{}.svc", case.namespace);
+        let visibility = format!("{f}-visibility-server.{}.svc", case.namespace);
         assert_eq!(
             certificate["spec"],
             json!({
-                "dnsNames": [service, format!("{service}.cluster.local")],
+                "dnsNames": [
+                    service,
+                    format!("{service}.cluster.local"),
+                    visibility,
+                    format!("{visibility}.cluster.local"),
+                ],
                 "issuerRef": {"kind": "Issuer", "name": format!("{f}-selfsigned-issuer")},
                 "secretName": format!("{f}-webhook-server-cert"),
             })
@@ -39,10 +45,19 @@ fn cert_manager_replaces_the_empty_secret_with_a_certificate_and_ca_injection() 
             );
         }
         let config = rendered.config(f);
-        assert_eq!(config["internalCertManagement"], json!({"enable": false}));
+        assert_eq!(
+            config["internalCertManagement"],
+            json!({
+                "enable": false,
+                "webhookServiceName": format!("{f}-webhook-service"),
+                "webhookSecretName": format!("{f}-webhook-server-cert"),
+            }),
+            "the names say which Service the converted CRDs and the APIServices reach"
+        );
         kuota::config::parse(&rendered.config_text(f), "", case.namespace)
             .unwrap_or_else(|e| panic!("{e}"));
-        // The controller touches neither Secrets nor webhook configurations then.
+        // The controller touches neither Secrets nor webhook configurations then; it keeps the
+        // converted CRDs and the APIServices trusting cert-manager's CA.
         assert!(
             rendered
                 .get("Role", &format!("{f}-manager-secrets-role"))
@@ -115,6 +130,8 @@ health:
   readinessEndpointName: ready
 metrics:
   bindAddress: \"0\"
+visibilityServer:
+  bindPort: 9082
 webhook:
   port: 9555
   certDir: /certs
@@ -136,7 +153,14 @@ integrations:
             )
         })
         .collect();
-    assert_eq!(ports, [("webhook-server", 9555), ("health", 9090)]);
+    assert_eq!(
+        ports,
+        [
+            ("webhook-server", 9555),
+            ("visibility", 9082),
+            ("health", 9090)
+        ]
+    );
     assert_eq!(manager["readinessProbe"]["httpGet"]["path"], "/ready");
     assert_eq!(manager["livenessProbe"]["httpGet"]["path"], "/healthz");
     assert_eq!(manager["volumeMounts"][0]["mountPath"], "/certs");
@@ -359,4 +383,58 @@ fn a_kueue_values_file_renders() {
         manager["env"][2],
         json!({"name": "RUST_LOG", "value": "debug"})
     );
+}
+
+#[test]
+fn the_visibility_api_is_registered_while_its_gate_is_on() {
+    for case in &CASES {
+        let f = case.fullname;
+        let rendered = render(case, &[], "");
+        for version in ["v1beta1", "v1beta2"] {
+            let api_service = rendered.one(
+                "APIService",
+                &format!("{version}.visibility.kueue.x-k8s.io"),
+            );
+            assert_eq!(
+                api_service["spec"],
+                json!({
+                    "group": "visibility.kueue.x-k8s.io",
+                    "version": version,
+                    "groupPriorityMinimum": 100,
+                    "versionPriority": 100,
+                    "service": {"name": format!("{f}-visibility-server"), "namespace": case.namespace, "port": 443},
+                }),
+                "no insecureSkipTLSVerify: the controller writes the CA bundle"
+            );
+        }
+        let service = rendered.one("Service", &format!("{f}-visibility-server"));
+        assert_eq!(service["spec"]["ports"][0]["targetPort"], "visibility");
+        assert!(rendered.of_kind("FlowSchema").is_empty());
+
+        let apf = render(case, &["--set", "enableVisibilityAPF=true"], "");
+        let flow = apf.one("FlowSchema", &format!("{f}-visibility"));
+        assert_eq!(
+            flow["spec"]["priorityLevelConfiguration"]["name"],
+            format!("{f}-visibility")
+        );
+        apf.one("PriorityLevelConfiguration", &format!("{f}-visibility"));
+
+        let off = render(
+            case,
+            &[
+                "--set",
+                "controllerManager.featureGates[0].name=VisibilityOnDemand",
+                "--set",
+                "controllerManager.featureGates[0].enabled=false",
+            ],
+            "",
+        );
+        assert!(off.of_kind("APIService").is_empty());
+        assert!(
+            off.get("Service", &format!("{f}-visibility-server"))
+                .is_none()
+        );
+        let ports = &off.manager(f)["ports"];
+        assert!(!ports.to_string().contains("\"visibility\""), "{ports}");
+    }
 }

@@ -70,6 +70,9 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
             "resourceNames": kuota::v1beta1::conversion_crd_names(),
             "verbs": ["get", "list", "watch", "update"]},
+        {"apiGroups": ["apiregistration.k8s.io"], "resources": ["apiservices"],
+            "resourceNames": ["v1beta1.visibility.kueue.x-k8s.io", "v1beta2.visibility.kueue.x-k8s.io"],
+            "verbs": ["get", "list", "watch", "update"]},
     ])
 }
 
@@ -136,17 +139,23 @@ fn every_binding_grants_a_rendered_role_to_the_release_service_account() {
                 assert_eq!(role_ref["apiGroup"], "rbac.authorization.k8s.io");
                 let role_kind = role_ref["kind"].as_str().unwrap();
                 assert_eq!(role_kind, kind.trim_end_matches("Binding"), "{name}");
+                bindings += 1;
+                if role_ref["name"] == "extension-apiserver-authentication-reader" {
+                    // Kubernetes' own Role, so the visibility server can read the front
+                    // proxy's CA.
+                    assert_eq!(binding["metadata"]["namespace"], "kube-system", "{name}");
+                    continue;
+                }
                 let role = rendered.one(role_kind, role_ref["name"].as_str().unwrap());
                 assert_eq!(
                     role["metadata"]["namespace"], binding["metadata"]["namespace"],
                     "{name} and its role live in one namespace"
                 );
-                bindings += 1;
             }
         }
         assert_eq!(
-            bindings, 4,
-            "manager, leader election, secrets and metrics-auth bindings"
+            bindings, 5,
+            "manager, leader election, secrets, metrics-auth and visibility auth-reader bindings"
         );
     }
 }

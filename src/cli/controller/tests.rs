@@ -59,6 +59,33 @@ fn the_chart_names_and_the_webhook_block_take_effect() {
         tls.mutating_webhook.as_deref(),
         Some("my-kuota-mutating-webhook-configuration")
     );
+    assert!(
+        tls.dns_names()
+            .contains(&"my-kuota-visibility-server.team-a.svc".to_string()),
+        "the visibility API is served with the same certificate"
+    );
+    assert_eq!(
+        tls.api_services,
+        [
+            "v1beta1.visibility.kueue.x-k8s.io",
+            "v1beta2.visibility.kueue.x-k8s.io"
+        ]
+    );
+}
+
+#[test]
+fn with_the_visibility_gate_off_nothing_is_served_or_trusted_for_it() {
+    let config = configuration(
+        "featureGates: {VisibilityOnDemand: false}
+",
+    );
+    let settings = settings(&config, true, true).unwrap();
+    assert_eq!(settings.visibility, None);
+    let Some(CertificateSource::Managed(tls)) = settings.webhooks.map(|w| w.certificates) else {
+        panic!("internal cert management is on by default");
+    };
+    assert!(tls.api_services.is_empty());
+    assert!(!tls.dns_names().iter().any(|n| n.contains("visibility")));
 }
 
 #[test]
@@ -67,10 +94,21 @@ fn without_internal_cert_management_the_certificate_comes_from_cert_dir() {
         "internalCertManagement: {enable: false}\nwebhook: {certDir: /etc/kuota/certs}\n",
     );
     let serving = settings(&config, true, true).unwrap().webhooks.unwrap();
-    let CertificateSource::Files(dir) = serving.certificates else {
+    let CertificateSource::Files { dir, trusted_by } = serving.certificates else {
         panic!("cert-manager's files are read when kuota does not manage certificates");
     };
     assert_eq!(dir, PathBuf::from("/etc/kuota/certs"));
+    assert_eq!(
+        (trusted_by.mutating_webhook, trusted_by.validating_webhook),
+        (None, None),
+        "the issuer's injector keeps the webhook configurations"
+    );
+    assert_eq!(
+        trusted_by.conversion_crds,
+        crate::v1beta1::conversion_crd_names(),
+        "the converted CRDs trust the issuer's CA through kuota"
+    );
+    assert_eq!(trusted_by.api_services.len(), 2);
 }
 
 #[test]

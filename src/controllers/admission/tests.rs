@@ -337,16 +337,16 @@ fn effects(requests: &[Request]) -> Vec<(WorkloadKey, Effect)> {
         .collect()
 }
 
-#[test]
-fn nothing_is_decided_before_every_cache_is_listed() {
-    let (requests_tx, mut requests) = mpsc::unbounded_channel();
+/// A leading loop that has read nothing yet, and its write requests.
+fn unlisted_loop() -> (AdmissionLoop, mpsc::UnboundedReceiver<WriteRequest>) {
+    let (requests_tx, requests) = mpsc::unbounded_channel();
     let metrics = Arc::new(Metrics::new(
         ReplicaRole::Standalone,
         MetricsOptions::default(),
         BuildInfo::current(),
     ));
     let (events, _) = EventSink::detached();
-    let mut admission = AdmissionLoop::new(
+    let admission = AdmissionLoop::new(
         ClusterState::new(EngineConfig::default()),
         events,
         MetricsFeed::new(metrics),
@@ -356,6 +356,12 @@ fn nothing_is_decided_before_every_cache_is_listed() {
         watch::channel(true).1,
         Clock::manual(Timestamp::now()),
     );
+    (admission, requests)
+}
+
+#[test]
+fn nothing_is_decided_before_every_cache_is_listed() {
+    let (mut admission, mut requests) = unlisted_loop();
     admission.take_change(Input::Workload(Change::Reset(vec![Arc::new(workload(
         "a", 1, 0, 0,
     ))])));

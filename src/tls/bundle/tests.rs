@@ -196,3 +196,37 @@ fn a_crd_is_made_to_convert_through_the_release_service() {
     assert_eq!(service["name"], "team-kuota-webhook-service");
     assert_eq!(service["namespace"], "team");
 }
+
+#[test]
+fn an_api_service_holds_its_bundle_in_its_spec() {
+    let material = issued(t0(), &settings());
+    let mut api_service = json!({
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": "v1beta2.visibility.kueue.x-k8s.io"},
+        "spec": {
+            "group": "visibility.kueue.x-k8s.io",
+            "version": "v1beta2",
+            "service": {"name": "kueue-visibility-server", "namespace": "kueue-system", "port": 443},
+        },
+    });
+    assert!(!trusts(&api_service, Target::ApiService, &material.ca));
+    assert!(inject(
+        &mut api_service,
+        Target::ApiService,
+        &material.trust(),
+        t0()
+    ));
+    assert_eq!(bundle_of(&api_service["spec"])[0].der, material.ca.der);
+    assert!(trusts(&api_service, Target::ApiService, &material.ca));
+    assert_eq!(
+        api_service["spec"]["service"]["port"], 443,
+        "the rest is kept"
+    );
+    assert!(!inject(
+        &mut api_service,
+        Target::ApiService,
+        &material.trust(),
+        t0()
+    ));
+}

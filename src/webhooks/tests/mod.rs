@@ -4,7 +4,6 @@
 mod conversion_tests;
 mod defaulting_tests;
 mod endpoint_tests;
-mod patch_tests;
 mod queue_tests;
 mod review_tests;
 mod server_tests;

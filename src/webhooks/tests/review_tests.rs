@@ -13,8 +13,24 @@ fn a_review_is_read_with_its_uid_operation_and_objects() {
     assert_eq!(request.operation, Operation::Update);
     assert_eq!(request.kind.kind, "ClusterQueue");
     assert_eq!(request.name, "cq");
-    assert_eq!(request.object.as_ref(), Some(&object));
-    assert_eq!(request.old_object.as_ref(), Some(&object));
+    let read = |raw: &Option<Box<serde_json::value::RawValue>>| {
+        raw.as_ref()
+            .map(|r| serde_json::from_str::<serde_json::Value>(r.get()).unwrap())
+    };
+    assert_eq!(read(&request.object), Some(object.clone()));
+    assert_eq!(read(&request.old_object), Some(object));
+}
+
+#[test]
+fn a_missing_or_null_old_object_reads_as_absent() {
+    let object = cluster_queue("cq", json!({}));
+    let request = request("CREATE", &object, None);
+    assert!(request.old_object.is_none());
+    let refused = request.decode::<crate::api::ClusterQueue>("ClusterQueue", true);
+    assert!(
+        matches!(&refused, Err(Verdict::Invalid(why)) if why.contains("request.oldObject is missing")),
+        "{refused:?}"
+    );
 }
 
 #[test]

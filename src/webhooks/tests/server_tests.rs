@@ -51,6 +51,7 @@ async fn start(resolver: Arc<Swappable>) -> SocketAddr {
         resolver,
         crate::tls::ServerTls::default(),
         Webhooks::default(),
+        crate::tls::Draining::never(),
     ));
     addr
 }
@@ -228,4 +229,58 @@ async fn conversion_reviews_are_answered_over_https() {
 
     let (status, _) = post(connect(addr, &[&cert]).await, "/convert", "{}".into()).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn a_draining_server_answers_the_call_it_took_then_ends_and_takes_no_more() {
+    let (cert, key) = certificate();
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let addr = listener.local_addr().expect("an address");
+    let (drain, draining) = crate::tls::Draining::channel();
+    let server = tokio::spawn(serve(
+        listener,
+        Arc::new(Swappable(RwLock::new(key))),
+        crate::tls::ServerTls::default(),
+        Webhooks::default(),
+        draining,
+    ));
+    let idle = connect(addr, &[&cert]).await;
+    // A call whose body is still on its way when draining starts.
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(TokioIo::new(connect(addr, &[&cert]).await))
+            .await
+            .expect("an HTTP connection");
+    tokio::spawn(connection);
+    let good = review_body("CREATE", &cluster_queue("cq", json!({})), None).to_string();
+    let (mut body, sent) =
+        futures::channel::mpsc::channel::<Result<hyper::body::Frame<Bytes>, std::io::Error>>(1);
+    let request = Request::post("/validate-kueue-x-k8s-io-v1beta2-clusterqueue")
+        .header(header::HOST, "localhost")
+        .header(header::CONTENT_LENGTH, good.len())
+        .body(http_body_util::StreamBody::new(sent))
+        .expect("a request");
+    let answer = tokio::spawn(async move { sender.send_request(request).await });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    drain.send_replace(true);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(
+        !server.is_finished(),
+        "a call in flight keeps the server up"
+    );
+    use futures::SinkExt;
+    body.send(Ok(hyper::body::Frame::data(Bytes::from(good))))
+        .await
+        .expect("the rest of the body");
+    let response = answer.await.expect("joined").expect("an answer");
+    assert_eq!(response.status(), StatusCode::OK);
+    tokio::time::timeout(std::time::Duration::from_secs(5), server)
+        .await
+        .expect("the server ends once its calls are answered")
+        .expect("joined")
+        .expect("served");
+    drop(idle);
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "the listener is closed"
+    );
 }

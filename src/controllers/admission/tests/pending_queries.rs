@@ -112,23 +112,7 @@ fn the_leader_shows_what_it_admitted_as_gone_and_unknown_queues_as_such() {
 
 #[test]
 fn nothing_is_answered_before_every_cache_is_listed() {
-    let (requests, _) = mpsc::unbounded_channel();
-    let metrics = Arc::new(Metrics::new(
-        ReplicaRole::Standalone,
-        MetricsOptions::default(),
-        BuildInfo::current(),
-    ));
-    let (events, _) = EventSink::detached();
-    let mut admission = AdmissionLoop::new(
-        ClusterState::new(EngineConfig::default()),
-        events,
-        MetricsFeed::new(metrics),
-        requests,
-        Ready::default(),
-        None,
-        watch::channel(true).1,
-        Clock::manual(Timestamp::now()),
-    );
+    let (mut admission, _) = unlisted_loop();
     assert_eq!(
         ask(&mut admission, Queue::Cluster("team".into())),
         Err(PendingError::NotReady)

@@ -1,7 +1,6 @@
 use serde_json::json;
 
-use crate::webhooks::patch::diff;
-use crate::webhooks::review::PatchOp;
+use super::{PatchOp, diff};
 
 #[test]
 fn equal_documents_need_no_operation() {
