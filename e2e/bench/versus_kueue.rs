@@ -42,7 +42,6 @@ mod requests;
 mod shape;
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -63,30 +62,6 @@ fn setting<T: FromStr>(name: &str, default: T) -> Result<T> {
             .with_context(|| format!("{name}={value:?} is not valid")),
         _ => Ok(default),
     }
-}
-
-/// Kueue's build folder: `KUEUE_DIR`, else what e2e/kueue-build.sh prints (building it first
-/// if needed).
-fn kueue_dir() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("KUEUE_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    let script = support::repo_root().join("e2e/kueue-build.sh");
-    let output = Command::new(&script)
-        .output()
-        .with_context(|| format!("run {}", script.display()))?;
-    ensure!(
-        output.status.success(),
-        "{} failed:\n{}",
-        script.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8(output.stdout)?;
-    let dir = stdout
-        .lines()
-        .last()
-        .context("e2e/kueue-build.sh printed nothing")?;
-    Ok(PathBuf::from(dir.trim()))
 }
 
 fn state_dir() -> PathBuf {
@@ -202,7 +177,7 @@ async fn main() -> Result<()> {
         qps: setting("VERSUS_QPS", -1.0)?,
         burst: setting("VERSUS_BURST", 0)?,
     };
-    let kueue = kueue_dir()?;
+    let kueue = support::kueue_build::dir()?;
     let run = Run {
         client: support::client().await?,
         state: state_dir(),

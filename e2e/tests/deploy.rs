@@ -5,10 +5,11 @@
 //! admitted one at a time, StatefulSets admitted whole and put on hold at zero replicas,
 //! LeaderWorkerSets admitted a group at a time under the LeaderWorkerSet operator, and
 //! `/metrics` served over HTTPS to metrics readers only, and every kind served as `v1beta1` through
-//! kuota's conversion webhook.
+//! kuota's conversion webhook; Kueue's visibility API served through the chart's APIServices.
 //!
 //! A test binary of its own, run after the others: `deploy` takes the chart's fixed ports and its
-//! webhooks see every Kueue object of the cluster while it is installed.
+//! webhooks see every Kueue object of the cluster while it is installed. Its tests install the
+//! chart one at a time.
 //!
 //! ```text
 //! e2e/cluster up && eval "$(e2e/cluster env)"
@@ -35,6 +36,8 @@ mod priority;
 mod release;
 #[path = "deploy/statefulsets.rs"]
 mod statefulsets;
+#[path = "deploy/visibility.rs"]
+mod visibility;
 
 use std::collections::BTreeSet;
 
@@ -47,9 +50,17 @@ use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use kuota::api::{ClusterQueue, Workload};
+use tokio::sync::{Mutex, MutexGuard};
 
 use release::Release;
 use support::{TestNamespace, kueue, unique_name};
+
+/// Held by the test that runs: one release of the chart at a time.
+static SERIAL: Mutex<()> = Mutex::const_new(());
+
+async fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().await
+}
 
 /// The webhook's denial of a ClusterQueue whose flavor names a resource it does not cover: a
 /// rule the CRD schema cannot express.
@@ -370,6 +381,7 @@ async fn webhooks_cover_only_managed_kinds(client: &Client, release: &Release) -
 
 #[tokio::test]
 async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
+    let _serial = serial().await;
     let client = support::client().await?;
     let release = Release::deploy("kuota", "kuota-system", &[]).await?;
     // The first calls right after `deploy` returned: no window in which the webhook fails.
@@ -416,6 +428,17 @@ async fn helm_installed_kuota_serves_webhooks_and_admits() -> Result<()> {
     .await;
     other.undeploy()?;
     answered
+}
+
+#[tokio::test]
+async fn helm_installed_kuota_serves_the_visibility_api() -> Result<()> {
+    let _serial = serial().await;
+    let client = support::client().await?;
+    let release = Release::deploy("kuota", "kuota-system", &[]).await?;
+    let served =
+        visibility::pending_workloads_are_listed_in_admission_order(&client, &release).await;
+    release.undeploy()?;
+    served
 }
 
 /// With gate `PartialAdmission` off, the Workload defaulting webhook drops `minCount`, as Kueue's.

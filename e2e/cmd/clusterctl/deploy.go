@@ -17,10 +17,6 @@ import (
 // The controller `deploy` runs, recorded like a component so that `undeploy` and `down` stop it.
 const deployedName = "kuota"
 
-// endpointSliceManager marks the EndpointSlice `deploy` writes, so the endpointslice
-// controller leaves it alone.
-const endpointSliceManager = "e2e.kuota.dev"
-
 // release is where `deploy` installs the chart.
 type release struct {
 	name, namespace string
@@ -41,9 +37,10 @@ func (l layout) deployed(name string) string { return filepath.Join(l.state, "de
 
 // deploy installs charts/kuota with Helm, then runs `kuota controller` on this machine with the
 // chart's configuration file and under the chart's ServiceAccount (a token the API server
-// issues), and points the chart's webhook Service at it. The chart's Deployment keeps zero
-// replicas: there is no container runtime here, the process stands in for its pod. Returns once
-// the controller is ready, which it is only once its webhook certificate is trusted.
+// issues), and points the chart's webhook Service and visibility Service at it. The chart's
+// Deployment keeps zero replicas: there is no container runtime here, the process stands in for
+// its pod. Returns once the controller is ready, which it is only once its webhook certificate is
+// trusted, and the release's APIServices are Available.
 func deploy(l layout, helmArgs []string) error {
 	kuotaBin := os.Getenv("KUOTA_BIN")
 	if kuotaBin == "" {
@@ -92,8 +89,10 @@ func deploy(l layout, helmArgs []string) error {
 	if err != nil {
 		return err
 	}
-	if err := routeService(client, r, found, hostIP); err != nil {
-		return err
+	for _, route := range found.routes {
+		if err := routeService(client, r, found.containerPorts, route, hostIP); err != nil {
+			return err
+		}
 	}
 	env := append(found.env,
 		"KUBECONFIG="+l.deployed("kubeconfig"),
@@ -108,12 +107,16 @@ func deploy(l layout, helmArgs []string) error {
 	if err := waitHealthy(l, c, 90*time.Second, httpCheck(&http.Client{Timeout: 3 * time.Second}, readyz, "")); err != nil {
 		return err
 	}
+	if err := waitAPIServicesAvailable(client, found.apiServices, 60*time.Second); err != nil {
+		return componentFailure(l, deployedName, err.Error())
+	}
 	fmt.Printf("e2e/cluster: kuota deployed as release %s in %s (controller pid %d, log %s)\n",
 		r.name, r.namespace, c.pid, l.log(deployedName))
 	return nil
 }
 
-// undeploy stops the controller `deploy` started and uninstalls the release (its CRDs stay).
+// undeploy stops the controller `deploy` started, uninstalls the release (its CRDs stay) and
+// removes the EndpointSlices that routed its Services here.
 func undeploy(l layout) error {
 	if rec, ok := readRecord(l, deployedName); ok {
 		if rec.alive() {
@@ -131,8 +134,7 @@ func undeploy(l layout) error {
 	var p ports
 	if err := readJSON(l.ports(), &p); err == nil {
 		if client, err := newAdminClient(l, p.server()); err == nil {
-			path := fmt.Sprintf("/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices/%s", r.namespace, r.name+"-local-webhook")
-			if err := client.delete(path); err != nil && !isNotFound(err) {
+			if err := unrouteServices(client, r); err != nil {
 				return err
 			}
 		}
@@ -146,8 +148,11 @@ func undeploy(l layout) error {
 type releaseParts struct {
 	serviceAccount string
 	configuration  string
-	webhookService string
-	webhookPort    int32
+	// The Services the local controller answers for: the webhook Service, and the visibility
+	// Service when the release registers the visibility API.
+	routes []serviceRoute
+	// The APIServices served through those Services, which `deploy` waits for.
+	apiServices []string
 	// The pod's named ports, which a Service's targetPort may name.
 	containerPorts map[string]int32
 	// The manager container's arguments and its environment given as plain values; the process
@@ -176,7 +181,8 @@ func localArgs(containerArgs []string, config string) []string {
 }
 
 // findReleaseParts reads the release's Deployment (its ServiceAccount and configuration
-// ConfigMap) and its validating webhook configuration (the Service webhooks are called on).
+// ConfigMap), its validating webhook configuration (the Service webhooks are called on) and
+// its visibility APIService (the Service the aggregated API is proxied to).
 func findReleaseParts(c *apiClient, r release) (releaseParts, error) {
 	selector := "app.kubernetes.io/instance%3D" + r.name
 	var deployments struct {
@@ -265,19 +271,28 @@ func findReleaseParts(c *apiClient, r release) (releaseParts, error) {
 	if err := c.get("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations?labelSelector="+selector, &hooks); err != nil {
 		return releaseParts{}, err
 	}
+	var webhook *serviceRoute
 	for _, item := range hooks.Items {
 		for _, hook := range item.Webhooks {
 			if s := hook.ClientConfig.Service; s != nil {
-				parts.webhookService = s.Name
-				parts.webhookPort = 443
+				webhook = &serviceRoute{purpose: "webhook", service: s.Name, port: 443}
 				if s.Port != nil {
-					parts.webhookPort = *s.Port
+					webhook.port = *s.Port
 				}
 			}
 		}
 	}
-	if parts.webhookService == "" {
+	if webhook == nil {
 		return releaseParts{}, fmt.Errorf("release %s: no validating webhook names a Service", r.name)
+	}
+	parts.routes = append(parts.routes, *webhook)
+	visibility, apiServices, err := findVisibilityRoute(c, r)
+	if err != nil {
+		return releaseParts{}, err
+	}
+	if visibility != nil {
+		parts.routes = append(parts.routes, *visibility)
+		parts.apiServices = apiServices
 	}
 	return parts, nil
 }
@@ -357,59 +372,4 @@ func hostAddress() (string, error) {
 		}
 	}
 	return "", errors.New("no non-loopback IPv4 address on this machine for the webhook endpoint")
-}
-
-// routeService writes an EndpointSlice that sends the webhook Service's port to this machine.
-func routeService(c *apiClient, r release, parts releaseParts, hostIP string) error {
-	service, port := parts.webhookService, parts.webhookPort
-	var svc struct {
-		Spec struct {
-			Ports []struct {
-				Name       string `json:"name"`
-				Port       int32  `json:"port"`
-				TargetPort any    `json:"targetPort"`
-			} `json:"ports"`
-		} `json:"spec"`
-	}
-	if err := c.get(fmt.Sprintf("/api/v1/namespaces/%s/services/%s", r.namespace, service), &svc); err != nil {
-		return err
-	}
-	var portName string
-	var target int32
-	for _, sp := range svc.Spec.Ports {
-		if sp.Port != port {
-			continue
-		}
-		portName = sp.Name
-		switch t := sp.TargetPort.(type) {
-		case float64:
-			target = int32(t)
-		case string:
-			target = parts.containerPorts[t]
-		}
-	}
-	if target == 0 {
-		return fmt.Errorf("Service %s/%s has no port %d whose target the Deployment's pod names", r.namespace, service, port)
-	}
-	slice := map[string]any{
-		"apiVersion": "discovery.k8s.io/v1",
-		"kind":       "EndpointSlice",
-		"metadata": map[string]any{
-			"name":      r.name + "-local-webhook",
-			"namespace": r.namespace,
-			"labels": map[string]string{
-				"kubernetes.io/service-name":             service,
-				"endpointslice.kubernetes.io/managed-by": endpointSliceManager,
-			},
-		},
-		"addressType": "IPv4",
-		"endpoints": []map[string]any{{
-			"addresses":  []string{hostIP},
-			"conditions": map[string]any{"ready": true},
-		}},
-		"ports": []map[string]any{{"name": portName, "port": target, "protocol": "TCP"}},
-	}
-	path := fmt.Sprintf("/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices", r.namespace)
-	_ = c.delete(path + "/" + r.name + "-local-webhook")
-	return c.create(path, slice)
 }

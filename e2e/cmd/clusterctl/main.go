@@ -33,8 +33,10 @@ commands:
   deploy [HELM ARGS]   helm install charts/kuota (release $KUOTA_RELEASE, default kuota, in
                        $KUOTA_NAMESPACE, default kuota-system; extra args such as --set or -f go
                        to helm), run the kuota controller here under the chart's ServiceAccount
-                       and route the chart's webhook Service to it; returns once it is ready
-  undeploy             stop that controller and helm uninstall the release (CRDs stay)
+                       and route the chart's webhook and visibility Services to it; returns once
+                       it is ready and the release's APIServices are Available
+  undeploy             stop that controller, helm uninstall the release (CRDs stay) and remove
+                       the routes
   kubectl ARGS...      run the pinned kubectl against this cluster
 
 environment:

@@ -7,6 +7,9 @@
 pub mod apply;
 pub mod controller;
 pub mod kueue;
+// Used by the benchmark against Kueue's manager and the visibility API's tests.
+#[allow(dead_code)]
+pub mod kueue_build;
 pub mod nodes;
 // Used by the binaries that run the job kinds' own controllers.
 #[allow(dead_code)]
