@@ -177,7 +177,7 @@ async fn main() -> Result<()> {
         qps: setting("VERSUS_QPS", -1.0)?,
         burst: setting("VERSUS_BURST", 0)?,
     };
-    let kueue = support::kueue_build::dir()?;
+    let kueue = support::kueue_build::dir(None)?;
     let run = Run {
         client: support::client().await?,
         state: state_dir(),

@@ -411,7 +411,8 @@ fn kubectl_kueue_shows_positions(
     admitted: &Submitted,
     queue: &[&Submitted],
 ) -> Result<()> {
-    let plugin = support::kueue_build::dir()?.join("kubectl-kueue");
+    let plugin =
+        support::kueue_build::dir(Some(support::kueue_build::E2E_VERSION))?.join("kubectl-kueue");
     ensure!(
         plugin.exists(),
         "{} is missing: build it with e2e/kueue-build.sh",

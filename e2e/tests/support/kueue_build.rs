@@ -5,14 +5,23 @@ use std::process::Command;
 
 use anyhow::{Context, Result, ensure};
 
-/// The folder e2e/kueue-build.sh builds Kueue into (its manager, `kubectl-kueue` and CRDs):
-/// `KUEUE_DIR`, else what the script prints, building it first if needed.
-pub fn dir() -> Result<PathBuf> {
+/// The Kueue release the e2e tests run beside kuota: v0.15, the last storing `v1beta1`, which the
+/// switch-over test needs; one release, so a cold run builds Kueue once.
+pub const E2E_VERSION: &str = "v0.15.2";
+
+/// The folder e2e/kueue-build.sh builds Kueue `version` into (its manager, `kubectl-kueue` and
+/// CRDs; `None`: the newest release): `KUEUE_DIR`, else what the script prints, building it
+/// first if needed.
+pub fn dir(version: Option<&str>) -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os("KUEUE_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
     let script = super::repo_root().join("e2e/kueue-build.sh");
-    let output = Command::new(&script)
+    let mut command = Command::new(&script);
+    if let Some(version) = version {
+        command.env("KUEUE_VERSION", version);
+    }
+    let output = command
         .output()
         .with_context(|| format!("run {}", script.display()))?;
     ensure!(
