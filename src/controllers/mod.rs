@@ -21,6 +21,7 @@ pub mod queue_status;
 mod retention;
 mod serve;
 pub mod statefulsets;
+mod storage_migration;
 mod topology_ungater;
 pub mod watches;
 mod webhook_serving;
@@ -141,6 +142,23 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         ),
         None => None,
     };
+    // kuota's conversion webhook answers through the Service its certificate management names.
+    let conversion = settings
+        .webhooks
+        .as_ref()
+        .and_then(|serving| match &serving.certificates {
+            CertificateSource::Managed(tls) => Some(storage_migration::ConversionService {
+                name: tls.service_name.clone(),
+                namespace: tls.namespace.clone(),
+            }),
+            CertificateSource::Files(_) => None,
+        });
+    let migration = storage_migration::run(
+        client.clone(),
+        conversion,
+        certificate.clone(),
+        leading.clone(),
+    );
     if let Some((addr, paths)) = settings.health.clone() {
         let readiness = serve::Readiness {
             caches: ready.clone(),
@@ -321,6 +339,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         () = class_values => Err(ControllerError::LoopStopped),
         () = ungater => Err(ControllerError::LoopStopped),
         () = provisioning => Err(ControllerError::LoopStopped),
+        () = migration => Err(ControllerError::LoopStopped),
         () = unlisted_after(ready_within.clone(), settings.cache_sync_timeout) => {
             Err(ControllerError::CacheSyncTimeout(settings.cache_sync_timeout))
         }
