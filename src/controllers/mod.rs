@@ -153,6 +153,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
             }),
             CertificateSource::Files(_) => None,
         });
+    let bootstrap = certificate.clone();
     let migration = storage_migration::run(
         client.clone(),
         conversion,
@@ -296,6 +297,17 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         &mut shared,
         clock.clone(),
     );
+    // Kueue's manager bootstraps its certificates, the conversion CRDs' CA bundles among them,
+    // before its caches start (cert.BootstrapCerts): the watches start once the API server trusts
+    // the webhook, so that no object of a CRD that converts through it (one stored as v1beta1 by
+    // Kueue, say) is read, and written back, through the `None` conversion of a CRD whose webhook
+    // is not in place yet.
+    if let Some(store) = &bootstrap {
+        tokio::select! {
+            trusted = until_trusted(store, &mut servers) => trusted?,
+            () = shutdown_signal() => return Ok(()),
+        }
+    }
     shared.spawn(&client, &mut watches);
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),
@@ -371,6 +383,25 @@ async fn unlisted_after(ready: Ready, timeout: Duration) {
     if ready.get() {
         std::future::pending::<()>().await;
     }
+}
+
+/// Resolves once the webhook certificate is presented and trusted; fails if a server stops first.
+async fn until_trusted(
+    store: &crate::tls::CertStore,
+    servers: &mut JoinSet<Result<(), ControllerError>>,
+) -> Result<(), ControllerError> {
+    while !store.is_ready() {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
+            Some(served) = servers.join_next() => {
+                return match served {
+                    Ok(Err(error)) => Err(error),
+                    Ok(Ok(())) | Err(_) => Err(ControllerError::LoopStopped),
+                };
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Resolves on SIGTERM (how Kubernetes stops a pod) or Ctrl-C.
