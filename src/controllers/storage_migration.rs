@@ -105,12 +105,14 @@ async fn pass(
     for crd in &listed.items {
         match plan::verdict(crd, conversion) {
             Verdict::NotServed | Verdict::Current => {}
+            // Someone has to apply kuota's CRDs: looked at again with the next check.
             Verdict::StoresOther { crd, storage } => {
                 tracing::warn!(%crd, %storage, "the CRD does not store v1beta2: apply kuota's CRDs");
-                outcome = Pass::Again;
             }
+            // Certificate management points the conversion at kuota's webhook shortly (never
+            // with certificates from files, which leave spec.conversion to someone else).
             Verdict::AwaitingConversion { crd } => {
-                tracing::info!(%crd, "storage-version migration waits for the CRD to convert through kuota's webhook");
+                tracing::debug!(%crd, "storage-version migration waits for the CRD to convert through kuota's webhook");
                 outcome = Pass::Again;
             }
             Verdict::Migrate(target) => {
