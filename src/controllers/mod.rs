@@ -21,6 +21,7 @@ pub mod queue_status;
 mod retention;
 mod serve;
 pub mod statefulsets;
+mod storage_migration;
 mod topology_ungater;
 mod visibility;
 pub mod watches;
@@ -172,6 +173,29 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         )
         .await?;
     }
+    // kuota's conversion webhook answers through the Service its certificate management names.
+    let conversion = settings
+        .webhooks
+        .as_ref()
+        .and_then(|serving| match &serving.certificates {
+            CertificateSource::Managed(tls) => Some(storage_migration::ConversionService {
+                name: tls.service_name.clone(),
+                namespace: tls.namespace.clone(),
+            }),
+            CertificateSource::Files { trusted_by, .. } => {
+                Some(storage_migration::ConversionService {
+                    name: trusted_by.service_name.clone(),
+                    namespace: trusted_by.namespace.clone(),
+                })
+            }
+        });
+    let bootstrap = certificate.clone();
+    let migration = storage_migration::run(
+        client.clone(),
+        conversion,
+        certificate.clone(),
+        leading.clone(),
+    );
     if let Some((addr, paths)) = settings.health.clone() {
         let readiness = serve::Readiness {
             caches: ready.clone(),
@@ -309,6 +333,17 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         &mut shared,
         clock.clone(),
     );
+    // Kueue's manager bootstraps its certificates, the conversion CRDs' CA bundles among them,
+    // before its caches start (cert.BootstrapCerts): the watches start once the API server trusts
+    // the webhook, so that no object of a CRD that converts through it (one stored as v1beta1 by
+    // Kueue, say) is read, and written back, through the `None` conversion of a CRD whose webhook
+    // is not in place yet.
+    if let Some(store) = &bootstrap {
+        tokio::select! {
+            trusted = until_trusted(store, &mut servers) => trusted?,
+            () = shutdown_signal() => return Ok(()),
+        }
+    }
     shared.spawn(&client, &mut watches);
     let admission = AdmissionLoop::new(
         ClusterState::new(settings.engine.clone()),
@@ -352,6 +387,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         () = class_values => Err(ControllerError::LoopStopped),
         () = ungater => Err(ControllerError::LoopStopped),
         () = provisioning => Err(ControllerError::LoopStopped),
+        () = migration => Err(ControllerError::LoopStopped),
         () = unlisted_after(ready_within.clone(), settings.cache_sync_timeout) => {
             Err(ControllerError::CacheSyncTimeout(settings.cache_sync_timeout))
         }
@@ -395,6 +431,25 @@ async fn unlisted_after(ready: Ready, timeout: Duration) {
     if ready.get() {
         std::future::pending::<()>().await;
     }
+}
+
+/// Resolves once the webhook certificate is presented and trusted; fails if a server stops first.
+async fn until_trusted(
+    store: &crate::tls::CertStore,
+    servers: &mut JoinSet<Result<(), ControllerError>>,
+) -> Result<(), ControllerError> {
+    while !store.is_ready() {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
+            Some(served) = servers.join_next() => {
+                return match served {
+                    Ok(Err(error)) => Err(error),
+                    Ok(Ok(())) | Err(_) => Err(ControllerError::LoopStopped),
+                };
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Resolves on SIGTERM (how Kubernetes stops a pod) or Ctrl-C.

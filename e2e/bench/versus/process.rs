@@ -22,6 +22,13 @@ pub struct Controller {
     pub log: PathBuf,
 }
 
+/// Where Kueue's manager serves its webhooks: `tls.crt` and `tls.key` in `cert_dir`.
+pub struct KueueWebhook {
+    pub host: String,
+    pub port: u16,
+    pub cert_dir: PathBuf,
+}
+
 /// The client-side rate limit both controllers get (`clientConnection`).
 #[derive(Clone, Copy, Debug)]
 pub struct RateLimit {
@@ -29,7 +36,7 @@ pub struct RateLimit {
     pub burst: i32,
 }
 
-fn free_port() -> Result<u16> {
+pub fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").context("find a free port")?;
     Ok(listener.local_addr()?.port())
 }
@@ -100,8 +107,27 @@ clientConnection: {{qps: {}, burst: {}}}
     pub async fn kueue(dir: &Path, state: &Path, limit: RateLimit) -> Result<Self> {
         let certs = state.join("versus-kueue-certs");
         ensure_cert(&certs)?;
+        let webhook = KueueWebhook {
+            host: "127.0.0.1".into(),
+            port: free_port()?,
+            cert_dir: certs,
+        };
+        let visibility = format!("--visibility-server-port={}", free_port()?);
+        Self::kueue_serving(dir, state, limit, &webhook, &[visibility]).await
+    }
+
+    /// Kueue's manager from `dir`, its webhook server (the CRD conversion webhook among its
+    /// paths) on `webhook`, with the certificate found there, and `args` besides; the visibility
+    /// API server is off.
+    pub async fn kueue_serving(
+        dir: &Path,
+        state: &Path,
+        limit: RateLimit,
+        webhook: &KueueWebhook,
+        args: &[String],
+    ) -> Result<Self> {
         ensure_cert(Path::new(KUEUE_METRICS_CERTS))?;
-        let (health, metrics, webhook) = (free_port()?, free_port()?, free_port()?);
+        let (health, metrics) = (free_port()?, free_port()?);
         let config = state.join("versus-kueue.yaml");
         std::fs::write(
             &config,
@@ -111,12 +137,14 @@ kind: Configuration
 namespace: kueue-system
 health: {{healthProbeBindAddress: \"127.0.0.1:{health}\"}}
 metrics: {{bindAddress: \"127.0.0.1:{metrics}\"}}
-webhook: {{port: {webhook}, host: 127.0.0.1, certDir: \"{}\"}}
+webhook: {{port: {}, host: \"{}\", certDir: \"{}\"}}
 leaderElection: {{leaderElect: false}}
 internalCertManagement: {{enable: false}}
 clientConnection: {{qps: {}, burst: {}}}
 ",
-                certs.display(),
+                webhook.port,
+                webhook.host,
+                webhook.cert_dir.display(),
                 limit.qps,
                 limit.burst
             ),
@@ -126,7 +154,7 @@ clientConnection: {{qps: {}, burst: {}}}
             .arg("--config")
             .arg(&config)
             .arg("--feature-gates=VisibilityOnDemand=false")
-            .arg(format!("--visibility-server-port={}", free_port()?));
+            .args(args);
         Self::start("Kueue", command, health, &state.join("versus-kueue.log")).await
     }
 

@@ -16,7 +16,9 @@ use super::render::{CASES, Case, render, strings};
 /// kinds' jobs and the CRDs whose establishment starts them (src/controllers/jobs/frameworks/),
 /// the provisioning check's requests, PodTemplates, configs and check status
 /// (src/controllers/provisioning.rs, src/controllers/writer/provisioning_writes.rs),
-/// events (src/controllers/events.rs), and the CA bundle kept in the release's
+/// events (src/controllers/events.rs), every kind's objects re-stored and its CRD's
+/// storedVersions set by the storage-version migration (src/controllers/storage_migration.rs),
+/// and the CA bundle kept in the release's
 /// own webhook configurations (src/tls/cluster.rs: read, watched by name, updated).
 fn manager_rules(fullname: &str) -> Value {
     json!([
@@ -61,6 +63,12 @@ fn manager_rules(fullname: &str) -> Value {
             "admissionchecks/status"],
             "verbs": ["patch"]},
         {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": kuota::v1beta1::Kind::ALL.map(|k| k.plural()),
+            "verbs": ["patch"]},
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions/status"],
+            "resourceNames": kuota::v1beta1::Kind::ALL
+                .map(|k| format!("{}.{}", k.plural(), kuota::v1beta1::GROUP)),
+            "verbs": ["patch"]},
         {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations"],
             "resourceNames": [format!("{fullname}-mutating-webhook-configuration")],
             "verbs": ["get", "list", "watch", "update"]},
