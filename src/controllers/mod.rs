@@ -174,21 +174,16 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         .await?;
     }
     // kuota's conversion webhook answers through the Service its certificate management names.
-    let conversion = settings
-        .webhooks
-        .as_ref()
-        .and_then(|serving| match &serving.certificates {
-            CertificateSource::Managed(tls) => Some(storage_migration::ConversionService {
-                name: tls.service_name.clone(),
-                namespace: tls.namespace.clone(),
-            }),
-            CertificateSource::Files { trusted_by, .. } => {
-                Some(storage_migration::ConversionService {
-                    name: trusted_by.service_name.clone(),
-                    namespace: trusted_by.namespace.clone(),
-                })
-            }
-        });
+    let conversion = settings.webhooks.as_ref().map(|serving| {
+        let tls = match &serving.certificates {
+            CertificateSource::Managed(tls) => tls,
+            CertificateSource::Files { trusted_by, .. } => trusted_by,
+        };
+        storage_migration::ConversionService {
+            name: tls.service_name.clone(),
+            namespace: tls.namespace.clone(),
+        }
+    });
     let bootstrap = certificate.clone();
     let migration = storage_migration::run(
         client.clone(),
