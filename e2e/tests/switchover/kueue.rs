@@ -27,23 +27,11 @@ const CONVERTED: [&str; 5] = [
     "multikueueclusters.kueue.x-k8s.io",
 ];
 /// The Kueue release that still stores `v1beta1` (v0.16 stores `v1beta2`).
-pub const VERSION: &str = "v0.15.2";
+pub const VERSION: &str = support::kueue_build::E2E_VERSION;
 
-/// Kueue's build folder: `KUEUE_DIR`, else what e2e/kueue-build.sh prints for [`VERSION`]
-/// (building it first if needed).
+/// Kueue's build folder for [`VERSION`].
 pub fn build_dir() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("KUEUE_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    let script = support::repo_root().join("e2e/kueue-build.sh");
-    let output = Command::new(&script)
-        .env("KUEUE_VERSION", VERSION)
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("run {}", script.display()))?;
-    ensure!(output.status.success(), "{} failed", script.display());
-    let dir = String::from_utf8(output.stdout)?.trim().to_string();
-    Ok(PathBuf::from(dir))
+    support::kueue_build::dir(Some(VERSION))
 }
 
 /// This machine's address the API server reaches the webhook on: an EndpointSlice may not name
