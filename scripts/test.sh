@@ -6,6 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Kueue's manager and kubectl plugin, for e2e_deploy and e2e_switchover, built from its Go module
+# (cached by version) while the Rust tests build and run; those tests wait for it, and build it
+# themselves if this failed.
+KUEUE_VERSION="$(cat e2e/kueue.version)" e2e/kueue-build.sh >/dev/null 2>&1 &
+
 cargo test
 cargo test --benches --no-run
 

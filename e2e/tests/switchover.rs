@@ -143,7 +143,7 @@ async fn kueue_to_kuota_and_back() -> Result<()> {
     ensure!(
         stored.get(&queue_key).map(String::as_str) == Some("kueue.x-k8s.io/v1beta1"),
         "Kueue {} stores ClusterQueues as v1beta1, etcd holds {:?}",
-        kueue::VERSION,
+        kueue::version(),
         stored.get(&queue_key)
     );
 

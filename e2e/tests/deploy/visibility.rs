@@ -412,7 +412,7 @@ fn kubectl_kueue_shows_positions(
     queue: &[&Submitted],
 ) -> Result<()> {
     let plugin =
-        support::kueue_build::dir(Some(support::kueue_build::E2E_VERSION))?.join("kubectl-kueue");
+        support::kueue_build::dir(Some(support::kueue_build::e2e_version()))?.join("kubectl-kueue");
     ensure!(
         plugin.exists(),
         "{} is missing: build it with e2e/kueue-build.sh",

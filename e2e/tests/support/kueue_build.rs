@@ -5,9 +5,12 @@ use std::process::Command;
 
 use anyhow::{Context, Result, ensure};
 
-/// The Kueue release the e2e tests run beside kuota: v0.15, the last storing `v1beta1`, which the
-/// switch-over test needs; one release, so a cold run builds Kueue once.
-pub const E2E_VERSION: &str = "v0.15.2";
+/// The Kueue release the e2e tests run beside kuota (`e2e/kueue.version`, which scripts/test.sh
+/// builds ahead): v0.15, the last storing `v1beta1`, which the switch-over test needs; one
+/// release, so a cold run builds Kueue once.
+pub fn e2e_version() -> &'static str {
+    include_str!("../../kueue.version").trim()
+}
 
 /// The folder e2e/kueue-build.sh builds Kueue `version` into (its manager, `kubectl-kueue` and
 /// CRDs; `None`: the newest release): `KUEUE_DIR`, else what the script prints, building it

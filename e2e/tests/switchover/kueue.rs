@@ -27,11 +27,13 @@ const CONVERTED: [&str; 5] = [
     "multikueueclusters.kueue.x-k8s.io",
 ];
 /// The Kueue release that still stores `v1beta1` (v0.16 stores `v1beta2`).
-pub const VERSION: &str = support::kueue_build::E2E_VERSION;
+pub fn version() -> &'static str {
+    support::kueue_build::e2e_version()
+}
 
-/// Kueue's build folder for [`VERSION`].
+/// Kueue's build folder for [`version`].
 pub fn build_dir() -> Result<PathBuf> {
-    support::kueue_build::dir(Some(VERSION))
+    support::kueue_build::dir(Some(version()))
 }
 
 /// This machine's address the API server reaches the webhook on: an EndpointSlice may not name
