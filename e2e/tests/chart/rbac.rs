@@ -25,7 +25,7 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": [""], "resources": ["namespaces", "nodes"], "verbs": ["list", "watch"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "list", "patch", "watch"]},
         {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
-        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["delete", "list", "update", "watch"]},
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["delete", "list", "patch", "watch"]},
         {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["patch"]},
         {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["list", "update", "watch"]},
         {"apiGroups": ["kubeflow.org"], "resources": [
