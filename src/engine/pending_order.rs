@@ -2,9 +2,10 @@
 //! ClusterQueue and in its LocalQueue: what Kueue's visibility API answers
 //! (`pendingworkloads` of a ClusterQueue or of a LocalQueue, with `offset` and `limit`).
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 
-use super::model::Workload;
+use super::model::{StopPolicy, Workload};
 use super::scheduler::Engine;
 use crate::api::ObjectKey;
 
@@ -41,14 +42,17 @@ pub enum UnknownQueue {
 impl Engine {
     /// The window of `queue`'s waiting Workloads. A ClusterQueue lists its waiting Workloads in
     /// the order its heads are taken (priority, then queue-order time), those found inadmissible
-    /// included; a LocalQueue lists its own among its ClusterQueue's, and an empty list when that
+    /// included, and with them `backing_off`, Workloads the engine does not hold while they wait
+    /// out a requeue backoff, each in its place (Kueue keeps them among the inadmissible ones); a
+    /// LocalQueue lists its own among its ClusterQueue's, and an empty list when that
     /// ClusterQueue does not exist. A Workload that cannot queue as things stand (deactivated,
-    /// its LocalQueue stopped, waiting out a requeue backoff) is not listed.
-    pub fn pending_window(
-        &mut self,
+    /// its LocalQueue stopped) is not listed.
+    pub fn pending_window<'a>(
+        &'a mut self,
         queue: QueueRef<'_>,
         window: Window,
-    ) -> Result<Vec<PendingPlace<'_>>, UnknownQueue> {
+        backing_off: &'a [Workload],
+    ) -> Result<Vec<PendingPlace<'a>>, UnknownQueue> {
         self.restructure();
         let compiled = &self.compiled;
         let (cq_name, local) = match queue {
@@ -64,15 +68,45 @@ impl Engine {
                 None => Err(UnknownQueue::ClusterQueue),
             };
         };
-        let order = compiled.queues[cq as usize]
+        let held = compiled.queues[cq as usize]
             .pending
             .iter()
             .map(|key| &compiled.workloads[key.index as usize].model);
+        let in_queue = |w: &&Workload| {
+            compiled
+                .local_queues
+                .get(&ObjectKey::new(w.namespace.as_str(), w.queue_name.as_str()))
+                .is_some_and(|(queue_cq, stop)| {
+                    queue_cq == cq_name && *stop == StopPolicy::None && w.active
+                })
+        };
+        let mut waiting: Vec<&Workload> = backing_off.iter().filter(in_queue).collect();
+        waiting.sort_by(|a, b| queue_order(a).cmp(&queue_order(b)));
+        let order = merge(held, waiting);
         Ok(match local {
             None => cluster_window(order, window),
             Some(key) => local_window(order, key, window),
         })
     }
+}
+
+/// The order of the cycles' heads: higher priority first, then earlier queue-order time, then UID.
+fn queue_order(w: &Workload) -> (Reverse<i32>, i64, &str) {
+    (Reverse(w.priority), w.creation, w.uid.as_str())
+}
+
+/// `held` (in queue order already) and `waiting` (sorted the same way) as one ordered list.
+fn merge<'a>(
+    held: impl Iterator<Item = &'a Workload>,
+    waiting: Vec<&'a Workload>,
+) -> impl Iterator<Item = &'a Workload> {
+    let mut held = held.peekable();
+    let mut waiting = waiting.into_iter().peekable();
+    std::iter::from_fn(move || match (held.peek(), waiting.peek()) {
+        (Some(h), Some(w)) if queue_order(w) < queue_order(h) => waiting.next(),
+        (Some(_), _) => held.next(),
+        (None, _) => waiting.next(),
+    })
 }
 
 /// Kueue's ClusterQueue answer: the window of the whole list, each entry's place in its

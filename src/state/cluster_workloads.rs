@@ -11,9 +11,9 @@ use super::pod_templates::PodTemplates;
 use super::queue_order::QueueOrdering;
 use crate::api;
 use crate::api::workload::{PriorityClassGroup, PriorityClassKind};
-use crate::engine::WorkloadKey;
 use crate::engine::features::Feature;
 use crate::engine::model::Workload;
+use crate::engine::{ModelError, WorkloadKey};
 
 /// Identity and queue position for a Workload whose metadata lacks them (manifests given to
 /// `kuota simulate`); objects read from a cluster always have both.
@@ -30,41 +30,7 @@ impl ClusterState {
     /// aside and leaves the engine.
     pub fn apply_workload(&mut self, workload: &api::Workload, fallback: Fallback) {
         let key = WorkloadKey::of(workload);
-        let class = match (&workload.spec.priority, &workload.spec.priority_class_ref) {
-            (None, Some(r)) => Some(match (&r.group, &r.kind) {
-                (PriorityClassGroup::Kueue, PriorityClassKind::WorkloadPriorityClass) => {
-                    ClassRef::Workload(r.name.clone())
-                }
-                _ => ClassRef::Pod(r.name.clone()),
-            }),
-            _ => None,
-        };
-        let templates = PodTemplates::of(workload);
-        let defaults = WorkloadDefaults {
-            creation: fallback.creation,
-            uid: fallback.uid,
-            class_priority: class.as_ref().and_then(|c| self.class_value(c)),
-            resources: self.resource_context(&key.namespace, &templates),
-        };
-        let reclaim = self.engine.features().enabled(Feature::ReclaimablePods);
-        let gated = self.engine.features().enabled(Feature::AdmissionGatedBy);
-        let ordering = QueueOrdering {
-            requeuing_timestamp: self.engine.requeuing_timestamp(),
-            priority_sorting_within_cohort: self
-                .engine
-                .features()
-                .enabled(Feature::PrioritySortingWithinCohort),
-        };
-        let converted =
-            admission_input::workload(workload, defaults, &ordering).map(|mut model| {
-                if reclaim {
-                    without_reclaimable(&mut model, workload);
-                }
-                if !gated {
-                    model.admission_gated_by = None;
-                }
-                model
-            });
+        let (class, templates, converted) = self.convert_workload(workload, fallback);
         let cached = match &converted {
             Ok(model) => Ok(CachedWorkload {
                 fingerprint: fingerprint(model),
@@ -91,6 +57,62 @@ impl ClusterState {
             }
             _ => {}
         }
+    }
+
+    /// `workload` as the engine would hold it, without giving it to the engine: a Workload kept
+    /// out of it (waiting out a requeue backoff) still has its place in its queue's order.
+    pub fn workload_model(
+        &self,
+        workload: &api::Workload,
+        fallback: Fallback,
+    ) -> Result<Workload, ModelError> {
+        self.convert_workload(workload, fallback).2
+    }
+
+    /// The one conversion of a Workload: the class its priority comes from, its pod templates,
+    /// and the engine's model of it.
+    fn convert_workload(
+        &self,
+        workload: &api::Workload,
+        fallback: Fallback,
+    ) -> (Option<ClassRef>, PodTemplates, Result<Workload, ModelError>) {
+        let namespace = workload.namespace().unwrap_or_default();
+        let class = match (&workload.spec.priority, &workload.spec.priority_class_ref) {
+            (None, Some(r)) => Some(match (&r.group, &r.kind) {
+                (PriorityClassGroup::Kueue, PriorityClassKind::WorkloadPriorityClass) => {
+                    ClassRef::Workload(r.name.clone())
+                }
+                _ => ClassRef::Pod(r.name.clone()),
+            }),
+            _ => None,
+        };
+        let templates = PodTemplates::of(workload);
+        let defaults = WorkloadDefaults {
+            creation: fallback.creation,
+            uid: fallback.uid,
+            class_priority: class.as_ref().and_then(|c| self.class_value(c)),
+            resources: self.resource_context(&namespace, &templates),
+        };
+        let reclaim = self.engine.features().enabled(Feature::ReclaimablePods);
+        let gated = self.engine.features().enabled(Feature::AdmissionGatedBy);
+        let ordering = QueueOrdering {
+            requeuing_timestamp: self.engine.requeuing_timestamp(),
+            priority_sorting_within_cohort: self
+                .engine
+                .features()
+                .enabled(Feature::PrioritySortingWithinCohort),
+        };
+        let converted =
+            admission_input::workload(workload, defaults, &ordering).map(|mut model| {
+                if reclaim {
+                    without_reclaimable(&mut model, workload);
+                }
+                if !gated {
+                    model.admission_gated_by = None;
+                }
+                model
+            });
+        (class, templates, converted)
     }
 
     /// Makes the engine hold `workload` exactly as the object says even when the cache has it

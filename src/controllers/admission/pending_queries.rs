@@ -5,7 +5,7 @@
 
 use tokio::sync::oneshot;
 
-use super::AdmissionLoop;
+use super::{AdmissionLoop, fallback};
 use crate::api::ObjectKey;
 use crate::engine::pending_order::UnknownQueue;
 use crate::visibility::api::{PendingMeta, PendingWorkload, position};
@@ -39,10 +39,18 @@ impl AdmissionLoop {
     }
 
     fn pending(&mut self, request: &PendingRequest) -> Result<Vec<PendingWorkload>, PendingError> {
+        // Kept out of the engine while they wait out a requeue backoff, yet pending in Kueue's
+        // sense: listed in their places.
+        let backing_off: Vec<_> = self
+            .backoff
+            .keys()
+            .filter_map(|key| self.workloads.get(key))
+            .filter_map(|workload| self.state.workload_model(workload, fallback()).ok())
+            .collect();
         let places = self
             .state
             .engine()
-            .pending_window(request.queue.as_ref(), request.window)
+            .pending_window(request.queue.as_ref(), request.window, &backing_off)
             .map_err(PendingError::Unknown)?;
         Ok(places
             .iter()

@@ -110,7 +110,9 @@ fn entry(name: &str, in_cq: usize, in_lq: usize) -> (String, usize, usize) {
 #[test]
 fn a_cluster_queue_lists_by_priority_then_time_with_local_places() {
     let mut engine = engine();
-    let list = engine.pending_window(QueueRef::Cluster("cq"), ALL).unwrap();
+    let list = engine
+        .pending_window(QueueRef::Cluster("cq"), ALL, &[])
+        .unwrap();
     assert_eq!(
         places(&list),
         vec![
@@ -132,7 +134,7 @@ fn a_cluster_queue_window_keeps_places_counted_from_the_start() {
         limit: 2,
     };
     let list = engine
-        .pending_window(QueueRef::Cluster("cq"), window)
+        .pending_window(QueueRef::Cluster("cq"), window, &[])
         .unwrap();
     assert_eq!(
         places(&list),
@@ -144,7 +146,7 @@ fn a_cluster_queue_window_keeps_places_counted_from_the_start() {
     };
     assert!(
         engine
-            .pending_window(QueueRef::Cluster("cq"), none)
+            .pending_window(QueueRef::Cluster("cq"), none, &[])
             .unwrap()
             .is_empty()
     );
@@ -154,7 +156,7 @@ fn a_cluster_queue_window_keeps_places_counted_from_the_start() {
     };
     assert!(
         engine
-            .pending_window(QueueRef::Cluster("cq"), past)
+            .pending_window(QueueRef::Cluster("cq"), past, &[])
             .unwrap()
             .is_empty()
     );
@@ -164,7 +166,9 @@ fn a_cluster_queue_window_keeps_places_counted_from_the_start() {
 fn a_local_queue_window_counts_its_own_entries() {
     let mut engine = engine();
     let a = ObjectKey::new("ns", "a");
-    let list = engine.pending_window(QueueRef::Local(&a), ALL).unwrap();
+    let list = engine
+        .pending_window(QueueRef::Local(&a), ALL, &[])
+        .unwrap();
     assert_eq!(
         places(&list),
         vec![
@@ -177,7 +181,9 @@ fn a_local_queue_window_counts_its_own_entries() {
         offset: 1,
         limit: 1,
     };
-    let list = engine.pending_window(QueueRef::Local(&a), window).unwrap();
+    let list = engine
+        .pending_window(QueueRef::Local(&a), window, &[])
+        .unwrap();
     assert_eq!(places(&list), vec![entry("a-old-low", 2, 1)]);
 }
 
@@ -185,17 +191,17 @@ fn a_local_queue_window_counts_its_own_entries() {
 fn unknown_queues_are_told_apart_from_empty_ones() {
     let mut engine = engine();
     assert_eq!(
-        engine.pending_window(QueueRef::Cluster("nope"), ALL),
+        engine.pending_window(QueueRef::Cluster("nope"), ALL, &[]),
         Err(UnknownQueue::ClusterQueue)
     );
     let nope = ObjectKey::new("ns", "nope");
     assert_eq!(
-        engine.pending_window(QueueRef::Local(&nope), ALL),
+        engine.pending_window(QueueRef::Local(&nope), ALL, &[]),
         Err(UnknownQueue::LocalQueue)
     );
     let orphan = ObjectKey::new("ns", "orphan");
     assert_eq!(
-        engine.pending_window(QueueRef::Local(&orphan), ALL),
+        engine.pending_window(QueueRef::Local(&orphan), ALL, &[]),
         Ok(Vec::new())
     );
 }
@@ -217,12 +223,16 @@ fn an_admitted_workload_leaves_the_list() {
             ..Default::default()
         })
         .unwrap();
-    let head = engine.pending_window(QueueRef::Cluster("cq"), ALL).unwrap()[0]
+    let head = engine
+        .pending_window(QueueRef::Cluster("cq"), ALL, &[])
+        .unwrap()[0]
         .workload
         .name
         .clone();
     engine.run_until_stable();
-    let list = engine.pending_window(QueueRef::Cluster("cq"), ALL).unwrap();
+    let list = engine
+        .pending_window(QueueRef::Cluster("cq"), ALL, &[])
+        .unwrap();
     assert_eq!(head, "b-high");
     assert_eq!(
         places(&list)[0],
@@ -230,4 +240,49 @@ fn an_admitted_workload_leaves_the_list() {
         "the head shown is the one admitted"
     );
     assert_eq!(list.len(), 4);
+}
+
+#[test]
+fn workloads_waiting_out_a_backoff_are_listed_in_their_places() {
+    let mut engine = engine();
+    let backing_off = [
+        // Between b-high (5, 30) and a-high (5, 40).
+        workload("b", "b-back", 5, 35),
+        // Last: lowest priority.
+        workload("a", "a-back", 0, 1),
+        // Its LocalQueue is stopped: it cannot queue, backoff or not.
+        workload("held", "held-back", 9, 1),
+        // Deactivated.
+        Workload {
+            active: false,
+            ..workload("a", "inactive-back", 9, 1)
+        },
+    ];
+    let list = engine
+        .pending_window(QueueRef::Cluster("cq"), ALL, &backing_off)
+        .unwrap();
+    assert_eq!(
+        places(&list),
+        vec![
+            entry("b-high", 0, 0),
+            entry("b-back", 1, 1),
+            entry("a-high", 2, 0),
+            entry("a-old-low", 3, 1),
+            entry("b-low", 4, 2),
+            entry("a-new-low", 5, 2),
+            entry("a-back", 6, 3),
+        ]
+    );
+    let b = ObjectKey::new("ns", "b");
+    let list = engine
+        .pending_window(QueueRef::Local(&b), ALL, &backing_off)
+        .unwrap();
+    assert_eq!(
+        places(&list),
+        vec![
+            entry("b-high", 0, 0),
+            entry("b-back", 1, 1),
+            entry("b-low", 4, 2)
+        ]
+    );
 }

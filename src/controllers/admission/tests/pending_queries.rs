@@ -118,3 +118,28 @@ fn nothing_is_answered_before_every_cache_is_listed() {
         Err(PendingError::NotReady)
     );
 }
+
+#[test]
+fn a_workload_waiting_out_its_backoff_keeps_its_place_in_the_list() {
+    let (leader, leading) = watch::channel(false);
+    let mut h = Harness::with(None, leader, leading);
+    h.apply(workload("first", 2, 0, 0));
+    let mut backing_off = workload("second", 2, 0, 1);
+    backing_off.status = Some(parse(
+        r#"{requeueState: {count: 1, requeueAt: "2099-01-01T00:00:00Z"},
+            conditions: [{type: Evicted, status: "True", reason: PodsReadyTimeout, message: m,
+                          lastTransitionTime: "2026-11-23T10:00:01Z"}]}"#,
+    ));
+    h.apply(backing_off);
+    h.apply(workload("third", 2, 0, 2));
+    assert!(
+        h.admission.backoff.contains_key(&wk("second")),
+        "it waits out its backoff outside the engine"
+    );
+    let items = ask(&mut h.admission, Queue::Cluster("team".into())).unwrap();
+    let names: Vec<(&str, i32)> = items
+        .iter()
+        .map(|i| (i.metadata.name.as_str(), i.position_in_cluster_queue))
+        .collect();
+    assert_eq!(names, [("first", 0), ("second", 1), ("third", 2)]);
+}
