@@ -55,9 +55,9 @@ pub enum UngateError {
         pod_set: String,
         source: DecodeError,
     },
-    /// The pods' index offset annotation is not an integer.
+    /// The pods' index offset annotation is not an integer the ranks can be shifted by.
     #[error(
-        "pod {pod:?}: annotation {}={value:?} is not an integer",
+        "pod {pod:?}: annotation {}={value:?} is not an integer ranks can be shifted by",
         annotations::POD_INDEX_OFFSET
     )]
     Offset { pod: String, value: String },
@@ -135,12 +135,14 @@ pub fn pods_to_ungate(workload: &Workload, pods: &[PodView]) -> Result<Vec<Ungat
         if let Some(first) = members.first()
             && let Some(value) = first.index_offset.as_deref()
         {
-            let offset: i64 = value.trim().parse().map_err(|_| UngateError::Offset {
+            let bad = || UngateError::Offset {
                 pod: first.name.clone(),
                 value: value.to_owned(),
-            })?;
-            range.offset += offset;
-            range.max += offset;
+            };
+            let offset: i64 = value.trim().parse().map_err(|_| bad())?;
+            // The annotation is the user's: an offset that would overflow the ranks is refused.
+            range.offset = range.offset.checked_add(offset).ok_or_else(bad)?;
+            range.max = range.max.checked_add(offset).ok_or_else(bad)?;
         }
         let request = requests.get(assignment.name.as_str()).copied();
         for (pod, domain) in assign(&domains, &members, request, range) {

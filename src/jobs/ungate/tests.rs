@@ -209,14 +209,16 @@ fn an_index_offset_shifts_ranks() {
         names(&[("w1", "r1"), ("w2", "r2")])
     );
 
-    let bad = [PodView {
-        index_offset: Some("one".to_owned()),
-        ..gated("w1", Some(1))
-    }];
-    assert!(matches!(
-        pods_to_ungate(&wl, &bad),
-        Err(UngateError::Offset { .. })
-    ));
+    for value in ["one", &i64::MAX.to_string()] {
+        let bad = [PodView {
+            index_offset: Some(value.to_owned()),
+            ..gated("w1", Some(1))
+        }];
+        assert!(
+            matches!(pods_to_ungate(&wl, &bad), Err(UngateError::Offset { .. })),
+            "{value}: not an integer, or ranks past i64"
+        );
+    }
 }
 
 #[test]
