@@ -53,4 +53,4 @@ cargo test --features e2e --test e2e_deploy
 # The switch from Kueue's manager (v0.15, built by e2e/kueue-build.sh) to kuota's chart and back,
 # nothing lost, the objects Kueue stored as v1beta1 re-stored by kuota; after e2e_deploy, as it
 # installs the chart on the same fixed ports.
-flock -o /tmp/kuota-e2e-ports.lock cargo test --features e2e --test e2e_switchover
+cargo test --features e2e --test e2e_switchover
