@@ -109,6 +109,7 @@ impl AdmissionLoop {
     pub(super) fn deactivation_written(
         &mut self,
         key: WorkloadKey,
+        fenced_on: Option<String>,
         result: Result<Box<Workload>, WriteError>,
         now: &Reading,
     ) {
@@ -124,9 +125,13 @@ impl AdmissionLoop {
                 tracing::info!(workload = %key, %error, "deactivation not written; tried again");
                 if error.is_transient() {
                     self.ledger.retry_at(key, now.instant + RETRY_AFTER);
-                } else if let Some(read) = self.workloads.read(&key) {
-                    let version = read.metadata.resource_version.clone();
-                    self.ledger.conflicted(key, version);
+                } else if self
+                    .workloads
+                    .read(&key)
+                    .is_some_and(|read| read.metadata.resource_version == fenced_on)
+                {
+                    // A newer version read before this answer settles the conflict already.
+                    self.ledger.conflicted(key, fenced_on);
                 }
             }
         }

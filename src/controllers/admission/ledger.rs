@@ -250,7 +250,12 @@ impl Ledger {
                 }
                 if transient {
                     self.retries.insert(key.clone(), retry_at);
-                } else {
+                } else if reads
+                    .read(key)
+                    .is_none_or(|w| w.metadata.resource_version == fenced_on)
+                {
+                    // Waits for a newer version; one read before this answer came settles it
+                    // already, and no later read may come.
                     self.stale.insert(key.clone(), fenced_on);
                 }
                 Landed::default()

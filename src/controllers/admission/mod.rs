@@ -196,9 +196,11 @@ impl AdmissionLoop {
                 planned,
                 result,
             } => self.workload_written(key, before, *planned, result, &self.clock.read()),
-            Written::Deactivated { key, result } => {
-                self.deactivation_written(key, result, &self.clock.read())
-            }
+            Written::Deactivated {
+                key,
+                fenced_on,
+                result,
+            } => self.deactivation_written(key, fenced_on, result, &self.clock.read()),
             Written::Finalizers { object, result } => self.finalizers_written(object, result),
             Written::Queue { key, result } => self.queue_written(key, result),
         }

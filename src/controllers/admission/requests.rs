@@ -96,8 +96,13 @@ pub async fn write_all(
                     }
                 }
                 WriteRequest::Deactivate { key, read } => {
+                    let fenced_on = read.metadata.resource_version.clone();
                     let result = writer.deactivate_workload(&read).await.map(Box::new);
-                    Written::Deactivated { key, result }
+                    Written::Deactivated {
+                        key,
+                        fenced_on,
+                        result,
+                    }
                 }
                 WriteRequest::Queue { key, write } => {
                     let result = match write.as_ref() {
@@ -130,6 +135,8 @@ pub enum Written {
     },
     Deactivated {
         key: WorkloadKey,
+        /// The version the write was fenced on.
+        fenced_on: Option<String>,
         result: Result<Box<Workload>, WriteError>,
     },
     Queue {

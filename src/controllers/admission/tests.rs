@@ -236,10 +236,12 @@ impl Harness {
     fn store_deactivation(&mut self, (key, read): (WorkloadKey, SharedWorkload)) {
         self.revision += 1;
         let mut stored = (*read).clone();
+        let fenced_on = stored.metadata.resource_version.clone();
         stored.spec.active = Some(false);
         stored.metadata.resource_version = Some(self.revision.to_string());
         self.admission.take_answer(Written::Deactivated {
             key,
+            fenced_on,
             result: Ok(Box::new(stored)),
         });
         self.turn();

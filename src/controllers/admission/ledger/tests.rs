@@ -200,6 +200,25 @@ fn a_failure_the_same_write_may_survive_is_retried_when_due_and_a_conflict_waits
 }
 
 #[test]
+fn a_conflict_answered_after_a_newer_version_was_read_leaves_the_workload_settled() {
+    let (mut read, mut ledger) = (Read::default(), Ledger::default());
+    let key = read.put("w", "1", None);
+    let now = Instant::now();
+    ledger.assume(&key, &claim("a"), &read);
+    ledger.sent(&key, Effect::Claim);
+    // Someone else's write lands, and its version is read, before the conflict is answered.
+    let newer = read.put("w", "2", None);
+    ledger.seen(&newer, read.read(&newer).expect("read"));
+    ledger.answer_arrived(&key);
+    ledger.answered(&key, &claim("a"), refused(false, "1", now), &read, now);
+    assert!(
+        !ledger.stale(&key),
+        "no newer version may come: deciding waits for nothing"
+    );
+    assert!(ledger.settled(&key));
+}
+
+#[test]
 fn a_decision_changed_while_its_write_is_in_flight_is_assumed_and_counts_as_a_release() {
     let (mut read, mut ledger) = (Read::default(), Ledger::default());
     let key = read.put("w", "1", None);

@@ -92,9 +92,10 @@ fn a_workload_marked_by_another_manager_is_deactivated_and_a_conflict_waits_for_
     h.apply(marked.clone());
     let asked = h.deactivate_requests();
     assert_eq!(asked.len(), 1);
-    for (key, _) in asked {
+    for (key, read) in asked {
         h.admission.take_answer(Written::Deactivated {
             key,
+            fenced_on: read.metadata.resource_version.clone(),
             result: Err(WriteError::Conflict("ns/marked".into())),
         });
         h.turn();
