@@ -92,6 +92,21 @@ async fn until_established(client: &Client, dir: &Path) -> Result<()> {
 }
 
 /// The admitted Workloads unchanged, nothing evicted, the waiting ones still waiting.
+/// Kueue as its manifests install it: its CRDs applied over what is there, its webhook Service
+/// routed here, its manager started.
+async fn install_kueue(client: &Client, install: &kueue::Installation) -> Result<kueue::Kueue> {
+    kubectl(&[
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "-f",
+        path(&install.crds),
+    ])?;
+    until_established(client, &install.crds).await?;
+    install.route(client).await?;
+    install.start().await
+}
+
 async fn nothing_lost(
     client: &Client,
     scene: &Scene,
@@ -121,16 +136,7 @@ async fn kueue_to_kuota_and_back() -> Result<()> {
     let kuota_crds = support::repo_root().join("charts/kuota/crds");
 
     // Kueue installed: its CRDs (v1beta1 stored), its webhook Service, its manager.
-    kubectl(&[
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        "-f",
-        path(&install.crds),
-    ])?;
-    until_established(&client, &install.crds).await?;
-    install.route(&client).await?;
-    let manager = install.start().await?;
+    let manager = install_kueue(&client, &install).await?;
     let to_kuota = Scene::create(&client, "to-kuota", "v1beta1").await?;
     to_kuota
         .fill(&client)
@@ -191,16 +197,7 @@ async fn kueue_to_kuota_and_back() -> Result<()> {
     let before = to_kueue.admitted_states(&client).await?;
     ensure!(before.len() == 2, "kuota admitted {before:?}");
     release.undeploy()?;
-    kubectl(&[
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        "-f",
-        path(&install.crds),
-    ])?;
-    until_established(&client, &install.crds).await?;
-    install.route(&client).await?;
-    let manager = install.start().await?;
+    let manager = install_kueue(&client, &install).await?;
     let outcome = async {
         nothing_lost(&client, &to_kueue, &before, "Kueue").await?;
         to_kueue.drain_in_order(&client).await?;
