@@ -26,7 +26,7 @@ use tokio::task::JoinSet;
 pub use self::inputs::JobInput;
 use self::inputs::{JobCaches, Touched, WATCHED_KINDS};
 pub use self::settings::JobSettings;
-use self::steps::{Done, Outcome, Write};
+use self::steps::{Done, Outcome, WorkloadFence, Write};
 use super::events::EventSink;
 use super::watches::{Change, shared::SharedWatches, slim, slim_workload};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
@@ -134,7 +134,12 @@ impl Task for JobTask {
                     return;
                 };
                 let step = steps::job_step(job, &self.caches, &self.settings);
-                let write = steps::write_for(step, job, key, &mut self.reported, &self.events, now);
+                let write = steps::write_for(step, job, key, &mut self.reported, &self.events, now)
+                    .map(|w| {
+                        w.fenced_if_stopping(|| {
+                            WorkloadFence::of(job, &self.caches.workloads_of(job))
+                        })
+                    });
                 if let Some(write) = write {
                     writes.send(Object::Job(key.clone()), write);
                 }

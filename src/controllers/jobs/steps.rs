@@ -1,5 +1,7 @@
 //! The Job controller's steps turned into writes, the writes carried out, and their answers.
 
+use std::collections::BTreeMap;
+
 use crate::api::Condition;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -11,7 +13,7 @@ use super::super::events::{EventSink, WorkloadEvent};
 use super::super::writer::{WriteError, Writer};
 use super::inputs::JobCaches;
 use super::settings::JobSettings;
-use crate::api::keys::condition_types;
+use crate::api::keys::{condition_types, job_event_reasons};
 use crate::api::workload_status::ReclaimablePod;
 use crate::api::{HasConditions, ObjectKey, Workload};
 use crate::clock::Reading;
@@ -47,6 +49,55 @@ pub enum Action {
 pub struct Write {
     action: Action,
     events: Option<(ObjectReference, Vec<WorkloadEvent>)>,
+    /// The write stops a running job (Kueue's `Stopped`).
+    stops: bool,
+    /// Made only if the job's Workloads read afresh are the ones the decision saw.
+    fence: Option<WorkloadFence>,
+}
+
+impl Write {
+    /// Fences a stop of a running job on the Workloads the decision saw. A replica that has just
+    /// become leader has Job and Workload watches that deliver apart: it may hold a Job its
+    /// predecessor started on an admission its Workload watch has not brought yet, and Kueue's
+    /// reconciler would suspend that Job for a Workload that is in fact admitted.
+    pub fn fenced_if_stopping(mut self, fence: impl FnOnce() -> WorkloadFence) -> Self {
+        if self.stops {
+            self.fence = Some(fence());
+        }
+        self
+    }
+
+    /// The fence the write waits on, if any.
+    #[cfg(test)]
+    pub fn fence(&self) -> Option<&WorkloadFence> {
+        self.fence.as_ref()
+    }
+}
+
+/// The Workloads a job controls, as a decision saw them: by name, with their resource versions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadFence {
+    pub namespace: String,
+    pub job_uid: String,
+    pub seen: BTreeMap<String, String>,
+}
+
+impl WorkloadFence {
+    pub fn of(job: &impl ResourceExt, controlled: &[&Workload]) -> Self {
+        WorkloadFence {
+            namespace: job.namespace().unwrap_or_default(),
+            job_uid: job.uid().unwrap_or_default(),
+            seen: controlled
+                .iter()
+                .map(|w| (w.name_any(), w.resource_version().unwrap_or_default()))
+                .collect(),
+        }
+    }
+
+    /// Whether the Workloads read now are the ones the decision saw.
+    pub fn holds(&self, read: &BTreeMap<String, String>) -> bool {
+        &self.seen == read
+    }
 }
 
 /// What a landed write left behind.
@@ -193,6 +244,7 @@ pub fn write_for<J: JobObject, E: std::fmt::Display>(
     let now = now.time();
     let regarding = job.reference();
     let on_job = |e: Option<JobEvent>| e.map(|e| (regarding.clone(), vec![WorkloadEvent::from(e)]));
+    let mut stops = false;
     let (action, events_after) = match step {
         JobStep::Idle => return None,
         JobStep::CannotCompose { error, event: e } => {
@@ -277,12 +329,17 @@ pub fn write_for<J: JobObject, E: std::fmt::Display>(
         JobStep::UpdateJob {
             job: updated,
             event: e,
-        } => (J::replace(job, updated)?, on_job(e)),
+        } => {
+            stops = e.as_ref().is_some_and(|e| e.reason == job_event_reasons::STOPPED);
+            (J::replace(job, updated)?, on_job(e))
+        }
         JobStep::ClearStartTime => (job.clear_start_time()?, None),
     };
     Some(Write {
         action,
         events: events_after,
+        stops,
+        fence: None,
     })
 }
 
@@ -323,12 +380,34 @@ pub fn write_workload_step(workload: &Workload, step: WorkloadStep, now: Reading
     Some(Write {
         action,
         events: None,
+        stops: false,
+        fence: None,
     })
 }
 
 /// Carries out `write` and returns its answer.
 pub async fn carry_out(write: Write, writer: Writer) -> Done {
     let read_version = write.action.read_version();
+    if let Some(fence) = &write.fence {
+        let read = writer
+            .controlled_workloads(&fence.namespace, &fence.job_uid, fence.seen.keys())
+            .await;
+        let stale = match read {
+            Ok(read) if fence.holds(&read) => None,
+            Ok(_) => Some(WriteError::Conflict(format!(
+                "the Workloads of job {} in {}",
+                fence.job_uid, fence.namespace
+            ))),
+            Err(error) => Some(error),
+        };
+        if let Some(error) = stale {
+            return Done {
+                events: write.events,
+                read_version,
+                result: Err(error),
+            };
+        }
+    }
     let result = match write.action {
         Action::CreateWorkload(w) => writer
             .create_workload(&w)

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::*;
 use crate::controllers::leader::Tenure;
+use crate::jobs::fixtures;
 use crate::jobs::JobScope;
 
 fn job(namespace: &str) -> Job {
@@ -80,4 +81,71 @@ async fn a_job_created_while_this_replica_waits_to_lead_is_decided_once_it_leads
         [Object::Job(ObjectKey::new("ml", "plain"))],
         "the new leader's first pass creates the Job's Workload"
     );
+}
+
+/// A leader with the sample Job as read and `workload` as its Workload.
+fn leading_with(job: Job, workload: crate::api::Workload) -> Vec<(Object, Write)> {
+    let (_election, leading) = watch::channel(true);
+    let mut controller = controller(leading);
+    for input in first_lists("team-a") {
+        controller.take(input);
+    }
+    let flavor: crate::api::ResourceFlavor = serde_json::from_value(json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+        "metadata": {"name": "on-demand"}, "spec": {}}))
+    .expect("a ResourceFlavor");
+    controller.take(JobInput::ResourceFlavor(Change::Apply(Box::new(flavor))));
+    controller.take(JobInput::Workload(Change::Apply(Box::new(
+        std::sync::Arc::new(workload),
+    ))));
+    controller.take(JobInput::Job(Change::Apply(Box::new(job))));
+    controller.turn()
+}
+
+fn versions(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_new_leaders_stop_of_a_running_job_is_fenced_on_the_workloads_it_saw() {
+    // The predecessor admitted the Workload and started the Job; this replica's Job watch has
+    // brought the start, its Workload watch not yet the admission.
+    let running = fixtures::job(json!({"metadata": {"resourceVersion": "12"},
+                                       "spec": {"suspend": false}}));
+    let mut before_admission = fixtures::workload(json!({"metadata": {"resourceVersion": "10"}}));
+    before_admission.status = None;
+    let sent = leading_with(running, before_admission);
+    let (_, write) = sent
+        .iter()
+        .find(|(key, _)| matches!(key, Object::Job(_)))
+        .expect("the Job is stopped");
+    let fence = write.fence().expect("the stop is fenced on the Workloads seen");
+    assert_eq!(fence.seen, versions(&[(fixtures::WORKLOAD_NAME, "10")]));
+    assert!(
+        !fence.holds(&versions(&[(fixtures::WORKLOAD_NAME, "11")])),
+        "a newer version of the Workload calls the stop off"
+    );
+    assert!(
+        !fence.holds(&versions(&[
+            (fixtures::WORKLOAD_NAME, "10"),
+            ("job-sample-other", "3")
+        ])),
+        "a Workload the decision did not see calls the stop off"
+    );
+    assert!(fence.holds(&versions(&[(fixtures::WORKLOAD_NAME, "10")])));
+}
+
+#[tokio::test]
+async fn a_start_is_not_fenced_on_the_workloads() {
+    let suspended = fixtures::job(json!({"metadata": {"resourceVersion": "12"}}));
+    let admitted = fixtures::workload(json!({"metadata": {"resourceVersion": "10"}}));
+    let sent = leading_with(suspended, admitted);
+    let (_, write) = sent
+        .iter()
+        .find(|(key, _)| matches!(key, Object::Job(_)))
+        .expect("the Job is started");
+    assert!(write.fence().is_none());
 }

@@ -11,14 +11,14 @@ use crate::api::json_patch::{PatchOp, diff};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{
-    ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions,
+    ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions,
 };
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use super::{WriteError, Writer};
 use crate::api::Workload;
-use crate::api::keys::{API_VERSION, field_managers, finalizers, scheduling_gates};
+use crate::api::keys::{API_VERSION, field_managers, finalizers, labels, scheduling_gates};
 use crate::api::workload_status::ReclaimablePod;
 
 fn label<K: ResourceExt>(kind: &str, object: &K) -> String {
@@ -67,6 +67,44 @@ impl Writer {
             api.replace(&workload.name_any(), &params, workload).await
         })
         .await
+    }
+
+    /// The Workloads job `job_uid` controls in `namespace`, by name with their resource versions,
+    /// read from the API server now rather than from a watch: those labelled with its UID, and
+    /// each of `also` that still exists. A fence for a write decided on them, not a write.
+    pub async fn controlled_workloads<'a>(
+        &self,
+        namespace: &str,
+        job_uid: &str,
+        also: impl Iterator<Item = &'a String>,
+    ) -> Result<BTreeMap<String, String>, WriteError> {
+        let api: Api<Workload> = Api::namespaced(self.client.clone(), namespace);
+        let object = format!("the Workloads of job {job_uid} in {namespace}");
+        let params = ListParams::default().labels(&format!("{}={job_uid}", labels::JOB_UID));
+        let listed = self.send(&object, || api.list(&params)).await?;
+        let controls = |w: &Workload| {
+            w.owner_references()
+                .iter()
+                .any(|o| o.controller == Some(true) && o.uid == job_uid)
+        };
+        let mut read: BTreeMap<String, String> = listed
+            .items
+            .iter()
+            .filter(|w| controls(w))
+            .map(|w| (w.name_any(), w.resource_version().unwrap_or_default()))
+            .collect();
+        for name in also {
+            if read.contains_key(name) {
+                continue;
+            }
+            match self.send(&object, || api.get_opt(name)).await? {
+                Some(w) if controls(&w) => {
+                    read.insert(name.clone(), w.resource_version().unwrap_or_default());
+                }
+                _ => {}
+            }
+        }
+        Ok(read)
     }
 
     /// Deletes a Workload, only the one read (by UID and resource version).

@@ -11,7 +11,7 @@ use kube::{Resource, ResourceExt};
 
 use super::super::inputs::{JobCaches, JobInput, Touched, WATCHED_KINDS};
 use super::super::settings::JobSettings;
-use super::super::steps::{self, Done, Outcome, Write};
+use super::super::steps::{self, Done, Outcome, WorkloadFence, Write};
 use super::super::{Object, applied, mark, settle};
 use super::referenced::{Concerns, FrameworkInput, ReferencedObjects, key_of};
 use crate::api::ObjectKey;
@@ -175,6 +175,11 @@ impl Task for FrameworkTask {
                 };
                 let step = self.job_step(job);
                 steps::write_for(step, job, job_key, &mut self.reported, &self.events, now)
+                    .map(|w| {
+                        w.fenced_if_stopping(|| {
+                            WorkloadFence::of(job, &self.caches.workloads_of(job))
+                        })
+                    })
             }
             Object::Workload(workload_key) => self.workload_write(workload_key, now),
         };
