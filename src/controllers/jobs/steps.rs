@@ -330,7 +330,9 @@ pub fn write_for<J: JobObject, E: std::fmt::Display>(
             job: updated,
             event: e,
         } => {
-            stops = e.as_ref().is_some_and(|e| e.reason == job_event_reasons::STOPPED);
+            stops = e
+                .as_ref()
+                .is_some_and(|e| e.reason == job_event_reasons::STOPPED);
             (J::replace(job, updated)?, on_job(e))
         }
         JobStep::ClearStartTime => (job.clear_start_time()?, None),

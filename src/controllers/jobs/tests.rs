@@ -8,8 +8,8 @@ use serde_json::json;
 
 use super::*;
 use crate::controllers::leader::Tenure;
-use crate::jobs::fixtures;
 use crate::jobs::JobScope;
+use crate::jobs::fixtures;
 
 fn job(namespace: &str) -> Job {
     serde_json::from_value(json!({
@@ -122,7 +122,9 @@ async fn a_new_leaders_stop_of_a_running_job_is_fenced_on_the_workloads_it_saw()
         .iter()
         .find(|(key, _)| matches!(key, Object::Job(_)))
         .expect("the Job is stopped");
-    let fence = write.fence().expect("the stop is fenced on the Workloads seen");
+    let fence = write
+        .fence()
+        .expect("the stop is fenced on the Workloads seen");
     assert_eq!(fence.seen, versions(&[(fixtures::WORKLOAD_NAME, "10")]));
     assert!(
         !fence.holds(&versions(&[(fixtures::WORKLOAD_NAME, "11")])),

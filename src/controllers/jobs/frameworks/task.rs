@@ -174,12 +174,13 @@ impl Task for FrameworkTask {
                     return;
                 };
                 let step = self.job_step(job);
-                steps::write_for(step, job, job_key, &mut self.reported, &self.events, now)
-                    .map(|w| {
+                steps::write_for(step, job, job_key, &mut self.reported, &self.events, now).map(
+                    |w| {
                         w.fenced_if_stopping(|| {
                             WorkloadFence::of(job, &self.caches.workloads_of(job))
                         })
-                    })
+                    },
+                )
             }
             Object::Workload(workload_key) => self.workload_write(workload_key, now),
         };
