@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use kuota::cli::simulate::{Format, simulate};
 use serde_json::Value;
-use simulate_support::{args, example, run};
+use simulate_support::{args, example, run, run_args};
 
 #[test]
 fn borrowing_is_bounded_by_borrowing_limit_and_cohort_quota() {
@@ -671,6 +671,66 @@ fn limit_range_defaults_and_runtime_class_overhead_are_charged() {
     );
 }
 
+fn usage(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+#[test]
+fn transformations_count_mig_slices_as_the_memory_and_credits_they_stand_for() {
+    let file = "admission/resource-transformations.yaml";
+    let mut arguments = args(file, false, Format::Json);
+    arguments.config = Some(example("config/resource-transformations.yaml"));
+    let run = simulate_support::run_args(file, &arguments);
+    run.expect_workloads(&[
+        "ml/small-mig",
+        "ml/full-gpu",
+        "ml/medium-mig",
+        "ml/another-mig",
+    ]);
+    let small = run.admitted_on("ml/small-mig", "gpu-cq", "default-flavor", 2);
+    assert_eq!(
+        small.usage[0],
+        usage(&[
+            ("cpu", "2"),
+            ("example.com/accelerator-memory", "10737418240"),
+            ("example.com/credits", "20")
+        ]),
+        "no MIG slice and no scratch disk is counted"
+    );
+    let full = run.admitted_on("ml/full-gpu", "gpu-cq", "default-flavor", 1);
+    assert_eq!(
+        full.usage[0],
+        usage(&[
+            ("cpu", "2"),
+            ("example.com/accelerator-memory", "42949672960"),
+            ("example.com/credits", "100"),
+            ("nvidia.com/gpu", "1")
+        ]),
+        "a whole GPU is retained beside what it stands for"
+    );
+    run.admitted_on("ml/medium-mig", "gpu-cq", "default-flavor", 1);
+    run.waiting_for_quota(
+        "ml/another-mig",
+        "example.com/accelerator-memory",
+        "default-flavor",
+    );
+
+    // Without the configuration a MIG slice (and the scratch disk) is a resource gpu-cq does
+    // not cover.
+    let plain = run_args(file, &args(file, false, Format::Json));
+    for key in ["ml/small-mig", "ml/medium-mig", "ml/another-mig"] {
+        let message = plain.pending(key, "ExceedsMaxQuota");
+        assert!(
+            message.contains("unavailable in ClusterQueue"),
+            "{key}: {message}"
+        );
+    }
+    plain.admitted_on("ml/full-gpu", "gpu-cq", "default-flavor", 1);
+}
+
 #[test]
 fn every_admission_example_has_a_scenario_test() {
     let tested: BTreeSet<&str> = [
@@ -702,6 +762,7 @@ fn every_admission_example_has_a_scenario_test() {
         "reclaim-stops-at-nominal.yaml",
         "reclaim-within-cohort.yaml",
         "requeue-after-pods-ready-timeout.yaml",
+        "resource-transformations.yaml",
         "reserve-nominal-quota.yaml",
         "strict-fifo.yaml",
     ]

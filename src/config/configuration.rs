@@ -10,6 +10,7 @@ use super::framework::{Framework, GroupVersionKind};
 use crate::engine::features::FeatureGates;
 pub use crate::engine::model::RequeuingTimestamp;
 use crate::engine::model::{EngineConfig, FairSharingConfig, QuotaCheckStrategy};
+use crate::engine::resource_counting::ResourceCounting;
 use crate::tls::TlsOptions;
 
 /// Kueue's manager configuration, resolved.
@@ -38,6 +39,8 @@ pub struct Configuration {
     /// `resources.quotaCheckStrategy`, `BlockUndeclared` unless the file says otherwise and gate
     /// `QuotaCheckStrategy` is on.
     pub quota_check: QuotaCheckStrategy,
+    /// `resources.excludeResourcePrefixes` and `resources.transformations`.
+    pub resource_counting: ResourceCounting,
     /// `objectRetentionPolicies.workloads`.
     pub workload_retention: WorkloadRetention,
     /// `tls`: what the webhook and metrics servers offer.
@@ -65,6 +68,7 @@ impl Configuration {
             features: self.feature_gates.clone(),
             fair_sharing: self.fair_sharing.clone(),
             quota_check: self.quota_check,
+            counting: self.resource_counting.clone(),
             requeuing_timestamp: self
                 .wait_for_pods_ready
                 .as_ref()

@@ -35,12 +35,8 @@ const NO_MULTI_KUEUE: &str = "kuota does not dispatch Workloads to worker cluste
 const NO_ADMISSION_FAIR_SHARING: &str = "kuota does not order LocalQueues by their usage \
                                          (admission fair sharing), so it would admit in another \
                                          order than asked";
-const NO_TRANSFORMATIONS: &str = "kuota does not transform resources before counting them, so \
-                                  quota would count other resources than asked";
 const NO_DEVICE_CLASS_MAPPINGS: &str = "kuota does not count DRA devices, so requests for them \
                                         would run outside quota";
-const NO_EXCLUDED_PREFIXES: &str = "kuota does not drop resources from the requests it counts, \
-                                    so quota would count other resources than asked";
 
 /// Every field of Kueue's `Configuration`, by dotted path (`v1beta1`-only fields included). A
 /// block kuota refuses or ignores as a whole is one row.
@@ -73,11 +69,8 @@ pub const FIELDS: &[(&str, Handling)] = &[
     ("fairSharing.preemptionStrategies", ActedOn),
     ("admissionFairSharing", Refused(NO_ADMISSION_FAIR_SHARING)),
     ("resources.quotaCheckStrategy", ActedOn),
-    (
-        "resources.excludeResourcePrefixes",
-        Refused(NO_EXCLUDED_PREFIXES),
-    ),
-    ("resources.transformations", Refused(NO_TRANSFORMATIONS)),
+    ("resources.excludeResourcePrefixes", ActedOn),
+    ("resources.transformations", ActedOn),
     (
         "resources.deviceClassMappings",
         Refused(NO_DEVICE_CLASS_MAPPINGS),

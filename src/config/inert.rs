@@ -19,8 +19,6 @@ pub enum Shape {
     Str,
     /// A Go duration string.
     Duration,
-    /// A `resource.Quantity`: a string or a number.
-    Quantity,
     List(&'static Shape),
     /// String keys, no key twice.
     Map(&'static Shape),
@@ -83,11 +81,8 @@ impl ShapeVisitor {
             (self.0, kind),
             (Shape::Bool, ScalarKind::Bool)
                 | (Shape::Int, ScalarKind::Int)
-                | (
-                    Shape::Number | Shape::Quantity,
-                    ScalarKind::Int | ScalarKind::Float
-                )
-                | (Shape::Str | Shape::Quantity, ScalarKind::Str)
+                | (Shape::Number, ScalarKind::Int | ScalarKind::Float)
+                | (Shape::Str, ScalarKind::Str)
         )
     }
 
@@ -122,7 +117,6 @@ impl<'de> Visitor<'de> for ShapeVisitor {
             Shape::Number => "a number",
             Shape::Str => "a string",
             Shape::Duration => "a Go duration string such as 1h30m, 90s or 500ms",
-            Shape::Quantity => "a quantity",
             Shape::List(_) => "a list",
             Shape::Map(_) | Shape::Struct(_) => "a map",
         })
@@ -321,13 +315,6 @@ inert_blocks! {
     ]));
     /// `metrics.customLabels` of `v1beta1`.
     CustomLabelsV1beta1 = Shape::List(&Shape::Struct(&CUSTOM_LABEL_COMMON));
-    /// `resources.transformations`.
-    Transformations = Shape::List(&Shape::Struct(&[
-        ("input", Shape::Str),
-        ("strategy", Shape::Str),
-        ("multiplyBy", Shape::Str),
-        ("outputs", Shape::Map(&Shape::Quantity)),
-    ]));
     /// `resources.deviceClassMappings` of `v1beta2`.
     DeviceClassMappings = Shape::List(&Shape::Struct(&[
         ("name", Shape::Str),

@@ -16,6 +16,7 @@ mod gates;
 mod handling;
 mod inert;
 mod resolve;
+mod resources;
 mod selector;
 mod tls;
 mod types;

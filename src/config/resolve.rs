@@ -10,6 +10,7 @@ use super::configuration::{
 };
 use super::duration::GoDuration;
 use super::error::ConfigError;
+use super::resources;
 use super::selector;
 use super::tls;
 use super::types::{self, FileConfiguration};
@@ -89,6 +90,7 @@ pub fn resolve(
         .unwrap_or_default();
     let workload_retention = validate::workload_retention(retention, &mut problems);
     let quota_check = validate::quota_check(file.resources.as_ref(), &gates, &mut problems);
+    let resource_counting = resources::resource_counting(file.resources.as_ref(), &mut problems);
     let client_connection = file.client_connection.unwrap_or_default();
     let tls = tls::tls(file.tls, &mut problems);
     let cache_sync_timeout = tls::cache_sync_timeout(
@@ -119,6 +121,7 @@ pub fn resolve(
         feature_gates: gates,
         fair_sharing,
         quota_check,
+        resource_counting,
         workload_retention,
         tls,
         cache_sync_timeout,

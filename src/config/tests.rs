@@ -254,6 +254,7 @@ fn no_file_gives_kueue_defaults() {
         feature_gates: FeatureGates::default(),
         fair_sharing: FairSharingConfig::default(),
         quota_check: QuotaCheckStrategy::BlockUndeclared,
+        resource_counting: Default::default(),
         workload_retention: WorkloadRetention::default(),
         tls: crate::tls::TlsOptions::default(),
         cache_sync_timeout: Duration::from_secs(120),
@@ -538,17 +539,15 @@ fn fields_that_would_change_admission_or_counting_are_refused() {
         [
             "multiKueue",
             "admissionFairSharing",
-            "resources.excludeResourcePrefixes",
-            "resources.transformations",
             "resources.deviceClassMappings",
             "waitForPodsReady.timeout",
             "waitForPodsReady.recoveryTimeout",
         ]
     );
     assert_eq!(
-        errors[3].to_string(),
-        "resources.transformations: Forbidden: kuota does not transform resources before \
-         counting them, so quota would count other resources than asked"
+        errors[2].to_string(),
+        "resources.deviceClassMappings: Forbidden: kuota does not count DRA devices, so \
+         requests for them would run outside quota"
     );
 }
 

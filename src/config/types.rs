@@ -82,18 +82,6 @@ impl FileConfiguration {
                     .is_some_and(Inert::is_set),
             ),
             (
-                "resources.excludeResourcePrefixes",
-                resources
-                    .and_then(|r| r.exclude_resource_prefixes.as_ref())
-                    .is_some_and(|prefixes| !prefixes.is_empty()),
-            ),
-            (
-                "resources.transformations",
-                resources
-                    .and_then(|r| r.transformations.as_ref())
-                    .is_some_and(Inert::is_set),
-            ),
-            (
                 "resources.deviceClassMappings",
                 resources
                     .and_then(|r| r.device_class_mappings.as_ref())
@@ -245,7 +233,7 @@ pub struct FairSharing {
 pub struct Resources {
     pub quota_check_strategy: Option<String>,
     pub exclude_resource_prefixes: Option<Vec<String>>,
-    pub transformations: Option<Inert<inert::Transformations>>,
+    pub transformations: Option<Vec<super::resources::TransformationEntry>>,
     pub device_class_mappings: Option<Inert<inert::DeviceClassMappings>>,
 }
 

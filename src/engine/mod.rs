@@ -121,6 +121,7 @@ mod preemption;
 pub mod quantity;
 pub mod queue_report;
 pub mod quota;
+pub mod resource_counting;
 pub mod resources;
 mod scheduler;
 mod slot_index;

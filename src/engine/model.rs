@@ -15,6 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::features::FeatureGates;
 use super::quantity::Quantity;
+use super::resource_counting::ResourceCounting;
 use crate::api::topology_assignment::TopologyAssignment;
 pub use crate::api::workload_status::DelayedTopologyRequestState;
 use crate::small_map::SmallMap;
@@ -483,6 +484,9 @@ pub struct EngineConfig {
     /// move of its admission while its Job still runs on the old flavor. Off, it queues at once,
     /// so `kuota simulate` shows where it goes next.
     pub requeue_evicted_next_pass: bool,
+    /// What Workloads' requests count as (`resources.excludeResourcePrefixes` and
+    /// `resources.transformations`), applied where they are read.
+    pub counting: ResourceCounting,
 }
 
 impl Default for EngineConfig {
@@ -494,6 +498,7 @@ impl Default for EngineConfig {
             requeuing_timestamp: RequeuingTimestamp::default(),
             max_cycles: 10_000,
             requeue_evicted_next_pass: false,
+            counting: ResourceCounting::default(),
         }
     }
 }

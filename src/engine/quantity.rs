@@ -80,6 +80,18 @@ impl Quantity {
         Quantity(self.0.saturating_mul(factor as i128))
     }
 
+    /// `self` times `factor`, both quantities (`2` cpus times `1500m` is `3`), exact to the
+    /// nano-unit, finer precision rounded up as the API server rounds a quantity; a product
+    /// beyond what a quantity can hold is that bound, with its sign.
+    pub fn times(self, factor: Quantity) -> Quantity {
+        let nanos = match self.0.checked_mul(factor.0) {
+            Some(product) => product.div_euclid(NANO) + i128::from(product.rem_euclid(NANO) != 0),
+            None if (self.0 < 0) == (factor.0 < 0) => LIMIT,
+            None => -LIMIT,
+        };
+        Quantity(nanos.clamp(-LIMIT, LIMIT))
+    }
+
     /// How many whole times `per` fits into `self`; `None` when `per` is zero or negative.
     pub fn div_floor(self, per: Quantity) -> Option<i128> {
         (per.0 > 0).then(|| self.0.max(0) / per.0)

@@ -3,6 +3,8 @@
 //! sets refused objects aside with their reason, and passes every change on to one long-lived
 //! engine and its topology. `kuota simulate` and the controller both feed it.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
 use kube::ResourceExt;
 
@@ -18,6 +20,7 @@ use crate::engine::model::{
     AdmissionCheckState, ClusterQueue, Cohort, EngineConfig, KnownCheck, LocalQueue, Namespace,
     ResourceFlavor, Workload,
 };
+use crate::engine::resource_counting::ResourceCounting;
 use crate::engine::topology::SnapshotPlacer;
 use crate::engine::topology::model::{BoundPod, Node, TasFlavor, Topology};
 use crate::engine::{Engine, ModelError};
@@ -118,13 +121,17 @@ pub struct ClusterState {
     pub(super) limit_ranges: Cache<ObjectKey, LimitRangeLimits>,
     /// Each RuntimeClass's `overhead.podFixed`.
     pub(super) runtime_classes: Cache<String, Requests>,
+    /// What Workloads' requests count as (the configuration's `resources`).
+    pub(super) counting: Arc<ResourceCounting>,
 }
 
 impl ClusterState {
     /// Empty caches and an engine with topology-aware placement over no nodes yet.
     pub fn new(config: EngineConfig) -> Self {
         let placer = SnapshotPlacer::new(Default::default(), config.features.clone());
+        let counting = Arc::new(config.counting.clone());
         ClusterState {
+            counting,
             engine: Engine::empty(config, Box::new(placer)),
             resource_flavors: Cache::default(),
             cluster_queues: Cache::default(),

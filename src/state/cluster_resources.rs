@@ -61,6 +61,7 @@ impl ClusterState {
                 .runtime_class_names()
                 .filter_map(|name| Some((name.clone(), self.runtime_classes.get(name)?.clone())))
                 .collect(),
+            counting: self.counting.clone(),
         }
     }
 

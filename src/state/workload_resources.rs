@@ -12,6 +12,7 @@ use super::limit_ranges::{
 };
 use super::pod_requests::{Adjustments, PodResources, Requests};
 use crate::engine::ModelError;
+use crate::engine::resource_counting::ResourceCounting;
 
 /// What a Workload's namespace and runtime classes add to its pod templates.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -20,6 +21,8 @@ pub struct ResourceContext {
     pub limits: Option<LimitSummary>,
     /// `overhead.podFixed` of each RuntimeClass the templates name that exists.
     pub runtime_class_overheads: BTreeMap<String, Requests>,
+    /// What requests count as: the configuration's excluded prefixes and transformations.
+    pub counting: Arc<ResourceCounting>,
 }
 
 /// One pod set's requests per pod and the rules its template breaks.
@@ -30,7 +33,9 @@ pub struct PodSetResources {
 }
 
 /// The requests of one pod of `spec`, the template of pod set `index` of Workload `workload`
-/// (`namespace/name`), after Kueue's adjustments; a request that is not a quantity is refused.
+/// (`namespace/name`), after Kueue's adjustments, as quota counts them (excluded prefixes and
+/// transformations applied last, so the resource rules judge the template as written); a request
+/// that is not a quantity is refused.
 pub fn pod_set_resources(
     workload: &str,
     index: usize,
@@ -58,7 +63,7 @@ pub fn pod_set_resources(
     });
     Ok(PodSetResources {
         violations: violations(&resources, context.limits.as_ref()),
-        requests: resources.total(),
+        requests: context.counting.count(resources.total()),
     })
 }
 

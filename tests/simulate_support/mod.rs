@@ -24,6 +24,7 @@ pub fn args(relative: &str, fair_sharing: bool, output: Format) -> SimulateArgs 
         feature_gates: String::new(),
         fair_sharing,
         now: Some(NOW.to_string()),
+        config: None,
     }
 }
 

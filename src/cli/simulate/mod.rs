@@ -22,7 +22,6 @@ use std::process::ExitCode;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
-use crate::engine::features::FeatureGates;
 use crate::engine::model::{EngineConfig, FairSharingConfig};
 use crate::engine::queue_report::QueueReport;
 use crate::engine::topology::node_health::HotSwap;
@@ -52,6 +51,10 @@ pub struct SimulateArgs {
     /// Time stamped on every condition and quota reservation (RFC 3339); defaults to now.
     #[arg(long = "now")]
     pub now: Option<String>,
+    /// Kueue's configuration file, as `kuota controller --config` reads it: its feature gates,
+    /// fair sharing, quota check strategy and what requests count as (`resources`).
+    #[arg(long = "config")]
+    pub config: Option<PathBuf>,
 }
 
 /// Bad input: the message names the file, document, object and field. Exit code 2.
@@ -62,10 +65,23 @@ pub struct InputError(String);
 /// What a successful run prints.
 pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
     let bad = |message: String| InputError(message);
-    let features: FeatureGates = args
-        .feature_gates
-        .parse()
-        .map_err(|e| bad(format!("--feature-gates: {e}")))?;
+    let mut config = match &args.config {
+        Some(path) => crate::config::load(Some(path), &args.feature_gates)
+            .map_err(|e| bad(format!("--config {}: {e}", path.display())))?
+            .config
+            .engine_config(),
+        None => EngineConfig {
+            features: args
+                .feature_gates
+                .parse()
+                .map_err(|e| bad(format!("--feature-gates: {e}")))?,
+            ..EngineConfig::default()
+        },
+    };
+    if args.fair_sharing {
+        config.fair_sharing = FairSharingConfig::enabled();
+    }
+    let features = config.features.clone();
     let now = match &args.now {
         Some(text) => text
             .parse()
@@ -77,15 +93,6 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, InputError> {
     let documents = documents::read_all(&args.files).map_err(|e| bad(e.to_string()))?;
     let objects = objects::decode_all(documents).map_err(|e| bad(e.to_string()))?;
     let workloads = workloads::workloads_to_simulate(&objects).map_err(|e| bad(e.to_string()))?;
-    let config = EngineConfig {
-        features: features.clone(),
-        fair_sharing: if args.fair_sharing {
-            FairSharingConfig::enabled()
-        } else {
-            FairSharingConfig::default()
-        },
-        ..EngineConfig::default()
-    };
     let mut state = ClusterState::new(config);
     load::load(&mut state, &objects, &workloads).map_err(bad)?;
     let swaps = state.replace_failed_nodes(&features);

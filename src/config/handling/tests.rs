@@ -80,7 +80,7 @@ fn fields_the_loader_looks_up_are_recorded_as_refused_or_ignored() {
         deviceClassMappings: [{name: gpu}]}\n";
     let file: FileConfiguration = yaml_serde::from_str(text).unwrap_or_else(|e| panic!("{e}"));
     let set = file.set_unhandled_fields();
-    assert_eq!(set.len(), 8);
+    assert_eq!(set.len(), 6);
     for path in set
         .into_iter()
         .chain(["queueVisibility", "integrations.podOptions"])

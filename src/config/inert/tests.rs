@@ -16,9 +16,8 @@ fn accepts_every_documented_field() {
         installHint: none\n      provideClusterInfo: true\n      interactiveMode: Never\n\
         incrementalDispatcherConfig:\n  stepSize: 3\n";
     assert_eq!(check::<MultiKueue>(multi_kueue), Ok(()));
-    let transformations = "- input: nvidia.com/mig-4g.5gb\n  strategy: Replace\n  \
-        outputs:\n    example.com/accelerator-memory: 5Gi\n    example.com/accelerator-gpc: 4\n";
-    assert_eq!(check::<Transformations>(transformations), Ok(()));
+    let mappings = "- name: example.com/gpu\n  deviceClassNames: [gpu.example.com]\n";
+    assert_eq!(check::<DeviceClassMappingsV1beta1>(mappings), Ok(()));
     let afs = "usageHalfLifeTime: 168h\nusageSamplingInterval: 5m\nresourceWeights:\n  cpu: 0\n  example.com/gpu: 1.5\n";
     assert_eq!(check::<AdmissionFairSharing>(afs), Ok(()));
 }
@@ -74,7 +73,7 @@ fn null_stands_for_the_zero_value() {
 #[test]
 fn a_block_is_set_only_when_it_holds_something() {
     let set = |text: &str| {
-        serde_path_to_error::deserialize::<_, Inert<Transformations>>(
+        serde_path_to_error::deserialize::<_, Inert<DeviceClassMappingsV1beta1>>(
             yaml_serde::Deserializer::from_str(text),
         )
         .map(|block| block.is_set())
@@ -82,7 +81,7 @@ fn a_block_is_set_only_when_it_holds_something() {
     };
     assert!(!set("[]\n"));
     assert!(!set("null\n"));
-    assert!(set("- input: cpu\n"));
+    assert!(set("- name: example.com/gpu\n"));
     let afs = |text: &str| {
         serde_path_to_error::deserialize::<_, Inert<AdmissionFairSharing>>(
             yaml_serde::Deserializer::from_str(text),

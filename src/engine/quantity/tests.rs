@@ -118,3 +118,24 @@ fn a_share_of_pods_rounds_each_pod_down_as_kueue_does() {
     assert_eq!(q("4").per_pod_times("cpu", 4, 0), Quantity::ZERO);
     assert_eq!(q("4").per_pod_times("cpu", 0, 1), q("4"));
 }
+
+#[test]
+fn a_product_is_exact_rounds_finer_precision_up_and_stays_within_the_quantity_bound() {
+    let q = |s: &str| s.parse::<Quantity>().expect("a quantity");
+    assert_eq!(q("2").times(q("1500m")), q("3"));
+    assert_eq!(q("1024").times(q("500m")), q("512"));
+    assert_eq!(q("3").times(q("-1")), q("-3"));
+    assert_eq!(
+        q("1n").times(q("1n")),
+        q("1n"),
+        "a nano of a nano rounds up"
+    );
+    assert_eq!(
+        q("10000000000").times(q("10000000000")),
+        q("9223372036854775807")
+    );
+    assert_eq!(
+        q("-10000000000").times(q("10000000000")),
+        q("-9223372036854775807")
+    );
+}
