@@ -97,7 +97,7 @@ async fn storm(client: Client, namespace: String, queue: String, stop: Arc<Atomi
                 Err(error) => outcome.failures.push(format!("create Job {name}: {error}")),
             }
         });
-        if n % (JOBS_PER_SECOND / PODS_PER_SECOND) == 0 {
+        if n.is_multiple_of(JOBS_PER_SECOND / PODS_PER_SECOND) {
             let (pods, outcome, queue) = (pods.clone(), outcome.clone(), queue.clone());
             calls.spawn(async move {
                 let name = format!("pod-{n}");
