@@ -26,6 +26,8 @@ mod certificates;
 mod conversion;
 #[path = "deploy/deployments.rs"]
 mod deployments;
+#[path = "deploy/hostile.rs"]
+mod hostile;
 #[path = "deploy/leaderworkersets.rs"]
 mod leaderworkersets;
 #[path = "deploy/metrics.rs"]
@@ -34,6 +36,8 @@ mod metrics;
 mod priority;
 #[path = "deploy/release.rs"]
 mod release;
+#[path = "deploy/rollout.rs"]
+mod rollout;
 #[path = "deploy/statefulsets.rs"]
 mod statefulsets;
 #[path = "deploy/visibility.rs"]
@@ -439,6 +443,26 @@ async fn helm_installed_kuota_serves_the_visibility_api() -> Result<()> {
         visibility::pending_workloads_are_listed_in_admission_order(&client, &release).await;
     release.undeploy()?;
     served
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_webhook_port_withstands_hostile_traffic() -> Result<()> {
+    let _serial = serial().await;
+    let client = support::client().await?;
+    let release = Release::deploy("kuota", "kuota-system", &[]).await?;
+    let outcome = hostile::the_webhook_port_withstands_hostile_traffic(&client, &release).await;
+    release.undeploy()?;
+    outcome
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollout_under_a_storm_of_creations_fails_no_call() -> Result<()> {
+    let _serial = serial().await;
+    let client = support::client().await?;
+    let release = Release::deploy("kuota", "kuota-system", &[]).await?;
+    let outcome = rollout::no_call_fails_during_rollouts(&client, &release).await;
+    release.undeploy()?;
+    outcome
 }
 
 /// With gate `PartialAdmission` off, the Workload defaulting webhook drops `minCount`, as Kueue's.

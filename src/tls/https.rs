@@ -2,7 +2,8 @@
 //! resolver gives for that handshake (so a rotated certificate is served without a restart), then
 //! HTTP/1.1, as controller-runtime serves its webhook and metrics servers. Connections are
 //! bounded in all and per peer ([`super::connections`]); the handshake and each request's headers
-//! (which also bounds how long an idle kept-alive connection is held) have deadlines. A server
+//! (which also bounds how long an idle kept-alive connection is held, longer than the API server
+//! holds it) have deadlines. A server
 //! told to drain ([`Draining`]) accepts nothing more, answers the calls it has, closes its idle
 //! connections and returns.
 
@@ -28,8 +29,13 @@ use super::options::ServerTls;
 
 /// How long a client may take to complete the TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a client may take to send a request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a connection may wait for a request's headers, the wait of an idle kept-alive
+/// connection for its next request included. Longer than the API server keeps an idle connection
+/// to a webhook (Go's `http.Transport`, 90 s; controller-runtime's server keeps them as long): a
+/// server that closes one first races the API server reusing it, and a review POSTed on a
+/// connection closed under it fails without a retry, failing the user's call when the webhook
+/// fails closed.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(120);
 /// Pause after a failed `accept` (e.g. out of file descriptors) before trying again.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 

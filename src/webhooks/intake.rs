@@ -2,7 +2,9 @@
 //! declares more than the limit, read within a deadline, and held against a budget of bytes
 //! shared by every call in flight, so callers without credentials (the webhook port answers
 //! anyone who reaches it) cannot make a replica hold more than the budget, nor keep the API
-//! server's calls waiting longer than they wait themselves.
+//! server's calls waiting longer than they wait themselves. Calls waiting for room do not queue:
+//! a call takes room as soon as its own share is free, so a review of a few kilobytes is not held
+//! behind large bodies waiting for the budget to drain.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +12,7 @@ use std::time::Duration;
 use axum::body::{Body, Bytes};
 use axum::http::{Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, TryAcquireError};
 
 /// controller-runtime's limit on an AdmissionReview body: an UPDATE carries two objects.
 pub const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
@@ -26,7 +28,24 @@ const BODY_WAIT: Duration = Duration::from_secs(10);
 #[derive(Clone, Debug)]
 pub struct Intake {
     budget: Arc<Semaphore>,
+    /// Wakes the calls waiting for room when a call gives its share back.
+    freed: Arc<Notify>,
     max_body: usize,
+}
+
+/// One call's share of the budget, given back when dropped.
+#[derive(Debug)]
+pub struct Share {
+    permit: Option<OwnedSemaphorePermit>,
+    freed: Arc<Notify>,
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        // The room first, then the wake-up, so a woken call finds it.
+        drop(self.permit.take());
+        self.freed.notify_waiters();
+    }
 }
 
 /// Why a call was not read.
@@ -69,16 +88,14 @@ impl Intake {
     pub fn new(budget: usize, max_body: usize) -> Self {
         Intake {
             budget: Arc::new(Semaphore::new(budget)),
+            freed: Arc::new(Notify::new()),
             max_body: max_body.min(budget),
         }
     }
 
     /// The call's body, with its share of the budget: held until the answer is made. A body
     /// without a length is charged the limit.
-    pub async fn read(
-        &self,
-        request: Request<Body>,
-    ) -> Result<(Bytes, OwnedSemaphorePermit), Refusal> {
+    pub async fn read(&self, request: Request<Body>) -> Result<(Bytes, Share), Refusal> {
         let declared = request
             .headers()
             .get(header::CONTENT_LENGTH)
@@ -89,16 +106,38 @@ impl Intake {
         }
         let charge = declared.unwrap_or(self.max_body).max(1);
         let charge = u32::try_from(charge).map_err(|_| Refusal::TooLarge { declared: charge })?;
-        let room = self.budget.clone().acquire_many_owned(charge);
-        let permit = match tokio::time::timeout(ROOM_WAIT, room).await {
-            Ok(Ok(permit)) => permit,
-            Ok(Err(_)) | Err(_) => return Err(Refusal::Busy),
-        };
+        let share = self.take_room(charge).await?;
         let body = axum::body::to_bytes(request.into_body(), self.max_body);
         match tokio::time::timeout(BODY_WAIT, body).await {
-            Ok(Ok(bytes)) => Ok((bytes, permit)),
+            Ok(Ok(bytes)) => Ok((bytes, share)),
             Ok(Err(error)) => Err(Refusal::Unreadable(error.to_string())),
             Err(_) => Err(Refusal::SlowBody),
+        }
+    }
+
+    /// `charge` bytes of the budget once they are free, within [`ROOM_WAIT`]. Not a queue (a
+    /// semaphore's fair queue would hold every call behind the first that waits, however large
+    /// its body): each call waiting looks again whenever a share is given back.
+    async fn take_room(&self, charge: u32) -> Result<Share, Refusal> {
+        let deadline = tokio::time::Instant::now() + ROOM_WAIT;
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            // Registered before looking, so a share given back in between still wakes this call.
+            freed.as_mut().enable();
+            match self.budget.clone().try_acquire_many_owned(charge) {
+                Ok(permit) => {
+                    return Ok(Share {
+                        permit: Some(permit),
+                        freed: self.freed.clone(),
+                    });
+                }
+                Err(TryAcquireError::Closed) => return Err(Refusal::Busy),
+                Err(TryAcquireError::NoPermits) => {}
+            }
+            if tokio::time::timeout_at(deadline, freed).await.is_err() {
+                return Err(Refusal::Busy);
+            }
         }
     }
 

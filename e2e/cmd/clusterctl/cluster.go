@@ -293,7 +293,7 @@ func stopAll(l layout) (int, error) {
 	stopped := 0
 	var errs []error
 	// A deployed controller first: it talks to the components.
-	names := []string{deployedName}
+	names := []string{surgeName, deployedName}
 	for i := len(componentNames) - 1; i >= 0; i-- {
 		names = append(names, componentNames[i])
 	}

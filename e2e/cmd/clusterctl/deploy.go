@@ -90,7 +90,7 @@ func deploy(l layout, helmArgs []string) error {
 		return err
 	}
 	for _, route := range found.routes {
-		if err := routeService(client, r, found.containerPorts, route, hostIP); err != nil {
+		if err := routeService(client, r, found.containerPorts, route, sliceName(r, route, 0), hostIP); err != nil {
 			return err
 		}
 	}
@@ -115,16 +115,18 @@ func deploy(l layout, helmArgs []string) error {
 	return nil
 }
 
-// undeploy stops the controller `deploy` started, uninstalls the release (its CRDs stay) and
+// undeploy stops the controller `deploy` (or `rollout`) started, uninstalls the release (its CRDs stay) and
 // removes the EndpointSlices that routed its Services here.
 func undeploy(l layout) error {
-	if rec, ok := readRecord(l, deployedName); ok {
-		if rec.alive() {
-			if err := rec.stop(15 * time.Second); err != nil {
-				return err
+	for _, name := range []string{surgeName, deployedName} {
+		if rec, ok := readRecord(l, name); ok {
+			if rec.alive() {
+				if err := rec.stop(15 * time.Second); err != nil {
+					return err
+				}
 			}
+			_ = os.Remove(l.pid(name))
 		}
-		_ = os.Remove(l.pid(deployedName))
 	}
 	r := releaseFromEnv()
 	args := []string{"uninstall", r.name, "--namespace", r.namespace, "--kubeconfig", l.kubeconfig(), "--ignore-not-found"}
@@ -159,6 +161,10 @@ type releaseParts struct {
 	// runs with them, so values such as controllerManager.featureGates take effect.
 	args []string
 	env  []string
+	// The pod's preStop sleep and its termination grace period (which includes the sleep), as
+	// kubelet applies them when the pod is deleted.
+	preStopSleep time.Duration
+	gracePeriod  time.Duration
 }
 
 // localArgs are the container's arguments with the configuration file's path replaced by the
@@ -190,10 +196,18 @@ func findReleaseParts(c *apiClient, r release) (releaseParts, error) {
 			Spec struct {
 				Template struct {
 					Spec struct {
-						ServiceAccountName string `json:"serviceAccountName"`
-						Containers         []struct {
-							Args []string `json:"args"`
-							Env  []struct {
+						ServiceAccountName            string `json:"serviceAccountName"`
+						TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds"`
+						Containers                    []struct {
+							Args      []string `json:"args"`
+							Lifecycle *struct {
+								PreStop *struct {
+									Sleep *struct {
+										Seconds int64 `json:"seconds"`
+									} `json:"sleep"`
+								} `json:"preStop"`
+							} `json:"lifecycle"`
+							Env []struct {
 								Name      string          `json:"name"`
 								Value     string          `json:"value"`
 								ValueFrom json.RawMessage `json:"valueFrom"`
@@ -221,12 +235,20 @@ func findReleaseParts(c *apiClient, r release) (releaseParts, error) {
 	}
 	pod := deployments.Items[0].Spec.Template.Spec
 	parts := releaseParts{serviceAccount: pod.ServiceAccountName, containerPorts: map[string]int32{}}
+	// Kubernetes' default grace period.
+	parts.gracePeriod = 30 * time.Second
+	if g := pod.TerminationGracePeriodSeconds; g != nil {
+		parts.gracePeriod = time.Duration(*g) * time.Second
+	}
 	for _, container := range pod.Containers {
 		for _, port := range container.Ports {
 			parts.containerPorts[port.Name] = port.ContainerPort
 		}
 		if len(container.Args) > 0 && container.Args[0] == "controller" {
 			parts.args = container.Args
+			if l := container.Lifecycle; l != nil && l.PreStop != nil && l.PreStop.Sleep != nil {
+				parts.preStopSleep = time.Duration(l.PreStop.Sleep.Seconds) * time.Second
+			}
 			for _, e := range container.Env {
 				if len(e.ValueFrom) == 0 {
 					parts.env = append(parts.env, e.Name+"="+e.Value)

@@ -35,6 +35,11 @@ commands:
                        to helm), run the kuota controller here under the chart's ServiceAccount
                        and route the chart's webhook and visibility Services to it; returns once
                        it is ready and the release's APIServices are Available
+  rollout              replace the deployed controller by a new replica as a Deployment's rolling
+                       update does: start it on other ports, route the Services to it once ready,
+                       mark the old endpoints terminating, wait the chart's preStop sleep, SIGTERM
+                       the old replica and wait for it to exit (SIGKILL and fail after its grace
+                       period), then remove its endpoints
   undeploy             stop that controller, helm uninstall the release (CRDs stay) and remove
                        the routes
   kubectl ARGS...      run the pinned kubectl against this cluster
@@ -84,6 +89,8 @@ func run(args []string) error {
 		return nodesCommand(layout, args[1:])
 	case "deploy":
 		return deploy(layout, args[1:])
+	case "rollout":
+		return rollout(layout)
 	case "undeploy":
 		return undeploy(layout)
 	case "help", "-h", "--help":

@@ -37,7 +37,13 @@ func startProgram(l layout, name, exe string, args, env []string) (*component, e
 // launch is startProgram with the log opened with `mode` (os.O_TRUNC, or os.O_APPEND to keep
 // what an earlier run of the component wrote).
 func launch(l layout, name, exe string, args, env []string, mode int) (*component, error) {
-	logFile, err := os.OpenFile(l.log(name), os.O_CREATE|os.O_WRONLY|mode, 0o644)
+	return launchLogged(l, name, name, exe, args, env, mode)
+}
+
+// launchLogged is launch with the pid recorded as `name` and the output in the log of `logName`,
+// which also names the component in failures.
+func launchLogged(l layout, name, logName, exe string, args, env []string, mode int) (*component, error) {
+	logFile, err := os.OpenFile(l.log(logName), os.O_CREATE|os.O_WRONLY|mode, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +63,7 @@ func launch(l layout, name, exe string, args, env []string, mode int) (*componen
 		_ = cmd.Process.Kill()
 		return nil, fmt.Errorf("record pid of %s: %w", name, err)
 	}
-	c := &component{name: name, pid: cmd.Process.Pid, exited: make(chan error, 1)}
+	c := &component{name: logName, pid: cmd.Process.Pid, exited: make(chan error, 1)}
 	go func() {
 		err := cmd.Wait()
 		if err == nil {

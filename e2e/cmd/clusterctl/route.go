@@ -78,13 +78,24 @@ func targetPort(namespace, service string, ports []servicePort, port int32, cont
 	return "", 0, fmt.Errorf("Service %s/%s has no port %d with a target port", namespace, service, port)
 }
 
-// endpointSlice is the EndpointSlice that sends the Service of `route` to `hostIP`, port `target`.
-func endpointSlice(r release, route serviceRoute, portName string, target int32, hostIP string) map[string]any {
+// sliceName names the EndpointSlice that sends the Service of `route` to replica `generation`
+// (0 the one `deploy` starts, then one more for each `rollout`).
+func sliceName(r release, route serviceRoute, generation int) string {
+	name := r.name + "-local-" + route.purpose
+	if generation > 0 {
+		name += fmt.Sprintf("-%d", generation)
+	}
+	return name
+}
+
+// endpointSlice is the EndpointSlice `name` that sends the Service of `route` to `hostIP`, port
+// `target`.
+func endpointSlice(r release, route serviceRoute, name, portName string, target int32, hostIP string) map[string]any {
 	return map[string]any{
 		"apiVersion": "discovery.k8s.io/v1",
 		"kind":       "EndpointSlice",
 		"metadata": map[string]any{
-			"name":      r.name + "-local-" + route.purpose,
+			"name":      name,
 			"namespace": r.namespace,
 			"labels": map[string]string{
 				"kubernetes.io/service-name":             route.service,
@@ -100,9 +111,22 @@ func endpointSlice(r release, route serviceRoute, portName string, target int32,
 	}
 }
 
-// routeService writes an EndpointSlice that sends the Service of `route` to this machine, on the
-// container port its target port resolves to.
-func routeService(c *apiClient, r release, containerPorts map[string]int32, route serviceRoute, hostIP string) error {
+// terminatingEndpoint is the merge patch the endpointslice controller's change amounts to when
+// the pod behind an EndpointSlice's endpoint is being deleted: the endpoint stays, serving and
+// terminating but no longer ready, so callers that pick ready endpoints (the API server's
+// webhook and aggregator routing) stop choosing it while the pod's preStop hook runs.
+func terminatingEndpoint(hostIP string) map[string]any {
+	return map[string]any{
+		"endpoints": []map[string]any{{
+			"addresses":  []string{hostIP},
+			"conditions": map[string]any{"ready": false, "serving": true, "terminating": true},
+		}},
+	}
+}
+
+// routeService writes the EndpointSlice `name` that sends the Service of `route` to this machine,
+// on the container port its target port resolves to.
+func routeService(c *apiClient, r release, containerPorts map[string]int32, route serviceRoute, name, hostIP string) error {
 	var svc struct {
 		Spec struct {
 			Ports []servicePort `json:"ports"`
@@ -115,9 +139,9 @@ func routeService(c *apiClient, r release, containerPorts map[string]int32, rout
 	if err != nil {
 		return err
 	}
-	slice := endpointSlice(r, route, portName, target, hostIP)
+	slice := endpointSlice(r, route, name, portName, target, hostIP)
 	path := endpointSlicesPath(r.namespace)
-	if err := c.delete(path + "/" + r.name + "-local-" + route.purpose); err != nil && !isNotFound(err) {
+	if err := c.delete(path + "/" + name); err != nil && !isNotFound(err) {
 		return err
 	}
 	return c.create(path, slice)

@@ -42,7 +42,7 @@ func TestTargetPortFollowsNamedAndNumberedTargets(t *testing.T) {
 func TestEndpointSliceSendsTheServiceToThisMachine(t *testing.T) {
 	r := release{name: "team", namespace: "team-system"}
 	route := serviceRoute{purpose: "visibility", service: "team-kuota-visibility-server", port: 443}
-	data, err := json.Marshal(endpointSlice(r, route, "https", 8082, "10.0.0.5"))
+	data, err := json.Marshal(endpointSlice(r, route, sliceName(r, route, 0), "https", 8082, "10.0.0.5"))
 	if err != nil {
 		t.Fatal(err)
 	}

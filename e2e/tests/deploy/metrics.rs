@@ -21,7 +21,7 @@ use super::support::{TestNamespace, unique_name};
 /// Trusts whatever certificate the server presents, as Kueue's ServiceMonitor does
 /// (`insecureSkipVerify`): the controller's metrics certificate is self-signed.
 #[derive(Debug)]
-struct AnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+pub struct AnyCertificate(pub Arc<rustls::crypto::CryptoProvider>);
 
 impl ServerCertVerifier for AnyCertificate {
     fn verify_server_cert(

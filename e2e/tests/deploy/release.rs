@@ -75,8 +75,34 @@ impl Release {
         cluster(&self.name, &self.namespace, &["undeploy"])
     }
 
+    /// `e2e/cluster rollout`: a new replica replaces the serving one, as a rolling update of
+    /// the chart's Deployment does; returns once the old replica has exited.
+    pub fn rollout(&self) -> Result<()> {
+        cluster(&self.name, &self.namespace, &["rollout"])
+    }
+
+    /// The serving replica's log: `deploy`'s, or the one the last `rollout` started.
+    fn log_path(&self) -> PathBuf {
+        std::fs::read_to_string(self.state.join("deploy/replica.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .and_then(|state| state["log"].as_str().map(PathBuf::from))
+            .unwrap_or_else(|| self.state.join("logs/kuota.log"))
+    }
+
     fn log(&self) -> String {
-        std::fs::read_to_string(self.state.join("logs/kuota.log")).unwrap_or_default()
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    /// The serving replica's process id, from the record `deploy` and `rollout` keep.
+    pub fn controller_pid(&self) -> Result<u32> {
+        let path = self.state.join("pids/kuota.pid");
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
+        text.lines()
+            .next()
+            .and_then(|pid| pid.trim().parse().ok())
+            .with_context(|| format!("{}: no pid in {text:?}", path.display()))
     }
 
     /// The controller log's last lines, for failure messages.
@@ -126,6 +152,30 @@ impl Release {
             .with_context(|| {
                 format!(
                     "{}: metrics.bindAddress {address:?} names no port",
+                    path.display()
+                )
+            })
+    }
+
+    /// The port the controller serves its probes on: the port of the chart's configuration
+    /// file's `health.healthProbeBindAddress`, Kueue's `:8081` when it names none.
+    pub fn health_port(&self) -> Result<u16> {
+        let path = self.state.join("deploy/config.yaml");
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
+        let config: serde_json::Value =
+            yaml_serde::from_str(&text).with_context(|| format!("parse {}", path.display()))?;
+        let address = config
+            .pointer("/health/healthProbeBindAddress")
+            .and_then(|a| a.as_str())
+            .unwrap_or(":8081");
+        address
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .with_context(|| {
+                format!(
+                    "{}: health.healthProbeBindAddress {address:?} names no port",
                     path.display()
                 )
             })

@@ -61,3 +61,30 @@ async fn a_body_that_never_arrives_frees_its_share() {
     assert_eq!(intake.read(stalled).await.err(), Some(Refusal::SlowBody));
     assert_eq!(intake.room(), 100);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_small_call_is_not_held_behind_a_large_one_waiting_for_room() {
+    let intake = Intake::new(10, 8);
+    let (_, held) = intake.read(post("012345", Some(6))).await.unwrap();
+    // A large call waits for 8 of the 4 free bytes.
+    let waiting = {
+        let intake = intake.clone();
+        tokio::spawn(async move { intake.read(post("01234567", Some(8))).await.map(|_| ()) })
+    };
+    tokio::task::yield_now().await;
+    let small = tokio::time::timeout(
+        std::time::Duration::from_millis(1),
+        intake.read(post("x", Some(1))),
+    )
+    .await;
+    assert!(
+        matches!(small, Ok(Ok(_))),
+        "a 1-byte call with 4 bytes free answered at once, not behind the 8-byte one"
+    );
+    drop(held);
+    assert_eq!(
+        waiting.await.unwrap(),
+        Ok(()),
+        "the large call takes its room once a share is given back"
+    );
+}

@@ -284,3 +284,52 @@ async fn a_draining_server_answers_the_call_it_took_then_ends_and_takes_no_more(
         "the listener is closed"
     );
 }
+
+/// One review on a kept-alive connection; its status, or why the connection failed it.
+async fn review_on(
+    sender: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+) -> Result<StatusCode, hyper::Error> {
+    let body = review_body("CREATE", &cluster_queue("cq", json!({})), None).to_string();
+    let request = Request::post("/validate-kueue-x-k8s-io-v1beta2-clusterqueue")
+        .header(header::HOST, "localhost")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(body)))
+        .expect("a request");
+    let response = sender.send_request(request).await?;
+    let status = response.status();
+    response.into_body().collect().await?;
+    Ok(status)
+}
+
+/// Lets `idle` pass on the runtime's clock, then lets the server act on its timers.
+async fn stay_idle(idle: std::time::Duration) {
+    tokio::time::pause();
+    tokio::time::advance(idle).await;
+    tokio::time::resume();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+}
+
+#[tokio::test]
+async fn a_connection_idle_as_long_as_the_api_server_keeps_one_is_still_served() {
+    let (cert, key) = certificate();
+    let addr = start(Arc::new(Swappable(RwLock::new(key)))).await;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(TokioIo::new(connect(addr, &[&cert]).await))
+            .await
+            .expect("an HTTP connection");
+    tokio::spawn(connection);
+    assert_eq!(review_on(&mut sender).await.ok(), Some(StatusCode::OK));
+    // The API server's transport keeps an idle connection 90 s and may send its next review on
+    // it until then.
+    stay_idle(std::time::Duration::from_secs(90)).await;
+    assert_eq!(
+        review_on(&mut sender).await.ok(),
+        Some(StatusCode::OK),
+        "a connection idle for as long as the API server keeps one is served"
+    );
+    stay_idle(std::time::Duration::from_secs(150)).await;
+    assert!(
+        review_on(&mut sender).await.is_err(),
+        "a connection idle for longer is closed"
+    );
+}
