@@ -291,7 +291,8 @@ async fn start(args: &ControllerArgs) -> Result<(), StartError> {
     Ok(())
 }
 
-/// Runs `kuota controller`: exit code 0 after SIGTERM, 1 when it cannot start or fails.
+/// Runs `kuota controller`: exit code 0 after SIGTERM, 1 when it cannot start or fails, 101
+/// ([`controllers::panics::PANIC_EXIT_CODE`]) when any of its tasks panics.
 pub fn run(args: &ControllerArgs) -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
@@ -299,6 +300,8 @@ pub fn run(args: &ControllerArgs) -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+    // A panic on any task ends the process, logged (docs/operations.md).
+    controllers::panics::exit_on_panic();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -24,6 +24,10 @@ pub enum ControllerError {
     CacheSyncTimeout(std::time::Duration),
     #[error("the admission loop stopped")]
     LoopStopped,
+    #[error("{task} panicked: {message}")]
+    Panicked { task: &'static str, message: String },
+    #[error("{task} was cancelled")]
+    Cancelled { task: &'static str },
     #[error("leadership of Lease {lease} lost")]
     LostLeadership { lease: String },
     #[error(transparent)]

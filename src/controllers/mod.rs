@@ -14,6 +14,7 @@ pub mod metrics;
 mod metrics_auth;
 mod metrics_feed;
 pub mod node_health;
+pub mod panics;
 pub mod pods;
 mod provisioning;
 pub mod queue_gauges;
@@ -320,7 +321,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         &mut shared,
         clock.clone(),
     );
-    tokio::spawn(admission::write_all(writer, to_write, results));
+    let mut admission_writer = tokio::spawn(admission::write_all(writer, to_write, results));
     let (failures, found) = mpsc::channel(INPUT_DEPTH);
     let node_health = node_health::start(
         settings.engine.features.clone(),
@@ -369,8 +370,13 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     let stopped = tokio::select! {
         lost = &mut election => match lost {
             Ok(lost) => Err(lost),
-            Err(_) => Err(ControllerError::LoopStopped),
+            Err(error) => Err(panics::join_failed("the leader election", error)),
         },
+        written = &mut admission_writer => match written {
+            Ok(()) => Err(ControllerError::LoopStopped),
+            Err(error) => Err(panics::join_failed("the admission writer", error)),
+        },
+        error = panics::first_panic("a watch", &mut watches) => Err(error),
         () = admission => Err(ControllerError::LoopStopped),
         () = node_health => Err(ControllerError::LoopStopped),
         () = job_integration => Err(ControllerError::LoopStopped),
@@ -388,12 +394,13 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
         }
         Some(served) = servers.join_next() => match served {
             Ok(result) => result,
-            Err(_) => Err(ControllerError::LoopStopped),
+            Err(error) => Err(panics::join_failed("a server", error)),
         },
         // The webhook server ends on its own only when it cannot serve.
         served = &mut webhook_server => match served {
             Ok(Err(error)) => Err(error),
-            Ok(Ok(())) | Err(_) => Err(ControllerError::LoopStopped),
+            Ok(Ok(())) => Err(ControllerError::LoopStopped),
+            Err(error) => Err(panics::join_failed("the webhook server", error)),
         },
         () = shutdown_signal() => {
             tracing::info!("shutting down");
@@ -439,7 +446,8 @@ async fn until_trusted(
             Some(served) = servers.join_next() => {
                 return match served {
                     Ok(Err(error)) => Err(error),
-                    Ok(Ok(())) | Err(_) => Err(ControllerError::LoopStopped),
+                    Ok(Ok(())) => Err(ControllerError::LoopStopped),
+                    Err(error) => Err(panics::join_failed("a server", error)),
                 };
             }
         }

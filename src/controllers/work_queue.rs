@@ -29,13 +29,16 @@
 //! channel (admission: its watches, its batch writer's answers, node health's reports) hands the
 //! loop an [`Inputs`] that merges them.
 
+use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
+use tokio::task::{JoinError, JoinSet};
 use tokio::time::Instant;
 
 use crate::clock::{Clock, Reading};
@@ -215,6 +218,12 @@ impl<I: Send> Inputs<I> for mpsc::Receiver<I> {
     }
 }
 
+/// What a write that panicked panicked with.
+type Panic = Box<dyn Any + Send>;
+
+/// A write's key and its answer, or what it panicked with.
+type Finished<T> = (<T as Task>::Key, Result<<T as Task>::Answer, Panic>);
+
 /// A key's failed tries and when the next is due.
 #[derive(Clone, Copy, Debug)]
 struct Retry {
@@ -259,7 +268,7 @@ impl<T: Task> WorkQueue<T> {
 
     /// Runs until the inputs close.
     pub async fn run(mut self, mut inputs: impl Inputs<T::Input>) {
-        let mut writing: JoinSet<(T::Key, T::Answer)> = JoinSet::new();
+        let mut writing: JoinSet<Finished<T>> = JoinSet::new();
         let mut elected = self.leading.clone();
         let mut election_open = true;
         loop {
@@ -271,11 +280,7 @@ impl<T: Task> WorkQueue<T> {
                     Some(input) => self.take(input),
                     None => return,
                 },
-                Some(joined) = writing.join_next() => {
-                    if let Ok((key, answer)) = joined {
-                        self.answered(key, answer);
-                    }
-                }
+                Some(joined) = writing.join_next() => self.joined(joined),
                 changed = elected.changed(), if election_open => {
                     election_open = changed.is_ok();
                 }
@@ -285,14 +290,33 @@ impl<T: Task> WorkQueue<T> {
                 self.take(input);
             }
             while let Some(joined) = writing.try_join_next() {
-                if let Ok((key, answer)) = joined {
-                    self.answered(key, answer);
-                }
+                self.joined(joined);
             }
             for (key, write) in self.turn() {
-                let answer = self.task.write(write);
+                // A write that panics is returned with its key, so that the loop does not keep
+                // the key in flight forever (and never decide it again) without a word.
+                let answer = AssertUnwindSafe(self.task.write(write)).catch_unwind();
                 writing.spawn(async move { (key, answer.await) });
             }
+        }
+    }
+
+    /// Takes a finished write in; a write that panicked ends the loop with its panic, naming
+    /// the task and the key (the process's policy: a panic ends it, see `panics`).
+    fn joined(&mut self, joined: Result<Finished<T>, JoinError>) {
+        match joined {
+            Ok((key, Ok(answer))) => self.answered(key, answer),
+            Ok((key, Err(panic))) => {
+                tracing::error!(
+                    task = std::any::type_name::<T>(),
+                    ?key,
+                    panic = %super::panics::payload_message(panic.as_ref()),
+                    "a write panicked"
+                );
+                std::panic::resume_unwind(panic);
+            }
+            // Only the loop's own end drops the set, aborting what is in it.
+            Err(error) => tracing::debug!(%error, "a write was cancelled"),
         }
     }
 

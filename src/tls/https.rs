@@ -133,7 +133,10 @@ async fn serve_tls(
                     continue;
                 }
             },
-            Some(_) = connections.join_next() => continue,
+            Some(joined) = connections.join_next() => {
+                rethrow_panic(joined);
+                continue;
+            }
             () = draining.started() => break,
         };
         let Some(permit) = gate.admit(peer.ip()) else {
@@ -152,8 +155,19 @@ async fn serve_tls(
     }
     drop(listener);
     tracing::info!(what, connections = connections.len(), "draining");
-    while connections.join_next().await.is_some() {}
+    while let Some(joined) = connections.join_next().await {
+        rethrow_panic(joined);
+    }
     Ok(())
+}
+
+/// Carries a connection task's panic on into the server's task, which the controller waits on.
+fn rethrow_panic(joined: Result<(), tokio::task::JoinError>) {
+    if let Err(error) = joined
+        && let Ok(payload) = error.try_into_panic()
+    {
+        std::panic::resume_unwind(payload);
+    }
 }
 
 async fn connection(

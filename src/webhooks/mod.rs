@@ -35,7 +35,7 @@ pub use endpoints::{Endpoint, INTEGRATIONS, Integration, KueueMutating, KueueVal
 pub use error::WebhookError;
 pub use namespaces::{NamespaceView, ViewChange};
 pub use review::{AdmissionRequest, Operation, Verdict};
-pub use server::{listen, serve};
+pub use server::{listen, routes, serve};
 pub use settings::{PodSettings, Webhooks};
 
 #[cfg(test)]

@@ -176,6 +176,11 @@ pub fn parse(body: &[u8]) -> Result<AdmissionRequest, String> {
             e.inner()
         )
     })?;
+    // One JSON document and nothing after it, as the API server's decoder reads one: bytes after
+    // the review (garbage, a second document) would otherwise be ignored unread.
+    decoder
+        .end()
+        .map_err(|e| format!("the body is not one AdmissionReview: after it, {e}"))?;
     if review.api_version != API_VERSION || review.kind != KIND {
         return Err(format!(
             "expected apiVersion {API_VERSION} and kind {KIND}, found {:?} and {:?}",

@@ -50,7 +50,7 @@ pub async fn serve(
         listener,
         certs,
         &tls,
-        router(webhooks),
+        routes(webhooks),
         "admission webhooks",
         draining,
     )
@@ -58,8 +58,8 @@ pub async fn serve(
 }
 
 /// One POST route per webhook path, and the CRD conversion webhook's, all drawing on one
-/// [`Intake`].
-fn router(webhooks: Webhooks) -> Router {
+/// [`Intake`]: what [`serve`] serves over HTTPS, and what the fuzz tests call in process.
+pub fn routes(webhooks: Webhooks) -> Router {
     let webhooks = Arc::new(webhooks);
     let intake = Intake::default();
     let (converting, reading) = (webhooks.clone(), intake.clone());

@@ -74,7 +74,10 @@ pub async fn start_when_established(client: Client, mut awaited: Vec<Awaited>) {
         }
     }
     drop(changes);
-    while started.join_next().await.is_some() {}
+    // A panic in a kind's watch ends this task too, where the controller sees it.
+    while let Some(joined) = started.join_next().await {
+        crate::controllers::panics::rethrow(joined);
+    }
 }
 
 #[cfg(test)]

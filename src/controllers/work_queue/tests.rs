@@ -22,6 +22,8 @@ struct Recording {
     known: Vec<ObjectKey>,
     decided: Vec<ObjectKey>,
     written: Option<mpsc::UnboundedSender<ObjectKey>>,
+    /// The key whose write panics.
+    panics_on: Option<ObjectKey>,
 }
 
 impl Task for Recording {
@@ -63,9 +65,16 @@ impl Task for Recording {
 
     fn write(&self, write: ObjectKey) -> BoxFuture<'static, Verdict> {
         if let Some(written) = &self.written {
-            let _ = written.send(write);
+            let _ = written.send(write.clone());
         }
-        async { Verdict::Landed }.boxed()
+        let panics = self.panics_on.as_ref() == Some(&write);
+        async move {
+            if panics {
+                panic!("the write of {write:?} panicked");
+            }
+            Verdict::Landed
+        }
+        .boxed()
     }
 
     fn answered(
@@ -304,4 +313,32 @@ async fn a_loop_fed_by_several_channels_takes_from_each() {
         .await
         .expect("the loop stops")
         .expect("no panic");
+}
+
+#[tokio::test]
+async fn a_write_that_panics_ends_the_loop_with_its_panic_instead_of_holding_its_key() {
+    let task = Recording {
+        panics_on: Some(key("b")),
+        ..Recording::default()
+    };
+    let (_election, leading) = watch::channel(true);
+    let (inputs, received) = mpsc::channel(8);
+    let running = tokio::spawn(WorkQueue::new(task, leading, Clock::system()).run(received));
+    inputs
+        .send(Input::Listed(Vec::new()))
+        .await
+        .expect("running");
+    inputs.send(Input::Touch(key("a"))).await.expect("running");
+    inputs.send(Input::Touch(key("b"))).await.expect("running");
+    // The inputs stay open: only the panic can end the loop.
+    let ended = tokio::time::timeout(Duration::from_secs(5), running)
+        .await
+        .expect("the loop ends on the panic");
+    let panic = ended.expect_err("the loop panicked").into_panic();
+    let message = crate::controllers::panics::payload_message(panic.as_ref());
+    assert!(
+        message.starts_with("the write of") && message.contains("\"b\""),
+        "{message}"
+    );
+    drop(inputs);
 }

@@ -60,6 +60,22 @@ fn a_body_that_is_not_an_admission_review_is_refused_with_the_reason() {
 }
 
 #[test]
+fn bytes_after_the_review_refuse_the_body() {
+    let valid = review_body("CREATE", &cluster_queue("cq", json!({})), None).to_string();
+    assert!(review::parse(valid.as_bytes()).is_ok());
+    assert!(review::parse(format!("{valid} \n").as_bytes()).is_ok());
+    for trailing in [&b"\xff"[..], b"x", b"{}", b"]"] {
+        let mut body = valid.clone().into_bytes();
+        body.extend_from_slice(trailing);
+        let message = review::parse(&body).expect_err("trailing bytes");
+        assert!(
+            message.starts_with("the body is not one AdmissionReview: after it"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
 fn answers_carry_the_uid_and_the_verdict() {
     let allowed = review::respond("u1", &Verdict::Allow);
     assert_eq!(
