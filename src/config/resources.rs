@@ -4,12 +4,8 @@
 //! input named twice).
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use serde::Deserialize;
-use serde::de::{self, Deserializer, Visitor};
-
-use super::types::{Resources, StrictMap};
+use super::types::Resources;
 use super::validate::Problems;
 use crate::engine::quantity::Quantity;
 use crate::engine::resource_counting::{ResourceCounting, Transformation, TransformationStrategy};
@@ -17,51 +13,6 @@ use crate::engine::resource_counting::{ResourceCounting, Transformation, Transfo
 const FIELD: &str = "resources.transformations";
 const RETAIN: &str = "Retain";
 const REPLACE: &str = "Replace";
-
-/// One `resources.transformations` entry as written.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct TransformationEntry {
-    pub input: String,
-    pub strategy: Option<String>,
-    pub multiply_by: Option<String>,
-    pub outputs: Option<StrictMap<QuantityText>>,
-}
-
-/// A `resource.Quantity` as written: a string or a number.
-pub struct QuantityText(pub String);
-
-impl<'de> Deserialize<'de> for QuantityText {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct QuantityVisitor;
-
-        impl Visitor<'_> for QuantityVisitor {
-            type Value = QuantityText;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a quantity")
-            }
-
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<QuantityText, E> {
-                Ok(QuantityText(v.to_owned()))
-            }
-
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<QuantityText, E> {
-                Ok(QuantityText(v.to_string()))
-            }
-
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<QuantityText, E> {
-                Ok(QuantityText(v.to_string()))
-            }
-
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<QuantityText, E> {
-                Ok(QuantityText(v.to_string()))
-            }
-        }
-
-        deserializer.deserialize_any(QuantityVisitor)
-    }
-}
 
 /// What requests count as under `resources`; each problem is added to `problems`.
 pub fn resource_counting(

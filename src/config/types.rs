@@ -233,7 +233,7 @@ pub struct FairSharing {
 pub struct Resources {
     pub quota_check_strategy: Option<String>,
     pub exclude_resource_prefixes: Option<Vec<String>>,
-    pub transformations: Option<Vec<super::resources::TransformationEntry>>,
+    pub transformations: Option<Vec<TransformationEntry>>,
     pub device_class_mappings: Option<Inert<inert::DeviceClassMappings>>,
 }
 
@@ -301,5 +301,50 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for StrictMap<V> {
         }
 
         deserializer.deserialize_map(MapVisitor(std::marker::PhantomData))
+    }
+}
+
+/// One `resources.transformations` entry as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TransformationEntry {
+    pub input: String,
+    pub strategy: Option<String>,
+    pub multiply_by: Option<String>,
+    pub outputs: Option<StrictMap<QuantityText>>,
+}
+
+/// A `resource.Quantity` as written: a string or a number.
+pub struct QuantityText(pub String);
+
+impl<'de> Deserialize<'de> for QuantityText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct QuantityVisitor;
+
+        impl Visitor<'_> for QuantityVisitor {
+            type Value = QuantityText;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a quantity")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<QuantityText, E> {
+                Ok(QuantityText(v.to_owned()))
+            }
+
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<QuantityText, E> {
+                Ok(QuantityText(v.to_string()))
+            }
+
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<QuantityText, E> {
+                Ok(QuantityText(v.to_string()))
+            }
+
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<QuantityText, E> {
+                Ok(QuantityText(v.to_string()))
+            }
+        }
+
+        deserializer.deserialize_any(QuantityVisitor)
     }
 }

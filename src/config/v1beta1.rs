@@ -88,7 +88,7 @@ struct FairSharingV1beta1 {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ResourcesV1beta1 {
     exclude_resource_prefixes: Option<Vec<String>>,
-    transformations: Option<Vec<super::resources::TransformationEntry>>,
+    transformations: Option<Vec<super::types::TransformationEntry>>,
     device_class_mappings: Option<Inert<inert::DeviceClassMappingsV1beta1>>,
 }
 

@@ -119,7 +119,8 @@ impl Intake {
     /// semaphore's fair queue would hold every call behind the first that waits, however large
     /// its body): each call waiting looks again whenever a share is given back.
     async fn take_room(&self, charge: u32) -> Result<Share, Refusal> {
-        let deadline = tokio::time::Instant::now() + ROOM_WAIT;
+        let expiry = tokio::time::sleep(ROOM_WAIT);
+        tokio::pin!(expiry);
         loop {
             let freed = self.freed.notified();
             tokio::pin!(freed);
@@ -135,8 +136,9 @@ impl Intake {
                 Err(TryAcquireError::Closed) => return Err(Refusal::Busy),
                 Err(TryAcquireError::NoPermits) => {}
             }
-            if tokio::time::timeout_at(deadline, freed).await.is_err() {
-                return Err(Refusal::Busy);
+            tokio::select! {
+                () = &mut expiry => return Err(Refusal::Busy),
+                () = freed => {}
             }
         }
     }

@@ -18,7 +18,8 @@ use crate::api::workload_status::ReclaimablePod;
 use crate::api::{HasConditions, ObjectKey, Workload};
 use crate::clock::Reading;
 use crate::jobs::{
-    JobContext, JobEvent, JobStep, WorkloadStep, kinds, next_job_step, workload_step,
+    JobContext, JobEvent, JobStep, STOP_MISSING_WORKLOAD, STOP_NOT_ADMITTED, WorkloadStep, kinds,
+    next_job_step, workload_step,
 };
 use crate::status::conditions::{Desired, set_condition};
 
@@ -49,20 +50,21 @@ pub enum Action {
 pub struct Write {
     action: Action,
     events: Option<(ObjectReference, Vec<WorkloadEvent>)>,
-    /// The write stops a running job (Kueue's `Stopped`).
-    stops: bool,
+    /// The write stops a running job because its Workload is not admitted or missing.
+    stops_unadmitted: bool,
     /// Made only if the job's Workloads read afresh are the ones the decision saw.
     fence: Option<WorkloadFence>,
 }
 
 impl Write {
-    /// Fences a stop of a running job on the Workloads the decision saw. A replica that has just
-    /// become leader has Job and Workload watches that deliver apart: it may hold a Job its
-    /// predecessor started on an admission its Workload watch has not brought yet, and Kueue's
-    /// reconciler would suspend that Job for a Workload that is in fact admitted.
-    pub fn fenced_if_stopping(mut self, fence: impl FnOnce() -> WorkloadFence) -> Self {
-        if self.stops {
-            self.fence = Some(fence());
+    /// Fences a stop of a running job for want of an admission on the Workloads the decision
+    /// saw. A replica that has just become leader has Job and Workload watches that deliver
+    /// apart: it may hold a Job its predecessor started on an admission its Workload watch has not
+    /// brought yet, and Kueue's reconciler would suspend that Job for a Workload that is in fact
+    /// admitted. `fence` gives `None` when the stop must be made whatever the Workloads are now.
+    pub fn fenced_if_stopping(mut self, fence: impl FnOnce() -> Option<WorkloadFence>) -> Self {
+        if self.stops_unadmitted {
+            self.fence = fence();
         }
         self
     }
@@ -83,15 +85,25 @@ pub struct WorkloadFence {
 }
 
 impl WorkloadFence {
-    pub fn of(job: &impl ResourceExt, controlled: &[&Workload]) -> Self {
-        WorkloadFence {
+    /// The fence of a stop of `job` decided on `controlled`; none once one of them has been
+    /// evicted: a job still running on an admission that was taken back must stop, even when
+    /// its Workload has been admitted again since (the new admission may differ), as Kueue
+    /// stops it before the Workload queues again.
+    pub fn of(job: &impl ResourceExt, controlled: &[&Workload]) -> Option<Self> {
+        let evicted = controlled
+            .iter()
+            .any(|w| w.condition(condition_types::EVICTED).is_some());
+        if evicted {
+            return None;
+        }
+        Some(WorkloadFence {
             namespace: job.namespace().unwrap_or_default(),
             job_uid: job.uid().unwrap_or_default(),
             seen: controlled
                 .iter()
                 .map(|w| (w.name_any(), w.resource_version().unwrap_or_default()))
                 .collect(),
-        }
+        })
     }
 
     /// Whether the Workloads read now are the ones the decision saw.
@@ -244,7 +256,7 @@ pub fn write_for<J: JobObject, E: std::fmt::Display>(
     let now = now.time();
     let regarding = job.reference();
     let on_job = |e: Option<JobEvent>| e.map(|e| (regarding.clone(), vec![WorkloadEvent::from(e)]));
-    let mut stops = false;
+    let mut stops_unadmitted = false;
     let (action, events_after) = match step {
         JobStep::Idle => return None,
         JobStep::CannotCompose { error, event: e } => {
@@ -330,9 +342,10 @@ pub fn write_for<J: JobObject, E: std::fmt::Display>(
             job: updated,
             event: e,
         } => {
-            stops = e
-                .as_ref()
-                .is_some_and(|e| e.reason == job_event_reasons::STOPPED);
+            stops_unadmitted = e.as_ref().is_some_and(|e| {
+                e.reason == job_event_reasons::STOPPED
+                    && (e.note == STOP_NOT_ADMITTED || e.note == STOP_MISSING_WORKLOAD)
+            });
             (J::replace(job, updated)?, on_job(e))
         }
         JobStep::ClearStartTime => (job.clear_start_time()?, None),
@@ -340,7 +353,7 @@ pub fn write_for<J: JobObject, E: std::fmt::Display>(
     Some(Write {
         action,
         events: events_after,
-        stops,
+        stops_unadmitted,
         fence: None,
     })
 }
@@ -382,7 +395,7 @@ pub fn write_workload_step(workload: &Workload, step: WorkloadStep, now: Reading
     Some(Write {
         action,
         events: None,
-        stops: false,
+        stops_unadmitted: false,
         fence: None,
     })
 }

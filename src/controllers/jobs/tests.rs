@@ -151,3 +151,25 @@ async fn a_start_is_not_fenced_on_the_workloads() {
         .expect("the Job is started");
     assert!(write.fence().is_none());
 }
+
+#[tokio::test]
+async fn a_stop_after_an_eviction_is_made_whatever_the_workload_has_become() {
+    // Evicted and admitted again (perhaps elsewhere) while the Job still runs on the admission
+    // taken back: it stops, as Kueue stops it before the Workload queues again.
+    let running = fixtures::job(json!({"metadata": {"resourceVersion": "12"},
+                                       "spec": {"suspend": false}}));
+    let mut requeued = fixtures::workload(json!({"metadata": {"resourceVersion": "10"}}));
+    requeued.status = Some(
+        serde_json::from_value(json!({"conditions": [
+            fixtures::condition("Evicted", false, "Preempted", "2026-01-01T00:00:00Z"),
+            fixtures::condition("QuotaReserved", false, "Pending", "2026-01-01T00:00:00Z"),
+        ]}))
+        .expect("a status"),
+    );
+    let sent = leading_with(running, requeued);
+    let (_, write) = sent
+        .iter()
+        .find(|(key, _)| matches!(key, Object::Job(_)))
+        .expect("the Job is stopped");
+    assert!(write.fence().is_none());
+}
