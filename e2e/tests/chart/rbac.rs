@@ -143,7 +143,12 @@ fn every_owner_kuota_blocks_deletion_of_may_have_its_finalizers_updated() {
         let role = rendered.one("ClusterRole", &format!("{}-manager-role", case.fullname));
         for (group, plural) in &owners {
             assert!(
-                grants(&role["rules"], group, &format!("{plural}/finalizers"), "update"),
+                grants(
+                    &role["rules"],
+                    group,
+                    &format!("{plural}/finalizers"),
+                    "update"
+                ),
                 "release {}: update on {group} {plural}/finalizers",
                 case.release
             );

@@ -202,7 +202,11 @@ impl AdmissionLoop {
                 result,
             } => self.deactivation_written(key, fenced_on, result, &self.clock.read()),
             Written::Finalizers { object, result } => self.finalizers_written(object, result),
-            Written::Queue { key, result } => self.queue_written(key, result),
+            Written::Queue {
+                key,
+                fenced_on,
+                result,
+            } => self.queue_written(key, fenced_on, result),
         }
     }
 

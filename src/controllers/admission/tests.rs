@@ -634,6 +634,8 @@ mod pending_queries;
 mod pods_ready;
 #[path = "tests/preemption.rs"]
 mod preemption;
+#[path = "tests/queue_fence.rs"]
+mod queue_fence;
 #[path = "tests/unconfirmed.rs"]
 mod unconfirmed;
 #[path = "tests/waiting_reasons.rs"]
