@@ -18,7 +18,7 @@ use tokio::task::JoinSet;
 use super::admission::Ready;
 use super::error::ControllerError;
 use super::metrics::Metrics;
-use super::metrics_auth::MetricsAuth;
+use super::metrics_auth::{MetricsAuth, ReviewError};
 use crate::clock::Clock;
 use crate::tls::{
     CertStore, FILE_CHECK_PERIOD, ServerTls, self_signed_store, serve_https, watch_dir,
@@ -227,6 +227,15 @@ async fn authorized(
                 refusal.into_response()
             }
         },
+        Err(ReviewError::Throttled) => {
+            tracing::debug!("a /metrics caller was not reviewed: too many at once");
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, "1")],
+                "Too many requests to authenticate\n",
+            )
+                .into_response()
+        }
         Err(error) => {
             tracing::warn!(%error, "a /metrics caller could not be reviewed");
             (
