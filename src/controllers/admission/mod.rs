@@ -183,7 +183,11 @@ impl AdmissionLoop {
         self.reports.due = true;
         match input {
             Input::Workload(change) => self.workload_change(change, &self.clock.read()),
-            other => inputs::apply(&mut self.state, &mut self.reports.objects, other),
+            other => {
+                let deleted = inputs::deleted_queues(&self.reports.objects, &other);
+                inputs::apply(&mut self.state, &mut self.reports.objects, other);
+                self.queues_deleted(&deleted);
+            }
         }
     }
 

@@ -97,6 +97,19 @@ impl AdmissionLoop {
         }
     }
 
+    /// Forgets what is held of queues that were deleted: their series, as Kueue's
+    /// `ClearClusterQueueMetrics` and `ClearLocalQueueMetrics` drop them, and their pacing and
+    /// conflicts. A write still in flight is answered and then finds the queue gone.
+    pub(super) fn queues_deleted(&mut self, deleted: &[QueueKey]) {
+        for queue in deleted {
+            self.metrics.queue_deleted(queue);
+            self.reports.pacer.forget(queue);
+        }
+        if !deleted.is_empty() {
+            self.reports.conflicts.retain_current(&self.reports.objects);
+        }
+    }
+
     /// The answer to a finalizer removal: one that failed is asked for again.
     pub(super) fn finalizers_written(
         &mut self,
