@@ -44,6 +44,8 @@ pub enum CertificateSource {
 pub struct Started {
     /// Whose readiness says whether the API server can call in.
     pub store: CertStore,
+    /// What the Pod webhook reads namespaces from; it is ready once listed.
+    pub namespaces: NamespaceView,
     /// The server: it ends once draining has started and the calls it took are answered.
     pub server: JoinHandle<Result<(), ControllerError>>,
 }
@@ -78,7 +80,7 @@ pub async fn start(
         |class| class.name_any() == DEFAULT_WORKLOAD_PRIORITY_CLASS,
     );
     let (namespaces, applying) = NamespaceView::fed(received);
-    decide_with.pods.namespaces = namespaces;
+    decide_with.pods.namespaces = namespaces.clone();
     tokio::spawn(applying);
     let server =
         webhooks::listen(serving.addr, store.resolver(), tls, decide_with, draining).await?;
@@ -105,5 +107,9 @@ pub async fn start(
             });
         }
     }
-    Ok(Started { store, server })
+    Ok(Started {
+        store,
+        namespaces,
+        server,
+    })
 }

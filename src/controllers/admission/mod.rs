@@ -77,6 +77,12 @@ impl Ready {
     pub fn get(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
+
+    /// A readiness already set, as after every first list.
+    #[cfg(test)]
+    pub(crate) fn synced() -> Self {
+        Ready(Arc::new(AtomicBool::new(true)))
+    }
 }
 
 /// Whether a pass may decide: every cache holds its first full list and this replica leads. The
