@@ -55,7 +55,7 @@ impl Readiness {
             return Err("the webhooks' namespace cache is not listed yet");
         }
         match &self.certificate {
-            Some(store) if !store.is_ready() => {
+            Some(store) if !store.serves_trusted() => {
                 Err("the webhook certificate is not served or not trusted yet")
             }
             _ => Ok(()),

@@ -47,3 +47,23 @@ async fn not_ready_before_the_pod_webhooks_namespace_cache_is_listed() {
     };
     assert_eq!(without_webhooks.check(), Ok(()));
 }
+
+/// In cert-manager mode the certificate read from files is not enough: the CA bundles the
+/// injector writes must be in place.
+#[tokio::test]
+async fn not_ready_before_the_issuers_ca_is_injected() {
+    let store = crate::tls::self_signed_store(time::OffsetDateTime::now_utc())
+        .expect("a certificate, presented and trusted");
+    store.await_injection();
+    let readiness = Readiness {
+        caches: Ready::synced(),
+        webhook_namespaces: Some(view(true).await),
+        certificate: Some(store.clone()),
+    };
+    assert_eq!(
+        readiness.check(),
+        Err("the webhook certificate is not served or not trusted yet")
+    );
+    store.set_injected(true);
+    assert_eq!(readiness.check(), Ok(()));
+}
