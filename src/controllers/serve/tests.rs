@@ -67,3 +67,43 @@ async fn not_ready_before_the_issuers_ca_is_injected() {
     store.set_injected(true);
     assert_eq!(readiness.check(), Ok(()));
 }
+
+/// Callers past the review limit are told to come back, without a review and without the
+/// metrics.
+#[tokio::test]
+async fn metrics_callers_past_the_review_limit_get_429() {
+    use crate::controllers::metrics::{BuildInfo, MetricsOptions, ReplicaRole};
+
+    // Never answers: every review asked fails, and the limit is what is looked at.
+    let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URL"));
+    let clock = Clock::manual("2026-11-23T10:00:00Z".parse().expect("a time"));
+    let auth = MetricsAuth::new(Client::try_from(config).expect("a client"), clock);
+    let metrics = Metrics::new(
+        ReplicaRole::Standalone,
+        MetricsOptions::default(),
+        BuildInfo::current(),
+    );
+    let mut statuses = Vec::new();
+    for i in 0..40 {
+        let mut headers = HeaderMap::new();
+        let token = format!("Bearer random-{i}")
+            .parse()
+            .expect("a header value");
+        headers.insert(header::AUTHORIZATION, token);
+        let response = authorized(&auth, &Method::GET, &headers, &metrics).await;
+        if response.status() == StatusCode::TOO_MANY_REQUESTS {
+            assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+        }
+        statuses.push(response.status());
+    }
+    let reviewed = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::INTERNAL_SERVER_ERROR)
+        .count();
+    let throttled = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
+        .count();
+    assert!(reviewed > 0 && reviewed < 40, "{statuses:?}");
+    assert_eq!(reviewed + throttled, 40, "{statuses:?}");
+}
