@@ -59,7 +59,7 @@ webhook: {{host: 127.0.0.1, port: {webhook_port}, certDir: \"{}\"}}
         ),
     )
     .await?;
-    // Ready means every cache listed, so every watch is open; a moment more for any straggler.
+    // Every cache listed means every watch is open; a moment more for any straggler.
     sleep(Duration::from_secs(3)).await;
     let during = watches(&client).await?;
 

@@ -88,9 +88,8 @@ fn webhook_serving(config: &Configuration) -> Result<WebhookServing, config::Con
     let certificates = if certs.enable {
         CertificateSource::Managed(Box::new(tls))
     } else {
-        // The issuer's injector keeps the webhook configurations trusting it.
-        tls.mutating_webhook = None;
-        tls.validating_webhook = None;
+        // The issuer's injector keeps the webhook configurations trusting it; they are only
+        // read, to be ready once it has.
         CertificateSource::Files {
             dir: PathBuf::from(&config.webhook.cert_dir),
             trusted_by: Box::new(tls),

@@ -4,9 +4,8 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
 use super::configuration::{
-    ClientConnection, Configuration, Health, InternalCertManagement, LeaderElection,
-    LocalQueueMetrics, Metrics, RequeuingStrategy, RequeuingTimestamp, VisibilityServer,
-    WaitForPodsReady, Webhook,
+    Configuration, Health, InternalCertManagement, LeaderElection, LocalQueueMetrics, Metrics,
+    RequeuingStrategy, RequeuingTimestamp, VisibilityServer, WaitForPodsReady, Webhook,
 };
 use super::duration::GoDuration;
 use super::error::ConfigError;
@@ -91,7 +90,8 @@ pub fn resolve(
     let workload_retention = validate::workload_retention(retention, &mut problems);
     let quota_check = validate::quota_check(file.resources.as_ref(), &gates, &mut problems);
     let resource_counting = resources::resource_counting(file.resources.as_ref(), &mut problems);
-    let client_connection = file.client_connection.unwrap_or_default();
+    let client_connection =
+        validate::client_connection(file.client_connection.unwrap_or_default(), &mut problems);
     let tls = tls::tls(file.tls, &mut problems);
     let cache_sync_timeout = tls::cache_sync_timeout(
         file.controller.as_ref().and_then(|c| c.cache_sync_timeout),
@@ -103,10 +103,7 @@ pub fn resolve(
         wait_for_pods_ready,
         integrations,
         leader_election: leader_election(file.leader_election.unwrap_or_default(), &mut problems),
-        client_connection: ClientConnection {
-            qps: client_connection.qps.unwrap_or(defaults::CLIENT_QPS),
-            burst: client_connection.burst.unwrap_or(defaults::CLIENT_BURST),
-        },
+        client_connection,
         metrics: metrics(file.metrics.unwrap_or_default(), &gates, &mut problems),
         health: health(file.health.unwrap_or_default()),
         webhook: webhook(file.webhook.unwrap_or_default(), &mut problems),

@@ -5,10 +5,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::configuration::{Integrations, WorkloadRetention};
+use super::configuration::{ClientConnection, Integrations, WorkloadRetention};
 use super::duration::GoDuration;
 use super::error::FieldError;
 use super::framework::{Framework, GroupVersionKind, MANAGED};
+use super::resolve::defaults;
 use super::selector;
 use super::types;
 use crate::api::label_selector;
@@ -72,6 +73,40 @@ impl Problems {
             0
         })
     }
+}
+
+/// `clientConnection`: a token bucket that can pass requests. Kueue builds client-go's token
+/// bucket from any non-negative `qps` (a negative one turns client-side limiting off): at `qps`
+/// 0, or `burst` below 1, the bucket refuses every request past the first burst (or all of
+/// them), so the controller would start and then write nothing; client-go's own check asks for
+/// a positive `burst` with a positive `qps`. A `qps` that is not a number cannot be counted.
+pub fn client_connection(
+    block: types::ClientConnection,
+    problems: &mut Problems,
+) -> ClientConnection {
+    let qps = block.qps.unwrap_or(defaults::CLIENT_QPS);
+    let burst = block.burst.unwrap_or(defaults::CLIENT_BURST);
+    if !qps.is_finite() {
+        problems.invalid(
+            "clientConnection.qps",
+            qps,
+            "must be a finite number; a negative value turns client-side rate limiting off",
+        );
+    } else if qps == 0.0 {
+        problems.invalid(
+            "clientConnection.qps",
+            qps,
+            "must not be 0: no request past the first burst would be sent; a negative value \
+             turns client-side rate limiting off",
+        );
+    } else if qps > 0.0 && burst < 1 {
+        problems.invalid(
+            "clientConnection.burst",
+            burst,
+            "must be greater than 0 when clientConnection.qps is greater than 0",
+        );
+    }
+    ClientConnection { qps, burst }
 }
 
 /// `integrations`: known, non-duplicated frameworks that kuota manages (gate-guarded ones only

@@ -22,6 +22,7 @@
 
 mod buckets;
 mod families;
+mod forget;
 mod gauges;
 mod workload_times;
 
@@ -134,6 +135,8 @@ pub struct Metrics {
     events: Events,
     times: WorkloadTimes,
     gauges: Gauges,
+    /// Every labelled family, for dropping a deleted queue's series.
+    labelled: Vec<Box<dyn forget::Labelled>>,
     /// Held while gauges are replaced and while the registry is read, so a scrape never sees a
     /// half-replaced set.
     exposition: Mutex<()>,
@@ -142,7 +145,7 @@ pub struct Metrics {
 impl Metrics {
     pub fn new(role: ReplicaRole, options: MetricsOptions, build: BuildInfo) -> Self {
         let registry = Registry::new();
-        let f = Families(&registry);
+        let f = Families::new(&registry);
         let cq_pc = ["cluster_queue", "priority_class"];
         let lq_pc = ["name", "namespace", "priority_class"];
         let eviction = [
@@ -292,6 +295,7 @@ impl Metrics {
         ])
         .set(1);
         f.register(info);
+        let labelled = f.into_labelled();
         Metrics {
             registry,
             role: RwLock::new(role),
@@ -299,6 +303,7 @@ impl Metrics {
             events,
             times,
             gauges,
+            labelled,
             exposition: Mutex::new(()),
         }
     }

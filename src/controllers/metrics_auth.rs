@@ -4,12 +4,13 @@
 //! request's verb (`get /metrics`, which Kueue's `metrics-reader` ClusterRole grants). No token
 //! or a token the API server does not accept is `401 Unauthorized`; a user the review refuses is
 //! `403`, with controller-runtime's messages. Answers are remembered for a while (an allowed one
-//! for a minute, a refusal for less), so a scraper's period costs no review most of the time.
+//! for a minute, a refusal for less), so a scraper's period costs no review most of the time;
+//! reviews are limited in number ([`review_limit`]), so a flood of unknown tokens is answered
+//! `429` here instead of reaching the API server.
 //!
 //! The reviews are questions to the API server, not writes: nothing is stored, and every replica
 //! answers for itself, leader or not, so they do not go through `controllers::writer`.
 
-use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -24,6 +25,12 @@ use tokio::time::Instant;
 
 use crate::clock::Clock;
 
+mod remembered;
+mod review_limit;
+
+use self::remembered::Remembered;
+use self::review_limit::ReviewLimit;
+
 /// How long one review may take.
 const REVIEW_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long answers are remembered (controller-runtime's delegating authenticator keeps a token
@@ -31,7 +38,8 @@ const REVIEW_TIMEOUT: Duration = Duration::from_secs(10);
 const ALLOWED_FOR: Duration = Duration::from_secs(60);
 const FORBIDDEN_FOR: Duration = Duration::from_secs(30);
 const UNAUTHENTICATED_FOR: Duration = Duration::from_secs(10);
-/// Remembered answers at most; past it the oldest are forgotten at once.
+/// Remembered answers at most; past it the expired, then those nearest their expiry, are
+/// forgotten.
 const MAX_REMEMBERED: usize = 1024;
 
 /// The answer to one request.
@@ -79,6 +87,9 @@ pub enum ReviewError {
     },
     #[error("{review} took longer than {REVIEW_TIMEOUT:?}")]
     Timeout { review: &'static str },
+    /// As many reviews are under way, or were started this second, as are allowed.
+    #[error("too many callers to review at once")]
+    Throttled,
 }
 
 /// The bearer token of a request, if it carries one.
@@ -92,7 +103,8 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 /// Asks the API server, and remembers its answers.
 pub struct MetricsAuth {
     client: Client,
-    remembered: Mutex<HashMap<String, (Instant, Access)>>,
+    remembered: Mutex<Remembered<Access>>,
+    limit: ReviewLimit,
     clock: Clock,
 }
 
@@ -105,7 +117,8 @@ impl MetricsAuth {
     pub fn new(client: Client, clock: Clock) -> Self {
         MetricsAuth {
             client,
-            remembered: Mutex::new(HashMap::new()),
+            remembered: Mutex::new(Remembered::new(MAX_REMEMBERED)),
+            limit: ReviewLimit::new(clock.instant()),
             clock,
         }
     }
@@ -125,6 +138,9 @@ impl MetricsAuth {
         if let Some(access) = self.recall(&key, now) {
             return Ok(access);
         }
+        let Some(_place) = self.limit.try_start(now) else {
+            return Err(ReviewError::Throttled);
+        };
         let access = self.review(token, verb, path).await?;
         self.remember(key, now, access.clone());
         Ok(access)
@@ -135,10 +151,7 @@ impl MetricsAuth {
             .remembered
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        remembered
-            .get(key)
-            .filter(|(until, _)| *until > now)
-            .map(|(_, access)| access.clone())
+        remembered.get(key, now)
     }
 
     fn remember(&self, key: String, now: Instant, access: Access) {
@@ -146,12 +159,8 @@ impl MetricsAuth {
             .remembered
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        remembered.retain(|_, (until, _)| *until > now);
-        if remembered.len() >= MAX_REMEMBERED {
-            remembered.clear();
-        }
         let until = now + access.remembered_for();
-        remembered.insert(key, (until, access));
+        remembered.insert(key, access, until, now);
     }
 
     async fn review(&self, token: &str, verb: &str, path: &str) -> Result<Access, ReviewError> {

@@ -11,6 +11,7 @@ use kube::ResourceExt;
 use super::events::queued_at;
 use super::metrics::{Metrics, ReplicaRole, WorkloadLabels};
 use super::queue_gauges;
+use super::queue_status::QueueKey;
 use crate::api::HasConditions;
 use crate::api::keys::condition_types;
 use crate::api::workload_status::WorkloadEviction;
@@ -301,6 +302,17 @@ impl MetricsFeed {
         }
         if let Some(times) = durations::ready(previous, current) {
             self.metrics.pods_ready(&labels.borrowed(), times);
+        }
+    }
+
+    /// Drops the series of a queue that was deleted.
+    pub fn queue_deleted(&self, queue: &QueueKey) {
+        match queue {
+            QueueKey::ClusterQueue(name) => self.metrics.forget_cluster_queue(name),
+            QueueKey::LocalQueue(key) => self
+                .metrics
+                .forget_local_queue(key.namespace.as_str(), key.name.as_str()),
+            QueueKey::Cohort(name) => self.metrics.forget_cohort(name),
         }
     }
 

@@ -139,7 +139,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     let mut shared = watches::shared::SharedWatches::default();
     let mut servers = JoinSet::new();
     let (drain, draining) = Draining::channel();
-    let (certificate, mut webhook_server) = match settings.webhooks.clone() {
+    let (certificate, webhook_namespaces, mut webhook_server) = match settings.webhooks.clone() {
         Some(serving) => {
             let started = webhook_serving::start(
                 &client,
@@ -151,9 +151,13 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
                 &clock,
             )
             .await?;
-            (Some(started.store), started.server)
+            (
+                Some(started.store),
+                Some(started.namespaces),
+                started.server,
+            )
         }
-        None => (None, tokio::spawn(std::future::pending())),
+        None => (None, None, tokio::spawn(std::future::pending())),
     };
     let (queries, asked) = mpsc::channel(QUERY_DEPTH);
     if let Some(addr) = settings.visibility {
@@ -195,6 +199,7 @@ pub async fn run(client: Client, settings: Settings) -> Result<(), ControllerErr
     if let Some((addr, paths)) = settings.health.clone() {
         let readiness = serve::Readiness {
             caches: ready.clone(),
+            webhook_namespaces,
             certificate,
         };
         servers.spawn(serve::health(addr, paths, readiness).await?);

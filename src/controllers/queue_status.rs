@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::ResourceExt;
+use kube::{Resource, ResourceExt};
 
 use crate::api::{ClusterQueue, Cohort, LocalQueue, ObjectKey, ResourceFlavor};
 use crate::engine::queue_report::QueueReport;
@@ -41,20 +41,82 @@ impl QueueObjects {
     }
 
     /// Puts back the object as it was before a status write that failed, unless the watch has
-    /// since removed it: a queue deleted while its write was in flight stays deleted (else a
-    /// ClusterQueue brought back would keep naming its flavors, whose deletion would wait on
-    /// it forever).
+    /// since removed it or brought another version: a queue deleted while its write was in
+    /// flight stays deleted (else a ClusterQueue brought back would keep naming its flavors,
+    /// whose deletion would wait on it forever), and a newer version stays.
     pub fn restore(&mut self, before: QueueWrite) {
-        fn back<K: Ord, T>(objects: &mut BTreeMap<K, T>, key: K, object: T) {
-            if let Some(slot) = objects.get_mut(&key) {
+        let version = before.resource_version().map(str::to_owned);
+        self.replace_at(before, version.as_deref());
+    }
+
+    /// Takes the object a status write stored in place of the one it was computed from (at
+    /// version `fenced_on`), so the next write is fenced on the stored version; a version the
+    /// watch brought meanwhile stays.
+    pub fn written(&mut self, stored: QueueWrite, fenced_on: Option<&str>) {
+        self.replace_at(stored, fenced_on);
+    }
+
+    /// The resource version of the queue `key` names, if it is held.
+    pub fn version(&self, key: &QueueKey) -> Option<Option<&str>> {
+        match key {
+            QueueKey::ClusterQueue(name) => self.cluster_queues.get(name).map(|q| q.meta()),
+            QueueKey::LocalQueue(key) => self.local_queues.get(key).map(|q| q.meta()),
+            QueueKey::Cohort(name) => self.cohorts.get(name).map(|c| c.meta()),
+        }
+        .map(|meta| meta.resource_version.as_deref())
+    }
+
+    /// Replaces the object `object` names with it if the one held is at `version`.
+    fn replace_at(&mut self, object: QueueWrite, version: Option<&str>) {
+        fn swap<K: Ord, T: kube::Resource>(
+            objects: &mut BTreeMap<K, T>,
+            key: K,
+            object: T,
+            version: Option<&str>,
+        ) {
+            if let Some(slot) = objects.get_mut(&key)
+                && slot.meta().resource_version.as_deref() == version
+            {
                 *slot = object;
             }
         }
-        match before {
-            QueueWrite::ClusterQueue(q) => back(&mut self.cluster_queues, q.name_any(), q),
-            QueueWrite::LocalQueue(q) => back(&mut self.local_queues, ObjectKey::of(&q), q),
-            QueueWrite::Cohort(c) => back(&mut self.cohorts, c.name_any(), c),
+        match object {
+            QueueWrite::ClusterQueue(q) => {
+                swap(&mut self.cluster_queues, q.name_any(), q, version);
+            }
+            QueueWrite::LocalQueue(q) => {
+                swap(&mut self.local_queues, ObjectKey::of(&q), q, version);
+            }
+            QueueWrite::Cohort(c) => swap(&mut self.cohorts, c.name_any(), c, version),
         }
+    }
+}
+
+/// Queues whose status write was refused because the queue changed since it was read, with
+/// the version the write was fenced on: none is written again until the watch brings another
+/// version (a status computed from the same version would be refused again).
+#[derive(Debug, Default)]
+pub struct Conflicts(BTreeMap<QueueKey, Option<String>>);
+
+impl Conflicts {
+    /// Notes that the write of `key` fenced on `version` conflicted.
+    pub fn insert(&mut self, key: QueueKey, version: Option<String>) {
+        self.0.insert(key, version);
+    }
+
+    /// Forgets the queues the watch has brought another version of, or removed.
+    pub fn retain_current(&mut self, objects: &QueueObjects) {
+        self.0
+            .retain(|key, version| objects.version(key) == Some(version.as_deref()));
+    }
+
+    /// Whether `key`'s status waits for a newer version.
+    pub fn holds(&self, key: &QueueKey) -> bool {
+        self.0.contains_key(key)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 
@@ -75,6 +137,17 @@ pub enum QueueWrite {
 }
 
 impl QueueWrite {
+    /// The resource version of the object, which its status write is fenced on.
+    pub fn resource_version(&self) -> Option<&str> {
+        match self {
+            QueueWrite::ClusterQueue(q) => q.meta(),
+            QueueWrite::LocalQueue(q) => q.meta(),
+            QueueWrite::Cohort(c) => c.meta(),
+        }
+        .resource_version
+        .as_deref()
+    }
+
     /// The queue's key for pacing and writes in flight.
     pub fn key(&self) -> QueueKey {
         match self {

@@ -18,11 +18,12 @@ use tokio::task::JoinSet;
 use super::admission::Ready;
 use super::error::ControllerError;
 use super::metrics::Metrics;
-use super::metrics_auth::MetricsAuth;
+use super::metrics_auth::{MetricsAuth, ReviewError};
 use crate::clock::Clock;
 use crate::tls::{
     CertStore, FILE_CHECK_PERIOD, ServerTls, self_signed_store, serve_https, watch_dir,
 };
+use crate::webhooks::NamespaceView;
 
 /// The one path the metrics server answers.
 const METRICS_PATH: &str = "/metrics";
@@ -32,6 +33,9 @@ const METRICS_PATH: &str = "/metrics";
 pub struct Readiness {
     /// Every cache holds its first full list.
     pub caches: Ready,
+    /// What the Pod webhook reads namespace labels and default LocalQueues from, when this
+    /// replica serves webhooks: until it is listed, a pod would be judged without them.
+    pub webhook_namespaces: Option<NamespaceView>,
     /// The webhook server's certificate, when this replica serves webhooks: a replica the API
     /// server cannot call yet is not ready, or the Service would route calls that fail.
     pub certificate: Option<CertStore>,
@@ -43,8 +47,15 @@ impl Readiness {
         if !self.caches.get() {
             return Err("caches are not synced yet");
         }
+        if self
+            .webhook_namespaces
+            .as_ref()
+            .is_some_and(|view| !view.is_listed())
+        {
+            return Err("the webhooks' namespace cache is not listed yet");
+        }
         match &self.certificate {
-            Some(store) if !store.is_ready() => {
+            Some(store) if !store.serves_trusted() => {
                 Err("the webhook certificate is not served or not trusted yet")
             }
             _ => Ok(()),
@@ -227,6 +238,15 @@ async fn authorized(
                 refusal.into_response()
             }
         },
+        Err(ReviewError::Throttled) => {
+            tracing::debug!("a /metrics caller was not reviewed: too many at once");
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, "1")],
+                "Too many requests to authenticate\n",
+            )
+                .into_response()
+        }
         Err(error) => {
             tracing::warn!(%error, "a /metrics caller could not be reviewed");
             (
@@ -248,3 +268,6 @@ fn exposition(metrics: &Metrics) -> Response {
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests;

@@ -33,7 +33,8 @@ pub enum CertificateSource {
     /// Issued, stored and rotated by kuota (Kueue's `internalCertManagement.enable: true`).
     Managed(Box<TlsSettings>),
     /// `tls.crt` and `tls.key` in a directory someone else keeps current (cert-manager), with
-    /// the objects (converted CRDs, visibility APIServices) to keep trusting its `ca.crt`.
+    /// the objects (converted CRDs, visibility APIServices) to keep trusting its `ca.crt`, and
+    /// the webhook configurations whose bundles its injector writes, read to know when it has.
     Files {
         dir: PathBuf,
         trusted_by: Box<TlsSettings>,
@@ -44,6 +45,8 @@ pub enum CertificateSource {
 pub struct Started {
     /// Whose readiness says whether the API server can call in.
     pub store: CertStore,
+    /// What the Pod webhook reads namespaces from; it is ready once listed.
+    pub namespaces: NamespaceView,
     /// The server: it ends once draining has started and the calls it took are answered.
     pub server: JoinHandle<Result<(), ControllerError>>,
 }
@@ -78,7 +81,7 @@ pub async fn start(
         |class| class.name_any() == DEFAULT_WORKLOAD_PRIORITY_CLASS,
     );
     let (namespaces, applying) = NamespaceView::fed(received);
-    decide_with.pods.namespaces = namespaces;
+    decide_with.pods.namespaces = namespaces.clone();
     tokio::spawn(applying);
     let server =
         webhooks::listen(serving.addr, store.resolver(), tls, decide_with, draining).await?;
@@ -94,16 +97,20 @@ pub async fn start(
             });
         }
         CertificateSource::Files { dir, trusted_by } => {
-            let store = store.clone();
-            let presented = dir.clone();
+            let (presented, presenting) = (dir.clone(), store.clone());
             servers.spawn(async move {
-                match tls::watch_dir(presented, store, tls::FILE_CHECK_PERIOD).await {}
+                match tls::watch_dir(presented, presenting, tls::FILE_CHECK_PERIOD).await {}
             });
-            let (client, clock) = (client.clone(), clock.clone());
+            store.await_injection();
+            let (client, clock, trusted) = (client.clone(), clock.clone(), store.clone());
             servers.spawn(async move {
-                match tls::trust_ca_file(client, *trusted_by, dir, clock).await {}
+                match tls::trust_ca_file(client, *trusted_by, dir, trusted, clock).await {}
             });
         }
     }
-    Ok(Started { store, server })
+    Ok(Started {
+        store,
+        namespaces,
+        server,
+    })
 }

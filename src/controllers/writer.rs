@@ -409,21 +409,25 @@ impl Writer {
         .await
     }
 
-    /// Replaces a ClusterQueue's status.
-    pub async fn cluster_queue_status(&self, queue: &ClusterQueue) -> Result<(), WriteError> {
+    /// Replaces a ClusterQueue's status, fenced by the resource version it was computed from.
+    /// Returns the ClusterQueue as stored.
+    pub async fn cluster_queue_status(
+        &self,
+        queue: &ClusterQueue,
+    ) -> Result<ClusterQueue, WriteError> {
         let api: Api<ClusterQueue> = Api::all(self.client.clone());
         self.queue_status(api, queue).await
     }
 
-    /// Replaces a LocalQueue's status.
-    pub async fn local_queue_status(&self, queue: &LocalQueue) -> Result<(), WriteError> {
+    /// Replaces a LocalQueue's status, fenced likewise.
+    pub async fn local_queue_status(&self, queue: &LocalQueue) -> Result<LocalQueue, WriteError> {
         let api: Api<LocalQueue> =
             Api::namespaced(self.client.clone(), &queue.namespace().unwrap_or_default());
         self.queue_status(api, queue).await
     }
 
-    /// Replaces a Cohort's status.
-    pub async fn cohort_status(&self, cohort: &Cohort) -> Result<(), WriteError> {
+    /// Replaces a Cohort's status, fenced likewise.
+    pub async fn cohort_status(&self, cohort: &Cohort) -> Result<Cohort, WriteError> {
         let api: Api<Cohort> = Api::all(self.client.clone());
         self.queue_status(api, cohort).await
     }
@@ -463,7 +467,7 @@ impl Writer {
         }
     }
 
-    async fn queue_status<K>(&self, api: Api<K>, object: &K) -> Result<(), WriteError>
+    async fn queue_status<K>(&self, api: Api<K>, object: &K) -> Result<K, WriteError>
     where
         K: kube::Resource<DynamicType = ()>
             + Clone
@@ -473,11 +477,7 @@ impl Writer {
     {
         let name = object.name_any();
         let label = format!("{} {name}", K::kind(&()));
-        let status = serde_json::to_value(object)
-            .ok()
-            .and_then(|mut v| v.get_mut("status").map(Value::take))
-            .unwrap_or(Value::Null);
-        let body = json!({ "status": status });
+        let body = queue_status_body(object);
         let params = PatchParams {
             field_manager: Some(field_managers::KUOTA.to_string()),
             ..PatchParams::default()
@@ -486,8 +486,21 @@ impl Writer {
             api.patch_status(&name, &params, &Patch::Merge(&body)).await
         })
         .await
-        .map(|_| ())
     }
+}
+
+/// The merge patch that replaces a queue's status with `object`'s, at `object`'s resource
+/// version: a status computed from a queue that has changed since is refused (409) rather than
+/// written over the change, as the Workload writes are.
+fn queue_status_body<K: kube::Resource + serde::Serialize>(object: &K) -> Value {
+    let status = serde_json::to_value(object)
+        .ok()
+        .and_then(|mut v| v.get_mut("status").map(Value::take))
+        .unwrap_or(Value::Null);
+    json!({
+        "metadata": {"resourceVersion": object.meta().resource_version},
+        "status": status,
+    })
 }
 
 /// The server-side-apply body for a Workload's admission: the admission, the conditions the

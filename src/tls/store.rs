@@ -11,6 +11,10 @@ use rustls::sign::CertifiedKey;
 struct Inner {
     current: RwLock<Option<Arc<CertifiedKey>>>,
     trusted: AtomicBool,
+    /// Whether readiness also waits for CA bundles someone else writes (cert-manager's
+    /// injector), and whether they are in place.
+    awaits_injection: AtomicBool,
+    injected: AtomicBool,
 }
 
 /// Cheap to clone; clones share one certificate. The webhook server resolves every handshake
@@ -62,6 +66,29 @@ impl CertStore {
     /// call would fail its TLS handshake, so the replica must not count as ready.
     pub fn is_ready(&self) -> bool {
         self.inner.trusted.load(Ordering::Acquire) && self.current().is_some()
+    }
+
+    /// From now on, [`CertStore::serves_trusted`] also waits for [`CertStore::set_injected`]:
+    /// the CA bundles of the webhook configurations are written by someone else.
+    pub fn await_injection(&self) {
+        self.inner.awaits_injection.store(true, Ordering::Release);
+    }
+
+    /// Records whether every object that must trust the issuer's CA holds it.
+    pub fn set_injected(&self, injected: bool) {
+        self.inner.injected.store(injected, Ordering::Release);
+    }
+
+    /// Whether the injected bundles were last seen in place.
+    pub fn is_injected(&self) -> bool {
+        self.inner.injected.load(Ordering::Acquire)
+    }
+
+    /// What readiness asks: [`CertStore::is_ready`], and the bundles someone else writes in
+    /// place when that is awaited.
+    pub fn serves_trusted(&self) -> bool {
+        self.is_ready()
+            && (!self.inner.awaits_injection.load(Ordering::Acquire) || self.is_injected())
     }
 }
 

@@ -6,6 +6,8 @@
 //! them), so a call waits on no request.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::PartialObjectMeta;
@@ -36,6 +38,8 @@ pub struct NamespaceView {
     namespaces: Option<Store<PartialObjectMeta<Namespace>>>,
     default_queues: Option<Store<PartialObjectMeta<LocalQueue>>>,
     default_class: Option<Store<PartialObjectMeta<WorkloadPriorityClass>>>,
+    /// Set once each watched kind has delivered its first full list; `None` without watches.
+    listed: Option<Arc<AtomicBool>>,
 }
 
 impl NamespaceView {
@@ -72,6 +76,16 @@ impl NamespaceView {
         })
     }
 
+    /// Whether every kind the view holds has been listed in full: before that, a namespace's
+    /// labels or a default LocalQueue may be missing, and the Pod webhook would judge a pod
+    /// otherwise than Kueue, which reads them from the API server. A view without watches has
+    /// nothing to wait for.
+    pub fn is_listed(&self) -> bool {
+        self.listed
+            .as_ref()
+            .is_none_or(|listed| listed.load(Ordering::Acquire))
+    }
+
     /// A view kept current by the returned future, which applies each change received on
     /// `changes` until it is closed.
     pub fn fed(
@@ -80,24 +94,34 @@ impl NamespaceView {
         let (namespaces, mut namespace_writer) = reflector::store();
         let (default_queues, mut queue_writer) = reflector::store();
         let (default_class, mut class_writer) = reflector::store();
+        let listed = Arc::new(AtomicBool::new(false));
+        let mark = listed.clone();
         let applying = async move {
+            // Namespaces, default LocalQueues, the default class: whether each was listed.
+            let mut done = [false; 3];
             while let Some(change) = changes.recv().await {
                 match change {
                     ViewChange::Namespaces(events) => {
+                        done[0] |= ends_a_list(&events);
                         events
                             .iter()
                             .for_each(|event| namespace_writer.apply_watcher_event(event));
                     }
                     ViewChange::DefaultQueues(events) => {
+                        done[1] |= ends_a_list(&events);
                         events
                             .iter()
                             .for_each(|event| queue_writer.apply_watcher_event(event));
                     }
                     ViewChange::DefaultClass(events) => {
+                        done[2] |= ends_a_list(&events);
                         events
                             .iter()
                             .for_each(|event| class_writer.apply_watcher_event(event));
                     }
+                }
+                if done.iter().all(|d| *d) {
+                    mark.store(true, Ordering::Release);
                 }
             }
         };
@@ -105,6 +129,7 @@ impl NamespaceView {
             namespaces: Some(namespaces),
             default_queues: Some(default_queues),
             default_class: Some(default_class),
+            listed: Some(listed),
         };
         (view, applying)
     }
@@ -140,6 +165,7 @@ impl NamespaceView {
             namespaces: Some(namespace_store),
             default_queues: Some(queue_store),
             default_class: None,
+            listed: None,
         }
     }
 
@@ -160,3 +186,13 @@ impl NamespaceView {
         self
     }
 }
+
+/// Whether `events` end a full list, after which the store holds every object of its kind.
+fn ends_a_list<K>(events: &[watcher::Event<K>]) -> bool {
+    events
+        .iter()
+        .any(|event| matches!(event, watcher::Event::InitDone))
+}
+
+#[cfg(test)]
+mod tests;

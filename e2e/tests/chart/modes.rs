@@ -56,17 +56,33 @@ fn cert_manager_replaces_the_empty_secret_with_a_certificate_and_ca_injection() 
         );
         kuota::config::parse(&rendered.config_text(f), "", case.namespace)
             .unwrap_or_else(|e| panic!("{e}"));
-        // The controller touches neither Secrets nor webhook configurations then; it keeps the
-        // converted CRDs and the APIServices trusting cert-manager's CA.
+        // The controller touches no Secret then, and only reads the webhook configurations
+        // (to be ready once cert-manager's injector has given them its CA); it keeps the
+        // converted CRDs and the APIServices trusting that CA.
         assert!(
             rendered
                 .get("Role", &format!("{f}-manager-secrets-role"))
                 .is_none()
         );
-        let rules = &rendered.one("ClusterRole", &format!("{f}-manager-role"))["rules"];
-        assert!(
-            !rules.to_string().contains("admissionregistration"),
-            "{rules}"
+        let rules = rendered.one("ClusterRole", &format!("{f}-manager-role"))["rules"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let webhook_rules: Vec<&Value> = rules
+            .iter()
+            .filter(|rule| rule.to_string().contains("admissionregistration"))
+            .collect();
+        assert_eq!(
+            webhook_rules,
+            [&json!({
+                "apiGroups": ["admissionregistration.k8s.io"],
+                "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+                "resourceNames": [
+                    format!("{f}-mutating-webhook-configuration"),
+                    format!("{f}-validating-webhook-configuration"),
+                ],
+                "verbs": ["get"],
+            })]
         );
         let pod = &rendered.one("Deployment", &format!("{f}-controller-manager"))["spec"]["template"]
             ["spec"];

@@ -49,7 +49,7 @@ fn manager_rules(fullname: &str) -> Value {
         {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": ["list", "watch"]},
         {"apiGroups": ["autoscaling.x-k8s.io"], "resources": ["provisioningrequests"],
             "verbs": ["create", "delete", "list", "watch"]},
-        {"apiGroups": [""], "resources": ["podtemplates"], "verbs": ["create", "patch"]},
+        {"apiGroups": [""], "resources": ["podtemplates"], "verbs": ["create", "delete", "patch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": [
             "admissionchecks", "cohorts", "localqueues", "provisioningrequestconfigs", "topologies",
             "workloadpriorityclasses"],
@@ -62,6 +62,23 @@ fn manager_rules(fullname: &str) -> Value {
             "workloads/status", "clusterqueues/status", "localqueues/status", "cohorts/status",
             "admissionchecks/status"],
             "verbs": ["patch"]},
+        {"apiGroups": [""], "resources": ["pods/finalizers"], "verbs": ["update"]},
+        {"apiGroups": ["batch"], "resources": ["jobs/finalizers"], "verbs": ["update"]},
+        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets/finalizers"], "verbs": ["update"]},
+        {"apiGroups": ["kubeflow.org"], "resources": [
+            "jaxjobs/finalizers", "mpijobs/finalizers", "paddlejobs/finalizers",
+            "pytorchjobs/finalizers", "tfjobs/finalizers", "xgboostjobs/finalizers"],
+            "verbs": ["update"]},
+        {"apiGroups": ["ray.io"], "resources": [
+            "rayclusters/finalizers", "rayjobs/finalizers", "rayservices/finalizers"],
+            "verbs": ["update"]},
+        {"apiGroups": ["workload.codeflare.dev"], "resources": ["appwrappers/finalizers"],
+            "verbs": ["update"]},
+        {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs/finalizers"],
+            "verbs": ["update"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/finalizers"], "verbs": ["update"]},
+        {"apiGroups": ["autoscaling.x-k8s.io"], "resources": ["provisioningrequests/finalizers"],
+            "verbs": ["update"]},
         {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": kuota::v1beta1::Kind::ALL.map(|k| k.plural()),
             "verbs": ["patch"]},
@@ -82,6 +99,70 @@ fn manager_rules(fullname: &str) -> Value {
             "resourceNames": ["v1beta1.visibility.kueue.x-k8s.io", "v1beta2.visibility.kueue.x-k8s.io"],
             "verbs": ["get", "list", "watch", "update"]},
     ])
+}
+
+/// Whether a rule of `rules` grants `verb` on `resource` of `group`, for any object name.
+fn grants(rules: &Value, group: &str, resource: &str, verb: &str) -> bool {
+    let holds = |rule: &Value, key: &str, want: &str| {
+        rule[key]
+            .as_array()
+            .is_some_and(|values| values.iter().any(|v| v == want || v == "*"))
+    };
+    rules.as_array().unwrap().iter().any(|rule| {
+        rule.get("resourceNames").is_none()
+            && holds(rule, "apiGroups", group)
+            && holds(rule, "resources", resource)
+            && holds(rule, "verbs", verb)
+    })
+}
+
+/// The API server's OwnerReferencesPermissionEnforcement refuses an owner reference with
+/// blockOwnerDeletion unless the writer may update the owner's `finalizers`, and a change of an
+/// existing object's owner references unless the writer may delete that object. kuota sets
+/// blockOwnerDeletion on a Workload's reference to its Job, pod or framework job
+/// (src/jobs/names.rs, src/jobs/pod_workload.rs, src/jobs/prebuilt.rs), on a ProvisioningRequest's
+/// and its PodTemplates' to the Workload (src/checks/provisioning/meta.rs), and on the
+/// PodTemplates' to the request they are handed over to (src/controllers/provisioning/writes.rs).
+#[test]
+fn every_owner_kuota_blocks_deletion_of_may_have_its_finalizers_updated() {
+    let frameworks = kuota::config::Framework::all()
+        .filter_map(kuota::jobs::kinds::rules)
+        .map(|rules| (rules.id().group, rules.id().plural));
+    let owners: Vec<(&str, &str)> = [
+        ("", "pods"),
+        ("batch", "jobs"),
+        ("kueue.x-k8s.io", "workloads"),
+        ("autoscaling.x-k8s.io", "provisioningrequests"),
+    ]
+    .into_iter()
+    .chain(frameworks)
+    .collect();
+    assert!(owners.len() > 4, "the framework kinds are listed");
+    for case in &CASES {
+        let rendered = render(case, &[], "");
+        let role = rendered.one("ClusterRole", &format!("{}-manager-role", case.fullname));
+        for (group, plural) in &owners {
+            assert!(
+                grants(
+                    &role["rules"],
+                    group,
+                    &format!("{plural}/finalizers"),
+                    "update"
+                ),
+                "release {}: update on {group} {plural}/finalizers",
+                case.release
+            );
+        }
+        // Owner references changed on an existing object: a Workload adopted by its job, a
+        // PodTemplate handed over to its request.
+        for (group, resource) in [("kueue.x-k8s.io", "workloads"), ("", "podtemplates")] {
+            assert!(
+                grants(&role["rules"], group, resource, "delete"),
+                "release {}: delete on {group} {resource}",
+                case.release
+            );
+        }
+    }
 }
 
 fn service_account(case: &Case) -> Value {

@@ -69,15 +69,20 @@ impl Replica {
     /// harness never drops statics, so a small shell watches this test process and stops the
     /// controller (SIGTERM, as Kubernetes stops a pod) when it is gone.
     pub async fn spawn(name: &str, extra: &str) -> Result<Replica> {
-        Replica::start(name, extra, &["--no-webhooks"]).await
+        let replica = Replica::start(name, extra, &["--no-webhooks"]).await?;
+        replica.until_ready().await?;
+        Ok(replica)
     }
 
     /// Starts a controller as [`Replica::spawn`] does, serving its admission webhooks as well
     /// (`extra` says where: `webhook.port` and `webhook.certDir`); the API server is not told
-    /// to call them.
+    /// to call them. It never becomes ready, since no webhook configuration trusts its
+    /// certificate: this waits until its caches are listed instead.
     #[allow(dead_code)] // used by the watch-count test
     pub async fn spawn_serving_webhooks(name: &str, extra: &str) -> Result<Replica> {
-        Replica::start(name, extra, &[]).await
+        let replica = Replica::start(name, extra, &[]).await?;
+        replica.until_listed().await?;
+        Ok(replica)
     }
 
     async fn start(name: &str, extra: &str, flags: &[&str]) -> Result<Replica> {
@@ -131,7 +136,6 @@ wait "$controller"
             log,
             pid_file,
         };
-        replica.until_ready().await?;
         Ok(replica)
     }
 
@@ -162,6 +166,26 @@ wait "$controller"
             if Instant::now() >= deadline {
                 bail!(
                     "kuota controller {} not leading after 60s; log {}:\n{}",
+                    self.name,
+                    self.log.display(),
+                    self.log_tail()
+                );
+            }
+            sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Waits until the log says every cache is listed, at most a minute.
+    async fn until_listed(&self) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if log.contains("every cache is synced") {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "kuota controller {} has not listed its caches after 60s; log {}:\n{}",
                     self.name,
                     self.log.display(),
                     self.log_tail()

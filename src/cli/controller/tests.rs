@@ -99,9 +99,15 @@ fn without_internal_cert_management_the_certificate_comes_from_cert_dir() {
     };
     assert_eq!(dir, PathBuf::from("/etc/kuota/certs"));
     assert_eq!(
-        (trusted_by.mutating_webhook, trusted_by.validating_webhook),
-        (None, None),
-        "the issuer's injector keeps the webhook configurations"
+        (
+            trusted_by.mutating_webhook.as_deref(),
+            trusted_by.validating_webhook.as_deref()
+        ),
+        (
+            Some("kueue-mutating-webhook-configuration"),
+            Some("kueue-validating-webhook-configuration")
+        ),
+        "the webhook configurations the issuer's injector keeps are read for readiness"
     );
     assert_eq!(
         trusted_by.conversion_crds,

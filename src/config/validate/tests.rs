@@ -316,3 +316,67 @@ fn quota_check_strategy_follows_its_gate() {
         QuotaCheckStrategy::BlockUndeclared
     );
 }
+
+/// The `clientConnection` a file with `body` after the type header resolves to, or its errors.
+fn client_connection_of(body: &str) -> Result<crate::config::ClientConnection, Vec<FieldError>> {
+    let text = format!("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n{body}");
+    match parse(&text, "", DEFAULT_NAMESPACE) {
+        Ok(loaded) => Ok(loaded.config.client_connection),
+        Err(crate::config::ConfigError::Invalid(errors)) => Err(errors),
+        Err(other) => panic!("expected validation errors, got {other}"),
+    }
+}
+
+fn invalid(field: &str, value: &str, detail: &str) -> FieldError {
+    FieldError::Invalid {
+        field: field.into(),
+        value: value.into(),
+        detail: detail.into(),
+    }
+}
+
+#[test]
+fn a_client_rate_limit_that_would_pass_no_request_is_refused_naming_its_field() {
+    assert_eq!(
+        client_connection_of("clientConnection: {qps: 0}"),
+        Err(vec![invalid(
+            "clientConnection.qps",
+            "0",
+            "must not be 0: no request past the first burst would be sent; a negative value \
+             turns client-side rate limiting off"
+        )])
+    );
+    assert_eq!(
+        client_connection_of("clientConnection: {qps: 20, burst: 0}"),
+        Err(vec![invalid(
+            "clientConnection.burst",
+            "0",
+            "must be greater than 0 when clientConnection.qps is greater than 0"
+        )])
+    );
+    assert_eq!(
+        client_connection_of("clientConnection: {burst: -3}")
+            .unwrap_err()
+            .len(),
+        1,
+        "the default qps is positive"
+    );
+    for qps in [".nan", ".inf"] {
+        let errors =
+            client_connection_of(&format!("clientConnection: {{qps: {qps}}}")).expect_err(qps);
+        assert!(
+            matches!(&errors[..], [FieldError::Invalid { field, .. }] if field == "clientConnection.qps"),
+            "{qps}: {errors:?}"
+        );
+    }
+}
+
+#[test]
+fn a_negative_qps_turns_the_limit_off_whatever_the_burst() {
+    let resolved = client_connection_of("clientConnection: {qps: -1, burst: 0}").expect("valid");
+    assert_eq!((resolved.qps, resolved.burst), (-1.0, 0));
+    let resolved = client_connection_of("clientConnection: {qps: 0.5, burst: 1}").expect("valid");
+    assert_eq!((resolved.qps, resolved.burst), (0.5, 1));
+    let resolved = client_connection_of("").expect("valid");
+    assert_eq!((resolved.qps, resolved.burst), (300.0, 500));
+}

@@ -4,7 +4,7 @@
 
 use kube::ResourceExt;
 
-use super::super::queue_status::QueueObjects;
+use super::super::queue_status::{QueueKey, QueueObjects};
 use super::super::watches::{Change, Input};
 use crate::api::ObjectKey;
 use crate::state::ClusterState;
@@ -95,6 +95,40 @@ pub fn apply(state: &mut ClusterState, queues: &mut QueueObjects, input: Input) 
             |s, o| s.delete_runtime_class(&o.name_any())
         ),
         Input::Workload(_) => {}
+    }
+}
+
+/// The queues `input` deletes: the one deleted, or those held that a full list leaves out.
+pub fn deleted_queues(queues: &QueueObjects, input: &Input) -> Vec<QueueKey> {
+    fn gone<K: Clone + Ord, T>(
+        held: &std::collections::BTreeMap<K, T>,
+        change: &Change<T>,
+        key: impl Fn(&T) -> K,
+        queue: impl Fn(K) -> QueueKey,
+    ) -> Vec<QueueKey> {
+        match change {
+            Change::Apply(_) => Vec::new(),
+            Change::Delete(object) => vec![queue(key(object))],
+            Change::Reset(list) => {
+                let listed: std::collections::BTreeSet<K> = list.iter().map(&key).collect();
+                held.keys()
+                    .filter(|k| !listed.contains(*k))
+                    .cloned()
+                    .map(queue)
+                    .collect()
+            }
+        }
+    }
+    match input {
+        Input::ClusterQueue(c) => gone(
+            &queues.cluster_queues,
+            c,
+            |q| q.name_any(),
+            QueueKey::ClusterQueue,
+        ),
+        Input::LocalQueue(c) => gone(&queues.local_queues, c, ObjectKey::of, QueueKey::LocalQueue),
+        Input::Cohort(c) => gone(&queues.cohorts, c, |q| q.name_any(), QueueKey::Cohort),
+        _ => Vec::new(),
     }
 }
 

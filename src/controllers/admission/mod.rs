@@ -77,6 +77,12 @@ impl Ready {
     pub fn get(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
+
+    /// A readiness already set, as after every first list.
+    #[cfg(test)]
+    pub(crate) fn synced() -> Self {
+        Ready(Arc::new(AtomicBool::new(true)))
+    }
 }
 
 /// Whether a pass may decide: every cache holds its first full list and this replica leads. The
@@ -183,7 +189,11 @@ impl AdmissionLoop {
         self.reports.due = true;
         match input {
             Input::Workload(change) => self.workload_change(change, &self.clock.read()),
-            other => inputs::apply(&mut self.state, &mut self.reports.objects, other),
+            other => {
+                let deleted = inputs::deleted_queues(&self.reports.objects, &other);
+                inputs::apply(&mut self.state, &mut self.reports.objects, other);
+                self.queues_deleted(&deleted);
+            }
         }
     }
 
@@ -202,7 +212,11 @@ impl AdmissionLoop {
                 result,
             } => self.deactivation_written(key, fenced_on, result, &self.clock.read()),
             Written::Finalizers { object, result } => self.finalizers_written(object, result),
-            Written::Queue { key, result } => self.queue_written(key, result),
+            Written::Queue {
+                key,
+                fenced_on,
+                result,
+            } => self.queue_written(key, fenced_on, result),
         }
     }
 

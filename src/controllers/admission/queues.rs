@@ -14,10 +14,14 @@ impl AdmissionLoop {
     /// for the finalizer removals that are due.
     pub(super) fn write_report(&mut self, report: &QueueReport, now: &Reading) {
         let time = now.time();
+        self.reports.conflicts.retain_current(&self.reports.objects);
+        // A queue whose write conflicted waits for the watch to bring the newer version, whose
+        // arrival makes a report due.
         let differing: Vec<(QueueKey, QueueWrite)> =
             queue_status::changed(&self.reports.objects, report, &time)
                 .into_iter()
                 .map(|write| (write.key(), write))
+                .filter(|(key, _)| !self.reports.conflicts.holds(key))
                 .collect();
         let count = differing.len();
         // A queue whose write is still in flight waits for its answer, and takes no budget.
@@ -66,15 +70,43 @@ impl AdmissionLoop {
         }
     }
 
-    /// The answer to a queue status write.
-    pub(super) fn queue_written(&mut self, key: QueueKey, result: Result<(), WriteError>) {
+    /// The answer to a queue status write fenced on version `fenced_on`. One that landed leaves
+    /// the queue as stored, so the next write is fenced on that; one that conflicted waits for
+    /// the newer version the watch brings, and its status is then computed from that.
+    pub(super) fn queue_written(
+        &mut self,
+        key: QueueKey,
+        fenced_on: Option<String>,
+        result: Result<Box<QueueWrite>, WriteError>,
+    ) {
         let before = self.reports.in_flight.remove(&key);
-        if let Err(error) = result {
-            tracing::warn!(%error, "queue status not written; it is computed again");
-            if let Some(before) = before {
-                self.reports.objects.restore(before);
+        match result {
+            Ok(stored) => self.reports.objects.written(*stored, fenced_on.as_deref()),
+            Err(error) => {
+                if let Some(before) = before {
+                    self.reports.objects.restore(before);
+                }
+                if matches!(error, WriteError::Conflict(_)) {
+                    tracing::debug!(%error, "queue status computed again from the newer version");
+                    self.reports.conflicts.insert(key, fenced_on);
+                } else {
+                    tracing::warn!(%error, "queue status not written; it is computed again");
+                }
+                self.reports.due = true;
             }
-            self.reports.due = true;
+        }
+    }
+
+    /// Forgets what is held of queues that were deleted: their series, as Kueue's
+    /// `ClearClusterQueueMetrics` and `ClearLocalQueueMetrics` drop them, and their pacing and
+    /// conflicts. A write still in flight is answered and then finds the queue gone.
+    pub(super) fn queues_deleted(&mut self, deleted: &[QueueKey]) {
+        for queue in deleted {
+            self.metrics.queue_deleted(queue);
+            self.reports.pacer.forget(queue);
+        }
+        if !deleted.is_empty() {
+            self.reports.conflicts.retain_current(&self.reports.objects);
         }
     }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::requests::FinalizedObject;
-use crate::controllers::queue_status::{Pacer, QueueKey, QueueObjects, QueueWrite};
+use crate::controllers::queue_status::{Conflicts, Pacer, QueueKey, QueueObjects, QueueWrite};
 use crate::controllers::writer::FinalizerTarget;
 
 /// How often queue status and gauges are refreshed at most, and retries and deferred waiting
@@ -38,6 +38,8 @@ pub(super) struct Reports {
     /// Queue status writes in flight, with the object as it was before.
     pub in_flight: BTreeMap<QueueKey, QueueWrite>,
     pub pacer: Pacer<QueueKey>,
+    /// Queues whose status write conflicted, waiting for the watch to bring a newer version.
+    pub conflicts: Conflicts,
     /// Finalizer removals asked for, with the version they were asked at.
     pub finalizing: BTreeMap<FinalizedObject, Option<String>>,
 }
@@ -54,6 +56,7 @@ impl Reports {
                 QUEUE_STATUS_WRITES_PER_SECOND,
                 QUEUE_STATUS_BURST,
             ),
+            conflicts: Conflicts::default(),
             finalizing: BTreeMap::new(),
         }
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio::sync::{Semaphore, mpsc};
 
 use super::super::queue_status::{QueueKey, QueueWrite};
-use super::super::watches::SharedWorkload;
+use super::super::watches::{SharedWorkload, slim};
 use super::super::writer::{
     FinalizedKind, FinalizerTarget, MAX_IN_FLIGHT, WorkloadWriteError, WriteError, Writer,
 };
@@ -105,12 +105,27 @@ pub async fn write_all(
                     }
                 }
                 WriteRequest::Queue { key, write } => {
+                    let fenced_on = write.resource_version().map(str::to_owned);
+                    // Held as the watch holds queues, without managed fields.
                     let result = match write.as_ref() {
-                        QueueWrite::ClusterQueue(q) => writer.cluster_queue_status(q).await,
-                        QueueWrite::LocalQueue(q) => writer.local_queue_status(q).await,
-                        QueueWrite::Cohort(c) => writer.cohort_status(c).await,
+                        QueueWrite::ClusterQueue(q) => writer
+                            .cluster_queue_status(q)
+                            .await
+                            .map(|q| QueueWrite::ClusterQueue(slim(q))),
+                        QueueWrite::LocalQueue(q) => writer
+                            .local_queue_status(q)
+                            .await
+                            .map(|q| QueueWrite::LocalQueue(slim(q))),
+                        QueueWrite::Cohort(c) => writer
+                            .cohort_status(c)
+                            .await
+                            .map(|c| QueueWrite::Cohort(slim(c))),
                     };
-                    Written::Queue { key, result }
+                    Written::Queue {
+                        key,
+                        fenced_on,
+                        result: result.map(Box::new),
+                    }
                 }
                 WriteRequest::Finalizers { object, target } => {
                     let result = writer.finalizers(&target).await;
@@ -141,7 +156,10 @@ pub enum Written {
     },
     Queue {
         key: QueueKey,
-        result: Result<(), WriteError>,
+        /// The version the write was fenced on.
+        fenced_on: Option<String>,
+        /// The queue as stored.
+        result: Result<Box<QueueWrite>, WriteError>,
     },
     Finalizers {
         object: FinalizedObject,

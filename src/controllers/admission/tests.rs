@@ -126,16 +126,37 @@ impl Harness {
         )
     }
 
+    /// A loop whose metrics report LocalQueues too (`metrics.localQueueMetrics.enable`).
+    fn with_local_queue_metrics() -> Self {
+        let (leader, leading) = watch::channel(true);
+        let options = MetricsOptions {
+            local_queue_metrics: true,
+            ..MetricsOptions::default()
+        };
+        Self::reporting(EngineConfig::default(), None, leader, leading, options)
+    }
+
     fn configured(
         config: EngineConfig,
         wait_for_pods_ready: Option<WaitForPodsReady>,
         leader: watch::Sender<bool>,
         leading: watch::Receiver<bool>,
     ) -> Self {
+        let options = MetricsOptions::default();
+        Self::reporting(config, wait_for_pods_ready, leader, leading, options)
+    }
+
+    fn reporting(
+        config: EngineConfig,
+        wait_for_pods_ready: Option<WaitForPodsReady>,
+        leader: watch::Sender<bool>,
+        leading: watch::Receiver<bool>,
+        options: MetricsOptions,
+    ) -> Self {
         let (requests_tx, requests) = mpsc::unbounded_channel();
         let metrics = Arc::new(Metrics::new(
             ReplicaRole::Standalone,
-            MetricsOptions::default(),
+            options,
             BuildInfo::current(),
         ));
         let (events, _) = EventSink::detached();
@@ -634,6 +655,10 @@ mod pending_queries;
 mod pods_ready;
 #[path = "tests/preemption.rs"]
 mod preemption;
+#[path = "tests/queue_deletion.rs"]
+mod queue_deletion;
+#[path = "tests/queue_fence.rs"]
+mod queue_fence;
 #[path = "tests/unconfirmed.rs"]
 mod unconfirmed;
 #[path = "tests/waiting_reasons.rs"]

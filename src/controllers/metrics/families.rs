@@ -1,11 +1,14 @@
 //! Registering metric families, each with `replica_role` as its first label, and the options
 //! that say which optional families are reported.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use prometheus::core::{MetricVec, MetricVecBuilder};
 use prometheus::{GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
 
+use super::forget::Labelled;
 use crate::api::label_selector;
 
 /// Which optional families are reported, as Kueue's `metrics` configuration says.
@@ -37,15 +40,36 @@ impl MetricsOptions {
 }
 
 /// Registers metric families on one registry; a name clash is a programming error caught by
-/// the tests, so it is logged rather than returned.
-pub(super) struct Families<'a>(pub(super) &'a Registry);
+/// the tests, so it is logged rather than returned. Keeps every labelled family it makes, so a
+/// deleted queue's series can be dropped from all of them.
+pub(super) struct Families<'a> {
+    registry: &'a Registry,
+    labelled: RefCell<Vec<Box<dyn Labelled>>>,
+}
 
-impl Families<'_> {
+impl<'a> Families<'a> {
+    pub(super) fn new(registry: &'a Registry) -> Self {
+        Families {
+            registry,
+            labelled: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Every labelled family made.
+    pub(super) fn into_labelled(self) -> Vec<Box<dyn Labelled>> {
+        self.labelled.into_inner()
+    }
+
+    fn keep<T: MetricVecBuilder + 'static>(&self, family: MetricVec<T>) -> MetricVec<T> {
+        self.labelled.borrow_mut().push(Box::new(family.clone()));
+        family
+    }
+
     pub(super) fn register<C: prometheus::core::Collector + Clone + 'static>(
         &self,
         collector: C,
     ) -> C {
-        if let Err(error) = self.0.register(Box::new(collector.clone())) {
+        if let Err(error) = self.registry.register(Box::new(collector.clone())) {
             tracing::error!(%error, "metric not registered");
         }
         collector
@@ -55,7 +79,8 @@ impl Families<'_> {
         let labels: Vec<&str> = std::iter::once("replica_role")
             .chain(labels.iter().copied())
             .collect();
-        self.register(IntCounterVec::new(Opts::new(name, help), &labels).expect("valid metric"))
+        let family = IntCounterVec::new(Opts::new(name, help), &labels).expect("valid metric");
+        self.keep(self.register(family))
     }
 
     pub(super) fn histogram(
@@ -69,13 +94,14 @@ impl Families<'_> {
             .chain(labels.iter().copied())
             .collect();
         let opts = HistogramOpts::new(name, help).buckets(buckets);
-        self.register(HistogramVec::new(opts, &labels).expect("valid metric"))
+        self.keep(self.register(HistogramVec::new(opts, &labels).expect("valid metric")))
     }
 
     pub(super) fn gauge(&self, name: &str, help: &str, labels: &[&str]) -> GaugeVec {
         let labels: Vec<&str> = std::iter::once("replica_role")
             .chain(labels.iter().copied())
             .collect();
-        self.register(GaugeVec::new(Opts::new(name, help), &labels).expect("valid metric"))
+        let family = GaugeVec::new(Opts::new(name, help), &labels).expect("valid metric");
+        self.keep(self.register(family))
     }
 }

@@ -72,6 +72,11 @@ impl<K: Ord + Clone> Pacer<K> {
         picked
     }
 
+    /// Forgets the queue `key` names (it was deleted).
+    pub fn forget(&mut self, key: &K) {
+        self.last.remove(key);
+    }
+
     /// Spends one write from the bucket, if it holds one at `now`.
     fn take_token(&mut self, now: Instant) -> bool {
         let full_at = self.full_at.map_or(now, |at| at.max(now));

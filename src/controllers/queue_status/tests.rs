@@ -113,6 +113,68 @@ fn a_failed_write_puts_a_queue_back_unless_it_was_deleted_meanwhile() {
     assert!(!objects.cluster_queues.contains_key("team"));
 }
 
+/// `team` read at `version`, with `generation` to tell copies apart.
+fn team(version: &str, generation: i64) -> QueueWrite {
+    let mut cq = ClusterQueue::new("team", Default::default());
+    cq.metadata.resource_version = Some(version.into());
+    cq.metadata.generation = Some(generation);
+    QueueWrite::ClusterQueue(cq)
+}
+
+#[test]
+fn a_failed_write_leaves_a_newer_version_the_watch_brought() {
+    let mut objects = QueueObjects::default();
+    objects.put(team("7", 1));
+    let before = objects.put(team("7", 2)).expect("the queue as read");
+    objects.put(team("9", 3));
+    objects.restore(before);
+    assert_eq!(objects.cluster_queues["team"].metadata.generation, Some(3));
+}
+
+#[test]
+fn a_stored_write_is_taken_unless_the_watch_brought_another_version() {
+    let key = QueueKey::ClusterQueue("team".into());
+    let mut objects = QueueObjects::default();
+    objects.put(team("7", 1));
+    objects.written(team("8", 2), Some("7"));
+    assert_eq!(objects.version(&key), Some(Some("8")));
+
+    objects.put(team("10", 3));
+    objects.written(team("9", 4), Some("8"));
+    assert_eq!(
+        objects.version(&key),
+        Some(Some("10")),
+        "the newer read stays"
+    );
+
+    objects.cluster_queues.clear();
+    objects.written(team("11", 5), Some("10"));
+    assert_eq!(objects.version(&key), None, "a deleted queue stays deleted");
+}
+
+#[test]
+fn a_conflict_holds_a_queue_until_another_version_is_read_or_it_is_gone() {
+    let key = QueueKey::ClusterQueue("team".into());
+    let mut objects = QueueObjects::default();
+    objects.put(team("7", 1));
+    let mut conflicts = Conflicts::default();
+    conflicts.insert(key.clone(), Some("7".into()));
+    conflicts.retain_current(&objects);
+    assert!(
+        conflicts.holds(&key),
+        "still at the version the write conflicted on"
+    );
+
+    objects.put(team("9", 2));
+    conflicts.retain_current(&objects);
+    assert!(!conflicts.holds(&key));
+
+    conflicts.insert(key.clone(), Some("9".into()));
+    objects.cluster_queues.clear();
+    conflicts.retain_current(&objects);
+    assert!(conflicts.is_empty(), "a deleted queue is forgotten");
+}
+
 /// `n` ClusterQueues `cq-i`, each with a LocalQueue `ns/lq-i`.
 fn many(n: usize) -> QueueObjects {
     let mut objects = QueueObjects::default();

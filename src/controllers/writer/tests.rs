@@ -189,3 +189,26 @@ async fn nothing_is_sent_once_the_tenure_ran_out_on_the_writers_clock() {
         "{refused:?}"
     );
 }
+
+/// A queue's status is replaced at the version it was computed from, so a status computed from
+/// a queue that changed since is refused instead of written over the change.
+#[test]
+fn a_queue_status_body_is_fenced_on_the_version_read() {
+    let mut cq = ClusterQueue::new("team", Default::default());
+    cq.metadata.resource_version = Some("42".into());
+    cq.status = Some(crate::api::ClusterQueueStatus {
+        admitted_workloads: Some(3),
+        ..Default::default()
+    });
+    let body = queue_status_body(&cq);
+    assert_eq!(body["metadata"]["resourceVersion"], "42");
+    assert_eq!(body["status"]["admittedWorkloads"], 3);
+    assert!(body.get("spec").is_none(), "only the status is written");
+
+    let mut cohort = Cohort::new("org", Default::default());
+    cohort.metadata.resource_version = Some("7".into());
+    assert_eq!(
+        queue_status_body(&cohort)["metadata"]["resourceVersion"],
+        "7"
+    );
+}

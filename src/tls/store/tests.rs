@@ -80,6 +80,33 @@ fn ready_only_with_a_certificate_the_api_server_trusts() {
     assert!(!store.is_ready());
 }
 
+/// With cert-manager's files, a pair read and trusted by what kuota keeps is not enough to serve:
+/// the webhook configurations' bundles, which its injector writes, must hold the CA too.
+#[test]
+fn serving_waits_for_injected_bundles_only_when_they_are_awaited() {
+    let store = CertStore::new();
+    store.install(issued(t0(), &settings()).serving.key);
+    store.set_trusted(true);
+    assert!(
+        store.serves_trusted(),
+        "internal management: nothing else is awaited"
+    );
+
+    store.await_injection();
+    assert!(store.is_ready(), "the watches may start");
+    assert!(
+        !store.serves_trusted(),
+        "the injector has not written the bundles yet"
+    );
+    store.set_injected(true);
+    assert!(store.serves_trusted());
+    store.set_injected(false);
+    assert!(!store.serves_trusted());
+    store.set_injected(true);
+    store.set_trusted(false);
+    assert!(!store.serves_trusted());
+}
+
 #[test]
 fn no_certificate_means_no_handshake() {
     let store = CertStore::new();

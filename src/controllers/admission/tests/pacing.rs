@@ -12,12 +12,13 @@ fn cluster_queue_writes(h: &mut Harness) -> Vec<api::ClusterQueue> {
     for request in std::mem::take(&mut h.unclaimed) {
         match request {
             WriteRequest::Queue { key, write } => {
-                if let QueueWrite::ClusterQueue(cq) = *write {
-                    out.push(cq);
+                if let QueueWrite::ClusterQueue(cq) = write.as_ref() {
+                    out.push(cq.clone());
                 }
                 h.admission.take_answer(Written::Queue {
                     key,
-                    result: Ok(()),
+                    fenced_on: write.resource_version().map(str::to_owned),
+                    result: Ok(write),
                 });
             }
             other => h.unclaimed.push(other),
@@ -66,11 +67,12 @@ fn queue_writes(h: &mut Harness) -> Vec<QueueKey> {
     let mut out = Vec::new();
     for request in std::mem::take(&mut h.unclaimed) {
         match request {
-            WriteRequest::Queue { key, .. } => {
+            WriteRequest::Queue { key, write } => {
                 out.push(key.clone());
                 h.admission.take_answer(Written::Queue {
                     key,
-                    result: Ok(()),
+                    fenced_on: write.resource_version().map(str::to_owned),
+                    result: Ok(write),
                 });
             }
             other => h.unclaimed.push(other),
