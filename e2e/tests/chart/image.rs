@@ -19,7 +19,9 @@ fn the_image_is_pinned_by_digest_when_one_is_given() {
     let version = env!("CARGO_PKG_VERSION");
     assert_eq!(image(""), format!("ghcr.io/kuota/kuota:{version}"));
     assert_eq!(
-        image("controllerManager:\n  manager:\n    image:\n      repository: registry.example/kuota\n      tag: dev\n"),
+        image(
+            "controllerManager:\n  manager:\n    image:\n      repository: registry.example/kuota\n      tag: dev\n"
+        ),
         "registry.example/kuota:dev"
     );
     assert_eq!(
