@@ -41,13 +41,25 @@ func (l layout) deployed(name string) string { return filepath.Join(l.state, "de
 // Deployment keeps zero replicas: there is no container runtime here, the process stands in for
 // its pod. Returns once the controller is ready, which it is only once its webhook certificate is
 // trusted, and the release's APIServices are Available.
+//
+// With KUOTA_IMAGE naming an OCI image layout, the process is the image's entrypoint instead of
+// KUOTA_BIN, run as the image would be (image.go), and the release names the image's digest.
 func deploy(l layout, helmArgs []string) error {
-	kuotaBin := os.Getenv("KUOTA_BIN")
-	if kuotaBin == "" {
-		return errors.New("KUOTA_BIN must name the kuota binary (e2e/cluster builds it when unset)")
+	kuotaBin, imageLayout := os.Getenv("KUOTA_BIN"), os.Getenv("KUOTA_IMAGE")
+	if kuotaBin == "" && imageLayout == "" {
+		return errors.New("KUOTA_BIN must name the kuota binary (e2e/cluster builds it when unset), or KUOTA_IMAGE an OCI image layout")
 	}
 	if rec, ok := readRecord(l, deployedName); ok && rec.alive() {
 		return fmt.Errorf("kuota is already deployed (pid %d); run 'e2e/cluster undeploy' first", rec.pid)
+	}
+	var image *unpackedImage
+	if imageLayout != "" {
+		unpacked, err := unpackImage(imageLayout, l.deployed("rootfs"))
+		if err != nil {
+			return err
+		}
+		image = &unpacked
+		helmArgs = append([]string{"--set", "controllerManager.manager.image.digest=" + image.digest}, helmArgs...)
 	}
 	var p ports
 	if err := readJSON(l.ports(), &p); err != nil {
@@ -75,7 +87,11 @@ func deploy(l layout, helmArgs []string) error {
 	if err := os.MkdirAll(l.deployed(""), 0o755); err != nil {
 		return err
 	}
-	if err := writeServiceAccountKubeconfig(l, client, p, r, found.serviceAccount); err != nil {
+	token, err := serviceAccountToken(client, r, found.serviceAccount)
+	if err != nil {
+		return err
+	}
+	if err := writeServiceAccountKubeconfig(l, p, r, found.serviceAccount, token); err != nil {
 		return err
 	}
 	if err := os.WriteFile(l.deployed("config.yaml"), []byte(found.configuration), 0o644); err != nil {
@@ -95,11 +111,16 @@ func deploy(l layout, helmArgs []string) error {
 		}
 	}
 	env := append(found.env,
-		"KUBECONFIG="+l.deployed("kubeconfig"),
 		"POD_NAMESPACE="+r.namespace,
 		"POD_NAME="+r.name+"-local",
 	)
-	c, err := startProgram(l, deployedName, kuotaBin, localArgs(found.args, l.deployed("config.yaml")), env)
+	var c *component
+	if image != nil {
+		c, err = startImage(l, *image, found, r, env, token, p)
+	} else {
+		env = append(env, "KUBECONFIG="+l.deployed("kubeconfig"))
+		c, err = startProgram(l, deployedName, kuotaBin, localArgs(found.args, l.deployed("config.yaml")), env)
+	}
 	if err != nil {
 		return err
 	}
@@ -319,9 +340,9 @@ func findReleaseParts(c *apiClient, r release) (releaseParts, error) {
 	return parts, nil
 }
 
-// writeServiceAccountKubeconfig asks the API server for a token of the chart's ServiceAccount
-// and writes a kubeconfig that uses it, so the controller has the chart's permissions only.
-func writeServiceAccountKubeconfig(l layout, c *apiClient, p ports, r release, sa string) error {
+// serviceAccountToken asks the API server for a token of the chart's ServiceAccount, so the
+// controller has the chart's permissions only.
+func serviceAccountToken(c *apiClient, r release, sa string) (string, error) {
 	request := map[string]any{
 		"apiVersion": "authentication.k8s.io/v1",
 		"kind":       "TokenRequest",
@@ -330,7 +351,7 @@ func writeServiceAccountKubeconfig(l layout, c *apiClient, p ports, r release, s
 	path := fmt.Sprintf("/api/v1/namespaces/%s/serviceaccounts/%s/token", r.namespace, sa)
 	data, err := c.do(http.MethodPost, path, "application/json", request)
 	if err != nil {
-		return fmt.Errorf("token for ServiceAccount %s/%s: %w", r.namespace, sa, err)
+		return "", fmt.Errorf("token for ServiceAccount %s/%s: %w", r.namespace, sa, err)
 	}
 	var answer struct {
 		Status struct {
@@ -338,8 +359,13 @@ func writeServiceAccountKubeconfig(l layout, c *apiClient, p ports, r release, s
 		} `json:"status"`
 	}
 	if err := json.Unmarshal(data, &answer); err != nil || answer.Status.Token == "" {
-		return fmt.Errorf("token for ServiceAccount %s/%s: no token in the answer", r.namespace, sa)
+		return "", fmt.Errorf("token for ServiceAccount %s/%s: no token in the answer", r.namespace, sa)
 	}
+	return answer.Status.Token, nil
+}
+
+// writeServiceAccountKubeconfig writes a kubeconfig that uses the ServiceAccount's token.
+func writeServiceAccountKubeconfig(l layout, p ports, r release, sa, token string) error {
 	ca, err := os.ReadFile(l.pki("ca.crt"))
 	if err != nil {
 		return err
@@ -356,7 +382,7 @@ contexts:
 - name: %s
   context: {cluster: local, user: %s, namespace: %s}
 current-context: %s
-`, p.server(), base64.StdEncoding.EncodeToString(ca), sa, answer.Status.Token, sa, sa, r.namespace, sa)
+`, p.server(), base64.StdEncoding.EncodeToString(ca), sa, token, sa, sa, r.namespace, sa)
 	return os.WriteFile(l.deployed("kubeconfig"), []byte(kubeconfig), 0o600)
 }
 

@@ -47,6 +47,9 @@ commands:
 environment:
   KUOTA_E2E_STATE      state folder (default: e2e/.state beside this script)
   KUOTA_BIN            the kuota binary deploy runs (default: built with cargo)
+  KUOTA_IMAGE          an OCI image layout (scripts/image.sh OUT writes OUT/oci): deploy unpacks it
+                       and runs its entrypoint chrooted in it as the image's user, with the pod's
+                       in-cluster ServiceAccount files (needs root; takes precedence over KUOTA_BIN)
 `
 
 func main() {

@@ -43,18 +43,26 @@ func launch(l layout, name, exe string, args, env []string, mode int) (*componen
 // launchLogged is launch with the pid recorded as `name` and the output in the log of `logName`,
 // which also names the component in failures.
 func launchLogged(l layout, name, logName, exe string, args, env []string, mode int) (*component, error) {
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = l.state
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	return launchCommand(l, name, logName, exe, cmd, mode)
+}
+
+// launchCommand starts cmd in its own session with its output in the log of `logName`, and
+// records its pid as `name` with exe, the executable's path as this machine sees it (which
+// differs from cmd.Path for a process started in a chroot).
+func launchCommand(l layout, name, logName, exe string, cmd *exec.Cmd, mode int) (*component, error) {
 	logFile, err := os.OpenFile(l.log(logName), os.O_CREATE|os.O_WRONLY|mode, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close()
-	fmt.Fprintf(logFile, "# %s %s\n", exe, strings.Join(args, " "))
-	cmd := exec.Command(exe, args...)
-	cmd.Dir = l.state
-	cmd.Env = append(os.Environ(), env...)
+	fmt.Fprintf(logFile, "# %s %s\n", exe, strings.Join(cmd.Args[1:], " "))
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr.Setsid = true
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}

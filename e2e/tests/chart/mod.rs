@@ -4,6 +4,7 @@
 //! kuota's own loader, and RBAC binds the release's ServiceAccount. Needs only the `helm` binary
 //! `e2e/build.sh` builds, not the cluster: `cargo test --features e2e --test e2e chart::`.
 
+mod image;
 mod modes;
 mod rbac;
 mod render;
