@@ -285,7 +285,9 @@ async fn start(args: &ControllerArgs) -> Result<(), StartError> {
         );
     }
     let settings = settings(&loaded.config, !args.no_webhooks, args.metrics_secure)?;
-    let client = kube::Client::try_from(kube::Config::infer().await?)?;
+    let client = kube::client::ClientBuilder::try_from(kube::Config::infer().await?)?
+        .with_layer(&crate::pacing::layer::PacingLayer::default())
+        .build();
     controllers::run(client, settings).await?;
     Ok(())
 }

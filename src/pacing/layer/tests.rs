@@ -1,0 +1,143 @@
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use futures::future::join_all;
+
+use super::*;
+
+/// An inner service answering from a script, in the order requests are sent, and noting when
+/// each was sent (its future first polled).
+#[derive(Clone, Default)]
+struct Scripted {
+    answers: Arc<Mutex<VecDeque<(u16, Option<&'static str>)>>>,
+    sent: Arc<Mutex<Vec<(String, Duration)>>>,
+    start: Option<Instant>,
+}
+
+impl Scripted {
+    fn new(answers: &[(u16, Option<&'static str>)]) -> Self {
+        Scripted {
+            answers: Arc::new(Mutex::new(answers.iter().copied().collect())),
+            sent: Arc::default(),
+            start: Some(Instant::now()),
+        }
+    }
+
+    /// The paths sent and when, from the script's start.
+    fn sent(&self) -> Vec<(String, Duration)> {
+        self.sent.lock().unwrap().clone()
+    }
+}
+
+impl Service<Request<()>> for Scripted {
+    type Response = Response<()>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<()>, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<()>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move {
+            let start = this.start.unwrap();
+            this.sent
+                .lock()
+                .unwrap()
+                .push((request.uri().path().to_string(), start.elapsed()));
+            let (status, retry_after) = this
+                .answers
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or((200, None));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let mut response = Response::builder().status(status);
+            if let Some(value) = retry_after {
+                response = response.header(RETRY_AFTER, value);
+            }
+            Ok(response.body(()).unwrap())
+        })
+    }
+}
+
+fn get(path: &str) -> Request<()> {
+    Request::get(path).body(()).unwrap()
+}
+
+fn secs(s: u64) -> Duration {
+    Duration::from_secs(s)
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_429_requests_wait_the_time_asked_and_one_probes_first() {
+    let inner = Scripted::new(&[(429, Some("2")), (429, Some("3"))]);
+    let mut client = PacingLayer::default().layer(inner.clone());
+    let first = client.call(get("/api/v1/pods")).await.unwrap();
+    assert_eq!(first.status(), 429);
+    // Five requests from as many tasks: the first goes after 2 s and is refused again, so all
+    // wait 3 s more; then one probes and the rest follow its success.
+    let waiting: Vec<_> = (0..5).map(|_| client.call(get("/api/v1/pods"))).collect();
+    let statuses: Vec<u16> = join_all(waiting)
+        .await
+        .into_iter()
+        .map(|r| r.unwrap().status().as_u16())
+        .collect();
+    assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 1);
+    let sent: Vec<Duration> = inner.sent().into_iter().map(|(_, at)| at).collect();
+    assert_eq!(sent.len(), 6);
+    assert!(sent[1] >= secs(2) && sent[1] < secs(3), "{sent:?}");
+    assert!(
+        sent[2] >= secs(5),
+        "the second probe waits the second ask: {sent:?}"
+    );
+    assert!(
+        sent[3..].iter().all(|at| *at > sent[2]),
+        "the rest go after the probe's answer: {sent:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn unavailable_answers_back_off_and_a_success_opens_the_gate() {
+    let inner = Scripted::new(&[(503, None), (503, None)]);
+    let mut client = PacingLayer::default().layer(inner.clone());
+    for _ in 0..4 {
+        client.call(get("/apis/batch/v1/jobs")).await.unwrap();
+    }
+    let sent: Vec<Duration> = inner.sent().into_iter().map(|(_, at)| at).collect();
+    // 500 ms after the first failure, at least 1 s after the second, then no wait.
+    assert!(sent[1] >= Duration::from_millis(510), "{sent:?}");
+    assert!(sent[2] - sent[1] >= Duration::from_millis(1010), "{sent:?}");
+    assert!(sent[2] - sent[1] < Duration::from_millis(1300), "{sent:?}");
+    assert_eq!(sent[3] - sent[2], Duration::from_millis(10), "{sent:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn lease_requests_are_not_held() {
+    let inner = Scripted::new(&[(429, Some("30"))]);
+    let mut client = PacingLayer::default().layer(inner.clone());
+    client.call(get("/api/v1/pods")).await.unwrap();
+    let lease = "/apis/coordination.k8s.io/v1/namespaces/kueue-system/leases/kuota";
+    client.call(get(lease)).await.unwrap();
+    let sent = inner.sent();
+    assert_eq!(sent[1].0, lease);
+    assert!(sent[1].1 < secs(1), "{sent:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_probe_hands_its_place_on() {
+    let inner = Scripted::new(&[(429, Some("1"))]);
+    let mut client = PacingLayer::default().layer(inner.clone());
+    client.call(get("/api/v1/pods")).await.unwrap();
+    let probe = client.call(get("/api/v1/pods"));
+    let follower = client.call(get("/api/v1/nodes"));
+    let follower = tokio::spawn(follower);
+    // The probe is taken at 1 s and dropped before its answer (10 ms later).
+    let _ = tokio::time::timeout(Duration::from_millis(1005), probe).await;
+    let answered = tokio::time::timeout(secs(5), follower).await;
+    assert!(answered.is_ok(), "the follower went: {:?}", inner.sent());
+    let sent = inner.sent();
+    assert_eq!(sent.last().unwrap().0, "/api/v1/nodes");
+}
