@@ -8,6 +8,9 @@
 //!   longer per consecutive failure, as client-go's `URLBackoff` backs off a failing server. A
 //!   500 without `Retry-After` is one request's failure (a webhook or a conversion refused it),
 //!   not the server's, and is left to that object's retry.
+//! - A request answered with a wait is **sent again** once the gate opens, at most
+//!   [`MAX_RETRIES`] times, as client-go retries it; other failures go back to the caller, whose
+//!   per-object retry knows whether the request is still wanted.
 //! - When the wait is over **one request goes first** (the probe); the others wait for its
 //!   answer. A served probe opens the gate and starts the backoff over; a refused one closes it
 //!   again. During a brownout kuota therefore sends about one request per wait the server asks,
@@ -17,7 +20,8 @@
 //! server lengthens the closing, other answers of theirs neither reopen it nor count as failures.
 //!
 //! [`Pacing`] is the decision, a pure function of the answers seen and the time it is handed;
-//! [`layer::PacingLayer`] is the tower layer around the client that reads the clock and waits.
+//! [`layer::PacingLayer`] is the tower layer around the client that reads the clock, waits and
+//! sends again; [`layer::client`] builds the controller's client with it.
 
 pub mod layer;
 
@@ -31,6 +35,10 @@ use crate::backoff::Backoff;
 /// asks at most 32 s; a proxy in front of it asking minutes (or a value in error) would stall
 /// every task that long, so longer asks are cut to a minute and the probe then finds out.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// How many times a request the server answered with a wait is sent again, as client-go's
+/// default `maxRetries`.
+pub const MAX_RETRIES: u32 = 10;
 
 /// The backoff after consecutive failures without `Retry-After`: 500 ms doubling to 16 s, plus up
 /// to a fifth. A server that is down costs one probe per 16 s at most, and one that came back is

@@ -285,9 +285,7 @@ async fn start(args: &ControllerArgs) -> Result<(), StartError> {
         );
     }
     let settings = settings(&loaded.config, !args.no_webhooks, args.metrics_secure)?;
-    let client = kube::client::ClientBuilder::try_from(kube::Config::infer().await?)?
-        .with_layer(&crate::pacing::layer::PacingLayer::default())
-        .build();
+    let client = crate::pacing::layer::client(kube::Config::infer().await?)?;
     controllers::run(client, settings).await?;
     Ok(())
 }

@@ -6,14 +6,16 @@ use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, poll_fn};
 use http::{Request, Response, Uri, header::RETRY_AFTER};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::{Admit, Answer, Pacing, classify};
+use kube::client::Body;
+
+use super::{Admit, Answer, MAX_RETRIES, MAX_RETRY_AFTER, Pacing, classify};
 use crate::backoff::random_unit;
 
 /// The gate shared by every request of one client.
@@ -101,7 +103,8 @@ impl Drop for Ticket {
     }
 }
 
-/// Lease requests are not held: a leader whose renewals waited out a long `Retry-After` would
+/// Lease requests are not held (a refused one waits only its own `Retry-After` before it is
+/// sent again): a leader whose renewals waited out a long `Retry-After` would
 /// lose its Lease in every brownout, and a new leader's first look at everything is more load,
 /// not less. Their answers still inform the gate.
 fn held(uri: &Uri) -> bool {
@@ -113,59 +116,131 @@ impl<S> Layer<S> for PacingLayer {
 
     fn layer(&self, inner: S) -> Paced<S> {
         Paced {
-            inner,
+            inner: Arc::new(tokio::sync::Mutex::new(inner)),
             gate: Arc::clone(&self.gate),
         }
     }
 }
 
-/// A service whose requests pass the gate.
-#[derive(Clone, Debug)]
+/// A service whose requests pass the gate. The inner service is shared by the requests'
+/// futures, which wait before they call it and call it again for a retry.
+#[derive(Debug)]
 pub struct Paced<S> {
-    inner: S,
+    inner: Arc<tokio::sync::Mutex<S>>,
     gate: Arc<Gate>,
 }
 
-impl<S, RequestBody, ResponseBody> Service<Request<RequestBody>> for Paced<S>
+impl<S> Clone for Paced<S> {
+    fn clone(&self) -> Self {
+        Paced {
+            inner: Arc::clone(&self.inner),
+            gate: Arc::clone(&self.gate),
+        }
+    }
+}
+
+impl<S, ResponseBody> Service<Request<Body>> for Paced<S>
 where
-    S: Service<Request<RequestBody>, Response = Response<ResponseBody>>,
+    S: Service<Request<Body>, Response = Response<ResponseBody>> + Send + 'static,
     S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    ResponseBody: Send + 'static,
 {
     type Response = S::Response;
     type Error = S::Error;
     type Future = BoxFuture<'static, Result<S::Response, S::Error>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
+    /// Always ready: each request waits for the inner service's readiness itself, after the gate.
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        Poll::Ready(Ok(()))
     }
 
-    /// The inner call only builds the request's future (hyper sends nothing until it is polled),
-    /// so the wait comes before anything is sent.
-    fn call(&mut self, request: Request<RequestBody>) -> Self::Future {
-        let held = held(request.uri());
-        let response = self.inner.call(request);
-        let gate = Arc::clone(&self.gate);
-        Box::pin(async move {
-            let ticket = if held {
-                gate.enter().await
-            } else {
-                Ticket::new(&gate, false)
-            };
-            let result = response.await;
-            let answer = match &result {
-                Ok(response) => classify(
-                    response.status().as_u16(),
-                    response
-                        .headers()
-                        .get(RETRY_AFTER)
-                        .and_then(|v| v.to_str().ok()),
-                ),
-                Err(_) => Answer::Failed,
-            };
-            ticket.answered(answer);
-            result
-        })
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        Box::pin(send(
+            Arc::clone(&self.inner),
+            Arc::clone(&self.gate),
+            request,
+        ))
     }
+}
+
+/// Sends `request` once the gate lets it, and again (at most [`MAX_RETRIES`] times) while the
+/// server answers it with a wait, as client-go retries a request answered with `Retry-After`.
+/// Other failures are the caller's to retry: it knows whether the request is still wanted.
+async fn send<S, ResponseBody>(
+    inner: Arc<tokio::sync::Mutex<S>>,
+    gate: Arc<Gate>,
+    mut request: Request<Body>,
+) -> Result<Response<ResponseBody>, S::Error>
+where
+    S: Service<Request<Body>, Response = Response<ResponseBody>>,
+{
+    let held = held(request.uri());
+    let mut retries = 0;
+    loop {
+        let ticket = if held {
+            gate.enter().await
+        } else {
+            Ticket::new(&gate, false)
+        };
+        let again = if retries < MAX_RETRIES {
+            replay(&request)
+        } else {
+            None
+        };
+        let response = {
+            let mut service = inner.lock().await;
+            if let Err(error) = poll_fn(|cx| service.poll_ready(cx)).await {
+                ticket.answered(Answer::Failed);
+                return Err(error);
+            }
+            service.call(request)
+        };
+        let result = response.await;
+        let answer = match &result {
+            Ok(response) => classify(
+                response.status().as_u16(),
+                response
+                    .headers()
+                    .get(RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok()),
+            ),
+            Err(_) => Answer::Failed,
+        };
+        ticket.answered(answer);
+        match (answer, again) {
+            (Answer::Throttled(wait), Some(next)) => {
+                retries += 1;
+                request = next;
+                if !held {
+                    tokio::time::sleep(wait.min(MAX_RETRY_AFTER)).await;
+                }
+            }
+            _ => return result,
+        }
+    }
+}
+
+/// A copy of `request` to send again, unless its body is a stream that cannot be replayed.
+fn replay(request: &Request<Body>) -> Option<Request<Body>> {
+    let body = request.body().try_clone()?;
+    let mut copy = Request::new(body);
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.version_mut() = request.version();
+    *copy.headers_mut() = request.headers().clone();
+    *copy.extensions_mut() = request.extensions().clone();
+    Some(copy)
+}
+
+/// A client for `config` whose requests all pass one gate. kube's own retry layer is left out:
+/// it retries each request on its own below the gate, so the gate would never see the server
+/// asking to wait, and the requests of all tasks would keep coming at their budget.
+pub fn client(mut config: kube::Config) -> Result<kube::Client, kube::Error> {
+    config.default_retry = false;
+    Ok(kube::client::ClientBuilder::try_from(config)?
+        .with_layer(&PacingLayer::default())
+        .build())
 }
 
 #[cfg(test)]

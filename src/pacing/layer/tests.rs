@@ -30,7 +30,7 @@ impl Scripted {
     }
 }
 
-impl Service<Request<()>> for Scripted {
+impl Service<Request<Body>> for Scripted {
     type Response = Response<()>;
     type Error = Infallible;
     type Future = BoxFuture<'static, Result<Response<()>, Infallible>>;
@@ -39,7 +39,7 @@ impl Service<Request<()>> for Scripted {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request<()>) -> Self::Future {
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
         let this = self.clone();
         Box::pin(async move {
             let start = this.start.unwrap();
@@ -63,8 +63,8 @@ impl Service<Request<()>> for Scripted {
     }
 }
 
-fn get(path: &str) -> Request<()> {
-    Request::get(path).body(()).unwrap()
+fn get(path: &str) -> Request<Body> {
+    Request::get(path).body(Body::empty()).unwrap()
 }
 
 fn secs(s: u64) -> Duration {
@@ -75,19 +75,21 @@ fn secs(s: u64) -> Duration {
 async fn after_a_429_requests_wait_the_time_asked_and_one_probes_first() {
     let inner = Scripted::new(&[(429, Some("2")), (429, Some("3"))]);
     let mut client = PacingLayer::default().layer(inner.clone());
-    let first = client.call(get("/api/v1/pods")).await.unwrap();
-    assert_eq!(first.status(), 429);
-    // Five requests from as many tasks: the first goes after 2 s and is refused again, so all
-    // wait 3 s more; then one probes and the rest follow its success.
-    let waiting: Vec<_> = (0..5).map(|_| client.call(get("/api/v1/pods"))).collect();
+    // Five requests from as many tasks, the first refused: it is sent again after 2 s (the
+    // probe) and refused again, so all wait 3 s more; then one probes and the rest follow its
+    // success. Each is answered in the end.
+    let first = tokio::spawn(client.call(get("/api/v1/pods")));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let waiting: Vec<_> = (0..4).map(|_| client.call(get("/api/v1/pods"))).collect();
     let statuses: Vec<u16> = join_all(waiting)
         .await
         .into_iter()
         .map(|r| r.unwrap().status().as_u16())
         .collect();
-    assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 1);
+    assert_eq!(statuses, [200; 4]);
+    assert_eq!(first.await.unwrap().unwrap().status(), 200);
     let sent: Vec<Duration> = inner.sent().into_iter().map(|(_, at)| at).collect();
-    assert_eq!(sent.len(), 6);
+    assert_eq!(sent.len(), 7, "{sent:?}");
     assert!(sent[1] >= secs(2) && sent[1] < secs(3), "{sent:?}");
     assert!(
         sent[2] >= secs(5),
@@ -97,6 +99,21 @@ async fn after_a_429_requests_wait_the_time_asked_and_one_probes_first() {
         sent[3..].iter().all(|at| *at > sent[2]),
         "the rest go after the probe's answer: {sent:?}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_request_answered_with_a_wait_is_sent_again_at_most_ten_times() {
+    let inner = Scripted::new(&[(429, Some("1")); 12]);
+    let mut client = PacingLayer::default().layer(inner.clone());
+    let answer = client.call(get("/api/v1/pods")).await.unwrap();
+    assert_eq!(answer.status(), 429);
+    assert_eq!(inner.sent().len(), 1 + MAX_RETRIES as usize);
+    // A failure without a wait asked goes back to the caller at once.
+    let inner = Scripted::new(&[(503, None)]);
+    let mut client = PacingLayer::default().layer(inner.clone());
+    let answer = client.call(get("/api/v1/pods")).await.unwrap();
+    assert_eq!(answer.status(), 503);
+    assert_eq!(inner.sent().len(), 1);
 }
 
 #[tokio::test(start_paused = true)]
@@ -118,26 +135,41 @@ async fn unavailable_answers_back_off_and_a_success_opens_the_gate() {
 async fn lease_requests_are_not_held() {
     let inner = Scripted::new(&[(429, Some("30"))]);
     let mut client = PacingLayer::default().layer(inner.clone());
-    client.call(get("/api/v1/pods")).await.unwrap();
+    let refused = tokio::spawn(client.call(get("/api/v1/pods")));
+    tokio::time::sleep(Duration::from_millis(20)).await;
     let lease = "/apis/coordination.k8s.io/v1/namespaces/kueue-system/leases/kuota";
     client.call(get(lease)).await.unwrap();
     let sent = inner.sent();
     assert_eq!(sent[1].0, lease);
     assert!(sent[1].1 < secs(1), "{sent:?}");
+    assert_eq!(refused.await.unwrap().unwrap().status(), 200);
+    assert!(inner.sent()[2].1 >= secs(30));
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_dropped_probe_hands_its_place_on() {
-    let inner = Scripted::new(&[(429, Some("1"))]);
+    let gate = Arc::new(Gate::default());
+    gate.answered(Answer::Throttled(secs(1)), false);
+    tokio::time::sleep(secs(1)).await;
+    let probe = gate.enter().await;
+    assert!(probe.probe);
+    let follower = tokio::spawn({
+        let gate = Arc::clone(&gate);
+        async move { gate.enter().await.probe }
+    });
+    tokio::time::sleep(secs(5)).await;
+    assert!(!follower.is_finished(), "the follower waits for the probe");
+    drop(probe);
+    let follower = tokio::time::timeout(secs(1), follower).await;
+    assert!(follower.unwrap().unwrap(), "the follower probes instead");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_request_answered_with_a_wait_is_sent_again_after_it() {
+    let inner = Scripted::new(&[(429, Some("2"))]);
     let mut client = PacingLayer::default().layer(inner.clone());
-    client.call(get("/api/v1/pods")).await.unwrap();
-    let probe = client.call(get("/api/v1/pods"));
-    let follower = client.call(get("/api/v1/nodes"));
-    let follower = tokio::spawn(follower);
-    // The probe is taken at 1 s and dropped before its answer (10 ms later).
-    let _ = tokio::time::timeout(Duration::from_millis(1005), probe).await;
-    let answered = tokio::time::timeout(secs(5), follower).await;
-    assert!(answered.is_ok(), "the follower went: {:?}", inner.sent());
+    let lease = "/apis/coordination.k8s.io/v1/namespaces/kueue-system/leases/kuota";
+    assert_eq!(client.call(get(lease)).await.unwrap().status(), 200);
     let sent = inner.sent();
-    assert_eq!(sent.last().unwrap().0, "/api/v1/nodes");
+    assert!(sent[1].1 >= secs(2), "{sent:?}");
 }
