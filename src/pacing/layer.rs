@@ -1,6 +1,6 @@
 //! The tower layer that puts the [`Pacing`] gate around the API client's service: it waits as
-//! the gate says before a request goes, and tells the gate each answer. The clock is read here
-//! (tokio's, so tests can pause it), never in the decision.
+//! the gate says before a request goes, and tells the gate each answer. The [`Clock`] is read
+//! here, never in the decision.
 
 use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -9,7 +9,6 @@ use std::task::{Context, Poll};
 use futures::future::{BoxFuture, poll_fn};
 use http::{Request, Response, Uri, header::RETRY_AFTER};
 use tokio::sync::Notify;
-use tokio::time::Instant;
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -17,21 +16,40 @@ use kube::client::Body;
 
 use super::{Admit, Answer, MAX_RETRIES, MAX_RETRY_AFTER, Pacing, classify};
 use crate::backoff::random_unit;
+use crate::clock::Clock;
 
 /// The gate shared by every request of one client.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct PacingLayer {
     gate: Arc<Gate>,
 }
 
-#[derive(Debug, Default)]
+impl PacingLayer {
+    /// A layer whose gate reads the time from `clock`.
+    pub fn new(clock: Clock) -> Self {
+        PacingLayer {
+            gate: Arc::new(Gate::new(clock)),
+        }
+    }
+}
+
+#[derive(Debug)]
 struct Gate {
     pacing: Mutex<Pacing>,
     /// Woken when an answer changes the gate, for requests waiting on the probe.
     changed: Notify,
+    clock: Clock,
 }
 
 impl Gate {
+    fn new(clock: Clock) -> Self {
+        Gate {
+            pacing: Mutex::new(Pacing::default()),
+            changed: Notify::new(),
+            clock,
+        }
+    }
+
     fn pacing(&self) -> MutexGuard<'_, Pacing> {
         self.pacing.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -41,7 +59,7 @@ impl Gate {
         loop {
             let mut changed = pin!(self.changed.notified());
             changed.as_mut().enable();
-            let admit = self.pacing().admit(Instant::now());
+            let admit = self.pacing().admit(self.clock.instant());
             match admit {
                 Admit::Go => return Ticket::new(self, false),
                 Admit::Probe => return Ticket::new(self, true),
@@ -55,7 +73,7 @@ impl Gate {
         let (changed, closed_before, closed) = {
             let mut pacing = self.pacing();
             let closed_before = pacing.closed();
-            let changed = pacing.answered(answer, probe, Instant::now(), random_unit());
+            let changed = pacing.answered(answer, probe, self.clock.instant(), random_unit());
             (changed, closed_before, pacing.closed())
         };
         match (closed_before, closed) {
@@ -236,10 +254,10 @@ fn replay(request: &Request<Body>) -> Option<Request<Body>> {
 /// A client for `config` whose requests all pass one gate. kube's own retry layer is left out:
 /// it retries each request on its own below the gate, so the gate would never see the server
 /// asking to wait, and the requests of all tasks would keep coming at their budget.
-pub fn client(mut config: kube::Config) -> Result<kube::Client, kube::Error> {
+pub fn client(mut config: kube::Config, clock: Clock) -> Result<kube::Client, kube::Error> {
     config.default_retry = false;
     Ok(kube::client::ClientBuilder::try_from(config)?
-        .with_layer(&PacingLayer::default())
+        .with_layer(&PacingLayer::new(clock))
         .build())
 }
 

@@ -12,7 +12,7 @@ use super::*;
 struct Scripted {
     answers: Arc<Mutex<VecDeque<(u16, Option<&'static str>)>>>,
     sent: Arc<Mutex<Vec<(String, Duration)>>>,
-    start: Option<Instant>,
+    start: Option<tokio::time::Instant>,
 }
 
 impl Scripted {
@@ -20,7 +20,7 @@ impl Scripted {
         Scripted {
             answers: Arc::new(Mutex::new(answers.iter().copied().collect())),
             sent: Arc::default(),
-            start: Some(Instant::now()),
+            start: Some(Clock::system().instant()),
         }
     }
 
@@ -43,10 +43,11 @@ impl Service<Request<Body>> for Scripted {
         let this = self.clone();
         Box::pin(async move {
             let start = this.start.unwrap();
+            let at = Clock::system().instant() - start;
             this.sent
                 .lock()
                 .unwrap()
-                .push((request.uri().path().to_string(), start.elapsed()));
+                .push((request.uri().path().to_string(), at));
             let (status, retry_after) = this
                 .answers
                 .lock()
@@ -74,7 +75,7 @@ fn secs(s: u64) -> Duration {
 #[tokio::test(start_paused = true)]
 async fn after_a_429_requests_wait_the_time_asked_and_one_probes_first() {
     let inner = Scripted::new(&[(429, Some("2")), (429, Some("3"))]);
-    let mut client = PacingLayer::default().layer(inner.clone());
+    let mut client = PacingLayer::new(Clock::system()).layer(inner.clone());
     // Five requests from as many tasks, the first refused: it is sent again after 2 s (the
     // probe) and refused again, so all wait 3 s more; then one probes and the rest follow its
     // success. Each is answered in the end.
@@ -104,13 +105,13 @@ async fn after_a_429_requests_wait_the_time_asked_and_one_probes_first() {
 #[tokio::test(start_paused = true)]
 async fn a_request_answered_with_a_wait_is_sent_again_at_most_ten_times() {
     let inner = Scripted::new(&[(429, Some("1")); 12]);
-    let mut client = PacingLayer::default().layer(inner.clone());
+    let mut client = PacingLayer::new(Clock::system()).layer(inner.clone());
     let answer = client.call(get("/api/v1/pods")).await.unwrap();
     assert_eq!(answer.status(), 429);
     assert_eq!(inner.sent().len(), 1 + MAX_RETRIES as usize);
     // A failure without a wait asked goes back to the caller at once.
     let inner = Scripted::new(&[(503, None)]);
-    let mut client = PacingLayer::default().layer(inner.clone());
+    let mut client = PacingLayer::new(Clock::system()).layer(inner.clone());
     let answer = client.call(get("/api/v1/pods")).await.unwrap();
     assert_eq!(answer.status(), 503);
     assert_eq!(inner.sent().len(), 1);
@@ -119,7 +120,7 @@ async fn a_request_answered_with_a_wait_is_sent_again_at_most_ten_times() {
 #[tokio::test(start_paused = true)]
 async fn unavailable_answers_back_off_and_a_success_opens_the_gate() {
     let inner = Scripted::new(&[(503, None), (503, None)]);
-    let mut client = PacingLayer::default().layer(inner.clone());
+    let mut client = PacingLayer::new(Clock::system()).layer(inner.clone());
     for _ in 0..4 {
         client.call(get("/apis/batch/v1/jobs")).await.unwrap();
     }
@@ -134,7 +135,7 @@ async fn unavailable_answers_back_off_and_a_success_opens_the_gate() {
 #[tokio::test(start_paused = true)]
 async fn lease_requests_are_not_held() {
     let inner = Scripted::new(&[(429, Some("30"))]);
-    let mut client = PacingLayer::default().layer(inner.clone());
+    let mut client = PacingLayer::new(Clock::system()).layer(inner.clone());
     let refused = tokio::spawn(client.call(get("/api/v1/pods")));
     tokio::time::sleep(Duration::from_millis(20)).await;
     let lease = "/apis/coordination.k8s.io/v1/namespaces/kueue-system/leases/kuota";
@@ -148,7 +149,7 @@ async fn lease_requests_are_not_held() {
 
 #[tokio::test(start_paused = true)]
 async fn a_dropped_probe_hands_its_place_on() {
-    let gate = Arc::new(Gate::default());
+    let gate = Arc::new(Gate::new(Clock::system()));
     gate.answered(Answer::Throttled(secs(1)), false);
     tokio::time::sleep(secs(1)).await;
     let probe = gate.enter().await;
@@ -167,7 +168,7 @@ async fn a_dropped_probe_hands_its_place_on() {
 #[tokio::test(start_paused = true)]
 async fn a_lease_request_answered_with_a_wait_is_sent_again_after_it() {
     let inner = Scripted::new(&[(429, Some("2"))]);
-    let mut client = PacingLayer::default().layer(inner.clone());
+    let mut client = PacingLayer::new(Clock::system()).layer(inner.clone());
     let lease = "/apis/coordination.k8s.io/v1/namespaces/kueue-system/leases/kuota";
     assert_eq!(client.call(get(lease)).await.unwrap().status(), 200);
     let sent = inner.sent();
