@@ -6,17 +6,20 @@ use futures::future::join_all;
 
 use super::*;
 
+/// A scripted answer: the status and the `Retry-After` header, if any.
+type ScriptedAnswer = (u16, Option<&'static str>);
+
 /// An inner service answering from a script, in the order requests are sent, and noting when
 /// each was sent (its future first polled).
 #[derive(Clone, Default)]
 struct Scripted {
-    answers: Arc<Mutex<VecDeque<(u16, Option<&'static str>)>>>,
+    answers: Arc<Mutex<VecDeque<ScriptedAnswer>>>,
     sent: Arc<Mutex<Vec<(String, Duration)>>>,
     start: Option<tokio::time::Instant>,
 }
 
 impl Scripted {
-    fn new(answers: &[(u16, Option<&'static str>)]) -> Self {
+    fn new(answers: &[ScriptedAnswer]) -> Self {
         Scripted {
             answers: Arc::new(Mutex::new(answers.iter().copied().collect())),
             sent: Arc::default(),
