@@ -31,15 +31,19 @@ impl Backoff {
     /// The wait after `failures` consecutive failures, with `unit` (in `[0, 1)`, clamped) as the
     /// random draw: at least [`Backoff::base`], less than `base * (1 + jitter)`.
     pub fn wait(&self, failures: u32, unit: f64) -> Duration {
-        let base = self.base(failures);
-        let unit = if unit.is_finite() {
-            unit.clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        let stretch = base.mul_f64(self.jitter.max(0.0) * unit);
-        base.saturating_add(stretch)
+        jittered(self.base(failures), self.jitter, unit)
     }
+}
+
+/// `wait` lengthened by up to `factor` times itself, `unit` (in `[0, 1)`, clamped) being the
+/// random draw: client-go's `wait.Jitter`, for retries at a fixed interval.
+pub fn jittered(wait: Duration, factor: f64, unit: f64) -> Duration {
+    let unit = if unit.is_finite() {
+        unit.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    wait.saturating_add(wait.mul_f64(factor.max(0.0) * unit))
 }
 
 /// A uniform draw from `[0, 1)`. The standard library's `RandomState` is seeded from the

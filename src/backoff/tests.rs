@@ -44,3 +44,19 @@ fn draws_are_in_the_unit_interval_and_differ() {
     let low = draws.iter().filter(|d| **d < 0.5).count();
     assert!((350..650).contains(&low), "{low} of 1000 below one half");
 }
+
+#[test]
+fn a_fixed_wait_is_jittered_by_its_factor() {
+    assert_eq!(
+        jittered(Duration::from_secs(10), 0.2, 0.5),
+        Duration::from_secs(11)
+    );
+    assert_eq!(
+        jittered(Duration::from_secs(10), 0.2, 0.0),
+        Duration::from_secs(10)
+    );
+    assert_eq!(
+        jittered(Duration::from_secs(10), -1.0, 0.5),
+        Duration::from_secs(10)
+    );
+}
