@@ -37,6 +37,9 @@ cargo test --features e2e --test e2e_unqueued_jobs
 cargo test --features e2e --test e2e_retention
 # Every kind watched once per process, counted by the API server: a controller of its own.
 cargo test --features e2e --test e2e_watches
+# An API server brownout (priority and fairness rejecting the controller's ServiceAccount):
+# requests paced by Retry-After; a controller of its own.
+cargo test --features e2e --test e2e_pacing
 # The provisioning admission check, the test playing the cluster autoscaler; a controller of its own.
 cargo test --features e2e --test e2e_provisioning
 # The job kinds' operators run their objects' pods on this control plane, without kuota.

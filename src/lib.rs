@@ -13,11 +13,14 @@
 //! - [`tls`]: the webhook server's certificate: issued, stored, trusted and rotated in process.
 //! - [`visibility`]: Kueue's visibility API: the pending Workloads of a queue, in order.
 //! - [`cli`]: the `kuota` subcommands.
+//! - [`pacing`]: how fast the controller's client asks the API server, as its answers allow.
+//! - [`backoff`]: capped exponential backoff with jitter, for every retry.
 //! - [`clock`]: the one place the time is read; everything else is handed a [`clock::Clock`].
 //! - [`name_table`]: the hash table of entries found by the namespace and name they lead to.
 //! - [`small_map`]: the compact sorted map of a pod set's requests, flavors and usage.
 
 pub mod api;
+pub mod backoff;
 pub mod checks;
 pub mod cli;
 pub mod clock;
@@ -26,6 +29,7 @@ pub mod controllers;
 pub mod engine;
 pub mod jobs;
 pub mod name_table;
+pub mod pacing;
 pub mod small_map;
 pub mod state;
 pub mod status;

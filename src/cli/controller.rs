@@ -285,7 +285,8 @@ async fn start(args: &ControllerArgs) -> Result<(), StartError> {
         );
     }
     let settings = settings(&loaded.config, !args.no_webhooks, args.metrics_secure)?;
-    let client = kube::Client::try_from(kube::Config::infer().await?)?;
+    let client =
+        crate::pacing::layer::client(kube::Config::infer().await?, crate::clock::Clock::system())?;
     controllers::run(client, settings).await?;
     Ok(())
 }

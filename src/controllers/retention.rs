@@ -25,6 +25,7 @@ use super::watches::{Change, SharedWorkload, shared::SharedWatches};
 use super::work_queue::{Dirty, Task, Verdict, WorkQueue, Writes};
 use super::writer::{WriteError, Writer};
 use crate::api::ObjectKey;
+use crate::backoff::{jittered, random_unit};
 use crate::clock::{Clock, Reading};
 use crate::config::WorkloadRetention;
 
@@ -34,6 +35,9 @@ const INPUT_DEPTH: usize = 1024;
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// Wait before a deletion the API server refused is tried again.
 const REFUSED_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// Each retry's wait is lengthened by up to this part of itself at random, so deletions that
+/// failed together (Workloads whose periods ended together) are not all tried again together.
+const RETRY_JITTER: f64 = 0.2;
 
 /// Kueue's event on what was deleted at the end of a retention period.
 fn deleted_event(expired: &Expired) -> WorkloadEvent {
@@ -65,6 +69,7 @@ pub fn start(
         writer,
         events,
         listed: false,
+        jitter: random_unit,
     };
     WorkQueue::new(task, leading, clock).run(received)
 }
@@ -76,6 +81,8 @@ struct RetentionTask {
     events: EventSink,
     /// Whether the Workload watch delivered its first list.
     listed: bool,
+    /// The random draw (in `[0, 1)`) that lengthens each retry's wait.
+    jitter: fn() -> f64,
 }
 
 impl Task for RetentionTask {
@@ -153,6 +160,7 @@ impl Task for RetentionTask {
     ) -> Verdict {
         let retry_after = deletion_answered(&self.events, &workload, &expired, result);
         let retry_at = retry_after.map(|after| {
+            let after = jittered(after, RETRY_JITTER, (self.jitter)());
             now.wall
                 .checked_add(SignedDuration::try_from(after).unwrap_or_default())
                 .unwrap_or(Timestamp::MAX)

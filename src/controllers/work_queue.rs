@@ -5,7 +5,9 @@
 //! - **debounce**: every change waiting when the loop wakes is taken before anything is decided,
 //!   so changes that arrive together are decided in one turn;
 //! - **retries with backoff**: a write that failed for a transient reason is tried again after
-//!   1 s, doubling per consecutive failure up to [`MAX_RETRY_AFTER`]; an answered write resets it;
+//!   1 s, doubling per consecutive failure up to a minute, each wait stretched by up to a fifth at
+//!   random ([`RETRY_BACKOFF`], client-go's `wait.Backoff` with jitter), so keys that failed
+//!   together are not all tried again together; an answered write resets it;
 //! - **nothing decided before every watch listed**, **nothing written while this replica does
 //!   not lead**, and **everything looked at again on a new leader** (what the last one left half
 //!   done).
@@ -41,12 +43,16 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinError, JoinSet};
 use tokio::time::Instant;
 
+use crate::backoff::{Backoff, random_unit};
 use crate::clock::{Clock, Reading};
 
-/// The wait before a failed write is first tried again.
-pub const FIRST_RETRY_AFTER: Duration = Duration::from_secs(1);
-/// The longest wait between tries of a write that keeps failing.
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// The waits between tries of a write that keeps failing: 1 s, doubling to a minute, plus up to
+/// a fifth.
+pub const RETRY_BACKOFF: Backoff = Backoff {
+    first: Duration::from_secs(1),
+    cap: Duration::from_secs(60),
+    jitter: 0.2,
+};
 /// The longest the loop sleeps with nothing due.
 const IDLE: Duration = Duration::from_secs(3600);
 
@@ -243,6 +249,8 @@ pub struct WorkQueue<T: Task> {
     led: bool,
     /// When the task's own next deadline falls due.
     task_due: Option<Instant>,
+    /// The random draw (in `[0, 1)`) that stretches each retry's wait.
+    jitter: fn() -> f64,
 }
 
 impl<T: Task> WorkQueue<T> {
@@ -256,7 +264,15 @@ impl<T: Task> WorkQueue<T> {
             retries: BTreeMap::new(),
             led: false,
             task_due: None,
+            jitter: random_unit,
         }
+    }
+
+    /// The loop with `draw` in place of the random jitter draw, for tests that time retries.
+    #[cfg(test)]
+    pub fn with_jitter(mut self, draw: fn() -> f64) -> Self {
+        self.jitter = draw;
+        self
     }
 
     /// A loop that decides on every replica, for a task whose writes only inform a loop that is
@@ -340,7 +356,7 @@ impl<T: Task> WorkQueue<T> {
             }
             Verdict::Retry => {
                 let failures = self.retries.get(&key).map_or(0, |r| r.failures) + 1;
-                let at = now.instant + retry_after(failures);
+                let at = now.instant + RETRY_BACKOFF.wait(failures, (self.jitter)());
                 tracing::debug!(?key, failures, "write failed; trying again");
                 self.retries.insert(
                     key,
@@ -413,14 +429,6 @@ impl<T: Task> WorkQueue<T> {
     pub fn task_mut(&mut self) -> &mut T {
         &mut self.task
     }
-}
-
-/// The wait before the try that follows `failures` consecutive failures.
-fn retry_after(failures: u32) -> Duration {
-    let doublings = failures.saturating_sub(1).min(16);
-    FIRST_RETRY_AFTER
-        .saturating_mul(1 << doublings)
-        .min(MAX_RETRY_AFTER)
 }
 
 #[cfg(test)]

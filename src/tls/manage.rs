@@ -16,13 +16,18 @@ use super::error::TlsError;
 use super::material::{CertInfo, Flaw, Material, Parsed};
 use super::settings::TlsSettings;
 use super::store::CertStore;
+use crate::backoff::{Backoff, random_unit};
 use crate::clock::Clock;
 
 /// Reads and writes of one object before giving up for this round when it keeps changing.
 const ATTEMPTS: usize = 5;
-/// Waits after a failed round: the first, doubling up to the last.
-const RETRY_FIRST: Duration = Duration::from_secs(1);
-const RETRY_MAX: Duration = Duration::from_secs(60);
+/// Waits after failed rounds: 1 s, doubling to a minute, plus up to a fifth at random, so the
+/// replicas that failed together (the API server was away) do not all come back together.
+const RETRY: Backoff = Backoff {
+    first: Duration::from_secs(1),
+    cap: Duration::from_secs(60),
+    jitter: 0.2,
+};
 /// The least time between two rounds started by changes, so that someone rewriting a managed
 /// object as fast as it is fixed (another rotator) cannot make this loop spin.
 const MIN_GAP: Duration = Duration::from_secs(1);
@@ -40,7 +45,7 @@ pub async fn manage(
     let managed = Managed::all(&settings);
     let mut changes = cluster.changes(&managed);
     let mut installed: Option<CertInfo> = None;
-    let mut retry = RETRY_FIRST;
+    let mut failures = 0;
     loop {
         let started = clock.instant();
         let looked = round(
@@ -53,14 +58,14 @@ pub async fn manage(
         );
         let wait = match looked.await {
             Ok(next) => {
-                retry = RETRY_FIRST;
-                Duration::try_from(next - clock.utc()).unwrap_or(RETRY_FIRST)
+                failures = 0;
+                Duration::try_from(next - clock.utc()).unwrap_or(RETRY.first)
             }
             Err(error) if error.is_fatal() => return Err(error),
             Err(error) => {
-                tracing::warn!(%error, retry_in = ?retry, "webhook certificates are not ready");
-                let wait = retry;
-                retry = (retry * 2).min(RETRY_MAX);
+                failures += 1;
+                let wait = RETRY.wait(failures, random_unit());
+                tracing::warn!(%error, retry_in = ?wait, "webhook certificates are not ready");
                 wait
             }
         };

@@ -2,7 +2,7 @@
 //! use with Kueue's configuration file) and replicas a test starts itself, each stopped when
 //! the test process ends.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -69,8 +69,20 @@ impl Replica {
     /// harness never drops statics, so a small shell watches this test process and stops the
     /// controller (SIGTERM, as Kubernetes stops a pod) when it is gone.
     pub async fn spawn(name: &str, extra: &str) -> Result<Replica> {
-        let replica = Replica::start(name, extra, &["--no-webhooks"]).await?;
+        let replica =
+            Replica::start(name, extra, &["--no-webhooks"], &super::kubeconfig_path()).await?;
         replica.until_ready().await?;
+        Ok(replica)
+    }
+
+    /// Starts a controller as [`Replica::spawn_leader`] does, talking to the API server with the
+    /// credentials of `kubeconfig` (a user of the test's own, whose requests the API server can
+    /// tell apart).
+    #[allow(dead_code)] // used by the pacing test
+    pub async fn spawn_leader_as(name: &str, extra: &str, kubeconfig: &Path) -> Result<Replica> {
+        let replica = Replica::start(name, extra, &["--no-webhooks"], kubeconfig).await?;
+        replica.until_ready().await?;
+        replica.until_leading().await?;
         Ok(replica)
     }
 
@@ -80,12 +92,12 @@ impl Replica {
     /// certificate: this waits until its caches are listed instead.
     #[allow(dead_code)] // used by the watch-count test
     pub async fn spawn_serving_webhooks(name: &str, extra: &str) -> Result<Replica> {
-        let replica = Replica::start(name, extra, &[]).await?;
+        let replica = Replica::start(name, extra, &[], &super::kubeconfig_path()).await?;
         replica.until_listed().await?;
         Ok(replica)
     }
 
-    async fn start(name: &str, extra: &str, flags: &[&str]) -> Result<Replica> {
+    async fn start(name: &str, extra: &str, flags: &[&str], kubeconfig: &Path) -> Result<Replica> {
         let client = super::client().await?;
         super::apply_crds(&client).await?;
         let dir = state_dir();
@@ -121,7 +133,7 @@ wait "$controller"
             .arg(std::process::id().to_string())
             .arg(&pid_file)
             .arg(flags.join(" "))
-            .env("KUBECONFIG", super::kubeconfig_path())
+            .env("KUBECONFIG", kubeconfig)
             .env("POD_NAME", name)
             .env("RUST_LOG", "info,kuota=debug")
             .stdin(Stdio::null())

@@ -47,6 +47,7 @@ fn queue(clock: &Clock) -> (WorkQueue<RetentionTask>, watch::Sender<bool>) {
         ),
         events,
         listed: false,
+        jitter: || 0.5,
     };
     let (election, leading) = watch::channel(true);
     (WorkQueue::new(task, leading, clock.clone()), election)
@@ -77,7 +78,10 @@ async fn a_workload_is_deleted_when_its_period_ends_and_a_failed_deletion_waits_
         (done.clone(), Expired::Workload, conflict),
     );
     assert!(sent(&mut queue).is_empty(), "tried again after a second");
+    // A second, lengthened by half the jitter factor (the draw is one half).
     clock.advance(RETRY_AFTER);
+    assert!(sent(&mut queue).is_empty(), "the retry is jittered");
+    clock.advance(RETRY_AFTER.mul_f64(RETRY_JITTER / 2.0));
     assert_eq!(sent(&mut queue), ["done"]);
 
     queue.answered(ObjectKey::of(&*done), (done, Expired::Workload, Ok(())));

@@ -103,7 +103,8 @@ fn clock() -> Clock {
 /// A leading loop whose watches listed `known`, with its first turn (a look at everything) taken.
 fn leading(known: &[&str], clock: &Clock) -> (WorkQueue<Recording>, watch::Sender<bool>) {
     let (election, leading) = watch::channel(true);
-    let mut queue = WorkQueue::new(Recording::default(), leading, clock.clone());
+    let mut queue =
+        WorkQueue::new(Recording::default(), leading, clock.clone()).with_jitter(|| 0.0);
     queue.take(Input::Listed(known.iter().map(|n| key(n)).collect()));
     queue.turn();
     queue.task_mut().decided.clear();
@@ -189,10 +190,50 @@ fn a_failed_write_is_tried_again_after_a_backoff_that_doubles_and_resets_on_succ
 
 #[test]
 fn the_backoff_is_capped() {
-    assert_eq!(retry_after(1), FIRST_RETRY_AFTER);
-    assert_eq!(retry_after(3), Duration::from_secs(4));
-    assert_eq!(retry_after(7), MAX_RETRY_AFTER);
-    assert_eq!(retry_after(u32::MAX), MAX_RETRY_AFTER);
+    assert_eq!(RETRY_BACKOFF.base(1), Duration::from_secs(1));
+    assert_eq!(RETRY_BACKOFF.base(3), Duration::from_secs(4));
+    assert_eq!(RETRY_BACKOFF.base(7), Duration::from_secs(60));
+    assert_eq!(RETRY_BACKOFF.base(u32::MAX), Duration::from_secs(60));
+}
+
+#[test]
+fn a_retry_waits_its_backoff_stretched_by_the_jitter_draw() {
+    let clock = clock();
+    let (queue, _election) = leading(&[], &clock);
+    let mut queue = queue.with_jitter(|| 0.5);
+    queue.take(Input::Touch(key("a")));
+    queue.turn();
+    queue.answered(key("a"), Verdict::Retry);
+    // 1 s plus half of a fifth of it.
+    assert_eq!(
+        queue.next_wake(),
+        Some(clock.instant() + Duration::from_millis(1100))
+    );
+    clock.advance(Duration::from_millis(1099));
+    assert!(queue.turn().is_empty());
+    clock.advance(Duration::from_millis(1));
+    assert_eq!(sent(queue.turn()), ["a"]);
+}
+
+#[test]
+fn keys_that_failed_together_are_tried_again_apart() {
+    let clock = clock();
+    let (election, leading) = watch::channel(true);
+    let mut queue = WorkQueue::new(Recording::default(), leading, clock.clone());
+    let keys: Vec<_> = (0..20).map(|i| key(&format!("k{i}"))).collect();
+    queue.take(Input::Listed(keys.clone()));
+    queue.turn();
+    for k in &keys {
+        queue.answered(k.clone(), Verdict::Retry);
+    }
+    let mut at: Vec<_> = queue.retries.values().filter_map(|r| r.at).collect();
+    at.sort();
+    at.dedup();
+    assert!(at.len() > 15, "{} distinct retry times of 20", at.len());
+    let (first, last) = (at[0], at[at.len() - 1]);
+    assert!(first >= clock.instant() + Duration::from_secs(1));
+    assert!(last < clock.instant() + Duration::from_millis(1200));
+    drop(election);
 }
 
 #[test]

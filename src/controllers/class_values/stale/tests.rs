@@ -11,7 +11,7 @@ use super::*;
 use crate::api::{Workload, WorkloadPriorityClassFields};
 use crate::clock::Clock;
 use crate::controllers::leader::Tenure;
-use crate::controllers::work_queue::WorkQueue;
+use crate::controllers::work_queue::{RETRY_BACKOFF, WorkQueue};
 use crate::controllers::writer::{WriteError, Writer};
 
 fn class(name: &str, value: i32) -> WorkloadPriorityClass {
@@ -152,7 +152,8 @@ async fn an_unchanged_value_or_a_deleted_class_changes_nothing_and_a_failed_writ
         Err(WriteError::Conflict("w".to_string())),
     );
     assert!(turn(&mut queue).is_empty(), "not before its backoff");
-    clock.advance(std::time::Duration::from_secs(1));
+    // The longest first wait: 1 s with the most jitter.
+    clock.advance(RETRY_BACKOFF.wait(1, 1.0));
     assert_eq!(turn(&mut queue), [("w".to_string(), 100)], "tried again");
     queue.answered(
         ObjectKey::new("ns", "w"),
