@@ -9,6 +9,7 @@
 //! [`Loaded::ignored`].
 
 mod configuration;
+pub mod defaults;
 mod duration;
 mod error;
 mod framework;
@@ -37,7 +38,7 @@ pub use duration::{DurationError, GoDuration};
 pub use error::{ConfigError, FieldError};
 pub use framework::{Framework, GroupVersionKind, MANAGED as MANAGED_FRAMEWORKS};
 pub use handling::{FIELDS, Handling};
-pub use resolve::defaults;
+
 pub use validate::NAMESPACE_NAME_LABEL;
 
 use resolve::Origin;

@@ -7,6 +7,7 @@ use super::configuration::{
     Configuration, Health, InternalCertManagement, LeaderElection, LocalQueueMetrics, Metrics,
     RequeuingStrategy, RequeuingTimestamp, VisibilityServer, WaitForPodsReady, Webhook,
 };
+use super::defaults;
 use super::duration::GoDuration;
 use super::error::ConfigError;
 use super::resources;
@@ -16,31 +17,6 @@ use super::types::{self, FileConfiguration};
 use super::validate::{self, KUBE_SYSTEM, NAMESPACE_NAME_LABEL, Problems};
 use crate::api::name_syntax::{check_dns1035_label, check_dns1123_subdomain};
 use crate::engine::features::{Feature, FeatureGates};
-
-/// Kueue's code defaults.
-pub mod defaults {
-    use super::GoDuration;
-
-    pub const WEBHOOK_PORT: u16 = 9443;
-    pub const VISIBILITY_PORT: u16 = 8082;
-    pub const WEBHOOK_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
-    pub const WEBHOOK_SERVICE_NAME: &str = "kueue-webhook-service";
-    pub const WEBHOOK_SECRET_NAME: &str = "kueue-webhook-server-cert";
-    pub const METRICS_BIND_ADDRESS: &str = ":8443";
-    pub const HEALTH_PROBE_BIND_ADDRESS: &str = ":8081";
-    /// controller-runtime's probe paths.
-    pub const READINESS_ENDPOINT_NAME: &str = "/readyz";
-    pub const LIVENESS_ENDPOINT_NAME: &str = "/healthz";
-    pub const LEADER_ELECTION_ID: &str = "c1f6bfd2.kueue.x-k8s.io";
-    pub const LEASE_DURATION: GoDuration = GoDuration::from_secs(15);
-    pub const RENEW_DEADLINE: GoDuration = GoDuration::from_secs(10);
-    pub const RETRY_PERIOD: GoDuration = GoDuration::from_secs(2);
-    pub const CLIENT_QPS: f32 = 300.0;
-    pub const CLIENT_BURST: i32 = 500;
-    pub const WAIT_FOR_PODS_READY_TIMEOUT: GoDuration = GoDuration::from_secs(30 * 60);
-    pub const REQUEUING_BACKOFF_BASE_SECONDS: i32 = 60;
-    pub const REQUEUING_BACKOFF_MAX_SECONDS: i32 = 3600;
-}
 
 /// Which version the file was written in; `v1beta1` arrives already defaulted and converted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

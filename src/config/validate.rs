@@ -6,10 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::configuration::{ClientConnection, Integrations, WorkloadRetention};
+use super::defaults;
 use super::duration::GoDuration;
 use super::error::FieldError;
 use super::framework::{Framework, GroupVersionKind, MANAGED};
-use super::resolve::defaults;
 use super::selector;
 use super::types;
 use crate::api::label_selector;

@@ -24,6 +24,7 @@ mod buckets;
 mod families;
 mod forget;
 mod gauges;
+mod labelled;
 mod workload_times;
 
 use std::collections::BTreeMap;
@@ -136,7 +137,7 @@ pub struct Metrics {
     times: WorkloadTimes,
     gauges: Gauges,
     /// Every labelled family, for dropping a deleted queue's series.
-    labelled: Vec<Box<dyn forget::Labelled>>,
+    labelled: Vec<Box<dyn labelled::Labelled>>,
     /// Held while gauges are replaced and while the registry is read, so a scrape never sees a
     /// half-replaced set.
     exposition: Mutex<()>,

@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use prometheus::core::{MetricVec, MetricVecBuilder};
 use prometheus::{GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
 
-use super::forget::Labelled;
+use super::labelled::Labelled;
 use crate::api::label_selector;
 
 /// Which optional families are reported, as Kueue's `metrics` configuration says.
