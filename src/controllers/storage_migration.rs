@@ -17,6 +17,7 @@ use tokio::sync::watch;
 pub use self::plan::ConversionService;
 use self::plan::{Restored, Target, Verdict};
 use crate::api::keys::field_managers;
+use crate::backoff::{Backoff, random_unit};
 use crate::tls::CertStore;
 use crate::v1beta1::{GROUP, Version};
 
@@ -24,8 +25,13 @@ use crate::v1beta1::{GROUP, Version};
 const PACE: Duration = Duration::from_millis(20);
 /// Objects listed per page.
 const PAGE: u32 = 500;
-/// Wait before a pass that failed, or found a CRD not ready, is tried again.
-const RETRY_AFTER: Duration = Duration::from_secs(10);
+/// Wait before a pass that failed, or found a CRD not ready, is tried again: 10 s doubling to
+/// 5 min while passes keep failing, plus up to a fifth.
+const RETRY_BACKOFF: Backoff = Backoff {
+    first: Duration::from_secs(10),
+    cap: Duration::from_secs(300),
+    jitter: 0.2,
+};
 /// Wait before the CRDs are looked at again once every one is current: Kueue's CRDs applied
 /// again, then kuota's, bring `v1beta1` back.
 const RECHECK_AFTER: Duration = Duration::from_secs(600);
@@ -71,6 +77,7 @@ pub async fn run(
     certificate: Option<CertStore>,
     mut leading: watch::Receiver<bool>,
 ) {
+    let mut failures: u32 = 0;
     loop {
         if leading.wait_for(|l| *l).await.is_err() {
             return std::future::pending().await;
@@ -80,11 +87,18 @@ pub async fn run(
             continue;
         }
         let wait = match pass(&client, conversion.as_ref(), &leading).await {
-            Ok(Pass::Done) => RECHECK_AFTER,
-            Ok(Pass::Again) => RETRY_AFTER,
+            Ok(Pass::Done) => {
+                failures = 0;
+                RECHECK_AFTER
+            }
+            Ok(Pass::Again) => {
+                failures = 0;
+                RETRY_BACKOFF.wait(1, random_unit())
+            }
             Err(error) => {
                 tracing::warn!(%error, "storage-version migration failed; trying again");
-                RETRY_AFTER
+                failures = failures.saturating_add(1);
+                RETRY_BACKOFF.wait(failures, random_unit())
             }
         };
         tokio::time::sleep(wait).await;

@@ -1,11 +1,12 @@
 //! What the API tells the admission loop about its writes: answers, and newer versions read,
 //! settle what the ledger holds; retries come due.
 
+use super::AdmissionLoop;
 use super::ledger::{Answer, Reads};
 use super::plan::{Effect, Planned};
 use super::read::answered;
-use super::{AdmissionLoop, RETRY_AFTER};
 use crate::api::Workload;
+use crate::backoff::random_unit;
 use crate::clock::Reading;
 use crate::controllers::events::for_change;
 use crate::controllers::watches::SharedWorkload;
@@ -37,7 +38,17 @@ impl AdmissionLoop {
             };
             (error, fenced_on)
         });
-        let retry_at = now.instant + RETRY_AFTER;
+        // Only a write tried again counts toward its backoff.
+        let retry_at = match &result {
+            Ok(_) => {
+                self.ledger.write_landed(&key);
+                now.instant
+            }
+            Err((error, _)) if error.is_transient() || error.may_have_landed() => {
+                now.instant + self.ledger.retry_wait(&key, random_unit())
+            }
+            Err(_) => now.instant,
+        };
         match result {
             Ok(stored) => {
                 let time = now.time();
@@ -116,6 +127,7 @@ impl AdmissionLoop {
         self.ledger.answer_arrived(&key);
         match result {
             Ok(stored) => {
+                self.ledger.write_landed(&key);
                 tracing::debug!(workload = %key, "deactivated");
                 if self.workloads.read(&key).is_some() {
                     self.seen(answered(*stored), now);
@@ -124,7 +136,8 @@ impl AdmissionLoop {
             Err(error) => {
                 tracing::info!(workload = %key, %error, "deactivation not written; tried again");
                 if error.is_transient() {
-                    self.ledger.retry_at(key, now.instant + RETRY_AFTER);
+                    let wait = self.ledger.retry_wait(&key, random_unit());
+                    self.ledger.retry_at(key, now.instant + wait);
                 } else if self
                     .workloads
                     .read(&key)

@@ -26,6 +26,7 @@ mod order;
 mod unconfirmed;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -34,9 +35,18 @@ pub use self::assumption::{Assumption, is_older, overlay};
 use super::plan::{Effect, Planned};
 use super::replacement::Replacing;
 use crate::api::Workload;
+use crate::backoff::Backoff;
 use crate::controllers::watches::SharedWorkload;
 use crate::engine::WorkloadKey;
 use crate::engine::topology::PlacementQuality;
+
+/// The wait before a failed Workload write is tried again: 1 s doubling to 60 s, plus up to a
+/// fifth, as the other tasks retry their objects.
+pub const RETRY_BACKOFF: Backoff = Backoff {
+    first: Duration::from_secs(1),
+    cap: Duration::from_secs(60),
+    jitter: 0.2,
+};
 
 /// The Workloads as last read, by key: what the ledger lays its decisions over.
 pub trait Reads {
@@ -93,6 +103,8 @@ pub struct Ledger {
     stale: BTreeMap<WorkloadKey, Option<String>>,
     /// Workloads whose last write failed for a transient reason, and when to try again.
     retries: BTreeMap<WorkloadKey, Instant>,
+    /// Consecutive failed writes of each Workload, for its retry backoff.
+    failures: BTreeMap<WorkloadKey, u32>,
     /// Admissions whose write failed but may have been stored.
     unconfirmed: BTreeMap<WorkloadKey, Unconfirmed>,
     /// Replacements of failed nodes decided and not written yet.
@@ -263,6 +275,20 @@ impl Ledger {
         }
     }
 
+    /// A write of `key` landed: its retries start over.
+    pub fn write_landed(&mut self, key: &WorkloadKey) {
+        self.failures.remove(key);
+    }
+
+    /// A write of `key` failed once more: the wait before it is tried again, doubling per
+    /// consecutive failure and stretched by `unit` (a random draw in `[0, 1)`), so Workloads
+    /// whose writes failed together are not all tried again together.
+    pub fn retry_wait(&mut self, key: &WorkloadKey, unit: f64) -> Duration {
+        let failures = self.failures.entry(key.clone()).or_default();
+        *failures = failures.saturating_add(1);
+        RETRY_BACKOFF.wait(*failures, unit)
+    }
+
     /// A write of `key` failed for a transient reason: it is tried again at `at`.
     pub fn retry_at(&mut self, key: WorkloadKey, at: Instant) {
         self.retries.insert(key, at);
@@ -317,6 +343,7 @@ impl Ledger {
         self.unconfirmed.remove(key);
         self.placements.remove(key);
         self.replacing.remove(key);
+        self.failures.remove(key);
     }
 
     /// How compact the placement of `key`'s admission being written is.

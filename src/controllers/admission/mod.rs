@@ -39,7 +39,6 @@ mod writes;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use tokio::sync::{mpsc, watch};
@@ -66,8 +65,6 @@ use crate::state::{ClusterState, Fallback};
 /// Cycles one pass may run before it writes what it has (a safety bound; a pass normally ends
 /// when a cycle changes nothing).
 const MAX_CYCLES_PER_PASS: usize = 100;
-/// Wait before a write that failed for a transient reason is tried again.
-const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// Readiness: set once every watch delivered its first full list.
 #[derive(Clone, Debug, Default)]

@@ -20,6 +20,9 @@ use crate::engine::model::EngineConfig;
 use k8s_openapi::jiff::Timestamp;
 use std::time::Duration;
 
+/// The longest wait before a first retry: its jitter drawn at the top.
+const LONGEST_FIRST_RETRY: Duration = Duration::from_millis(1200);
+
 const ADMIN: &str = r#"
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -317,9 +320,14 @@ impl Harness {
         self.turn();
     }
 
-    /// Makes `key`'s pending retry due now and runs a pass.
+    /// Makes the first pending retry due now (or lets the longest first wait pass) and runs a
+    /// pass.
     fn retry_now(&mut self) {
-        self.clock.advance(RETRY_AFTER);
+        let wait = match self.admission.ledger.next_retry() {
+            Some(due) => due.saturating_duration_since(self.clock.instant()),
+            None => LONGEST_FIRST_RETRY,
+        };
+        self.clock.advance(wait);
         self.admission.due_retries(&self.clock.read());
         self.turn();
     }
@@ -632,7 +640,7 @@ fn a_turn_is_due_by_the_earliest_retry_and_never_while_following() {
     h.apply(workload("a", 2, 0, 0));
     let claim = h.request_for(&wk("a")).expect("a's admission");
     h.refuse(claim, WriteError::NotLeading("Workload ns/a".into()));
-    let retry = h.clock.instant() + RETRY_AFTER;
+    let retry = h.clock.instant() + LONGEST_FIRST_RETRY;
     assert!(h.admission.next_wake().is_some_and(|wake| wake <= retry));
     h.leader.send_replace(false);
     h.turn();

@@ -249,3 +249,27 @@ fn a_deleted_workload_leaves_nothing_behind() {
     assert!(ledger.assumed(&victim).is_none());
     assert!(ledger.take_marked().is_empty());
 }
+
+#[test]
+fn a_workloads_retries_back_off_with_jitter_and_start_over_once_a_write_lands() {
+    let mut ledger = Ledger::default();
+    let key = WorkloadKey::new("ns", "a");
+    assert_eq!(ledger.retry_wait(&key, 0.0), Duration::from_secs(1));
+    assert_eq!(ledger.retry_wait(&key, 0.0), Duration::from_secs(2));
+    assert_eq!(ledger.retry_wait(&key, 0.5), Duration::from_millis(4400));
+    for _ in 0..10 {
+        ledger.retry_wait(&key, 0.0);
+    }
+    assert_eq!(
+        ledger.retry_wait(&key, 0.0),
+        Duration::from_secs(60),
+        "capped"
+    );
+    let other = ledger.retry_wait(&WorkloadKey::new("ns", "b"), 0.999);
+    assert!(
+        other >= Duration::from_secs(1) && other < Duration::from_millis(1200),
+        "another Workload has its own count: {other:?}"
+    );
+    ledger.write_landed(&key);
+    assert_eq!(ledger.retry_wait(&key, 0.0), Duration::from_secs(1));
+}

@@ -113,7 +113,7 @@ fn a_leader_wakes_for_its_retry_and_within_a_report_period_a_follower_never() {
     assert!(wake <= q.clock.instant() + REPORT_PERIOD);
 
     // Woken at the retry's time, the retry is written without any new input.
-    q.clock.advance(RETRY_AFTER);
+    q.clock.advance(LONGEST_FIRST_RETRY);
     q.queue.turn();
     assert_eq!(effects(&q.workload_requests()), [(wk("a"), Effect::Claim)]);
 
@@ -136,7 +136,7 @@ fn a_follower_writes_nothing_when_a_retry_falls_due_and_writes_it_once_elected_a
 
     q.leader.send_replace(false);
     q.queue.turn();
-    q.clock.advance(RETRY_AFTER);
+    q.clock.advance(LONGEST_FIRST_RETRY);
     q.queue.turn();
     assert_eq!(
         effects(&q.workload_requests()),
