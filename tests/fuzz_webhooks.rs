@@ -606,31 +606,10 @@ fn byte_changes() -> impl Strategy<Value = Vec<Bytes>> {
     prop::collection::vec(change, 0..3)
 }
 
-/// JSON pointers of every node of `value` under `at`, the root excepted.
-fn pointers(value: &Value, at: &str, out: &mut Vec<String>) {
-    let children: Vec<(String, &Value)> = match value {
-        Value::Object(map) => map
-            .iter()
-            .map(|(k, v)| (k.replace('~', "~0").replace('/', "~1"), v))
-            .collect(),
-        Value::Array(list) => list
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (i.to_string(), v))
-            .collect(),
-        _ => Vec::new(),
-    };
-    for (key, child) in children {
-        let pointer = format!("{at}/{key}");
-        out.push(pointer.clone());
-        pointers(child, &pointer, out);
-    }
-}
-
 /// The pointer `at` picks among the nodes of `value` (the root when there are none).
 fn pick(value: &Value, at: &Index, objects_only: bool) -> String {
     let mut all = vec![String::new()];
-    pointers(value, "", &mut all);
+    fuzz_support::pointers(value, "", &mut all);
     if objects_only {
         all.retain(|p| value.pointer(p).is_some_and(Value::is_object));
     }

@@ -29,8 +29,8 @@ pub fn mutations() -> impl Strategy<Value = Vec<(Index, Value)>> {
     prop::collection::vec((any::<Index>(), hostile_value()), 1..5)
 }
 
-/// JSON pointers of every node of `value`, the root excepted.
-fn pointers(value: &Value, at: &str, out: &mut Vec<String>) {
+/// JSON pointers of every node of `value`, the root excepted, each after those below it.
+pub fn pointers(value: &Value, at: &str, out: &mut Vec<String>) {
     let children: Vec<(String, &Value)> = match value {
         Value::Object(map) => map
             .iter()

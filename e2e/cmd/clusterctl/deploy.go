@@ -33,6 +33,16 @@ func releaseFromEnv() release {
 	return r
 }
 
+// clusterAdmin reads the running cluster's ports and opens an admin client to its API server.
+func clusterAdmin(l layout) (ports, *apiClient, error) {
+	var p ports
+	if err := readJSON(l.ports(), &p); err != nil {
+		return p, nil, fmt.Errorf("is the cluster up? %w", err)
+	}
+	client, err := newAdminClient(l, p.server())
+	return p, client, err
+}
+
 func (l layout) deployed(name string) string { return filepath.Join(l.state, "deploy", name) }
 
 // deploy installs charts/kuota with Helm, then runs `kuota controller` on this machine with the
@@ -61,11 +71,7 @@ func deploy(l layout, helmArgs []string) error {
 		image = &unpacked
 		helmArgs = append([]string{"--set", "controllerManager.manager.image.digest=" + image.digest}, helmArgs...)
 	}
-	var p ports
-	if err := readJSON(l.ports(), &p); err != nil {
-		return fmt.Errorf("is the cluster up? %w", err)
-	}
-	client, err := newAdminClient(l, p.server())
+	p, client, err := clusterAdmin(l)
 	if err != nil {
 		return err
 	}

@@ -48,11 +48,7 @@ func rollout(l layout) error {
 		return err
 	}
 	next := current.Generation + 1
-	var p ports
-	if err := readJSON(l.ports(), &p); err != nil {
-		return fmt.Errorf("is the cluster up? %w", err)
-	}
-	client, err := newAdminClient(l, p.server())
+	_, client, err := clusterAdmin(l)
 	if err != nil {
 		return err
 	}

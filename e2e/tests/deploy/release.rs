@@ -136,49 +136,32 @@ impl Release {
     /// The port the controller serves metrics on: the port of the chart's configuration file's
     /// `metrics.bindAddress`, Kueue's `:8443` when it names none.
     pub fn metrics_port(&self) -> Result<u16> {
-        let path = self.state.join("deploy/config.yaml");
-        let text =
-            std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
-        let config: serde_json::Value =
-            yaml_serde::from_str(&text).with_context(|| format!("parse {}", path.display()))?;
-        let address = config
-            .pointer("/metrics/bindAddress")
-            .and_then(|a| a.as_str())
-            .unwrap_or(":8443");
-        address
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .with_context(|| {
-                format!(
-                    "{}: metrics.bindAddress {address:?} names no port",
-                    path.display()
-                )
-            })
+        self.bind_port("/metrics/bindAddress", ":8443")
     }
 
     /// The port the controller serves its probes on: the port of the chart's configuration
     /// file's `health.healthProbeBindAddress`, Kueue's `:8081` when it names none.
     pub fn health_port(&self) -> Result<u16> {
+        self.bind_port("/health/healthProbeBindAddress", ":8081")
+    }
+
+    /// The port of the bind address at `pointer` in the chart's configuration file, `default`
+    /// when it names none.
+    fn bind_port(&self, pointer: &str, default: &str) -> Result<u16> {
         let path = self.state.join("deploy/config.yaml");
         let text =
             std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
         let config: serde_json::Value =
             yaml_serde::from_str(&text).with_context(|| format!("parse {}", path.display()))?;
         let address = config
-            .pointer("/health/healthProbeBindAddress")
+            .pointer(pointer)
             .and_then(|a| a.as_str())
-            .unwrap_or(":8081");
+            .unwrap_or(default);
         address
             .rsplit(':')
             .next()
             .and_then(|p| p.parse().ok())
-            .with_context(|| {
-                format!(
-                    "{}: health.healthProbeBindAddress {address:?} names no port",
-                    path.display()
-                )
-            })
+            .with_context(|| format!("{}: {pointer} {address:?} names no port", path.display()))
     }
 
     /// A client with the token the controller runs under: the chart's ServiceAccount.

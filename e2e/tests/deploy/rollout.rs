@@ -71,62 +71,67 @@ async fn storm(client: Client, namespace: String, queue: String, stop: Arc<Atomi
     while !stop.load(Ordering::Relaxed) {
         tick.tick().await;
         n += 1;
-        let (jobs, recorded, queue_name) = (jobs.clone(), outcome.clone(), queue.clone());
-        calls.spawn(async move {
-            let (outcome, queue) = (recorded, queue_name);
-            let name = format!("job-{n}");
-            let result = match storm_job(&name, &queue) {
-                Ok(job) => jobs.create(&PostParams::default(), &job).await,
-                Err(error) => {
-                    outcome
-                        .lock()
-                        .await
-                        .failures
-                        .push(format!("{name}: {error}"));
-                    return;
-                }
-            };
-            let mut outcome = outcome.lock().await;
-            match result {
-                Ok(job) if job.spec.as_ref().and_then(|s| s.suspend) == Some(true) => {
-                    outcome.jobs.push(name)
-                }
-                Ok(_) => outcome.failures.push(format!(
-                    "Job {name} was created without kuota's webhook suspending it"
-                )),
-                Err(error) => outcome.failures.push(format!("create Job {name}: {error}")),
-            }
-        });
+        let name = format!("job-{n}");
+        let created = create_held(&jobs, storm_job(&name, &queue), suspended);
+        calls.spawn(record(outcome.clone(), "Job", name, created));
         if n.is_multiple_of(JOBS_PER_SECOND / PODS_PER_SECOND) {
-            let (pods, outcome, queue) = (pods.clone(), outcome.clone(), queue.clone());
-            calls.spawn(async move {
-                let name = format!("pod-{n}");
-                let result = match storm_pod(&name, &queue) {
-                    Ok(pod) => pods.create(&PostParams::default(), &pod).await,
-                    Err(error) => {
-                        outcome
-                            .lock()
-                            .await
-                            .failures
-                            .push(format!("{name}: {error}"));
-                        return;
-                    }
-                };
-                let mut outcome = outcome.lock().await;
-                match result {
-                    Ok(pod) if gated(&pod) => outcome.pods.push(name),
-                    Ok(_) => outcome.failures.push(format!(
-                        "Pod {name} was created without kuota's webhook gating it"
-                    )),
-                    Err(error) => outcome.failures.push(format!("create Pod {name}: {error}")),
-                }
-            });
+            let name = format!("pod-{n}");
+            let created = create_held(&pods, storm_pod(&name, &queue), gated);
+            calls.spawn(record(outcome.clone(), "Pod", name, created));
         }
     }
     while calls.join_next().await.is_some() {}
     Arc::try_unwrap(outcome)
         .map(Mutex::into_inner)
         .unwrap_or_default()
+}
+
+/// Creates `object` and says whether kuota's webhook held it back (`held`).
+fn create_held<K>(
+    api: &Api<K>,
+    object: Result<K>,
+    held: fn(&K) -> bool,
+) -> impl Future<Output = Result<bool>> + Send + 'static
+where
+    K: Clone
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let api = api.clone();
+    async move {
+        let created = api.create(&PostParams::default(), &object?).await?;
+        Ok(held(&created))
+    }
+}
+
+/// Records the outcome of creating the `kind` named `name`: held back by kuota's webhook, or a
+/// failure.
+async fn record(
+    outcome: Arc<Mutex<Outcome>>,
+    kind: &'static str,
+    name: String,
+    created: impl Future<Output = Result<bool>>,
+) {
+    let result = created.await;
+    let mut outcome = outcome.lock().await;
+    match result {
+        Ok(true) if kind == "Job" => outcome.jobs.push(name),
+        Ok(true) => outcome.pods.push(name),
+        Ok(false) => outcome.failures.push(format!(
+            "{kind} {name} was created without kuota's webhook holding it back"
+        )),
+        Err(error) => outcome
+            .failures
+            .push(format!("create {kind} {name}: {error:#}")),
+    }
+}
+
+fn suspended(job: &Job) -> bool {
+    job.spec.as_ref().and_then(|s| s.suspend) == Some(true)
 }
 
 fn gated(pod: &Pod) -> bool {
